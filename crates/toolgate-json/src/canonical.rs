@@ -1,0 +1,134 @@
+//! The canonical form: the exact text toolgate hands to a tool, and its digest.
+//!
+//! The form is RFC 8785 (JSON Canonicalization Scheme):
+//! - member names sorted by their UTF-16 code units, no whitespace;
+//! - strings with the minimal escaping (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`,
+//!   `\t`, other control characters as `\u00xx`), everything else as raw UTF-8;
+//! - numbers as ECMAScript prints the nearest double (`1.0` → `1`,
+//!   `1E6` → `1000000`, `1e21` → `1e+21`, `-0` → `0`).
+//!
+//! One departure, on purpose: an *integer lexeme* (no fraction, no exponent)
+//! whose magnitude is beyond 2^53 is written with its exact digits, never
+//! rounded to the nearest double. `10000000000000000999` stays
+//! `10000000000000000999`, so a tool never receives a different integer than
+//! the one the gate checked. Within ±2^53 both rules print the same digits.
+//!
+//! Parsing the canonical text gives back an equal [`Value`]:
+//! `parse(canonical(v)) == v` for every accepted `v`.
+
+use std::fmt::{self, Write as _};
+
+use sha2::{Digest as _, Sha256};
+
+use crate::value::Value;
+
+/// The canonical JSON text of `value`.
+pub fn to_string(value: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, value);
+    out
+}
+
+/// The SHA-256 digest of the canonical JSON text of `value`.
+pub fn digest(value: &Value) -> Digest {
+    Digest::of(to_string(value).as_bytes())
+}
+
+/// A SHA-256 digest; `Display` renders it as `sha256:` and 64 lower-case hex digits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Digest([u8; 32]);
+
+impl Digest {
+    /// The digest of some bytes.
+    pub fn of(bytes: &[u8]) -> Self {
+        Self(Sha256::digest(bytes).into())
+    }
+
+    /// The raw 32 bytes.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+
+    /// The 64 lower-case hex digits, without prefix.
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            let _ = write!(s, "{b:02x}");
+        }
+        s
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256:{}", self.to_hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+fn write_value(out: &mut String, value: &Value) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(n) => out.push_str(&n.canonical()),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_value(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(object) => {
+            let mut members: Vec<(&str, &Value)> = object.iter().collect();
+            members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+            out.push('{');
+            for (i, (k, v)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_string(out, k);
+                out.push(':');
+                write_value(out, v);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Writes a string with RFC 8785's minimal escaping.
+pub(crate) fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut rest = s;
+    while let Some(pos) = rest.find(|c: char| c == '"' || c == '\\' || c < ' ') {
+        let (plain, tail) = rest.split_at(pos);
+        out.push_str(plain);
+        let mut chars = tail.chars();
+        if let Some(c) = chars.next() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c => {
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                }
+            }
+        }
+        rest = chars.as_str();
+    }
+    out.push_str(rest);
+    out.push('"');
+}

@@ -1,0 +1,259 @@
+//! Number lexemes: the RFC 8259 grammar, the finiteness rules of the strict
+//! profile, and ECMAScript number formatting for the canonical form.
+
+use std::fmt;
+
+use crate::error::ErrorCode;
+use crate::value::Number;
+
+/// A number lexeme was refused by [`Number::from_lexeme`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumberError {
+    code: ErrorCode,
+}
+
+impl NumberError {
+    /// The stable code: `invalid_syntax`, `truncated`, `non_finite_number` or
+    /// `number_out_of_range`.
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+}
+
+impl fmt::Display for NumberError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.code.description())
+    }
+}
+
+impl std::error::Error for NumberError {}
+
+/// Where a number lexeme ends and what kind it is.
+pub(crate) struct Scan {
+    pub(crate) end: usize,
+    pub(crate) is_int: bool,
+}
+
+/// Scans a number starting at `start` (which holds `-` or a digit).
+/// On failure returns the code and the offset of the offending byte.
+pub(crate) fn scan(input: &[u8], start: usize) -> Result<Scan, (ErrorCode, usize)> {
+    let at = |i: usize| input.get(i).copied();
+    let mut i = start;
+    if at(i) == Some(b'-') {
+        i += 1;
+    }
+    match at(i) {
+        Some(b'0') => {
+            i += 1;
+            if matches!(at(i), Some(b'0'..=b'9')) {
+                return Err((ErrorCode::InvalidSyntax, i));
+            }
+        }
+        Some(b'1'..=b'9') => {
+            i += 1;
+            while matches!(at(i), Some(b'0'..=b'9')) {
+                i += 1;
+            }
+        }
+        Some(_) => return Err((ErrorCode::InvalidSyntax, i)),
+        None => return Err((ErrorCode::Truncated, i)),
+    }
+    let mut is_int = true;
+    if at(i) == Some(b'.') {
+        is_int = false;
+        i += 1;
+        i = digits(input, i)?;
+    }
+    if matches!(at(i), Some(b'e' | b'E')) {
+        is_int = false;
+        i += 1;
+        if matches!(at(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        i = digits(input, i)?;
+    }
+    Ok(Scan { end: i, is_int })
+}
+
+/// One or more digits at `i`; returns the offset after them.
+fn digits(input: &[u8], mut i: usize) -> Result<usize, (ErrorCode, usize)> {
+    match input.get(i) {
+        Some(b'0'..=b'9') => {}
+        Some(_) => return Err((ErrorCode::InvalidSyntax, i)),
+        None => return Err((ErrorCode::Truncated, i)),
+    }
+    while matches!(input.get(i), Some(b'0'..=b'9')) {
+        i += 1;
+    }
+    Ok(i)
+}
+
+/// Builds the number from a lexeme that [`scan`] accepted.
+pub(crate) fn build(lexeme: &[u8], is_int: bool) -> Result<Number, ErrorCode> {
+    let text = std::str::from_utf8(lexeme).map_err(|_| ErrorCode::InvalidSyntax)?;
+    if is_int {
+        // At most 18 digits always fit an i64; longer ones may.
+        if lexeme.len() <= 18 {
+            let (neg, digits) = match lexeme.split_first() {
+                Some((b'-', rest)) => (true, rest),
+                _ => (false, lexeme),
+            };
+            let mut v: i64 = 0;
+            for &d in digits {
+                v = v * 10 + i64::from(d - b'0');
+            }
+            if neg {
+                if v == 0 {
+                    return Ok(Number::big_int(text));
+                }
+                v = -v;
+            }
+            return Ok(Number::int(v));
+        }
+        return Ok(match text.parse::<i64>() {
+            Ok(v) => Number::int(v),
+            Err(_) => Number::big_int(text),
+        });
+    }
+    let value: f64 = text.parse().map_err(|_| ErrorCode::InvalidSyntax)?;
+    if value.is_infinite() {
+        return Err(ErrorCode::NonFiniteNumber);
+    }
+    if value == 0.0 && mantissa_is_nonzero(lexeme) {
+        return Err(ErrorCode::NumberOutOfRange);
+    }
+    Ok(Number::float(text, value))
+}
+
+/// Whether any digit before the exponent is non-zero.
+fn mantissa_is_nonzero(lexeme: &[u8]) -> bool {
+    lexeme
+        .iter()
+        .take_while(|&&b| b != b'e' && b != b'E')
+        .any(|&b| (b'1'..=b'9').contains(&b))
+}
+
+/// Parses a whole lexeme (used by [`Number::from_lexeme`]).
+pub(crate) fn parse_lexeme(lexeme: &[u8]) -> Result<Number, NumberError> {
+    let scanned = scan(lexeme, 0).map_err(|(code, _)| NumberError { code })?;
+    if scanned.end != lexeme.len() {
+        return Err(NumberError {
+            code: ErrorCode::InvalidSyntax,
+        });
+    }
+    build(lexeme, scanned.is_int).map_err(|code| NumberError { code })
+}
+
+/// The canonical text of an integer held in an `i64`: what ECMAScript prints
+/// for it when it is exactly representable, its exact digits otherwise.
+pub(crate) fn canonical_i64(v: i64) -> String {
+    // Within ±2^53 ECMAScript prints the plain digits; beyond it the strict
+    // profile keeps the exact digits instead of rounding. Both are the digits.
+    v.to_string()
+}
+
+/// Formats a finite double the way ECMAScript's `Number.prototype.toString`
+/// does (RFC 8785 section 3.2.2.3): shortest round-trip digits, plain notation
+/// for decimal exponents in [-6, 21), exponent notation otherwise.
+pub(crate) fn format_f64(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return "0".to_owned();
+    }
+    let mut out = String::new();
+    if value < 0.0 {
+        out.push('-');
+    }
+    // `{:e}` prints the shortest digits that round-trip: `d.ddde±x`.
+    let sci = format!("{:e}", value.abs());
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
+    // n: position of the decimal point relative to the digits.
+    let n = exp + 1;
+    if k <= n && n <= 21 {
+        out.push_str(&digits);
+        out.extend(std::iter::repeat_n('0', usize::try_from(n - k).unwrap_or(0)));
+    } else if 0 < n && n <= 21 {
+        let split = usize::try_from(n).unwrap_or(0);
+        let (int, frac) = digits.split_at(split.min(digits.len()));
+        out.push_str(int);
+        out.push('.');
+        out.push_str(frac);
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', usize::try_from(-n).unwrap_or(0)));
+        out.push_str(&digits);
+    } else {
+        let mut chars = digits.chars();
+        if let Some(first) = chars.next() {
+            out.push(first);
+        }
+        let rest = chars.as_str();
+        if !rest.is_empty() {
+            out.push('.');
+            out.push_str(rest);
+        }
+        out.push('e');
+        out.push(if n > 0 { '+' } else { '-' });
+        out.push_str(&(n - 1).abs().to_string());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ecmascript_formatting() {
+        // Values from RFC 8785 appendix B and ECMA-262 examples.
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "0"),
+            (1.0, "1"),
+            (-1.5, "-1.5"),
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (123e18, "123000000000000000000"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (0.000001234, "0.000001234"),
+            (1.5e-7, "1.5e-7"),
+            (5e-324, "5e-324"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (9007199254740992.0, "9007199254740992"),
+            (333333333.3333333, "333333333.3333333"),
+            (1e23, "1e+23"),
+            (295147905179352830000.0, "295147905179352830000"),
+            (0.1, "0.1"),
+            (4.35, "4.35"),
+            (-1e-7, "-1e-7"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(format_f64(*v), *want, "{v:e}");
+        }
+    }
+
+    #[test]
+    fn lexeme_rules() {
+        for ok in ["0", "-0", "1", "-1", "1.5", "1e5", "1E+5", "1e-5", "0e999", "-0.0"] {
+            assert!(Number::from_lexeme(ok).is_ok(), "{ok}");
+        }
+        let code = |s: &str| Number::from_lexeme(s).unwrap_err().code();
+        assert_eq!(code("01"), ErrorCode::InvalidSyntax);
+        assert_eq!(code("+1"), ErrorCode::InvalidSyntax);
+        assert_eq!(code("1."), ErrorCode::Truncated);
+        assert_eq!(code("1.e5"), ErrorCode::InvalidSyntax);
+        assert_eq!(code(".5"), ErrorCode::InvalidSyntax);
+        assert_eq!(code("1e400"), ErrorCode::NonFiniteNumber);
+        assert_eq!(code("-1e400"), ErrorCode::NonFiniteNumber);
+        assert_eq!(code("1e-400"), ErrorCode::NumberOutOfRange);
+        assert_eq!(code("-Infinity"), ErrorCode::InvalidSyntax);
+        assert_eq!(code("1.7976931348623159e308"), ErrorCode::NonFiniteNumber);
+        assert!(Number::from_lexeme("1.7976931348623157e308").is_ok());
+        assert!(Number::from_lexeme("4.9e-324").is_ok());
+        assert_eq!(code("2e-324"), ErrorCode::NumberOutOfRange);
+    }
+}

@@ -1,0 +1,592 @@
+//! The strict parser: one pass over the bytes, an explicit stack instead of
+//! recursion, every limit checked as it is reached.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
+
+use crate::error::{Error, ErrorCode};
+use crate::limits::Limits;
+use crate::number;
+use crate::pointer;
+use crate::value::{Object, Value};
+
+/// How to parse: the limits and the one relaxation the profile allows.
+///
+/// ```
+/// use toolgate_json::{Limit, Limits, ParseOptions};
+///
+/// let limits = Limits::new().set(Limit::Depth, 8)?;
+/// let options = ParseOptions::new().with_limits(limits);
+/// assert!(options.parse(br#"{"a":[1,2]}"#).is_ok());
+/// # Ok::<(), toolgate_json::LimitError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ParseOptions {
+    limits: Limits,
+    allow_noncharacters: bool,
+}
+
+impl ParseOptions {
+    /// The strict profile with every limit at its default.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replaces the limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Admits Unicode noncharacters (U+FDD0..U+FDEF, U+xFFFE, U+xFFFF), which
+    /// the I-JSON profile rejects by default.
+    pub fn allow_noncharacters(mut self, allow: bool) -> Self {
+        self.allow_noncharacters = allow;
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Parses one JSON text.
+    pub fn parse(&self, input: &[u8]) -> Result<Value, Error> {
+        Parser {
+            input,
+            pos: 0,
+            options: self,
+            values: 0,
+            stack: Vec::new(),
+            hash_state: None,
+        }
+        .run()
+    }
+}
+
+/// Parses one JSON text with the strict profile and default limits.
+///
+/// ```
+/// let v = toolgate_json::from_slice(br#"{"amount": 300}"#).unwrap();
+/// assert_eq!(v.pointer("/amount").and_then(|n| n.as_number()?.as_i64()), Some(300));
+///
+/// let e = toolgate_json::from_slice(br#"{"limit":10,"\u006cimit":1000000}"#).unwrap_err();
+/// assert_eq!(e.code().as_str(), "duplicate_key");
+/// ```
+pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
+    ParseOptions::new().parse(input)
+}
+
+/// Parses one JSON text given as `&str` (the same rules as [`from_slice`]).
+pub fn from_str(input: &str) -> Result<Value, Error> {
+    from_slice(input.as_bytes())
+}
+
+/// Objects with fewer members than this are checked for duplicates by a scan.
+const INDEX_THRESHOLD: usize = 16;
+
+enum Frame {
+    Array(Vec<Value>),
+    Object(ObjectFrame),
+}
+
+struct ObjectFrame {
+    members: Vec<(String, Value)>,
+    /// The name of the member whose value is being read.
+    key: Option<String>,
+    /// Hashes of the member names, built once the object grows large.
+    index: Option<HashSet<u64>>,
+}
+
+impl ObjectFrame {
+    /// Records `key` as the next member name; `true` if it is a duplicate.
+    fn is_duplicate(&mut self, key: &str, state: &RandomState) -> bool {
+        if self.members.len() < INDEX_THRESHOLD {
+            return self.members.iter().any(|(k, _)| k == key);
+        }
+        let index = self.index.get_or_insert_with(|| {
+            self.members
+                .iter()
+                .map(|(k, _)| state.hash_one(k.as_str()))
+                .collect()
+        });
+        if index.insert(state.hash_one(key)) {
+            false
+        } else {
+            // Equal hashes: compare the names themselves.
+            self.members.iter().any(|(k, _)| k == key)
+        }
+    }
+}
+
+struct Parser<'a> {
+    input: &'a [u8],
+    pos: usize,
+    options: &'a ParseOptions,
+    values: usize,
+    stack: Vec<Frame>,
+    hash_state: Option<RandomState>,
+}
+
+/// Byte classes inside a string.
+const PLAIN: u8 = 0;
+const QUOTE: u8 = 1;
+const BACKSLASH: u8 = 2;
+const CONTROL: u8 = 3;
+/// Lead bytes of sequences that may encode a noncharacter (`EF`, `F0`..`F4`).
+const CHECK: u8 = 4;
+
+#[expect(
+    clippy::indexing_slicing,
+    reason = "every index is a literal below 256 or a loop bound below 256"
+)]
+const CLASSES: [u8; 256] = {
+    let mut t = [PLAIN; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = CONTROL;
+        i += 1;
+    }
+    t[b'"' as usize] = QUOTE;
+    t[b'\\' as usize] = BACKSLASH;
+    t[0xEF] = CHECK;
+    let mut i = 0xF0;
+    while i <= 0xF4 {
+        t[i] = CHECK;
+        i += 1;
+    }
+    t
+};
+
+#[expect(
+    clippy::indexing_slicing,
+    reason = "a u8 always indexes a 256-entry table"
+)]
+fn class(b: u8) -> u8 {
+    CLASSES[usize::from(b)]
+}
+
+fn is_noncharacter(cp: u32) -> bool {
+    (0xFDD0..=0xFDEF).contains(&cp) || (cp & 0xFFFE) == 0xFFFE
+}
+
+impl Parser<'_> {
+    fn run(mut self) -> Result<Value, Error> {
+        let limits = self.options.limits;
+        if self.input.len() > limits.input_bytes {
+            return Err(self.error(ErrorCode::TooLarge, limits.input_bytes));
+        }
+        if self.input.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            return Err(self.error(ErrorCode::ByteOrderMark, 0));
+        }
+        'value: loop {
+            self.skip_whitespace();
+            self.values += 1;
+            if self.values > limits.values {
+                return Err(self.error(ErrorCode::TooManyValues, self.pos));
+            }
+            let mut value = match self.peek() {
+                None => return Err(self.error(ErrorCode::Truncated, self.pos)),
+                Some(b'{') => {
+                    self.open()?;
+                    self.skip_whitespace();
+                    match self.peek() {
+                        Some(b'}') => {
+                            self.pos += 1;
+                            Value::Object(Object::new())
+                        }
+                        Some(b'"') => {
+                            let key = self.parse_string()?;
+                            self.expect_colon()?;
+                            self.stack.push(Frame::Object(ObjectFrame {
+                                members: Vec::new(),
+                                key: Some(key),
+                                index: None,
+                            }));
+                            continue 'value;
+                        }
+                        None => return Err(self.error(ErrorCode::Truncated, self.pos)),
+                        Some(_) => return Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
+                    }
+                }
+                Some(b'[') => {
+                    self.open()?;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        self.stack.push(Frame::Array(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => Value::String(self.parse_string()?),
+                Some(b'-' | b'0'..=b'9') => self.parse_number()?,
+                Some(b't') => self.literal(b"true", Value::Bool(true))?,
+                Some(b'f') => self.literal(b"false", Value::Bool(false))?,
+                Some(b'n') => self.literal(b"null", Value::Null)?,
+                Some(b'N' | b'I') => return Err(self.non_finite_literal()),
+                Some(b) => {
+                    let code = if b >= 0x80 && self.decode_utf8(self.pos).is_err() {
+                        ErrorCode::InvalidUtf8
+                    } else {
+                        ErrorCode::InvalidSyntax
+                    };
+                    return Err(self.error(code, self.pos));
+                }
+            };
+            // A value is complete: hand it to its container, closing every
+            // container that ends here.
+            loop {
+                match self.stack.last_mut() {
+                    None => {
+                        self.skip_whitespace();
+                        if self.pos < self.input.len() {
+                            return Err(self.error(ErrorCode::TrailingData, self.pos));
+                        }
+                        return Ok(value);
+                    }
+                    Some(Frame::Array(items)) => items.push(value),
+                    Some(Frame::Object(object)) => {
+                        let key = object.key.take().unwrap_or_default();
+                        object.members.push((key, value));
+                    }
+                }
+                self.skip_whitespace();
+                let in_array = matches!(self.stack.last(), Some(Frame::Array(_)));
+                match (self.peek(), in_array) {
+                    (Some(b','), true) => {
+                        self.pos += 1;
+                        if self.container_len() >= limits.array_items {
+                            self.skip_whitespace();
+                            return Err(self.error(ErrorCode::TooManyItems, self.pos));
+                        }
+                        continue 'value;
+                    }
+                    (Some(b','), false) => {
+                        self.pos += 1;
+                        self.next_member()?;
+                        continue 'value;
+                    }
+                    (Some(b']'), true) | (Some(b'}'), false) => {
+                        self.pos += 1;
+                        value = match self.stack.pop() {
+                            Some(Frame::Array(items)) => Value::Array(items),
+                            Some(Frame::Object(object)) => {
+                                Value::Object(Object::from_unique(object.members))
+                            }
+                            None => return Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
+                        };
+                    }
+                    (None, _) => return Err(self.error(ErrorCode::Truncated, self.pos)),
+                    (Some(_), _) => return Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
+                }
+            }
+        }
+    }
+
+    /// Reads `"name":` after a comma in an object and records the name.
+    fn next_member(&mut self) -> Result<(), Error> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b'"') => {}
+            None => return Err(self.error(ErrorCode::Truncated, self.pos)),
+            Some(_) => return Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
+        }
+        let key_offset = self.pos;
+        if self.container_len() >= self.options.limits.object_members {
+            return Err(self.error(ErrorCode::TooManyMembers, key_offset));
+        }
+        let key = self.parse_string()?;
+        let state = self.hash_state.get_or_insert_with(RandomState::new);
+        let duplicate = match self.stack.last_mut() {
+            Some(Frame::Object(object)) => object.is_duplicate(&key, state),
+            _ => false,
+        };
+        if duplicate {
+            let pointer = self.pointer();
+            return Err(Error::new(
+                ErrorCode::DuplicateKey,
+                self.input,
+                key_offset,
+                pointer,
+                Some(key),
+            ));
+        }
+        self.expect_colon()?;
+        if let Some(Frame::Object(object)) = self.stack.last_mut() {
+            object.key = Some(key);
+        }
+        Ok(())
+    }
+
+    /// Items or members already held by the innermost container.
+    fn container_len(&self) -> usize {
+        match self.stack.last() {
+            Some(Frame::Array(items)) => items.len(),
+            Some(Frame::Object(object)) => object.members.len(),
+            None => 0,
+        }
+    }
+
+    /// Steps into `[` or `{`, checking the depth limit.
+    fn open(&mut self) -> Result<(), Error> {
+        if self.stack.len() >= self.options.limits.depth {
+            return Err(self.error(ErrorCode::TooDeep, self.pos));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn expect_colon(&mut self) -> Result<(), Error> {
+        self.skip_whitespace();
+        match self.peek() {
+            Some(b':') => {
+                self.pos += 1;
+                Ok(())
+            }
+            None => Err(self.error(ErrorCode::Truncated, self.pos)),
+            Some(_) => Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn literal(&mut self, word: &'static [u8], value: Value) -> Result<Value, Error> {
+        let rest = self.input.get(self.pos..).unwrap_or_default();
+        if rest.starts_with(word) {
+            self.pos += word.len();
+            return Ok(value);
+        }
+        Err(self.word_error(rest, word, ErrorCode::InvalidSyntax))
+    }
+
+    /// `NaN`, `Infinity` or `-Infinity` where a value starts.
+    fn non_finite_literal(&self) -> Error {
+        let rest = self.input.get(self.pos..).unwrap_or_default();
+        let word: &[u8] = if rest.first() == Some(&b'N') {
+            b"NaN"
+        } else {
+            b"Infinity"
+        };
+        if rest.starts_with(word) {
+            return self.error(ErrorCode::NonFiniteNumber, self.pos);
+        }
+        self.word_error(rest, word, ErrorCode::InvalidSyntax)
+    }
+
+    /// The error for input that does not spell `word`: `truncated` when the
+    /// input ends inside a correct prefix of it.
+    fn word_error(&self, rest: &[u8], word: &[u8], otherwise: ErrorCode) -> Error {
+        let common = rest
+            .iter()
+            .zip(word)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let code = if common == rest.len() {
+            ErrorCode::Truncated
+        } else {
+            otherwise
+        };
+        self.error(code, self.pos + common)
+    }
+
+    fn parse_number(&mut self) -> Result<Value, Error> {
+        let start = self.pos;
+        let rest = self.input.get(start..).unwrap_or_default();
+        if rest.starts_with(b"-I") {
+            self.pos += 1;
+            let e = self.non_finite_literal();
+            self.pos = start;
+            return Err(if e.code() == ErrorCode::NonFiniteNumber {
+                self.error(ErrorCode::NonFiniteNumber, start)
+            } else {
+                e
+            });
+        }
+        let scanned =
+            number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
+        let lexeme = self.input.get(start..scanned.end).unwrap_or_default();
+        let n = number::build(lexeme, scanned.is_int).map_err(|code| self.error(code, start))?;
+        self.pos = scanned.end;
+        Ok(Value::Number(n))
+    }
+
+    /// Reads a string whose opening quote is at `self.pos`.
+    fn parse_string(&mut self) -> Result<String, Error> {
+        let open = self.pos;
+        let mut i = open + 1;
+        let mut run_start = i;
+        let mut owned: Option<String> = None;
+        loop {
+            while let Some(&b) = self.input.get(i) {
+                if class(b) != PLAIN {
+                    break;
+                }
+                i += 1;
+            }
+            let Some(&b) = self.input.get(i) else {
+                return Err(self.error(ErrorCode::Truncated, i));
+            };
+            match class(b) {
+                QUOTE => {
+                    let run = self.valid_run(run_start, i)?;
+                    let s = match owned {
+                        Some(mut s) => {
+                            s.push_str(run);
+                            s
+                        }
+                        None => run.to_owned(),
+                    };
+                    if s.len() > self.options.limits.string_bytes {
+                        return Err(self.error(ErrorCode::StringTooLong, open));
+                    }
+                    self.pos = i + 1;
+                    return Ok(s);
+                }
+                BACKSLASH => {
+                    let run = self.valid_run(run_start, i)?;
+                    let s = owned.get_or_insert_with(String::new);
+                    s.push_str(run);
+                    let (c, next) = self.escape(i)?;
+                    s.push(c);
+                    i = next;
+                    run_start = i;
+                    if s.len() > self.options.limits.string_bytes {
+                        return Err(self.error(ErrorCode::StringTooLong, open));
+                    }
+                }
+                CONTROL => return Err(self.error(ErrorCode::ControlCharacter, i)),
+                _ => {
+                    let (cp, len) = self.decode_utf8(i).map_err(|(code, at)| self.error(code, at))?;
+                    if !self.options.allow_noncharacters && is_noncharacter(cp) {
+                        return Err(self.error(ErrorCode::Noncharacter, i));
+                    }
+                    i += len;
+                }
+            }
+        }
+    }
+
+    /// The bytes `start..end` as UTF-8 text, or `invalid_utf8` at the first bad byte.
+    fn valid_run(&self, start: usize, end: usize) -> Result<&str, Error> {
+        let bytes = self.input.get(start..end).unwrap_or_default();
+        std::str::from_utf8(bytes)
+            .map_err(|e| self.error(ErrorCode::InvalidUtf8, start + e.valid_up_to()))
+    }
+
+    /// Decodes the escape whose backslash is at `at`; returns the character
+    /// and the offset after the escape.
+    fn escape(&self, at: usize) -> Result<(char, usize), Error> {
+        let simple = match self.input.get(at + 1) {
+            None => return Err(self.error(ErrorCode::Truncated, at + 1)),
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => return self.unicode_escape(at),
+            Some(_) => return Err(self.error(ErrorCode::InvalidEscape, at)),
+        };
+        Ok((simple, at + 2))
+    }
+
+    fn unicode_escape(&self, at: usize) -> Result<(char, usize), Error> {
+        let first = self.hex4(at + 2)?;
+        let (cp, next) = match first {
+            0xD800..=0xDBFF => {
+                let low_at = at + 6;
+                match (self.input.get(low_at), self.input.get(low_at + 1)) {
+                    (Some(b'\\'), Some(b'u')) => {}
+                    (None, _) | (Some(b'\\'), None) => {
+                        return Err(self.error(ErrorCode::Truncated, low_at))
+                    }
+                    _ => return Err(self.error(ErrorCode::LoneSurrogate, at)),
+                }
+                let low = self.hex4(low_at + 2)?;
+                if !(0xDC00..=0xDFFF).contains(&low) {
+                    return Err(self.error(ErrorCode::LoneSurrogate, at));
+                }
+                (0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00), at + 12)
+            }
+            0xDC00..=0xDFFF => return Err(self.error(ErrorCode::LoneSurrogate, at)),
+            cp => (cp, at + 6),
+        };
+        if !self.options.allow_noncharacters && is_noncharacter(cp) {
+            return Err(self.error(ErrorCode::Noncharacter, at));
+        }
+        let c = char::from_u32(cp).ok_or_else(|| self.error(ErrorCode::LoneSurrogate, at))?;
+        Ok((c, next))
+    }
+
+    fn hex4(&self, at: usize) -> Result<u32, Error> {
+        let mut v = 0u32;
+        for i in at..at + 4 {
+            let digit = match self.input.get(i) {
+                None => return Err(self.error(ErrorCode::Truncated, i)),
+                Some(&b) => char::from(b).to_digit(16),
+            };
+            let digit = digit.ok_or_else(|| self.error(ErrorCode::InvalidEscape, i))?;
+            v = v * 16 + digit;
+        }
+        Ok(v)
+    }
+
+    /// Decodes the UTF-8 sequence at `at`, returning the code point and its
+    /// length, or the code and offset of the problem.
+    fn decode_utf8(&self, at: usize) -> Result<(u32, usize), (ErrorCode, usize)> {
+        let byte = |i: usize| self.input.get(at + i).copied();
+        let lead = byte(0).ok_or((ErrorCode::Truncated, at))?;
+        let (len, min2, max2, init) = match lead {
+            0xC2..=0xDF => (2, 0x80, 0xBF, u32::from(lead & 0x1F)),
+            0xE0 => (3, 0xA0, 0xBF, 0),
+            0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF, u32::from(lead & 0x0F)),
+            0xED => (3, 0x80, 0x9F, 0xD),
+            0xF0 => (4, 0x90, 0xBF, 0),
+            0xF1..=0xF3 => (4, 0x80, 0xBF, u32::from(lead & 0x07)),
+            0xF4 => (4, 0x80, 0x8F, 4),
+            _ => return Err((ErrorCode::InvalidUtf8, at)),
+        };
+        let mut cp = init;
+        for i in 1..len {
+            let b = byte(i).ok_or((ErrorCode::Truncated, at + i))?;
+            let (lo, hi) = if i == 1 { (min2, max2) } else { (0x80, 0xBF) };
+            if !(lo..=hi).contains(&b) {
+                return Err((ErrorCode::InvalidUtf8, at + i));
+            }
+            cp = (cp << 6) | u32::from(b & 0x3F);
+        }
+        Ok((cp, len))
+    }
+
+    /// The JSON Pointer of the value being read.
+    fn pointer(&self) -> String {
+        let mut p = String::new();
+        for frame in &self.stack {
+            match frame {
+                Frame::Array(items) => pointer::push_index(&mut p, items.len()),
+                Frame::Object(object) => {
+                    if let Some(key) = &object.key {
+                        pointer::push_token(&mut p, key);
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    fn error(&self, code: ErrorCode, offset: usize) -> Error {
+        Error::new(code, self.input, offset, self.pointer(), None)
+    }
+}

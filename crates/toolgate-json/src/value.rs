@@ -1,0 +1,452 @@
+//! The parsed value: JSON's six types, numbers kept exactly, objects kept in
+//! input order with unique member names.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use crate::number::{self, NumberError};
+
+/// A JSON value as accepted by the strict parser.
+///
+/// Equality compares values, not spellings: numbers are equal when their
+/// canonical forms are equal (`1.0 == 1`, `1E2 == 100`), objects when they hold
+/// the same members regardless of order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number, with its exact value.
+    Number(Number),
+    /// A string, unescaped.
+    String(String),
+    /// An array.
+    Array(Vec<Value>),
+    /// An object.
+    Object(Object),
+}
+
+impl Value {
+    /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::Null => "null",
+            Self::Bool(_) => "boolean",
+            Self::Number(_) => "number",
+            Self::String(_) => "string",
+            Self::Array(_) => "array",
+            Self::Object(_) => "object",
+        }
+    }
+
+    /// Whether the value is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self, Self::Null)
+    }
+
+    /// The boolean, if this is one.
+    pub fn as_bool(&self) -> Option<bool> {
+        match self {
+            Self::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<&Number> {
+        match self {
+            Self::Number(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The string, if this is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The items, if this is an array.
+    pub fn as_array(&self) -> Option<&[Value]> {
+        match self {
+            Self::Array(a) => Some(a),
+            _ => None,
+        }
+    }
+
+    /// The members, if this is an object.
+    pub fn as_object(&self) -> Option<&Object> {
+        match self {
+            Self::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Looks up a value by JSON Pointer (RFC 6901). `""` is the value itself.
+    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        let mut current = self;
+        for raw in rest.split('/') {
+            let token = crate::pointer::unescape_token(raw);
+            current = match current {
+                Self::Object(o) => o.get(&token)?,
+                Self::Array(a) => {
+                    if token.len() > 1 && token.starts_with('0') {
+                        return None;
+                    }
+                    let index: usize = token.parse().ok()?;
+                    a.get(index)?
+                }
+                _ => return None,
+            };
+        }
+        Some(current)
+    }
+
+    /// The canonical JSON text of the value (see [`crate::canonical`]).
+    pub fn to_canonical_string(&self) -> String {
+        crate::canonical::to_string(self)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Self::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Self::Number(Number::from(n))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+
+/// A JSON number, kept exactly as written.
+///
+/// Integer lexemes (no fraction, no exponent) of any length are kept with all
+/// their digits; numbers with a fraction or exponent are known to be finite and
+/// not to underflow. The original lexeme is available from [`Number::lexeme`].
+#[derive(Clone)]
+pub struct Number {
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    /// An integer lexeme that fits an `i64`, other than `-0`.
+    Int(i64),
+    /// Any other integer lexeme (`-0`, or beyond `i64`), exactly as written.
+    BigInt(Box<str>),
+    /// A lexeme with a fraction or exponent, and its nearest double.
+    Float(Box<str>, f64),
+}
+
+impl Number {
+    /// Parses a number lexeme with the strict profile's rules: RFC 8259
+    /// grammar, finite, no underflow of a non-zero value.
+    pub fn from_lexeme(lexeme: &str) -> Result<Self, NumberError> {
+        number::parse_lexeme(lexeme.as_bytes())
+    }
+
+    pub(crate) fn int(v: i64) -> Self {
+        Self { repr: Repr::Int(v) }
+    }
+
+    pub(crate) fn big_int(lexeme: &str) -> Self {
+        Self {
+            repr: Repr::BigInt(lexeme.into()),
+        }
+    }
+
+    pub(crate) fn float(lexeme: &str, value: f64) -> Self {
+        Self {
+            repr: Repr::Float(lexeme.into(), value),
+        }
+    }
+
+    /// The number from a finite double. Returns `None` for NaN and infinities.
+    pub fn from_f64(value: f64) -> Option<Self> {
+        if !value.is_finite() {
+            return None;
+        }
+        let text = number::format_f64(value);
+        Some(Self::float(&text, value))
+    }
+
+    /// The number exactly as it was written.
+    pub fn lexeme(&self) -> Cow<'_, str> {
+        match &self.repr {
+            Repr::Int(v) => Cow::Owned(v.to_string()),
+            Repr::BigInt(s) | Repr::Float(s, _) => Cow::Borrowed(s),
+        }
+    }
+
+    /// Whether the lexeme is an integer lexeme: no fraction and no exponent.
+    /// `3.0` and `1e2` are not; `-0` is.
+    pub fn is_integer_lexeme(&self) -> bool {
+        !matches!(self.repr, Repr::Float(..))
+    }
+
+    /// The value as an `i64`, if it is an integer lexeme within range.
+    pub fn as_i64(&self) -> Option<i64> {
+        match &self.repr {
+            Repr::Int(v) => Some(*v),
+            Repr::BigInt(s) => s.parse().ok(),
+            Repr::Float(..) => None,
+        }
+    }
+
+    /// The value as a `u64`, if it is a non-negative integer lexeme within range.
+    pub fn as_u64(&self) -> Option<u64> {
+        match &self.repr {
+            Repr::Int(v) => u64::try_from(*v).ok(),
+            Repr::BigInt(s) => {
+                if s.as_ref() == "-0" {
+                    Some(0)
+                } else {
+                    s.parse().ok()
+                }
+            }
+            Repr::Float(..) => None,
+        }
+    }
+
+    /// The nearest double, if it is finite. Every non-integer lexeme has one;
+    /// an integer lexeme too long for a double has none.
+    pub fn as_f64(&self) -> Option<f64> {
+        let v = match &self.repr {
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "nearest double is what this accessor promises"
+            )]
+            Repr::Int(v) => *v as f64,
+            Repr::BigInt(s) => s.parse().ok()?,
+            Repr::Float(_, f) => *f,
+        };
+        v.is_finite().then_some(v)
+    }
+
+    /// Whether the number is below zero. `-0` and `-0.0` are not.
+    pub fn is_negative(&self) -> bool {
+        match &self.repr {
+            Repr::Int(v) => *v < 0,
+            Repr::BigInt(s) => s.starts_with('-') && s.as_ref() != "-0",
+            Repr::Float(_, f) => *f < 0.0,
+        }
+    }
+
+    /// The canonical text of the number (RFC 8785 with exact big integers).
+    pub fn canonical(&self) -> Cow<'_, str> {
+        match &self.repr {
+            Repr::Int(v) => Cow::Owned(number::canonical_i64(*v)),
+            Repr::BigInt(s) => {
+                if s.as_ref() == "-0" {
+                    Cow::Borrowed("0")
+                } else {
+                    Cow::Borrowed(s)
+                }
+            }
+            Repr::Float(_, f) => Cow::Owned(number::format_f64(*f)),
+        }
+    }
+}
+
+impl From<i64> for Number {
+    fn from(v: i64) -> Self {
+        Self::int(v)
+    }
+}
+
+impl From<u64> for Number {
+    fn from(v: u64) -> Self {
+        match i64::try_from(v) {
+            Ok(i) => Self::int(i),
+            Err(_) => Self::big_int(&v.to_string()),
+        }
+    }
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.repr, &other.repr) {
+            (Repr::Int(a), Repr::Int(b)) => a == b,
+            _ => self.canonical() == other.canonical(),
+        }
+    }
+}
+
+impl fmt::Debug for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Number({})", self.lexeme())
+    }
+}
+
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.lexeme())
+    }
+}
+
+/// A JSON object: members in input order, member names unique.
+#[derive(Debug, Clone, Default)]
+pub struct Object {
+    // INVARIANT: no two members share a name.
+    members: Vec<(String, Value)>,
+}
+
+impl Object {
+    /// An empty object.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn from_unique(members: Vec<(String, Value)>) -> Self {
+        Self { members }
+    }
+
+    /// The number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Whether there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The value of the member with exactly this name.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.members
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+
+    /// Whether a member with exactly this name exists.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Sets a member, returning the value it replaces. A new name goes last.
+    pub fn insert(&mut self, name: impl Into<String>, value: Value) -> Option<Value> {
+        let name = name.into();
+        if let Some((_, slot)) = self.members.iter_mut().find(|(k, _)| *k == name) {
+            return Some(std::mem::replace(slot, value));
+        }
+        self.members.push((name, value));
+        None
+    }
+
+    /// Removes a member, returning its value.
+    pub fn remove(&mut self, name: &str) -> Option<Value> {
+        let index = self.members.iter().position(|(k, _)| k == name)?;
+        Some(self.members.remove(index).1)
+    }
+
+    /// The members in input order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+        self.members.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The member names in input order.
+    pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.members.iter().map(|(k, _)| k.as_str())
+    }
+}
+
+impl PartialEq for Object {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl<'a> IntoIterator for &'a Object {
+    type Item = (&'a str, &'a Value);
+    type IntoIter = Box<dyn Iterator<Item = (&'a str, &'a Value)> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl FromIterator<(String, Value)> for Object {
+    /// Collects members; a later member with an earlier name replaces it.
+    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+        let mut o = Object::new();
+        for (k, v) in iter {
+            o.insert(k, v);
+        }
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_compare_by_value() {
+        let a = Number::from_lexeme("1.0").unwrap();
+        let b = Number::from_lexeme("1").unwrap();
+        let c = Number::from_lexeme("1E0").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b, c);
+        assert_ne!(a, Number::from_lexeme("2").unwrap());
+        assert_eq!(
+            Number::from_lexeme("-0").unwrap(),
+            Number::from_lexeme("0").unwrap()
+        );
+    }
+
+    #[test]
+    fn accessors_are_checked() {
+        let n = Number::from_lexeme("18446744073709551616").unwrap();
+        assert_eq!(n.as_u64(), None);
+        assert_eq!(n.as_i64(), None);
+        assert!(n.is_integer_lexeme());
+        assert_eq!(n.lexeme(), "18446744073709551616");
+        let n = Number::from_lexeme("18446744073709551615").unwrap();
+        assert_eq!(n.as_u64(), Some(u64::MAX));
+        let n = Number::from_lexeme("-9223372036854775808").unwrap();
+        assert_eq!(n.as_i64(), Some(i64::MIN));
+        let n = Number::from_lexeme("2.5").unwrap();
+        assert_eq!(n.as_i64(), None);
+        assert_eq!(n.as_f64(), Some(2.5));
+        assert!(!n.is_integer_lexeme());
+        let n = Number::from_lexeme("-0").unwrap();
+        assert_eq!(n.as_i64(), Some(0));
+        assert_eq!(n.as_u64(), Some(0));
+        assert!(!n.is_negative());
+        let huge = format!("1{}", "0".repeat(400));
+        assert_eq!(Number::from_lexeme(&huge).unwrap().as_f64(), None);
+    }
+
+    #[test]
+    fn object_equality_ignores_order() {
+        let a: Object = [("a".to_owned(), Value::from(1)), ("b".to_owned(), Value::Null)]
+            .into_iter()
+            .collect();
+        let b: Object = [("b".to_owned(), Value::Null), ("a".to_owned(), Value::from(1))]
+            .into_iter()
+            .collect();
+        assert_eq!(a, b);
+    }
+}

