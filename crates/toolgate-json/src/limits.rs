@@ -185,6 +185,9 @@ mod tests {
     #[test]
     fn error_names_the_limit() {
         let e = Limits::new().set(Limit::Depth, 5000).unwrap_err();
-        assert_eq!(e.to_string(), "`max_depth` must be between 1 and 1024, got 5000");
+        assert_eq!(
+            e.to_string(),
+            "`max_depth` must be between 1 and 1024, got 5000"
+        );
     }
 }

@@ -173,7 +173,10 @@ pub(crate) fn format_f64(value: f64) -> String {
     let n = exp + 1;
     if k <= n && n <= 21 {
         out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', usize::try_from(n - k).unwrap_or(0)));
+        out.extend(std::iter::repeat_n(
+            '0',
+            usize::try_from(n - k).unwrap_or(0),
+        ));
     } else if 0 < n && n <= 21 {
         let split = usize::try_from(n).unwrap_or(0);
         let (int, frac) = digits.split_at(split.min(digits.len()));
@@ -238,7 +241,9 @@ mod tests {
 
     #[test]
     fn lexeme_rules() {
-        for ok in ["0", "-0", "1", "-1", "1.5", "1e5", "1E+5", "1e-5", "0e999", "-0.0"] {
+        for ok in [
+            "0", "-0", "1", "-1", "1.5", "1e5", "1E+5", "1e-5", "0e999", "-0.0",
+        ] {
             assert!(Number::from_lexeme(ok).is_ok(), "{ok}");
         }
         let code = |s: &str| Number::from_lexeme(s).unwrap_err().code();

@@ -386,11 +386,7 @@ impl Parser<'_> {
     /// The error for input that does not spell `word`: `truncated` when the
     /// input ends inside a correct prefix of it.
     fn word_error(&self, rest: &[u8], word: &[u8], otherwise: ErrorCode) -> Error {
-        let common = rest
-            .iter()
-            .zip(word)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = rest.iter().zip(word).take_while(|(a, b)| a == b).count();
         let code = if common == rest.len() {
             ErrorCode::Truncated
         } else {
@@ -412,8 +408,7 @@ impl Parser<'_> {
                 e
             });
         }
-        let scanned =
-            number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
+        let scanned = number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
         let lexeme = self.input.get(start..scanned.end).unwrap_or_default();
         let n = number::build(lexeme, scanned.is_int).map_err(|code| self.error(code, start))?;
         self.pos = scanned.end;
@@ -466,7 +461,9 @@ impl Parser<'_> {
                 }
                 CONTROL => return Err(self.error(ErrorCode::ControlCharacter, i)),
                 _ => {
-                    let (cp, len) = self.decode_utf8(i).map_err(|(code, at)| self.error(code, at))?;
+                    let (cp, len) = self
+                        .decode_utf8(i)
+                        .map_err(|(code, at)| self.error(code, at))?;
                     if !self.options.allow_noncharacters && is_noncharacter(cp) {
                         return Err(self.error(ErrorCode::Noncharacter, i));
                     }

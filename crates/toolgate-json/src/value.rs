@@ -334,10 +334,7 @@ impl Object {
 
     /// The value of the member with exactly this name.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.members
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
+        self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Whether a member with exactly this name exists.
@@ -441,12 +438,18 @@ mod tests {
 
     #[test]
     fn object_equality_ignores_order() {
-        let a: Object = [("a".to_owned(), Value::from(1)), ("b".to_owned(), Value::Null)]
-            .into_iter()
-            .collect();
-        let b: Object = [("b".to_owned(), Value::Null), ("a".to_owned(), Value::from(1))]
-            .into_iter()
-            .collect();
+        let a: Object = [
+            ("a".to_owned(), Value::from(1)),
+            ("b".to_owned(), Value::Null),
+        ]
+        .into_iter()
+        .collect();
+        let b: Object = [
+            ("b".to_owned(), Value::Null),
+            ("a".to_owned(), Value::from(1)),
+        ]
+        .into_iter()
+        .collect();
         assert_eq!(a, b);
     }
 }
