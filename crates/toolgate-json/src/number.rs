@@ -89,8 +89,8 @@ fn digits(input: &[u8], mut i: usize) -> Result<usize, (ErrorCode, usize)> {
 }
 
 /// Builds the number from a lexeme that [`scan`] accepted.
-pub(crate) fn build(lexeme: &[u8], is_int: bool) -> Result<Number, ErrorCode> {
-    let text = std::str::from_utf8(lexeme).map_err(|_| ErrorCode::InvalidSyntax)?;
+pub(crate) fn build(text: &str, is_int: bool) -> Result<Number, ErrorCode> {
+    let lexeme = text.as_bytes();
     if is_int {
         // At most 18 digits always fit an i64; longer ones may.
         if lexeme.len() <= 18 {
@@ -104,7 +104,7 @@ pub(crate) fn build(lexeme: &[u8], is_int: bool) -> Result<Number, ErrorCode> {
             }
             if neg {
                 if v == 0 {
-                    return Ok(Number::big_int(text));
+                    return Ok(Number::checked_lexeme(text, true));
                 }
                 v = -v;
             }
@@ -112,7 +112,7 @@ pub(crate) fn build(lexeme: &[u8], is_int: bool) -> Result<Number, ErrorCode> {
         }
         return Ok(match text.parse::<i64>() {
             Ok(v) => Number::int(v),
-            Err(_) => Number::big_int(text),
+            Err(_) => Number::checked_lexeme(text, true),
         });
     }
     let value: f64 = text.parse().map_err(|_| ErrorCode::InvalidSyntax)?;
@@ -122,7 +122,7 @@ pub(crate) fn build(lexeme: &[u8], is_int: bool) -> Result<Number, ErrorCode> {
     if value == 0.0 && mantissa_is_nonzero(lexeme) {
         return Err(ErrorCode::NumberOutOfRange);
     }
-    Ok(Number::float(text, value))
+    Ok(Number::checked_lexeme(text, false))
 }
 
 /// Whether any digit before the exponent is non-zero.
@@ -141,7 +141,10 @@ pub(crate) fn parse_lexeme(lexeme: &[u8]) -> Result<Number, NumberError> {
             code: ErrorCode::InvalidSyntax,
         });
     }
-    build(lexeme, scanned.is_int).map_err(|code| NumberError { code })
+    let text = std::str::from_utf8(lexeme).map_err(|_| NumberError {
+        code: ErrorCode::InvalidSyntax,
+    })?;
+    build(text, scanned.is_int).map_err(|code| NumberError { code })
 }
 
 /// The canonical text of an integer held in an `i64`: what ECMAScript prints

@@ -52,15 +52,30 @@ impl ParseOptions {
 
     /// Parses one JSON text.
     pub fn parse(&self, input: &[u8]) -> Result<Value, Error> {
-        Parser {
+        let (items, members) = SCRATCH.with(|s| s.take());
+        let mut parser = Parser {
             input,
+            // One validation of the whole input lets every string be sliced
+            // out of it; invalid input takes the slower path that validates
+            // string by string, to report the exact place.
+            text: std::str::from_utf8(input).ok(),
             pos: 0,
             options: self,
             values: 0,
             stack: Vec::new(),
+            items,
+            members,
             hash_state: None,
+        };
+        let result = parser.run();
+        parser.items.clear();
+        parser.members.clear();
+        // Keep modest scratch space for the next parse on this thread; a
+        // huge document's space is given back.
+        if parser.items.capacity() <= SCRATCH_KEEP && parser.members.capacity() <= SCRATCH_KEEP {
+            SCRATCH.with(|s| s.set((parser.items, parser.members)));
         }
-        .run()
+        result
     }
 }
 
@@ -82,49 +97,71 @@ pub fn from_str(input: &str) -> Result<Value, Error> {
     from_slice(input.as_bytes())
 }
 
+type Scratch = (Vec<Value>, Vec<(String, Value)>);
+
+thread_local! {
+    /// The item and member stacks, reused by the next parse on this thread.
+    static SCRATCH: std::cell::Cell<Scratch> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+/// Scratch stacks up to this many entries are kept between parses.
+const SCRATCH_KEEP: usize = 4096;
+
 /// Objects with fewer members than this are checked for duplicates by a scan.
 const INDEX_THRESHOLD: usize = 16;
 
+/// An open container. Items and members of every open container live in the
+/// parser's two scratch stacks; a frame remembers where its own begin, so a
+/// closed container is moved out in one exact-size allocation.
 enum Frame {
-    Array(Vec<Value>),
-    Object(ObjectFrame),
+    Array {
+        start: usize,
+    },
+    Object {
+        start: usize,
+        /// The name of the member whose value is being read.
+        key: Option<String>,
+        /// Hashes of the member names, built once the object grows large.
+        index: Option<HashSet<u64>>,
+    },
 }
 
-struct ObjectFrame {
-    members: Vec<(String, Value)>,
-    /// The name of the member whose value is being read.
-    key: Option<String>,
-    /// Hashes of the member names, built once the object grows large.
-    index: Option<HashSet<u64>>,
-}
-
-impl ObjectFrame {
-    /// Records `key` as the next member name; `true` if it is a duplicate.
-    fn is_duplicate(&mut self, key: &str, state: &RandomState) -> bool {
-        if self.members.len() < INDEX_THRESHOLD {
-            return self.members.iter().any(|(k, _)| k == key);
-        }
-        let index = self.index.get_or_insert_with(|| {
-            self.members
-                .iter()
-                .map(|(k, _)| state.hash_one(k.as_str()))
-                .collect()
-        });
-        if index.insert(state.hash_one(key)) {
-            false
-        } else {
-            // Equal hashes: compare the names themselves.
-            self.members.iter().any(|(k, _)| k == key)
-        }
+/// Records `key` as the next member name of the object whose members are
+/// `members`; `true` if it is a duplicate.
+fn is_duplicate(
+    members: &[(String, Value)],
+    index: &mut Option<HashSet<u64>>,
+    key: &str,
+    state: &mut Option<RandomState>,
+) -> bool {
+    if members.len() < INDEX_THRESHOLD {
+        return members.iter().any(|(k, _)| k == key);
+    }
+    let state = state.get_or_insert_with(RandomState::new);
+    let index = index.get_or_insert_with(|| {
+        members
+            .iter()
+            .map(|(k, _)| state.hash_one(k.as_str()))
+            .collect()
+    });
+    if index.insert(state.hash_one(key)) {
+        false
+    } else {
+        // Equal hashes: compare the names themselves.
+        members.iter().any(|(k, _)| k == key)
     }
 }
 
 struct Parser<'a> {
     input: &'a [u8],
+    /// The input as text, when it is valid UTF-8 as a whole.
+    text: Option<&'a str>,
     pos: usize,
     options: &'a ParseOptions,
     values: usize,
     stack: Vec<Frame>,
+    items: Vec<Value>,
+    members: Vec<(String, Value)>,
     hash_state: Option<RandomState>,
 }
 
@@ -166,12 +203,43 @@ fn class(b: u8) -> u8 {
     CLASSES[usize::from(b)]
 }
 
+/// Skips plain string bytes from `i`, eight at a time while no byte in the
+/// word can be special (quote, backslash, control, or non-ASCII).
+fn skip_plain(input: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    loop {
+        while let Some(word) = input.get(i..i + 8) {
+            let mut buf = [0u8; 8];
+            buf.copy_from_slice(word);
+            let w = u64::from_le_bytes(buf);
+            let special = has_zero(w ^ (ONES * u64::from(b'"')))
+                | has_zero(w ^ (ONES * u64::from(b'\\')))
+                | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+                | (w & HIGH);
+            if special != 0 {
+                break;
+            }
+            i += 8;
+        }
+        // Byte by byte through the word that held a candidate, then back to
+        // words: non-ASCII text is plain too.
+        for _ in 0..8 {
+            match input.get(i) {
+                Some(&b) if class(b) == PLAIN => i += 1,
+                _ => return i,
+            }
+        }
+    }
+}
+
 fn is_noncharacter(cp: u32) -> bool {
     (0xFDD0..=0xFDEF).contains(&cp) || (cp & 0xFFFE) == 0xFFFE
 }
 
-impl Parser<'_> {
-    fn run(mut self) -> Result<Value, Error> {
+impl<'a> Parser<'a> {
+    fn run(&mut self) -> Result<Value, Error> {
         let limits = self.options.limits;
         if self.input.len() > limits.input_bytes {
             return Err(self.error(ErrorCode::TooLarge, limits.input_bytes));
@@ -198,11 +266,11 @@ impl Parser<'_> {
                         Some(b'"') => {
                             let key = self.parse_string()?;
                             self.expect_colon()?;
-                            self.stack.push(Frame::Object(ObjectFrame {
-                                members: Vec::new(),
+                            self.stack.push(Frame::Object {
+                                start: self.members.len(),
                                 key: Some(key),
                                 index: None,
-                            }));
+                            });
                             continue 'value;
                         }
                         None => return Err(self.error(ErrorCode::Truncated, self.pos)),
@@ -216,7 +284,9 @@ impl Parser<'_> {
                         self.pos += 1;
                         Value::Array(Vec::new())
                     } else {
-                        self.stack.push(Frame::Array(Vec::new()));
+                        self.stack.push(Frame::Array {
+                            start: self.items.len(),
+                        });
                         continue 'value;
                     }
                 }
@@ -246,14 +316,14 @@ impl Parser<'_> {
                         }
                         return Ok(value);
                     }
-                    Some(Frame::Array(items)) => items.push(value),
-                    Some(Frame::Object(object)) => {
-                        let key = object.key.take().unwrap_or_default();
-                        object.members.push((key, value));
+                    Some(Frame::Array { .. }) => self.items.push(value),
+                    Some(Frame::Object { key, .. }) => {
+                        let key = key.take().unwrap_or_default();
+                        self.members.push((key, value));
                     }
                 }
                 self.skip_whitespace();
-                let in_array = matches!(self.stack.last(), Some(Frame::Array(_)));
+                let in_array = matches!(self.stack.last(), Some(Frame::Array { .. }));
                 match (self.peek(), in_array) {
                     (Some(b','), true) => {
                         self.pos += 1;
@@ -271,9 +341,11 @@ impl Parser<'_> {
                     (Some(b']'), true) | (Some(b'}'), false) => {
                         self.pos += 1;
                         value = match self.stack.pop() {
-                            Some(Frame::Array(items)) => Value::Array(items),
-                            Some(Frame::Object(object)) => {
-                                Value::Object(Object::from_unique(object.members))
+                            Some(Frame::Array { start }) => {
+                                Value::Array(self.items.split_off(start))
+                            }
+                            Some(Frame::Object { start, .. }) => {
+                                Value::Object(Object::from_unique(self.members.split_off(start)))
                             }
                             None => return Err(self.error(ErrorCode::InvalidSyntax, self.pos)),
                         };
@@ -298,9 +370,13 @@ impl Parser<'_> {
             return Err(self.error(ErrorCode::TooManyMembers, key_offset));
         }
         let key = self.parse_string()?;
-        let state = self.hash_state.get_or_insert_with(RandomState::new);
         let duplicate = match self.stack.last_mut() {
-            Some(Frame::Object(object)) => object.is_duplicate(&key, state),
+            Some(Frame::Object { start, index, .. }) => is_duplicate(
+                self.members.get(*start..).unwrap_or_default(),
+                index,
+                &key,
+                &mut self.hash_state,
+            ),
             _ => false,
         };
         if duplicate {
@@ -314,8 +390,8 @@ impl Parser<'_> {
             ));
         }
         self.expect_colon()?;
-        if let Some(Frame::Object(object)) = self.stack.last_mut() {
-            object.key = Some(key);
+        if let Some(Frame::Object { key: slot, .. }) = self.stack.last_mut() {
+            *slot = Some(key);
         }
         Ok(())
     }
@@ -323,8 +399,8 @@ impl Parser<'_> {
     /// Items or members already held by the innermost container.
     fn container_len(&self) -> usize {
         match self.stack.last() {
-            Some(Frame::Array(items)) => items.len(),
-            Some(Frame::Object(object)) => object.members.len(),
+            Some(Frame::Array { start }) => self.items.len().saturating_sub(*start),
+            Some(Frame::Object { start, .. }) => self.members.len().saturating_sub(*start),
             None => 0,
         }
     }
@@ -409,7 +485,8 @@ impl Parser<'_> {
             });
         }
         let scanned = number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
-        let lexeme = self.input.get(start..scanned.end).unwrap_or_default();
+        // A scanned lexeme is ASCII.
+        let lexeme = self.valid_run(start, scanned.end)?;
         let n = number::build(lexeme, scanned.is_int).map_err(|code| self.error(code, start))?;
         self.pos = scanned.end;
         Ok(Value::Number(n))
@@ -422,12 +499,7 @@ impl Parser<'_> {
         let mut run_start = i;
         let mut owned: Option<String> = None;
         loop {
-            while let Some(&b) = self.input.get(i) {
-                if class(b) != PLAIN {
-                    break;
-                }
-                i += 1;
-            }
+            i = skip_plain(self.input, i);
             let Some(&b) = self.input.get(i) else {
                 return Err(self.error(ErrorCode::Truncated, i));
             };
@@ -474,7 +546,10 @@ impl Parser<'_> {
     }
 
     /// The bytes `start..end` as UTF-8 text, or `invalid_utf8` at the first bad byte.
-    fn valid_run(&self, start: usize, end: usize) -> Result<&str, Error> {
+    fn valid_run(&self, start: usize, end: usize) -> Result<&'a str, Error> {
+        if let Some(run) = self.text.and_then(|t| t.get(start..end)) {
+            return Ok(run);
+        }
         let bytes = self.input.get(start..end).unwrap_or_default();
         std::str::from_utf8(bytes)
             .map_err(|e| self.error(ErrorCode::InvalidUtf8, start + e.valid_up_to()))
@@ -570,11 +645,23 @@ impl Parser<'_> {
     /// The JSON Pointer of the value being read.
     fn pointer(&self) -> String {
         let mut p = String::new();
-        for frame in &self.stack {
+        for (i, frame) in self.stack.iter().enumerate() {
             match frame {
-                Frame::Array(items) => pointer::push_index(&mut p, items.len()),
-                Frame::Object(object) => {
-                    if let Some(key) = &object.key {
+                Frame::Array { start } => {
+                    // This array's items end where the next open array's begin.
+                    let end = self
+                        .stack
+                        .iter()
+                        .skip(i + 1)
+                        .find_map(|f| match f {
+                            Frame::Array { start } => Some(*start),
+                            Frame::Object { .. } => None,
+                        })
+                        .unwrap_or(self.items.len());
+                    pointer::push_index(&mut p, end.saturating_sub(*start));
+                }
+                Frame::Object { key, .. } => {
+                    if let Some(key) = key {
                         pointer::push_token(&mut p, key);
                     }
                 }

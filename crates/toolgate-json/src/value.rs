@@ -149,14 +149,24 @@ pub struct Number {
     repr: Repr,
 }
 
+/// Lexemes up to this many bytes are stored inline, without an allocation.
+const INLINE: usize = 21;
+
 #[derive(Clone)]
 enum Repr {
     /// An integer lexeme that fits an `i64`, other than `-0`.
     Int(i64),
-    /// Any other integer lexeme (`-0`, or beyond `i64`), exactly as written.
-    BigInt(Box<str>),
-    /// A lexeme with a fraction or exponent, and its nearest double.
-    Float(Box<str>, f64),
+    /// Any other lexeme, exactly as written: `-0`, integers beyond `i64`, and
+    /// every lexeme with a fraction or exponent (known to be finite).
+    Inline {
+        is_int: bool,
+        len: u8,
+        bytes: [u8; INLINE],
+    },
+    Heap {
+        is_int: bool,
+        text: Box<str>,
+    },
 }
 
 impl Number {
@@ -170,16 +180,23 @@ impl Number {
         Self { repr: Repr::Int(v) }
     }
 
-    pub(crate) fn big_int(lexeme: &str) -> Self {
-        Self {
-            repr: Repr::BigInt(lexeme.into()),
-        }
-    }
-
-    pub(crate) fn float(lexeme: &str, value: f64) -> Self {
-        Self {
-            repr: Repr::Float(lexeme.into(), value),
-        }
+    /// A lexeme the parser has checked (ASCII, RFC 8259 grammar, finite).
+    pub(crate) fn checked_lexeme(lexeme: &str, is_int: bool) -> Self {
+        let raw = lexeme.as_bytes();
+        let repr = match u8::try_from(raw.len()) {
+            Ok(len) if raw.len() <= INLINE => {
+                let mut bytes = [0u8; INLINE];
+                for (slot, b) in bytes.iter_mut().zip(raw) {
+                    *slot = *b;
+                }
+                Repr::Inline { is_int, len, bytes }
+            }
+            _ => Repr::Heap {
+                is_int,
+                text: lexeme.into(),
+            },
+        };
+        Self { repr }
     }
 
     /// The number from a finite double. Returns `None` for NaN and infinities.
@@ -187,30 +204,44 @@ impl Number {
         if !value.is_finite() {
             return None;
         }
-        let text = number::format_f64(value);
-        Some(Self::float(&text, value))
+        Some(Self::checked_lexeme(&number::format_f64(value), false))
+    }
+
+    /// The stored lexeme, for every representation but `Int`.
+    fn text(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::Int(_) => None,
+            // INVARIANT: inline bytes were copied from a `&str` of `len` bytes.
+            Repr::Inline { len, bytes, .. } => bytes
+                .get(..usize::from(*len))
+                .and_then(|b| std::str::from_utf8(b).ok()),
+            Repr::Heap { text, .. } => Some(text),
+        }
     }
 
     /// The number exactly as it was written.
     pub fn lexeme(&self) -> Cow<'_, str> {
         match &self.repr {
             Repr::Int(v) => Cow::Owned(v.to_string()),
-            Repr::BigInt(s) | Repr::Float(s, _) => Cow::Borrowed(s),
+            _ => Cow::Borrowed(self.text().unwrap_or_default()),
         }
     }
 
     /// Whether the lexeme is an integer lexeme: no fraction and no exponent.
     /// `3.0` and `1e2` are not; `-0` is.
     pub fn is_integer_lexeme(&self) -> bool {
-        !matches!(self.repr, Repr::Float(..))
+        match &self.repr {
+            Repr::Int(_) => true,
+            Repr::Inline { is_int, .. } | Repr::Heap { is_int, .. } => *is_int,
+        }
     }
 
     /// The value as an `i64`, if it is an integer lexeme within range.
     pub fn as_i64(&self) -> Option<i64> {
         match &self.repr {
             Repr::Int(v) => Some(*v),
-            Repr::BigInt(s) => s.parse().ok(),
-            Repr::Float(..) => None,
+            _ if self.is_integer_lexeme() => self.text()?.parse().ok(),
+            _ => None,
         }
     }
 
@@ -218,14 +249,11 @@ impl Number {
     pub fn as_u64(&self) -> Option<u64> {
         match &self.repr {
             Repr::Int(v) => u64::try_from(*v).ok(),
-            Repr::BigInt(s) => {
-                if s.as_ref() == "-0" {
-                    Some(0)
-                } else {
-                    s.parse().ok()
-                }
-            }
-            Repr::Float(..) => None,
+            _ if self.is_integer_lexeme() => match self.text()? {
+                "-0" => Some(0),
+                s => s.parse().ok(),
+            },
+            _ => None,
         }
     }
 
@@ -238,8 +266,7 @@ impl Number {
                 reason = "nearest double is what this accessor promises"
             )]
             Repr::Int(v) => *v as f64,
-            Repr::BigInt(s) => s.parse().ok()?,
-            Repr::Float(_, f) => *f,
+            _ => self.text()?.parse().ok()?,
         };
         v.is_finite().then_some(v)
     }
@@ -248,8 +275,12 @@ impl Number {
     pub fn is_negative(&self) -> bool {
         match &self.repr {
             Repr::Int(v) => *v < 0,
-            Repr::BigInt(s) => s.starts_with('-') && s.as_ref() != "-0",
-            Repr::Float(_, f) => *f < 0.0,
+            _ => {
+                let text = self.text().unwrap_or_default();
+                text.starts_with('-')
+                    && text.bytes().any(|b| (b'1'..=b'9').contains(&b))
+                    && self.as_f64().is_none_or(|f| f != 0.0)
+            }
         }
     }
 
@@ -257,14 +288,11 @@ impl Number {
     pub fn canonical(&self) -> Cow<'_, str> {
         match &self.repr {
             Repr::Int(v) => Cow::Owned(number::canonical_i64(*v)),
-            Repr::BigInt(s) => {
-                if s.as_ref() == "-0" {
-                    Cow::Borrowed("0")
-                } else {
-                    Cow::Borrowed(s)
-                }
-            }
-            Repr::Float(_, f) => Cow::Owned(number::format_f64(*f)),
+            _ if self.is_integer_lexeme() => match self.text().unwrap_or_default() {
+                "-0" => Cow::Borrowed("0"),
+                s => Cow::Borrowed(s),
+            },
+            _ => Cow::Owned(number::format_f64(self.as_f64().unwrap_or_default())),
         }
     }
 }
@@ -279,7 +307,7 @@ impl From<u64> for Number {
     fn from(v: u64) -> Self {
         match i64::try_from(v) {
             Ok(i) => Self::int(i),
-            Err(_) => Self::big_int(&v.to_string()),
+            Err(_) => Self::checked_lexeme(&v.to_string(), true),
         }
     }
 }
