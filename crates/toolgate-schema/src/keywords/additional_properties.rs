@@ -1,0 +1,120 @@
+//! `additionalProperties`: members not named by `properties` nor matched by
+//! `patternProperties` of the same schema. Also closes objects in strict mode.
+
+use regress::Regex;
+use toolgate_json::{Object, Value};
+
+use crate::compiler::{boxed, Kw};
+use crate::error::{CompileError, ErrorCode};
+use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
+
+/// The compiled `additionalProperties` keyword.
+#[derive(Debug)]
+pub(crate) struct AdditionalProperties {
+    names: Vec<Box<str>>,
+    patterns: Vec<Regex>,
+    node: NodeId,
+    /// The subschema is `false`: report `unknown_property` without evaluating.
+    deny: bool,
+    location: Box<str>,
+}
+
+fn siblings(obj: &Object) -> Vec<Box<str>> {
+    let mut names: Vec<Box<str>> = obj
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().map(Into::into).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn sibling_patterns(obj: &Object) -> Result<Vec<Regex>, String> {
+    match obj.get("patternProperties").and_then(Value::as_object) {
+        Some(p) => p.keys().map(super::compile_regex).collect(),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Compiles `additionalProperties`: a schema.
+pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
+    let node = kw.sub(&[])?;
+    let patterns = sibling_patterns(kw.s.obj).map_err(|e| {
+        kw.error(
+            crate::CompileErrorCode::InvalidRegex,
+            format!("a `patternProperties` key is not an ECMA-262 regular expression: {e}"),
+        )
+    })?;
+    Ok(boxed(AdditionalProperties {
+        names: siblings(kw.s.obj),
+        patterns,
+        node,
+        deny: matches!(v, Value::Bool(false)),
+        location: kw.location(),
+    }))
+}
+
+/// The implicit `additionalProperties: false` of a closed object (strict mode).
+pub(crate) fn closed(
+    obj: &Object,
+    false_node: NodeId,
+    location: Box<str>,
+) -> Result<Box<dyn Keyword>, CompileError> {
+    let patterns = sibling_patterns(obj).map_err(|e| {
+        CompileError::new(
+            crate::CompileErrorCode::InvalidRegex,
+            location.to_string(),
+            format!("a `patternProperties` key is not an ECMA-262 regular expression: {e}"),
+        )
+    })?;
+    Ok(Box::new(AdditionalProperties {
+        names: siblings(obj),
+        patterns,
+        node: false_node,
+        deny: true,
+        location,
+    }))
+}
+
+impl Keyword for AdditionalProperties {
+    fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
+        let Value::Object(o) = v else { return true };
+        let mut ok = true;
+        for (i, (k, member)) in o.iter().enumerate() {
+            if self.names.binary_search_by(|n| n.as_ref().cmp(k)).is_ok()
+                || self.patterns.iter().any(|re| re.find(k).is_some())
+            {
+                continue;
+            }
+            if self.deny {
+                ok = false;
+                cx.fail(
+                    ErrorCode::UnknownProperty,
+                    &Path::Key(at, k),
+                    &self.location,
+                    member,
+                    || "member is not allowed".to_owned(),
+                );
+            } else {
+                ok &= cx.eval(self.node, member, &Path::Key(at, k));
+                ann.mark_prop(i);
+            }
+            if !ok && !cx.collect {
+                return false;
+            }
+        }
+        ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::check_standard;
+
+    #[test]
+    fn additional() {
+        let s = r#"{"properties":{"a":true},"patternProperties":{"^x":true},"additionalProperties":{"type":"integer"}}"#;
+        assert!(check_standard(s, r#"{"a":"s","xy":"s","b":1}"#));
+        assert!(!check_standard(s, r#"{"b":"s"}"#));
+    }
+}

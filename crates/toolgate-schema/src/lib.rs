@@ -1,0 +1,82 @@
+//! Compiles a tool's JSON Schema (draft 2020-12) into a strict validator that
+//! never coerces, and lints schemas that are too loose for a tool gate.
+//!
+//! - [`Schema::compile`] turns a schema (a [`toolgate_json::Value`]) and
+//!   [`Options`] into an immutable, cheaply cloned [`Schema`], or a
+//!   [`CompileError`] naming the keyword and its schema pointer. Nothing is
+//!   silently ignored in strict mode: a keyword toolgate cannot enforce is a
+//!   compile error.
+//! - [`Schema::is_valid`] is the fast path; [`Schema::validate`] lists every
+//!   violation (up to [`Options::max_errors`]) as [`ValidationErrors`], each
+//!   with a stable [`ErrorCode`], the instance JSON Pointer and the schema
+//!   keyword location. [`ValidationError::masked`] renders one without any
+//!   instance value, for feeding back to a model.
+//! - [`lint()`] flags schemas that are too loose for a gate, as [`Finding`]s.
+//!
+//! # Modes
+//!
+//! [`Mode::Strict`] (the default) differs from the specification where the
+//! specification would let a model's mistake through:
+//!
+//! | | standard | strict |
+//! |---|---|---|
+//! | `{"type":"integer"}` vs `3.0`, `1e2`, `-0.0` | valid | `type_mismatch` |
+//! | `properties` without `additionalProperties`/`unevaluatedProperties` | open | closed: `unknown_property` |
+//! | `format` | annotation (unless [`Options::format_assertion`]) | assertion; a format without a checker does not compile |
+//! | unknown keyword | ignored | `unknown_keyword` compile error |
+//! | draft-07 keywords (`definitions`, `dependencies`, `additionalItems`) | ignored as unknown | `unsupported_keyword` |
+//!
+//! Both modes compare numbers exactly (decimal lexemes, no floating point),
+//! treat `null` as a value (a `null` member is present, and is checked against
+//! its schema), and refuse a `$schema` of draft-04/06/07 or 2019-09 with
+//! `unsupported_draft` (only 2020-12 semantics are implemented; `items` arrays
+//! and `definitions` have 2020-12 spellings).
+//!
+//! In strict mode an object schema closes only where it stands on its own: the
+//! branches of `allOf`/`anyOf`/`oneOf`, `not`, `if`/`then`/`else` and
+//! `dependentSchemas` are left open, and their enclosing schema closes over the
+//! members they declare (as `unevaluatedProperties: false` would).
+//!
+//! ```
+//! use toolgate_json::from_str;
+//! use toolgate_schema::{ErrorCode, Options, Schema};
+//!
+//! let schema = from_str(r#"{
+//!     "type": "object",
+//!     "properties": {"amount": {"type": "integer", "minimum": 1, "maximum": 500}},
+//!     "required": ["amount"]
+//! }"#)?;
+//! let schema = Schema::compile(&schema, &Options::new())?;
+//! assert!(schema.is_valid(&from_str(r#"{"amount": 300}"#)?));
+//!
+//! let errors = schema.validate(&from_str(r#"{"amount": "300", "note": "x"}"#)?).unwrap_err();
+//! let codes: Vec<_> = errors.iter().map(|e| e.code()).collect();
+//! assert_eq!(codes, [ErrorCode::TypeMismatch, ErrorCode::UnknownProperty]);
+//! assert_eq!(errors.as_slice()[0].masked(), "type_mismatch at `/amount`: expected integer");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Remote `$ref`s are never fetched: register documents with
+//! [`Options::register`]. The draft 2020-12 meta-schemas are bundled.
+
+mod compiler;
+mod decimal;
+mod error;
+mod format;
+mod keywords;
+mod lint;
+mod meta;
+mod options;
+mod schema;
+mod uri;
+mod validator;
+
+#[cfg(test)]
+mod test_util;
+
+pub use crate::{
+    error::{CompileError, CompileErrorCode, ErrorCode, ValidationError, ValidationErrors},
+    lint::{lint, Finding, FindingCode},
+    options::{Mode, Options},
+    schema::Schema,
+};

@@ -1,0 +1,3 @@
+//! Differential test against the `jsonschema` crate (placeholder until the generator lands).
+
+fn main() {}
