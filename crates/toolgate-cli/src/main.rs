@@ -3,9 +3,11 @@
 //! Exit codes, for every subcommand:
 //! - `0`: every input was accepted;
 //! - `1`: at least one input was rejected;
-//! - `2`: usage error, unreadable input, or a configuration that does not load.
+//! - `2`: usage error, unreadable input, or a schema or configuration that does
+//!   not load.
 
 mod json_check;
+mod schema_cmds;
 
 use std::process::ExitCode;
 
@@ -33,7 +35,27 @@ enum Command {
         #[command(subcommand)]
         command: JsonCommand,
     },
+    /// Validate instances against a JSON Schema, strictly (no coercion) unless
+    /// `--standard`; print every violation with its code, instance pointer and
+    /// keyword location.
+    #[command(after_help = VALIDATE_EXIT_CODES)]
+    Validate(schema_cmds::ValidateArgs),
+    /// Flag JSON Schemas that are too loose for a tool gate.
+    #[command(after_help = LINT_EXIT_CODES)]
+    Lint(schema_cmds::LintArgs),
 }
+
+const VALIDATE_EXIT_CODES: &str = "\
+Exit codes:
+  0  every instance valid
+  1  at least one instance invalid (or not strict JSON)
+  2  the schema does not compile, usage error, or an unreadable file";
+
+const LINT_EXIT_CODES: &str = "\
+Exit codes:
+  0  no findings
+  1  at least one finding
+  2  usage error, or a schema that cannot be read or is not strict JSON";
 
 #[derive(Debug, Subcommand)]
 enum JsonCommand {
@@ -49,6 +71,8 @@ fn main() -> ExitCode {
         Command::Json {
             command: JsonCommand::Check(args),
         } => json_check::run(&args),
+        Command::Validate(args) => schema_cmds::validate(&args),
+        Command::Lint(args) => schema_cmds::lint(&args),
     };
     match result {
         Ok(code) => code,

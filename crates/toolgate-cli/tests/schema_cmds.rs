@@ -1,0 +1,179 @@
+//! Black-box tests of `toolgate validate` and `toolgate lint`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed assumption should fail the test loudly"
+)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn toolgate(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn example(name: &str) -> String {
+    let root = toolgate_testkit::workspace_root(env!("CARGO_MANIFEST_DIR")).unwrap();
+    root.join("examples")
+        .join(name)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn temp(name: &str, content: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolgate-schema-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, content).unwrap();
+    path
+}
+
+#[test]
+fn valid_instance_exits_0() {
+    let schema = example("schemas/refund.json");
+    let out = toolgate(
+        &["validate", "--schema", &schema, "-"],
+        br#"{"action":"refund","order_id":"A-1234","amount":300,"notify_customer":true}"#,
+    );
+    assert_eq!(text(&out.stdout), "-: valid\n");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn every_violation_is_listed_without_values() {
+    let schema = example("schemas/refund.json");
+    let out = toolgate(
+        &["validate", "--schema", &schema, "-"],
+        br#"{"action":"refund","order_id":"A-1234\n","amount":"1200","notify_customer":"yes","is_admin":true}"#,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    for expected in [
+        "pattern at `/order_id`",
+        "type_mismatch at `/amount`",
+        "type_mismatch at `/notify_customer`",
+        "unknown_property at `/is_admin`",
+        "[keyword `/properties/amount/type`]",
+    ] {
+        assert!(stdout.contains(expected), "missing {expected}: {stdout}");
+    }
+    assert!(
+        !stdout.contains("1200") && !stdout.contains("yes"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn strict_is_the_default_and_standard_follows_the_spec() {
+    let schema = example("schemas/refund.json");
+    let float = br#"{"action":"refund","order_id":"A-1234","amount":300.0,"notify_customer":true}"#;
+    let strict = toolgate(&["validate", "--schema", &schema, "-"], float);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(text(&strict.stdout).contains("type_mismatch at `/amount`"));
+    let standard = toolgate(&["validate", "--standard", "--schema", &schema, "-"], float);
+    assert_eq!(
+        standard.status.code(),
+        Some(0),
+        "{}",
+        text(&standard.stdout)
+    );
+}
+
+#[test]
+fn json_output_is_one_object_per_instance() {
+    let schema = example("schemas/refund.json");
+    let bad = temp("dup.json", br#"{"amount":1,"amount":2}"#);
+    let out = toolgate(
+        &[
+            "validate",
+            "--json",
+            "--schema",
+            &schema,
+            "-",
+            bad.to_str().unwrap(),
+        ],
+        br#"{"action":"refund","order_id":"A-1234","amount":0,"notify_customer":true}"#,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2);
+    let first = toolgate_json::from_str(lines[0]).unwrap();
+    assert_eq!(
+        first.pointer("/valid"),
+        Some(&toolgate_json::Value::Bool(false))
+    );
+    assert_eq!(
+        first.pointer("/errors/0/code").and_then(|v| v.as_str()),
+        Some("out_of_range")
+    );
+    assert_eq!(
+        first
+            .pointer("/errors/0/instance_pointer")
+            .and_then(|v| v.as_str()),
+        Some("/amount")
+    );
+    let second = toolgate_json::from_str(lines[1]).unwrap();
+    assert_eq!(
+        second.pointer("/parse_error/code").and_then(|v| v.as_str()),
+        Some("duplicate_key")
+    );
+}
+
+#[test]
+fn a_schema_that_does_not_compile_exits_2() {
+    let schema = temp("bad_schema.json", br#"{"type":"object","propertiez":{}}"#);
+    let out = toolgate(
+        &["validate", "--schema", schema.to_str().unwrap(), "-"],
+        b"{}",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("does not compile") && stderr.contains("propertiez"),
+        "{stderr}"
+    );
+    let schema = temp("dup_schema.json", br#"{"type":"object","type":"string"}"#);
+    let out = toolgate(
+        &["validate", "--schema", schema.to_str().unwrap(), "-"],
+        b"{}",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("duplicate_key"));
+}
+
+#[test]
+fn lint_flags_loose_schemas() {
+    let loose = temp(
+        "loose.json",
+        br#"{"type":"object","properties":{"n":{"type":"integer"},"url":{"type":"string","format":"uri"}}}"#,
+    );
+    let out = toolgate(&["lint", loose.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("at `/properties/n`"), "{stdout}");
+    assert!(stdout.contains("at `/properties/url`"), "{stdout}");
+    let tight = example("schemas/refund.json");
+    let out = toolgate(&["lint", &tight], b"");
+    assert_eq!(text(&out.stdout), format!("{tight}: no findings\n"));
+    assert_eq!(out.status.code(), Some(0));
+    let out = toolgate(&["lint", "/nonexistent/schema.json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
