@@ -53,6 +53,9 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
     let mut mask = 0;
     for n in &names {
         let b = bit(n).ok_or_else(|| kw.invalid("one of the seven JSON Schema type names"))?;
+        if mask & b != 0 {
+            return Err(kw.invalid("a list of distinct type names"));
+        }
         mask |= b;
     }
     Ok(boxed(Type {
