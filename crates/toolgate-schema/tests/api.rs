@@ -1,6 +1,12 @@
 //! The public API, table-driven: threat 2 ("the validator helps") cases, error
 //! codes and positions, masked rendering, compile errors, limits.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    reason = "test helpers outside `#[test]` functions"
+)]
+
 use toolgate_json::{from_str, Value};
 use toolgate_schema::{CompileErrorCode, ErrorCode, Mode, Options, Schema};
 
