@@ -58,6 +58,9 @@
 //!
 //! Remote `$ref`s are never fetched: register documents with
 //! [`Options::register`]. The draft 2020-12 meta-schemas are bundled.
+//!
+//! The design decisions, the conformance results and the expected failures
+//! are in the crate's `README.md`.
 
 mod compiler;
 mod decimal;
