@@ -78,7 +78,7 @@ fn response_finish(o: &Object, at: &str) -> Result<Finish, Error> {
             .and_then(|e| e.get("code"))
             .and_then(Value::as_str)
             .unwrap_or("error");
-        f = f.worst(Finish::error(code));
+        f = Finish::error(code).worst(f);
     }
     Ok(f)
 }
