@@ -781,3 +781,41 @@ fn error_events_end_streams() {
         "openai stream refused(refusal)"
     );
 }
+
+/// A body read as another provider's format is refused: a configured format
+/// never turns a response with calls into one without.
+#[test]
+fn wrong_format_is_refused() {
+    let samples = [
+        ("openai-chat/oa-chat-01.json", Format::OpenAiChat),
+        ("openai-chat/oa-chat-06.sse", Format::OpenAiChat),
+        ("openai-responses/oa-resp-01.json", Format::OpenAiResponses),
+        ("openai-responses/oa-resp-03.sse", Format::OpenAiResponses),
+        ("anthropic/an-01.json", Format::Anthropic),
+        ("anthropic/an-05.sse", Format::Anthropic),
+        ("gemini/gm-01.json", Format::Gemini),
+        ("gemini/x-stream.sse", Format::Gemini),
+        ("mcp/mcp-02.json", Format::Mcp),
+    ];
+    for (rel, own) in samples {
+        let body = read_file(rel);
+        for format in Format::ALL {
+            let result = adapter::read(&body, format);
+            if format == own || format == Format::Auto {
+                assert!(!result.unwrap().calls.is_empty(), "{rel} as {format}");
+            } else {
+                assert!(result.is_err(), "{rel} as {format}: {}", summary(&result));
+            }
+        }
+    }
+}
+
+#[test]
+fn responses_sequence_numbers_increase() {
+    let body = String::from_utf8(read_file("openai-responses/oa-resp-03.sse")).unwrap();
+    let swapped = body.replace("\"sequence_number\":4", "\"sequence_number\":3");
+    assert_eq!(
+        summary(&adapter::read(swapped.as_bytes(), Format::Auto)),
+        "error stream_protocol @/2/sequence_number"
+    );
+}

@@ -64,6 +64,9 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
 
 fn chunk(v: &Value, at: &str, state: &mut State, ctx: &mut Ctx<'_>) -> Result<(), Error> {
     let o = walk::as_object(v, at)?;
+    if !o.contains_key("candidates") && !o.contains_key("promptFeedback") {
+        return Err(Error::new(ErrorCode::MissingField, key(at, "candidates")));
+    }
     let pf_at = key(at, "promptFeedback");
     if let Some(pf) = walk::opt_object(o, "promptFeedback", at)? {
         if let Some(reason) = walk::opt_str(pf, "blockReason", &pf_at)? {

@@ -188,6 +188,9 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
                 .unwrap_or("error");
             error = Some(Finish::error(kind));
         }
+        if !o.contains_key("choices") && !o.contains_key("error") {
+            return Err(Error::new(ErrorCode::MissingField, key(&at, "choices")));
+        }
         let c_at = key(&at, "choices");
         for (i, choice) in walk::opt_array(o, "choices", &at)?.iter().enumerate() {
             let ch_at = walk::idx(&c_at, i);

@@ -227,6 +227,7 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
     let mut refused = false;
     let mut terminal: Option<Finish> = None;
     let mut final_output: Option<(Value, String)> = None;
+    let mut sequence: Option<usize> = None;
     for event in events {
         if terminal.is_some() {
             return Err(Error::new(ErrorCode::StreamProtocol, event.pointer()));
@@ -239,8 +240,20 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
         let at = event.pointer();
         let o = walk::as_object(&v, &at)?;
         let kind = walk::req_str(o, "type", &at)?;
-        if event.name.as_deref().is_some_and(|n| n != kind) {
+        if event.name.as_deref().is_some_and(|n| n != kind)
+            || !(kind.starts_with("response.") || kind == "error")
+        {
             return Err(Error::new(ErrorCode::StreamProtocol, key(&at, "type")));
+        }
+        if walk::opt(o, "sequence_number").is_some() {
+            let n = walk::req_index(o, "sequence_number", &at)?;
+            if sequence.is_some_and(|prev| n <= prev) {
+                return Err(Error::new(
+                    ErrorCode::StreamProtocol,
+                    key(&at, "sequence_number"),
+                ));
+            }
+            sequence = Some(n);
         }
         match kind {
             "response.output_item.added" => {
