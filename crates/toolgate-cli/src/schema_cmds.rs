@@ -48,10 +48,10 @@ pub struct LintArgs {
 }
 
 /// Reads and strictly parses a schema file; any failure is a usage-level error.
-fn load_schema(path: &PathBuf) -> anyhow::Result<Value> {
+fn load_schema(path: &PathBuf) -> anyhow::Result<Value<'static>> {
     let limit = Limit::InputBytes.default_value();
     let bytes = read_input(path, limit)?;
-    toolgate_json::from_slice(&bytes).map_err(|e| {
+    let value = toolgate_json::from_slice(&bytes).map_err(|e| {
         anyhow!(
             "`{}` is not strict JSON: {} at line {} column {} at `{}`",
             path.display(),
@@ -60,7 +60,8 @@ fn load_schema(path: &PathBuf) -> anyhow::Result<Value> {
             e.column(),
             e.pointer()
         )
-    })
+    })?;
+    Ok(value.into_owned())
 }
 
 /// Runs `toolgate validate`.
@@ -155,7 +156,7 @@ impl Report {
     /// "keyword_location", "message"}], "truncated"}`; an instance that is not
     /// strict JSON has `"parse_error": {"code", "pointer", "line", "column"}`
     /// instead of `errors`. Messages never contain instance values.
-    fn to_json(&self, name: &str) -> Value {
+    fn to_json<'a>(&'a self, name: &'a str) -> Value<'a> {
         let mut o = Object::new();
         o.insert("input", Value::from(name));
         o.insert("valid", Value::Bool(matches!(self, Self::Valid)));

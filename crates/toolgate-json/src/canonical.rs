@@ -23,14 +23,14 @@ use sha2::{Digest as _, Sha256};
 use crate::value::Value;
 
 /// The canonical JSON text of `value`.
-pub fn to_string(value: &Value) -> String {
+pub fn to_string(value: &Value<'_>) -> String {
     let mut out = String::new();
     write_value(&mut out, value);
     out
 }
 
 /// The SHA-256 digest of the canonical JSON text of `value`.
-pub fn digest(value: &Value) -> Digest {
+pub fn digest(value: &Value<'_>) -> Digest {
     Digest::of(to_string(value).as_bytes())
 }
 
@@ -71,7 +71,7 @@ impl fmt::Debug for Digest {
     }
 }
 
-fn write_value(out: &mut String, value: &Value) {
+fn write_value(out: &mut String, value: &Value<'_>) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),
@@ -89,7 +89,7 @@ fn write_value(out: &mut String, value: &Value) {
             out.push(']');
         }
         Value::Object(object) => {
-            let mut members: Vec<(&str, &Value)> = object.iter().collect();
+            let mut members: Vec<(&str, &Value<'_>)> = object.iter().collect();
             members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
             out.push('{');
             for (i, (k, v)) in members.into_iter().enumerate() {

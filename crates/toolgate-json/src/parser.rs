@@ -1,6 +1,7 @@
 //! The strict parser: one pass over the bytes, an explicit stack instead of
 //! recursion, every limit checked as it is reached.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
@@ -20,7 +21,7 @@ use crate::value::{Object, Value};
 /// assert!(options.parse(br#"{"a":[1,2]}"#).is_ok());
 /// # Ok::<(), toolgate_json::LimitError>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
     limits: Limits,
     allow_noncharacters: bool,
@@ -51,8 +52,9 @@ impl ParseOptions {
     }
 
     /// Parses one JSON text.
-    pub fn parse(&self, input: &[u8]) -> Result<Value, Error> {
+    pub fn parse<'a>(&self, input: &'a [u8]) -> Result<Value<'a>, Error> {
         let (items, members) = SCRATCH.with(|s| s.take());
+        let (items, members) = (recycle(items), recycle(members));
         let mut parser = Parser {
             input,
             // One validation of the whole input lets every string be sliced
@@ -60,7 +62,7 @@ impl ParseOptions {
             // string by string, to report the exact place.
             text: std::str::from_utf8(input).ok(),
             pos: 0,
-            options: self,
+            options: *self,
             values: 0,
             stack: Vec::new(),
             items,
@@ -73,7 +75,7 @@ impl ParseOptions {
         // Keep modest scratch space for the next parse on this thread; a
         // huge document's space is given back.
         if parser.items.capacity() <= SCRATCH_KEEP && parser.members.capacity() <= SCRATCH_KEEP {
-            SCRATCH.with(|s| s.set((parser.items, parser.members)));
+            SCRATCH.with(|s| s.set((recycle(parser.items), recycle(parser.members))));
         }
         result
     }
@@ -88,16 +90,23 @@ impl ParseOptions {
 /// let e = toolgate_json::from_slice(br#"{"limit":10,"\u006cimit":1000000}"#).unwrap_err();
 /// assert_eq!(e.code().as_str(), "duplicate_key");
 /// ```
-pub fn from_slice(input: &[u8]) -> Result<Value, Error> {
+pub fn from_slice(input: &[u8]) -> Result<Value<'_>, Error> {
     ParseOptions::new().parse(input)
 }
 
 /// Parses one JSON text given as `&str` (the same rules as [`from_slice`]).
-pub fn from_str(input: &str) -> Result<Value, Error> {
+pub fn from_str(input: &str) -> Result<Value<'_>, Error> {
     from_slice(input.as_bytes())
 }
 
-type Scratch = (Vec<Value>, Vec<(String, Value)>);
+type Scratch = (Vec<Value<'static>>, Vec<(Cow<'static, str>, Value<'static>)>);
+
+/// Reuses an empty vector's allocation for another element lifetime. The
+/// standard library collects a `filter_map` over `vec::IntoIter` in place when
+/// the layouts match, so this moves no element and allocates nothing.
+fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
+    v.into_iter().filter_map(|_| None).collect()
+}
 
 thread_local! {
     /// The item and member stacks, reused by the next parse on this thread.
@@ -113,14 +122,14 @@ const INDEX_THRESHOLD: usize = 16;
 /// An open container. Items and members of every open container live in the
 /// parser's two scratch stacks; a frame remembers where its own begin, so a
 /// closed container is moved out in one exact-size allocation.
-enum Frame {
+enum Frame<'a> {
     Array {
         start: usize,
     },
     Object {
         start: usize,
         /// The name of the member whose value is being read.
-        key: Option<String>,
+        key: Option<Cow<'a, str>>,
         /// Hashes of the member names, built once the object grows large.
         index: Option<HashSet<u64>>,
     },
@@ -129,7 +138,7 @@ enum Frame {
 /// Records `key` as the next member name of the object whose members are
 /// `members`; `true` if it is a duplicate.
 fn is_duplicate(
-    members: &[(String, Value)],
+    members: &[(Cow<'_, str>, Value<'_>)],
     index: &mut Option<HashSet<u64>>,
     key: &str,
     state: &mut Option<RandomState>,
@@ -141,7 +150,7 @@ fn is_duplicate(
     let index = index.get_or_insert_with(|| {
         members
             .iter()
-            .map(|(k, _)| state.hash_one(k.as_str()))
+            .map(|(k, _)| state.hash_one(k.as_ref()))
             .collect()
     });
     if index.insert(state.hash_one(key)) {
@@ -157,11 +166,11 @@ struct Parser<'a> {
     /// The input as text, when it is valid UTF-8 as a whole.
     text: Option<&'a str>,
     pos: usize,
-    options: &'a ParseOptions,
+    options: ParseOptions,
     values: usize,
-    stack: Vec<Frame>,
-    items: Vec<Value>,
-    members: Vec<(String, Value)>,
+    stack: Vec<Frame<'a>>,
+    items: Vec<Value<'a>>,
+    members: Vec<(Cow<'a, str>, Value<'a>)>,
     hash_state: Option<RandomState>,
 }
 
@@ -239,7 +248,7 @@ fn is_noncharacter(cp: u32) -> bool {
 }
 
 impl<'a> Parser<'a> {
-    fn run(&mut self) -> Result<Value, Error> {
+    fn run(&mut self) -> Result<Value<'a>, Error> {
         let limits = self.options.limits;
         if self.input.len() > limits.input_bytes {
             return Err(self.error(ErrorCode::TooLarge, limits.input_bytes));
@@ -386,7 +395,7 @@ impl<'a> Parser<'a> {
                 self.input,
                 key_offset,
                 pointer,
-                Some(key),
+                Some(key.into_owned()),
             ));
         }
         self.expect_colon()?;
@@ -436,7 +445,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &'static [u8], value: Value) -> Result<Value, Error> {
+    fn literal(&mut self, word: &'static [u8], value: Value<'a>) -> Result<Value<'a>, Error> {
         let rest = self.input.get(self.pos..).unwrap_or_default();
         if rest.starts_with(word) {
             self.pos += word.len();
@@ -471,7 +480,7 @@ impl<'a> Parser<'a> {
         self.error(code, self.pos + common)
     }
 
-    fn parse_number(&mut self) -> Result<Value, Error> {
+    fn parse_number(&mut self) -> Result<Value<'a>, Error> {
         let start = self.pos;
         let rest = self.input.get(start..).unwrap_or_default();
         if rest.starts_with(b"-I") {
@@ -493,7 +502,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a string whose opening quote is at `self.pos`.
-    fn parse_string(&mut self) -> Result<String, Error> {
+    fn parse_string(&mut self) -> Result<Cow<'a, str>, Error> {
         let open = self.pos;
         let mut i = open + 1;
         let mut run_start = i;
@@ -509,9 +518,9 @@ impl<'a> Parser<'a> {
                     let s = match owned {
                         Some(mut s) => {
                             s.push_str(run);
-                            s
+                            Cow::Owned(s)
                         }
-                        None => run.to_owned(),
+                        None => Cow::Borrowed(run),
                     };
                     if s.len() > self.options.limits.string_bytes {
                         return Err(self.error(ErrorCode::StringTooLong, open));

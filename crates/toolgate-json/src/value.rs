@@ -8,11 +8,14 @@ use crate::number::{self, NumberError};
 
 /// A JSON value as accepted by the strict parser.
 ///
+/// Strings and member names without escapes borrow from the input (`'a`);
+/// [`Value::into_owned`] detaches a value from its input.
+///
 /// Equality compares values, not spellings: numbers are equal when their
 /// canonical forms are equal (`1.0 == 1`, `1E2 == 100`), objects when they hold
 /// the same members regardless of order.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     /// `null`.
     Null,
     /// `true` or `false`.
@@ -20,14 +23,14 @@ pub enum Value {
     /// A number, with its exact value.
     Number(Number),
     /// A string, unescaped.
-    String(String),
+    String(Cow<'a, str>),
     /// An array.
-    Array(Vec<Value>),
+    Array(Vec<Value<'a>>),
     /// An object.
-    Object(Object),
+    Object(Object<'a>),
 }
 
-impl Value {
+impl<'a> Value<'a> {
     /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -70,7 +73,7 @@ impl Value {
     }
 
     /// The items, if this is an array.
-    pub fn as_array(&self) -> Option<&[Value]> {
+    pub fn as_array(&self) -> Option<&[Value<'a>]> {
         match self {
             Self::Array(a) => Some(a),
             _ => None,
@@ -78,7 +81,7 @@ impl Value {
     }
 
     /// The members, if this is an object.
-    pub fn as_object(&self) -> Option<&Object> {
+    pub fn as_object(&self) -> Option<&Object<'a>> {
         match self {
             Self::Object(o) => Some(o),
             _ => None,
@@ -86,7 +89,7 @@ impl Value {
     }
 
     /// Looks up a value by JSON Pointer (RFC 6901). `""` is the value itself.
-    pub fn pointer(&self, pointer: &str) -> Option<&Value> {
+    pub fn pointer(&self, pointer: &str) -> Option<&Value<'a>> {
         if pointer.is_empty() {
             return Some(self);
         }
@@ -113,29 +116,41 @@ impl Value {
     pub fn to_canonical_string(&self) -> String {
         crate::canonical::to_string(self)
     }
+
+    /// The same value, owning all its strings.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Self::Null => Value::Null,
+            Self::Bool(b) => Value::Bool(b),
+            Self::Number(n) => Value::Number(n),
+            Self::String(s) => Value::String(Cow::Owned(s.into_owned())),
+            Self::Array(items) => Value::Array(items.into_iter().map(Value::into_owned).collect()),
+            Self::Object(o) => Value::Object(o.into_owned()),
+        }
+    }
 }
 
-impl From<bool> for Value {
+impl From<bool> for Value<'_> {
     fn from(b: bool) -> Self {
         Self::Bool(b)
     }
 }
 
-impl From<i64> for Value {
+impl From<i64> for Value<'_> {
     fn from(n: i64) -> Self {
         Self::Number(Number::from(n))
     }
 }
 
-impl From<&str> for Value {
-    fn from(s: &str) -> Self {
-        Self::String(s.to_owned())
+impl<'a> From<&'a str> for Value<'a> {
+    fn from(s: &'a str) -> Self {
+        Self::String(Cow::Borrowed(s))
     }
 }
 
-impl From<String> for Value {
+impl From<String> for Value<'_> {
     fn from(s: String) -> Self {
-        Self::String(s)
+        Self::String(Cow::Owned(s))
     }
 }
 
@@ -335,18 +350,18 @@ impl fmt::Display for Number {
 
 /// A JSON object: members in input order, member names unique.
 #[derive(Debug, Clone, Default)]
-pub struct Object {
+pub struct Object<'a> {
     // INVARIANT: no two members share a name.
-    members: Vec<(String, Value)>,
+    members: Vec<(Cow<'a, str>, Value<'a>)>,
 }
 
-impl Object {
+impl<'a> Object<'a> {
     /// An empty object.
     pub fn new() -> Self {
         Self::default()
     }
 
-    pub(crate) fn from_unique(members: Vec<(String, Value)>) -> Self {
+    pub(crate) fn from_unique(members: Vec<(Cow<'a, str>, Value<'a>)>) -> Self {
         Self { members }
     }
 
@@ -361,8 +376,11 @@ impl Object {
     }
 
     /// The value of the member with exactly this name.
-    pub fn get(&self, name: &str) -> Option<&Value> {
-        self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
+    pub fn get(&self, name: &str) -> Option<&Value<'a>> {
+        self.members
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
     }
 
     /// Whether a member with exactly this name exists.
@@ -371,7 +389,7 @@ impl Object {
     }
 
     /// Sets a member, returning the value it replaces. A new name goes last.
-    pub fn insert(&mut self, name: impl Into<String>, value: Value) -> Option<Value> {
+    pub fn insert(&mut self, name: impl Into<Cow<'a, str>>, value: Value<'a>) -> Option<Value<'a>> {
         let name = name.into();
         if let Some((_, slot)) = self.members.iter_mut().find(|(k, _)| *k == name) {
             return Some(std::mem::replace(slot, value));
@@ -381,40 +399,51 @@ impl Object {
     }
 
     /// Removes a member, returning its value.
-    pub fn remove(&mut self, name: &str) -> Option<Value> {
+    pub fn remove(&mut self, name: &str) -> Option<Value<'a>> {
         let index = self.members.iter().position(|(k, _)| k == name)?;
         Some(self.members.remove(index).1)
     }
 
     /// The members in input order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
-        self.members.iter().map(|(k, v)| (k.as_str(), v))
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value<'a>)> {
+        self.members.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// The member names in input order.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.members.iter().map(|(k, _)| k.as_str())
+        self.members.iter().map(|(k, _)| k.as_ref())
+    }
+
+    /// The same object, owning all its strings.
+    pub fn into_owned(self) -> Object<'static> {
+        Object {
+            members: self
+                .members
+                .into_iter()
+                .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
+                .collect(),
+        }
     }
 }
 
-impl PartialEq for Object {
+impl PartialEq for Object<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
     }
 }
 
-impl<'a> IntoIterator for &'a Object {
-    type Item = (&'a str, &'a Value);
-    type IntoIter = Box<dyn Iterator<Item = (&'a str, &'a Value)> + 'a>;
+impl<'o, 'a> IntoIterator for &'o Object<'a> {
+    type Item = (&'o str, &'o Value<'a>);
+    type IntoIter = Box<dyn Iterator<Item = (&'o str, &'o Value<'a>)> + 'o>;
 
     fn into_iter(self) -> Self::IntoIter {
         Box::new(self.iter())
     }
 }
 
-impl FromIterator<(String, Value)> for Object {
+impl<'a, K: Into<Cow<'a, str>>> FromIterator<(K, Value<'a>)> for Object<'a> {
     /// Collects members; a later member with an earlier name replaces it.
-    fn from_iter<I: IntoIterator<Item = (String, Value)>>(iter: I) -> Self {
+    fn from_iter<I: IntoIterator<Item = (K, Value<'a>)>>(iter: I) -> Self {
         let mut o = Object::new();
         for (k, v) in iter {
             o.insert(k, v);

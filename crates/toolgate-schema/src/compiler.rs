@@ -71,7 +71,7 @@ struct Scanned {
 pub(crate) struct Compiler {
     pub(crate) mode: Mode,
     pub(crate) format_option: bool,
-    docs: Vec<Arc<Value>>,
+    docs: Vec<Arc<Value<'static>>>,
     doc_uris: Vec<String>,
     resources: HashMap<String, Loc>,
     anchors: HashMap<String, Loc>,
@@ -102,7 +102,7 @@ impl Compiler {
             uses_dynamic_scope: false,
             false_node: None,
         };
-        c.add_document(DEFAULT_BASE, schema.clone());
+        c.add_document(DEFAULT_BASE, schema.clone().into_owned());
         for (u, doc) in &options.documents {
             let (base, frag) = uri::split_fragment(u);
             if !uri::has_scheme(base) || !frag.is_empty() {
@@ -135,7 +135,7 @@ impl Compiler {
         c.finish(root, options)
     }
 
-    fn add_document(&mut self, base: &str, doc: Value) {
+    fn add_document(&mut self, base: &str, doc: Value<'static>) {
         let index = self.docs.len();
         self.docs.push(Arc::new(doc));
         self.doc_uris.push(base.to_owned());
@@ -201,7 +201,7 @@ impl Compiler {
             self.dynamic_anchors
                 .entry(resource.clone())
                 .or_default()
-                .push((a.clone(), (doc, ptr.clone())));
+                .push((a.to_string(), (doc, ptr.clone())));
         }
         self.scanned.insert(
             (doc, ptr.clone()),
@@ -566,7 +566,7 @@ pub(crate) struct SchemaCtx<'a> {
     pub(crate) doc: usize,
     pub(crate) ptr: String,
     pub(crate) base: String,
-    pub(crate) obj: &'a Object,
+    pub(crate) obj: &'a Object<'static>,
     pub(crate) vocab: Arc<Vocab>,
 }
 

@@ -146,7 +146,7 @@ fn types_of(o: &Object) -> Vec<&'static str> {
         return t;
     }
     let declared: Vec<&str> = match o.get("type") {
-        Some(Value::String(s)) => vec![s.as_str()],
+        Some(Value::String(s)) => vec![s.as_ref()],
         Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
         _ => return ALL_TYPES.to_vec(),
     };
@@ -310,7 +310,7 @@ fn check(o: &Object, ptr: &str, out: &mut Vec<Finding>) {
     }
     if let Some(Value::String(f)) = o.get("format") {
         if matches!(
-            f.as_str(),
+            f.as_ref(),
             "uri" | "uri-reference" | "iri" | "iri-reference"
         ) {
             push(
@@ -320,7 +320,7 @@ fn check(o: &Object, ptr: &str, out: &mut Vec<Finding>) {
                 format!("`format: {f}` strings need a URL policy at the gate (schemes, hosts, no private addresses)"),
             );
         }
-        if !crate::format::KNOWN.contains(&f.as_str()) {
+        if !crate::format::KNOWN.contains(&f.as_ref()) {
             push(
                 out,
                 FindingCode::UnknownFormat,
@@ -350,7 +350,7 @@ fn check(o: &Object, ptr: &str, out: &mut Vec<Finding>) {
 /// Whether two `anyOf` branches may accept a common value: they share a type
 /// and are not told apart by `const`/`enum` values or by a required member
 /// whose `const` differs (a discriminator).
-fn overlaps(a: &Value, b: &Value) -> bool {
+fn overlaps<'a>(a: &Value<'a>, b: &Value<'a>) -> bool {
     let (a, b) = match (a, b) {
         (Value::Bool(false), _) | (_, Value::Bool(false)) => return false,
         (Value::Object(a), Value::Object(b)) => (a, b),
@@ -361,13 +361,13 @@ fn overlaps(a: &Value, b: &Value) -> bool {
     if !ta.iter().any(|t| tb.contains(t)) {
         return false;
     }
-    let values = |o: &Object| -> Option<Vec<Value>> {
+    let values = |o: &Object<'a>| -> Option<Vec<Value<'a>>> {
         if let Some(c) = o.get("const") {
             return Some(vec![c.clone()]);
         }
         o.get("enum")
             .and_then(Value::as_array)
-            .map(<[Value]>::to_vec)
+            .map(<[Value<'a>]>::to_vec)
     };
     if let (Some(va), Some(vb)) = (values(a), values(b)) {
         return va.iter().any(|x| vb.contains(x));

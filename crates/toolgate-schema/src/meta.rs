@@ -230,8 +230,8 @@ const TEXTS: &[(&str, &str)] = &[
 ];
 
 /// The bundled meta-schemas, parsed once.
-pub(crate) fn documents() -> &'static [(&'static str, Value)] {
-    static DOCS: OnceLock<Vec<(&'static str, Value)>> = OnceLock::new();
+pub(crate) fn documents() -> &'static [(&'static str, Value<'static>)] {
+    static DOCS: OnceLock<Vec<(&'static str, Value<'static>)>> = OnceLock::new();
     DOCS.get_or_init(|| {
         TEXTS
             .iter()

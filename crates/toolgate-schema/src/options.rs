@@ -35,7 +35,7 @@ pub struct Options {
     pub(crate) mode: Mode,
     pub(crate) max_errors: usize,
     pub(crate) format_assertion: bool,
-    pub(crate) documents: Vec<(String, Value)>,
+    pub(crate) documents: Vec<(String, Value<'static>)>,
 }
 
 impl Default for Options {
@@ -85,8 +85,8 @@ impl Options {
     /// Registers a document that `$ref`s may point to, under an absolute URI.
     /// Nothing is ever fetched: a `$ref` to an unregistered URI is a compile error.
     #[must_use]
-    pub fn register(mut self, uri: impl Into<String>, document: Value) -> Self {
-        self.documents.push((uri.into(), document));
+    pub fn register(mut self, uri: impl Into<String>, document: Value<'_>) -> Self {
+        self.documents.push((uri.into(), document.into_owned()));
         self
     }
 }

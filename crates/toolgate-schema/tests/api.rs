@@ -10,7 +10,7 @@
 use toolgate_json::{from_str, Value};
 use toolgate_schema::{CompileErrorCode, ErrorCode, Mode, Options, Schema};
 
-fn json(s: &str) -> Value {
+fn json(s: &str) -> Value<'_> {
     from_str(s).unwrap()
 }
 

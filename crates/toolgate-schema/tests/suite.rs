@@ -131,7 +131,7 @@ fn corpora() -> PathBuf {
     }
 }
 
-fn read_json(path: &Path) -> Value {
+fn read_json(path: &Path) -> Value<'static> {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     // The suite's files hold noncharacters in a few strings; the strict
     // profile refuses them by default, so the harness admits them.
@@ -139,9 +139,10 @@ fn read_json(path: &Path) -> Value {
         .allow_noncharacters(true)
         .parse(&bytes)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .into_owned()
 }
 
-fn remotes(root: &Path) -> Vec<(String, Value)> {
+fn remotes(root: &Path) -> Vec<(String, Value<'static>)> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {

@@ -9,14 +9,14 @@ use crate::validator::{Ann, Cx, Keyword, Path};
 /// The compiled `const` keyword.
 #[derive(Debug)]
 pub(crate) struct Const {
-    value: Value,
+    value: Value<'static>,
     location: Box<str>,
 }
 
 /// Compiles `const`: any value.
 pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
     Ok(boxed(Const {
-        value: v.clone(),
+        value: v.clone().into_owned(),
         location: kw.location(),
     }))
 }

@@ -9,13 +9,18 @@ use crate::validator::{Ann, Cx, Keyword, Path};
 /// The compiled `enum` keyword.
 #[derive(Debug)]
 pub(crate) struct Enum {
-    values: Vec<Value>,
+    values: Vec<Value<'static>>,
     location: Box<str>,
 }
 
 /// Compiles `enum`: an array.
 pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
-    let values = v.as_array().ok_or_else(|| kw.invalid("an array"))?.to_vec();
+    let values = v
+        .as_array()
+        .ok_or_else(|| kw.invalid("an array"))?
+        .iter()
+        .map(|x| x.clone().into_owned())
+        .collect();
     Ok(boxed(Enum {
         values,
         location: kw.location(),

@@ -27,7 +27,7 @@ impl Keyword for PropertyNames {
         let Value::Object(o) = v else { return true };
         let mut ok = true;
         for (k, member) in o.iter() {
-            let name = Value::String(k.to_owned());
+            let name = Value::String(k.into());
             let here = Path::Key(at, k);
             if !cx.quietly(|cx| cx.eval(self.node, &name, &here)) {
                 ok = false;

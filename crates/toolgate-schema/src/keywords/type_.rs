@@ -40,7 +40,7 @@ fn bit(name: &str) -> Option<u8> {
 /// Compiles `type`: a type name or a non-empty list of unique names.
 pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
     let names: Vec<&str> = match v {
-        Value::String(s) => vec![s.as_str()],
+        Value::String(s) => vec![s.as_ref()],
         Value::Array(a) => a
             .iter()
             .map(|x| {

@@ -1,0 +1,147 @@
+//! End to end, raw argument bytes in, accept or reject out: toolgate (strict
+//! parse, then the strict validator) beside `serde_json::from_slice::<Value>`
+//! plus a `jsonschema` validator compiled once, in the same run, over the
+//! small, medium and large corpora.
+//!
+//! Before timing, every bad case of the corpus is run through both and the
+//! number each lets through is printed: toolgate must let none through.
+//!
+//! Run: `cargo bench -p toolgate-bench --bench validate`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs,
+    reason = "benchmark harness: a broken corpus should stop the run loudly; criterion's macros generate undocumented items"
+)]
+
+use std::collections::HashMap;
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use toolgate_schema::{Options, Schema};
+
+struct Validators {
+    ours: HashMap<String, Schema>,
+    theirs: HashMap<String, jsonschema::Validator>,
+}
+
+fn validators(corpora: &[toolgate_bench::Corpus]) -> Validators {
+    let mut v = Validators {
+        ours: HashMap::new(),
+        theirs: HashMap::new(),
+    };
+    for corpus in corpora {
+        for (tool, _) in &corpus.valid {
+            if v.ours.contains_key(tool) {
+                continue;
+            }
+            let text = toolgate_bench::schema_text(tool).unwrap();
+            let doc = toolgate_json::from_slice(&text).unwrap();
+            v.ours
+                .insert(tool.clone(), Schema::compile(&doc, &Options::new()).unwrap());
+            let doc: serde_json::Value = serde_json::from_slice(&text).unwrap();
+            v.theirs
+                .insert(tool.clone(), jsonschema::draft202012::new(&doc).unwrap());
+        }
+    }
+    v
+}
+
+/// toolgate's full path: strict parse, strict validation; on a reject the
+/// full error list is produced, as the gate would.
+fn ours(v: &Validators, tool: &str, raw: &[u8]) -> bool {
+    let schema = &v.ours[tool];
+    match toolgate_json::from_slice(raw) {
+        Ok(value) => schema.is_valid(&value) || black_box(schema.validate(&value)).is_ok(),
+        Err(e) => {
+            black_box(e);
+            false
+        }
+    }
+}
+
+fn theirs(v: &Validators, tool: &str, raw: &[u8]) -> bool {
+    match serde_json::from_slice::<serde_json::Value>(raw) {
+        Ok(value) => v.theirs[tool].is_valid(&value),
+        Err(_) => false,
+    }
+}
+
+fn report_bad_cases(corpora: &[toolgate_bench::Corpus], v: &Validators) {
+    eprintln!("bad cases let through (each line has exactly one defect):");
+    for corpus in corpora {
+        let mut kinds: Vec<(&str, usize, usize, usize)> = Vec::new();
+        for (tool, kind, raw) in &corpus.bad {
+            let i = match kinds.iter().position(|k| k.0 == kind) {
+                Some(i) => i,
+                None => {
+                    kinds.push((kind, 0, 0, 0));
+                    kinds.len() - 1
+                }
+            };
+            kinds[i].1 += 1;
+            if ours(v, tool, raw) {
+                kinds[i].2 += 1;
+            }
+            if theirs(v, tool, raw) {
+                kinds[i].3 += 1;
+            }
+        }
+        for (kind, total, through_ours, through_theirs) in kinds {
+            eprintln!(
+                "  {:<7} {kind:<22} {total:>5} cases: toolgate {through_ours:>5}, serde_json+jsonschema {through_theirs:>5}",
+                corpus.name
+            );
+            assert_eq!(through_ours, 0, "toolgate let a `{kind}` case through");
+        }
+    }
+}
+
+fn validate(c: &mut Criterion) {
+    let corpora = toolgate_bench::corpora().unwrap();
+    let v = validators(&corpora);
+    for corpus in &corpora {
+        for (tool, raw) in &corpus.valid {
+            assert!(ours(&v, tool, raw), "toolgate rejects a valid `{tool}` case");
+            assert!(theirs(&v, tool, raw), "the peer rejects a valid `{tool}` case");
+        }
+    }
+    report_bad_cases(&corpora, &v);
+    for corpus in &corpora {
+        let mut group = c.benchmark_group(format!("validate/{}", corpus.name));
+        if corpus.name == "small" {
+            group.throughput(Throughput::Elements(corpus.valid.len() as u64));
+        } else {
+            group.throughput(Throughput::Bytes(corpus.valid_bytes()));
+        }
+        if corpus.name == "large" {
+            group.sample_size(20);
+        }
+        let items: Vec<(&str, &[u8])> = corpus
+            .valid
+            .iter()
+            .map(|(t, b)| (t.as_str(), b.as_slice()))
+            .collect();
+        group.bench_function(BenchmarkId::from_parameter("toolgate_strict"), |b| {
+            b.iter(|| {
+                for (tool, raw) in &items {
+                    black_box(ours(&v, tool, black_box(raw)));
+                }
+            })
+        });
+        group.bench_function(BenchmarkId::from_parameter("serde_json+jsonschema"), |b| {
+            b.iter(|| {
+                for (tool, raw) in &items {
+                    black_box(theirs(&v, tool, black_box(raw)));
+                }
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, validate);
+criterion_main!(benches);
