@@ -69,6 +69,7 @@ mod format;
 mod keywords;
 mod lint;
 mod meta;
+mod names;
 mod options;
 mod schema;
 mod uri;

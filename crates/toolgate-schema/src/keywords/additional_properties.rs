@@ -6,12 +6,13 @@ use toolgate_json::{Object, Value};
 
 use crate::compiler::{boxed, Kw};
 use crate::error::{CompileError, ErrorCode};
+use crate::names::NameSet;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `additionalProperties` keyword.
 #[derive(Debug)]
 pub(crate) struct AdditionalProperties {
-    names: Vec<Box<str>>,
+    names: NameSet,
     patterns: Vec<Regex>,
     node: NodeId,
     /// The subschema is `false`: report `unknown_property` without evaluating.
@@ -19,14 +20,11 @@ pub(crate) struct AdditionalProperties {
     location: Box<str>,
 }
 
-fn siblings(obj: &Object) -> Vec<Box<str>> {
-    let mut names: Vec<Box<str>> = obj
-        .get("properties")
+fn siblings(obj: &Object) -> NameSet {
+    obj.get("properties")
         .and_then(Value::as_object)
-        .map(|p| p.keys().map(Into::into).collect())
-        .unwrap_or_default();
-    names.sort();
-    names
+        .map(|p| NameSet::new(p.keys()))
+        .unwrap_or_default()
 }
 
 fn sibling_patterns(obj: &Object) -> Result<Vec<Regex>, String> {
@@ -81,9 +79,7 @@ impl Keyword for AdditionalProperties {
         let Value::Object(o) = v else { return true };
         let mut ok = true;
         for (i, (k, member)) in o.iter().enumerate() {
-            if self.names.binary_search_by(|n| n.as_ref().cmp(k)).is_ok()
-                || self.patterns.iter().any(|re| re.find(k).is_some())
-            {
+            if self.names.contains(k) || self.patterns.iter().any(|re| re.find(k).is_some()) {
                 continue;
             }
             if self.deny {

@@ -3,12 +3,14 @@
 use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
+use crate::names::NameSet;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `properties` keyword: names sorted for binary search.
 #[derive(Debug)]
 pub(crate) struct Properties {
-    props: Vec<(Box<str>, NodeId)>,
+    names: NameSet,
+    nodes: Vec<NodeId>,
 }
 
 /// Compiles `properties`: an object of schemas.
@@ -16,13 +18,16 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
     let o = v
         .as_object()
         .ok_or_else(|| kw.invalid("an object of schemas"))?;
-    let mut props = Vec::with_capacity(o.len());
+    let mut nodes = Vec::with_capacity(o.len());
     for (k, _) in o.iter() {
-        let id = kw.sub(&[k])?;
-        props.push((Box::<str>::from(k), id));
+        nodes.push(kw.sub(&[k])?);
     }
-    props.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(boxed(Properties { props }))
+    // INVARIANT: member names of a parsed object are unique, so position i
+    // of the set is member i of `properties`.
+    Ok(boxed(Properties {
+        names: NameSet::new(o.keys()),
+        nodes,
+    }))
 }
 
 impl Keyword for Properties {
@@ -30,10 +35,10 @@ impl Keyword for Properties {
         let Value::Object(o) = v else { return true };
         let mut ok = true;
         for (i, (k, member)) in o.iter().enumerate() {
-            let Ok(j) = self.props.binary_search_by(|p| p.0.as_ref().cmp(k)) else {
+            let Some(j) = self.names.find(k) else {
                 continue;
             };
-            if let Some((_, id)) = self.props.get(j) {
+            if let Some(id) = self.nodes.get(j) {
                 ok &= cx.eval(*id, member, &Path::Key(at, k));
                 ann.mark_prop(i);
                 if !ok && !cx.collect {

@@ -4,12 +4,14 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
+use crate::names::NameSet;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled `required` keyword.
 #[derive(Debug)]
 pub(crate) struct Required {
     names: Vec<Box<str>>,
+    set: NameSet,
     location: Box<str>,
 }
 
@@ -36,6 +38,7 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
         return Ok(None);
     }
     Ok(boxed(Required {
+        set: NameSet::new(names.iter().map(AsRef::as_ref)),
         names,
         location: kw.location(),
     }))
@@ -68,6 +71,19 @@ pub(crate) fn check_present(
 impl Keyword for Required {
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
+        // Fast path: one pass over the members marks the required names seen.
+        let n = self.set.len();
+        if n <= 64 && o.len() >= n {
+            let mut seen: u64 = 0;
+            for k in o.keys() {
+                if let Some(i) = self.set.find(k) {
+                    seen |= 1 << i;
+                }
+            }
+            if seen.count_ones() as usize == n {
+                return true;
+            }
+        }
         check_present(&self.names, o, v, at, cx, &self.location)
     }
 }
