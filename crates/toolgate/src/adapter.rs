@@ -258,7 +258,7 @@ pub enum Arguments {
     /// An inline value, strictly parsed with the body (Anthropic `input`,
     /// Gemini `args`, MCP `params.arguments`, or a non-string `arguments`
     /// member). Any JSON type: a non-object is the gate's `not_object`.
-    Value(Value),
+    Value(Value<'static>),
     /// A non-empty JSON text inside a string (OpenAI `function.arguments`,
     /// Responses `arguments`, a streamed Anthropic `input`), to be parsed
     /// strictly by the gate.
@@ -275,12 +275,15 @@ pub enum Arguments {
 impl Arguments {
     /// The arguments as a value: `Text` parsed with `options`, `EmptyText`
     /// and `Absent` as `{}`, `FreeText` as a string.
-    pub fn resolve(&self, options: &ParseOptions) -> Result<Cow<'_, Value>, toolgate_json::Error> {
+    pub fn resolve(
+        &self,
+        options: &ParseOptions,
+    ) -> Result<Cow<'_, Value<'_>>, toolgate_json::Error> {
         match self {
             Self::Value(v) => Ok(Cow::Borrowed(v)),
             Self::Text(t) => options.parse(t.as_bytes()).map(Cow::Owned),
             Self::EmptyText | Self::Absent => Ok(Cow::Owned(Value::Object(Object::new()))),
-            Self::FreeText(t) => Ok(Cow::Owned(Value::String(t.clone()))),
+            Self::FreeText(t) => Ok(Cow::Owned(Value::String(Cow::Borrowed(t)))),
         }
     }
 }
@@ -498,10 +501,10 @@ impl Ctx<'_> {
 /// Arguments from a member that should be a JSON string: `""` is
 /// [`Arguments::EmptyText`], any other string [`Arguments::Text`], any other
 /// JSON value is reported as it is.
-pub(crate) fn string_arguments(v: &Value) -> Arguments {
+pub(crate) fn string_arguments(v: &Value<'_>) -> Arguments {
     match v {
         Value::String(s) if s.is_empty() => Arguments::EmptyText,
-        Value::String(s) => Arguments::Text(s.clone()),
-        other => Arguments::Value(other.clone()),
+        Value::String(s) => Arguments::Text(s.to_string()),
+        other => Arguments::Value(other.clone().into_owned()),
     }
 }

@@ -38,7 +38,7 @@ pub(crate) fn read(v: &Value, ctx: &mut Ctx<'_>) -> Result<Finish, Error> {
                     kind: CallKind::Function,
                     call_id: walk::opt_str(b, "id", &at)?.map(str::to_owned),
                     name: walk::req_str(b, "name", &at)?.to_owned(),
-                    arguments: Arguments::Value(input.clone()),
+                    arguments: Arguments::Value(input.clone().into_owned()),
                     arguments_pointer: key(&at, "input"),
                     pointer: at,
                 })?;
@@ -85,7 +85,7 @@ enum Block {
     Tool {
         id: Option<String>,
         name: String,
-        input: Value,
+        input: Value<'static>,
         joined: String,
         pointer: String,
     },
@@ -152,7 +152,7 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
                             input: b
                                 .get("input")
                                 .cloned()
-                                .unwrap_or_else(|| Value::Object(Object::new())),
+                                .map_or_else(|| Value::Object(Object::new()), Value::into_owned),
                             joined: String::new(),
                             pointer: b_at,
                         }

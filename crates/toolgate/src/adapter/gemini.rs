@@ -112,7 +112,7 @@ fn chunk(v: &Value, at: &str, state: &mut State, ctx: &mut Ctx<'_>) -> Result<()
             }
             let arguments = match fc.get("args") {
                 None => Arguments::Absent,
-                Some(a) => Arguments::Value(a.clone()),
+                Some(a) => Arguments::Value(a.clone().into_owned()),
             };
             ctx.push(NewCall {
                 choice: index,

@@ -12,7 +12,7 @@ use super::{Arguments, CallKind, Ctx, NewCall};
 /// A request with another method, a notification or a response yields no
 /// call. A `tools/call` without an `id` (a notification) is refused: it would
 /// run a tool with no answer to deny.
-pub(crate) fn read(v: &Value, ctx: &mut Ctx<'_>) -> Result<Finish, Error> {
+pub(crate) fn read(v: &Value<'_>, ctx: &mut Ctx<'_>) -> Result<Finish, Error> {
     match v {
         Value::Array(items) => {
             if items.is_empty() {
@@ -27,7 +27,7 @@ pub(crate) fn read(v: &Value, ctx: &mut Ctx<'_>) -> Result<Finish, Error> {
     Ok(Finish::complete("request"))
 }
 
-fn message(v: &Value, at: &str, ctx: &mut Ctx<'_>) -> Result<(), Error> {
+fn message(v: &Value<'_>, at: &str, ctx: &mut Ctx<'_>) -> Result<(), Error> {
     let o = walk::as_object(v, at)?;
     if walk::req_str(o, "jsonrpc", at)? != "2.0" {
         return Err(Error::new(ErrorCode::InvalidValue, key(at, "jsonrpc")));
@@ -38,7 +38,7 @@ fn message(v: &Value, at: &str, ctx: &mut Ctx<'_>) -> Result<(), Error> {
     let id_at = key(at, "id");
     let call_id = match o.get("id") {
         None => return Err(Error::new(ErrorCode::MissingField, id_at)),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => s.to_string(),
         Some(Value::Number(n)) => n.lexeme().into_owned(),
         Some(other) => {
             return Err(Error::wrong_type(
@@ -52,7 +52,7 @@ fn message(v: &Value, at: &str, ctx: &mut Ctx<'_>) -> Result<(), Error> {
     let params = walk::req_object(o, "params", at)?;
     let arguments = match params.get("arguments") {
         None => Arguments::Absent,
-        Some(a) => Arguments::Value(a.clone()),
+        Some(a) => Arguments::Value(a.clone().into_owned()),
     };
     ctx.push(NewCall {
         choice: 0,

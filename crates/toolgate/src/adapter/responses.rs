@@ -89,7 +89,7 @@ struct CallItem {
     id: Option<String>,
     call_id: Option<String>,
     name: String,
-    arguments: Value,
+    arguments: Value<'static>,
     status: Option<String>,
 }
 
@@ -146,7 +146,7 @@ fn call_item(o: &Object, at: &str, kind: &str) -> Result<CallItem, Error> {
         id: walk::opt_str(o, "id", at)?.map(str::to_owned),
         call_id: walk::opt_str(o, "call_id", at)?.map(str::to_owned),
         name: walk::req_str(o, "name", at)?.to_owned(),
-        arguments: arguments.clone(),
+        arguments: arguments.clone().into_owned(),
         status: walk::opt_str(o, "status", at)?.map(str::to_owned),
     })
 }

@@ -25,11 +25,11 @@ pub(crate) struct Event {
 }
 
 /// What an event carries.
-pub(crate) enum Payload {
+pub(crate) enum Payload<'e> {
     /// `data: [DONE]` (OpenAI chat's terminal event).
     Done,
     /// A strict JSON payload.
-    Json(Value),
+    Json(Value<'e>),
     /// The final event was cut inside its JSON: the stream is truncated.
     Cut,
 }
@@ -41,7 +41,7 @@ impl Event {
     }
 
     /// Parses the payload strictly.
-    pub(crate) fn payload(&self, options: &ParseOptions) -> Result<Payload, Error> {
+    pub(crate) fn payload(&self, options: &ParseOptions) -> Result<Payload<'_>, Error> {
         if self.data == b"[DONE]" {
             return Ok(Payload::Done);
         }

@@ -22,30 +22,34 @@ pub(crate) fn idx(base: &str, index: usize) -> String {
 }
 
 /// The value as an object, or `wrong_type`.
-pub(crate) fn as_object<'a>(v: &'a Value, at: &str) -> Result<&'a Object, Error> {
+pub(crate) fn as_object<'a, 'v>(v: &'a Value<'v>, at: &str) -> Result<&'a Object<'v>, Error> {
     v.as_object()
         .ok_or_else(|| Error::wrong_type(at, "object", v.type_name()))
 }
 
 /// A member that may be absent or `null`.
-pub(crate) fn opt<'a>(o: &'a Object, name: &str) -> Option<&'a Value> {
+pub(crate) fn opt<'a, 'v>(o: &'a Object<'v>, name: &str) -> Option<&'a Value<'v>> {
     o.get(name).filter(|v| !v.is_null())
 }
 
 /// A required member (absent or `null` is `missing_field`).
-pub(crate) fn req<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a Value, Error> {
+pub(crate) fn req<'a, 'v>(o: &'a Object<'v>, name: &str, at: &str) -> Result<&'a Value<'v>, Error> {
     opt(o, name).ok_or_else(|| Error::new(ErrorCode::MissingField, key(at, name)))
 }
 
 /// A required string member.
-pub(crate) fn req_str<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a str, Error> {
+pub(crate) fn req_str<'a>(o: &'a Object<'_>, name: &str, at: &str) -> Result<&'a str, Error> {
     let v = req(o, name, at)?;
     v.as_str()
         .ok_or_else(|| Error::wrong_type(key(at, name), "string", v.type_name()))
 }
 
 /// A string member that may be absent or `null`.
-pub(crate) fn opt_str<'a>(o: &'a Object, name: &str, at: &str) -> Result<Option<&'a str>, Error> {
+pub(crate) fn opt_str<'a>(
+    o: &'a Object<'_>,
+    name: &str,
+    at: &str,
+) -> Result<Option<&'a str>, Error> {
     match opt(o, name) {
         None => Ok(None),
         Some(v) => v
@@ -56,14 +60,22 @@ pub(crate) fn opt_str<'a>(o: &'a Object, name: &str, at: &str) -> Result<Option<
 }
 
 /// A required array member.
-pub(crate) fn req_array<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a [Value], Error> {
+pub(crate) fn req_array<'a, 'v>(
+    o: &'a Object<'v>,
+    name: &str,
+    at: &str,
+) -> Result<&'a [Value<'v>], Error> {
     let v = req(o, name, at)?;
     v.as_array()
         .ok_or_else(|| Error::wrong_type(key(at, name), "array", v.type_name()))
 }
 
 /// An array member that may be absent or `null`.
-pub(crate) fn opt_array<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a [Value], Error> {
+pub(crate) fn opt_array<'a, 'v>(
+    o: &'a Object<'v>,
+    name: &str,
+    at: &str,
+) -> Result<&'a [Value<'v>], Error> {
     match opt(o, name) {
         None => Ok(&[]),
         Some(v) => v
@@ -73,36 +85,45 @@ pub(crate) fn opt_array<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a [
 }
 
 /// A required object member.
-pub(crate) fn req_object<'a>(o: &'a Object, name: &str, at: &str) -> Result<&'a Object, Error> {
+pub(crate) fn req_object<'a, 'v>(
+    o: &'a Object<'v>,
+    name: &str,
+    at: &str,
+) -> Result<&'a Object<'v>, Error> {
     as_object(req(o, name, at)?, &key(at, name))
 }
 
 /// An object member that may be absent or `null`.
-pub(crate) fn opt_object<'a>(
-    o: &'a Object,
+pub(crate) fn opt_object<'a, 'v>(
+    o: &'a Object<'v>,
     name: &str,
     at: &str,
-) -> Result<Option<&'a Object>, Error> {
+) -> Result<Option<&'a Object<'v>>, Error> {
     opt(o, name)
         .map(|v| as_object(v, &key(at, name)))
         .transpose()
 }
 
 /// A required non-negative integer member that fits `usize`.
-pub(crate) fn req_index(o: &Object, name: &str, at: &str) -> Result<usize, Error> {
+pub(crate) fn req_index(o: &Object<'_>, name: &str, at: &str) -> Result<usize, Error> {
     let v = req(o, name, at)?;
     index_value(v, &key(at, name))
 }
 
 /// An index member that may be absent (then `default`).
-pub(crate) fn opt_index(o: &Object, name: &str, at: &str, default: usize) -> Result<usize, Error> {
+pub(crate) fn opt_index(
+    o: &Object<'_>,
+    name: &str,
+    at: &str,
+    default: usize,
+) -> Result<usize, Error> {
     match opt(o, name) {
         None => Ok(default),
         Some(v) => index_value(v, &key(at, name)),
     }
 }
 
-fn index_value(v: &Value, at: &str) -> Result<usize, Error> {
+fn index_value(v: &Value<'_>, at: &str) -> Result<usize, Error> {
     let n = v
         .as_number()
         .ok_or_else(|| Error::wrong_type(at, "integer", v.type_name()))?;
