@@ -99,7 +99,10 @@ pub fn from_str(input: &str) -> Result<Value<'_>, Error> {
     from_slice(input.as_bytes())
 }
 
-type Scratch = (Vec<Value<'static>>, Vec<(Cow<'static, str>, Value<'static>)>);
+type Scratch = (
+    Vec<Value<'static>>,
+    Vec<(Cow<'static, str>, Value<'static>)>,
+);
 
 /// Reuses an empty vector's allocation for another element lifetime. The
 /// standard library collects a `filter_map` over `vec::IntoIter` in place when
@@ -423,6 +426,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    #[inline]
     fn expect_colon(&mut self) -> Result<(), Error> {
         self.skip_whitespace();
         match self.peek() {
@@ -435,10 +439,12 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline]
     fn peek(&self) -> Option<u8> {
         self.input.get(self.pos).copied()
     }
 
+    #[inline]
     fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
             self.pos += 1;
@@ -679,6 +685,8 @@ impl<'a> Parser<'a> {
         p
     }
 
+    #[cold]
+    #[inline(never)]
     fn error(&self, code: ErrorCode, offset: usize) -> Error {
         Error::new(code, self.input, offset, self.pointer(), None)
     }

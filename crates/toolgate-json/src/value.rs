@@ -377,10 +377,7 @@ impl<'a> Object<'a> {
 
     /// The value of the member with exactly this name.
     pub fn get(&self, name: &str) -> Option<&Value<'a>> {
-        self.members
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v)
+        self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Whether a member with exactly this name exists.

@@ -203,8 +203,28 @@ pub(crate) fn compile_object(
     let mut first = Vec::new();
     let mut last = Vec::new();
     let s: &SchemaCtx<'_> = s;
+    let closure = strict_closure(c, s);
+    let fold = fold_plan(c, s, closure);
     for (k, v) in s.obj.iter() {
         if let Some((name, vocabulary, f)) = lookup(k) {
+            if let Some(plan) = &fold {
+                match name {
+                    "additionalProperties" if plan.closed.is_some() => continue,
+                    "required" if plan.required.is_some() => continue,
+                    "properties" if s.vocab_on(vocabulary) => {
+                        let mut kw = Kw { c, s, name };
+                        let plan = properties::Fold {
+                            closed: plan.closed.clone(),
+                            required: plan.required.clone(),
+                        };
+                        if let Some(compiled) = properties::compile_folded(&mut kw, v, plan)? {
+                            first.push((false, compiled));
+                        }
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
             if !s.vocab_on(vocabulary) {
                 if strict {
                     return Err(CompileError::new(
@@ -241,25 +261,8 @@ pub(crate) fn compile_object(
             ));
         }
     }
-    if strict
-        && (s.obj.contains_key("properties") || s.obj.contains_key("patternProperties"))
-        && !s.obj.contains_key("additionalProperties")
-        && !s.obj.contains_key("unevaluatedProperties")
-        && !is_in_place_branch(&s.ptr)
-        && !crate::meta::is_meta(c.doc_uri(s.doc))
-    {
-        let has_in_place = [
-            "allOf",
-            "anyOf",
-            "oneOf",
-            "not",
-            "if",
-            "$ref",
-            "$dynamicRef",
-            "dependentSchemas",
-        ]
-        .iter()
-        .any(|k| s.obj.contains_key(k));
+    let folded_closure = fold.as_ref().is_some_and(|f| f.closed.is_some());
+    if let Some(has_in_place) = closure.filter(|_| !folded_closure) {
         let location: Box<str> = c
             .display_location(s.doc, &s.ptr, "/properties")
             .into_boxed_str();
@@ -275,6 +278,73 @@ pub(crate) fn compile_object(
     }
     first.extend(last);
     Ok(first)
+}
+
+/// Whether strict mode closes this schema object: `Some(has_in_place)` when
+/// it does (an object with `properties` or `patternProperties` that says
+/// nothing of `additionalProperties`/`unevaluatedProperties`, and is not an
+/// in-place branch). With in-place applicators the closure must see their
+/// annotations, so it runs as `unevaluatedProperties: false`.
+fn strict_closure(c: &Compiler, s: &SchemaCtx<'_>) -> Option<bool> {
+    let closes = c.mode == Mode::Strict
+        && (s.obj.contains_key("properties") || s.obj.contains_key("patternProperties"))
+        && !s.obj.contains_key("additionalProperties")
+        && !s.obj.contains_key("unevaluatedProperties")
+        && !is_in_place_branch(&s.ptr)
+        && !crate::meta::is_meta(c.doc_uri(s.doc));
+    closes.then(|| {
+        [
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "not",
+            "if",
+            "$ref",
+            "$dynamicRef",
+            "dependentSchemas",
+        ]
+        .iter()
+        .any(|k| s.obj.contains_key(k))
+    })
+}
+
+/// What can be folded into `properties`: the closure (explicit
+/// `additionalProperties: false`, or the strict closure without in-place
+/// applicators) when there is no `patternProperties`, and a `required` whose
+/// names are all declared. `None` when nothing folds.
+fn fold_plan(c: &Compiler, s: &SchemaCtx<'_>, closure: Option<bool>) -> Option<properties::Fold> {
+    if !s.vocab_on(Vocabulary::Applicator) {
+        return None;
+    }
+    let props = s.obj.get("properties")?;
+    props.as_object()?;
+    let no_patterns = !s.obj.contains_key("patternProperties");
+    let explicit_false = matches!(s.obj.get("additionalProperties"), Some(Value::Bool(false)));
+    let closed = if no_patterns && explicit_false {
+        Some(
+            c.display_location(s.doc, &s.ptr_of("additionalProperties", &[]), "")
+                .into(),
+        )
+    } else if no_patterns && closure == Some(false) {
+        Some(c.display_location(s.doc, &s.ptr, "/properties").into())
+    } else {
+        None
+    };
+    let required = s
+        .obj
+        .get("required")
+        .filter(|r| {
+            s.vocab_on(Vocabulary::Validation) && properties::Fold::can_fold_required(props, r)
+        })
+        .and_then(Value::as_array)
+        .map(|r| {
+            let names = r.iter().filter_map(Value::as_str).map(Into::into).collect();
+            let location = c
+                .display_location(s.doc, &s.ptr_of("required", &[]), "")
+                .into();
+            (names, location)
+        });
+    (closed.is_some() || required.is_some()).then_some(properties::Fold { closed, required })
 }
 
 /// Reads a non-negative integer keyword value (`3`, or `3.0` in standard mode).

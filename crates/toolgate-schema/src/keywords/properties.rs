@@ -3,6 +3,7 @@
 use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
+use crate::error::ErrorCode;
 use crate::names::NameSet;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
@@ -11,10 +12,43 @@ use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 pub(crate) struct Properties {
     names: NameSet,
     nodes: Vec<NodeId>,
+    /// Members not named here are `unknown_property` (an `additionalProperties:
+    /// false` or the strict closure folded into this keyword), reported at
+    /// this location.
+    closed: Option<Box<str>>,
+    /// A `required` whose names are all declared here, folded in: the bits
+    /// of their positions, the names in order, and the keyword's location.
+    required: Option<(u64, Vec<Box<str>>, Box<str>)>,
+}
+
+/// What the object keywords of one schema can fold into `properties`.
+#[derive(Debug, Default)]
+pub(crate) struct Fold {
+    pub(crate) closed: Option<Box<str>>,
+    pub(crate) required: Option<(Vec<Box<str>>, Box<str>)>,
+}
+
+impl Fold {
+    /// Whether `required` can be folded: at most 64 names, all declared in
+    /// `properties`.
+    pub(crate) fn can_fold_required(properties: &Value, required: &Value) -> bool {
+        let (Some(p), Some(r)) = (properties.as_object(), required.as_array()) else {
+            return false;
+        };
+        r.len() <= 64
+            && r.iter()
+                .all(|n| n.as_str().is_some_and(|n| p.contains_key(n)))
+    }
 }
 
 /// Compiles `properties`: an object of schemas.
 pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
+    compile_folded(kw, v, Fold::default())
+}
+
+/// Compiles `properties` with the closure and `required` folded in, so that
+/// one pass over the members does the work of three keywords.
+pub(crate) fn compile_folded(kw: &mut Kw<'_, '_>, v: &Value, fold: Fold) -> super::Compiled {
     let o = v
         .as_object()
         .ok_or_else(|| kw.invalid("an object of schemas"))?;
@@ -24,9 +58,19 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
     }
     // INVARIANT: member names of a parsed object are unique, so position i
     // of the set is member i of `properties`.
+    let names = NameSet::new(o.keys());
+    let required = fold.required.map(|(list, location)| {
+        let mask = list
+            .iter()
+            .filter_map(|n| names.find(n))
+            .fold(0u64, |m, i| m | (1u64 << i));
+        (mask, list, location)
+    });
     Ok(boxed(Properties {
-        names: NameSet::new(o.keys()),
+        names,
         nodes,
+        closed: fold.closed,
+        required,
     }))
 }
 
@@ -34,15 +78,47 @@ impl Keyword for Properties {
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
         let mut ok = true;
+        let mut seen: u64 = 0;
+        let mut unknown = false;
         for (i, (k, member)) in o.iter().enumerate() {
             let Some(j) = self.names.find(k) else {
+                if self.closed.is_some() {
+                    // Reported after `required`, in the order the separate
+                    // keywords would report them.
+                    unknown = true;
+                    ok = false;
+                    if !cx.collect {
+                        return false;
+                    }
+                }
                 continue;
             };
+            if j < 64 {
+                seen |= 1 << j;
+            }
             if let Some(id) = self.nodes.get(j) {
                 ok &= cx.eval(*id, member, &Path::Key(at, k));
                 ann.mark_prop(i);
                 if !ok && !cx.collect {
                     return false;
+                }
+            }
+        }
+        if let Some((mask, names, location)) = &self.required {
+            if seen & mask != *mask {
+                ok &= super::required::check_present(names, o, v, at, cx, location);
+            }
+        }
+        if let (true, Some(location)) = (unknown, &self.closed) {
+            for (k, member) in o.iter() {
+                if !self.names.contains(k) {
+                    cx.fail(
+                        ErrorCode::UnknownProperty,
+                        &Path::Key(at, k),
+                        location,
+                        member,
+                        || "member is not allowed".to_owned(),
+                    );
                 }
             }
         }
