@@ -42,7 +42,9 @@ impl Keyword for Length {
             // Bytes bound code points from above.
             bytes <= self.limit || (s.chars().count() as u64) <= self.limit
         } else {
-            bytes >= self.limit && (s.chars().count() as u64) >= self.limit
+            // A code point is at most four bytes.
+            bytes >= self.limit
+                && (bytes / 4 >= self.limit || (s.chars().count() as u64) >= self.limit)
         };
         if !ok {
             cx.fail(ErrorCode::Length, at, &self.location, v, || {
