@@ -10,6 +10,6 @@ pub mod adapter;
 
 // The public interface is:
 pub use crate::adapter::{
-    read, AdapterOptions, Arguments, CallKind, Envelope, Finding, FindingCode, Finish, Format,
-    ProposedCall,
+    read, AdapterOptions, Arguments, CallKind, Envelope, Error as AdapterError,
+    ErrorCode as AdapterErrorCode, Finding, FindingCode, Finish, Format, ProposedCall,
 };
