@@ -456,6 +456,7 @@ impl Compiler {
                 NodeKind::Keywords {
                     list: list.into_iter().map(|(_, k)| k).collect(),
                     has_unevaluated,
+                    leaf: crate::leaf::Leaf::compile(o),
                 }
             }
             _ => {

@@ -38,7 +38,7 @@ mod unevaluated_items;
 mod unevaluated_properties;
 mod unique_items;
 
-pub(crate) use pattern::compile_regex;
+pub(crate) use pattern::{compile_regex, Simple};
 
 /// What a keyword compiler returns: a keyword to run, or nothing (the keyword
 /// needs no run-time check, for example `maxContains` without `contains`).

@@ -67,6 +67,7 @@ mod decimal;
 mod error;
 mod format;
 mod keywords;
+mod leaf;
 mod lint;
 mod meta;
 mod names;

@@ -32,6 +32,8 @@ pub(crate) enum NodeKind {
     Keywords {
         list: Vec<Box<dyn Keyword>>,
         has_unevaluated: bool,
+        /// A fast acceptance check when the schema is a leaf.
+        leaf: Option<crate::leaf::Leaf>,
     },
 }
 
@@ -83,7 +85,13 @@ impl Compiled {
             NodeKind::Keywords {
                 list,
                 has_unevaluated,
+                leaf,
             } => {
+                // A leaf evaluates no member or item, so accepting here adds
+                // no annotation either.
+                if leaf.as_ref().is_some_and(|l| l.accepts(v)) {
+                    return true;
+                }
                 if cx.depth >= MAX_EVAL_DEPTH {
                     cx.fail(ErrorCode::RecursionLimit, at, &node.location, v, || {
                         "schema recursion is too deep".to_owned()

@@ -69,7 +69,7 @@ impl Keyword for Pattern {
 /// linear time without backtracking, with the same verdicts as the ECMA-262
 /// engine. Anything else is left to `regress`.
 #[derive(Debug, Clone, PartialEq)]
-struct Simple {
+pub(crate) struct Simple {
     atoms: Vec<Atom>,
 }
 
@@ -129,7 +129,7 @@ fn is_syntax(c: u8) -> bool {
 }
 
 impl Simple {
-    fn compile(source: &str) -> Option<Self> {
+    pub(crate) fn compile(source: &str) -> Option<Self> {
         let body = source.strip_prefix('^')?.strip_suffix('$')?;
         let bytes = body.as_bytes();
         // A `$` that was escaped (`\\$`) is a literal, not the anchor.
@@ -244,7 +244,7 @@ impl Simple {
         Some(Self { atoms })
     }
 
-    fn is_match(&self, s: &str) -> bool {
+    pub(crate) fn is_match(&self, s: &str) -> bool {
         let bytes = s.as_bytes();
         let mut pos = 0;
         for atom in &self.atoms {

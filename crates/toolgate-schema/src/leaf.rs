@@ -1,0 +1,204 @@
+//! A fast acceptance check for leaf schemas.
+//!
+//! Most subschemas of a tool schema are leaves: a `type` with bounds, a
+//! length, a pattern or a list of strings. For such a schema the compiler also
+//! builds a [`Leaf`]: one struct, checked without dynamic dispatch. It only
+//! ever *accepts*: when it says yes, every keyword of the schema would pass;
+//! when it cannot tell (a number beyond `i64`, a float against an integer
+//! bound, a pattern too complex for the linear matcher) or the value fails, the
+//! full keyword list runs and decides, with its detailed errors. So the
+//! verdicts are exactly those of the keyword list.
+
+use toolgate_json::Value;
+
+use crate::keywords::Simple;
+
+const NULL: u8 = 1;
+const BOOLEAN: u8 = 2;
+const INTEGER: u8 = 4;
+const NUMBER: u8 = 8;
+const STRING: u8 = 16;
+const ARRAY: u8 = 32;
+const OBJECT: u8 = 64;
+
+/// The fast check of a leaf schema.
+#[derive(Debug)]
+pub(crate) struct Leaf {
+    /// Allowed types; all when the schema has no `type`.
+    types: u8,
+    /// Inclusive integer bounds (exclusive ones are folded in by ±1).
+    low: Option<i64>,
+    high: Option<i64>,
+    min_length: u64,
+    max_length: Option<u64>,
+    pattern: Option<Simple>,
+    /// `enum` of strings only.
+    strings: Option<Vec<Box<str>>>,
+}
+
+fn type_bit(name: &str) -> Option<u8> {
+    Some(match name {
+        "null" => NULL,
+        "boolean" => BOOLEAN,
+        "integer" => INTEGER,
+        "number" => NUMBER,
+        "string" => STRING,
+        "array" => ARRAY,
+        "object" => OBJECT,
+        _ => return None,
+    })
+}
+
+fn bound(v: &Value<'_>) -> Option<i64> {
+    let n = v.as_number()?;
+    if n.is_integer_lexeme() {
+        n.as_i64()
+    } else {
+        None
+    }
+}
+
+fn count(v: &Value<'_>) -> Option<u64> {
+    let n = v.as_number()?;
+    if n.is_integer_lexeme() {
+        n.as_u64()
+    } else {
+        None
+    }
+}
+
+impl Leaf {
+    /// The leaf check of a schema object, if every keyword in it is one the
+    /// leaf understands (annotations aside).
+    pub(crate) fn compile(obj: &toolgate_json::Object<'_>) -> Option<Self> {
+        let mut leaf = Leaf {
+            types: 0x7F,
+            low: None,
+            high: None,
+            min_length: 0,
+            max_length: None,
+            pattern: None,
+            strings: None,
+        };
+        for (k, v) in obj.iter() {
+            match k {
+                "type" => {
+                    leaf.types = match v {
+                        Value::String(s) => type_bit(s)?,
+                        Value::Array(a) => a
+                            .iter()
+                            .try_fold(0u8, |m, t| Some(m | type_bit(t.as_str()?)?))?,
+                        _ => return None,
+                    };
+                }
+                "minimum" => leaf.low = Some(bound(v)?),
+                "maximum" => leaf.high = Some(bound(v)?),
+                "exclusiveMinimum" => leaf.low = Some(bound(v)?.checked_add(1)?),
+                "exclusiveMaximum" => leaf.high = Some(bound(v)?.checked_sub(1)?),
+                "minLength" => leaf.min_length = count(v)?,
+                "maxLength" => leaf.max_length = Some(count(v)?),
+                "pattern" => leaf.pattern = Some(Simple::compile(v.as_str()?)?),
+                "enum" => {
+                    let list = v.as_array()?;
+                    leaf.strings = Some(
+                        list.iter()
+                            .map(|s| s.as_str().map(Into::into))
+                            .collect::<Option<Vec<_>>>()?,
+                    );
+                }
+                "title" | "description" | "default" | "examples" | "$comment" | "deprecated"
+                | "readOnly" | "writeOnly" => {}
+                k if k.starts_with("x-") => {}
+                _ => return None,
+            }
+        }
+        // Two bounds of one kind (`minimum` and `exclusiveMinimum`) would
+        // overwrite each other: leave such schemas to the keyword list.
+        let lows = ["minimum", "exclusiveMinimum"]
+            .iter()
+            .filter(|k| obj.contains_key(k))
+            .count();
+        let highs = ["maximum", "exclusiveMaximum"]
+            .iter()
+            .filter(|k| obj.contains_key(k))
+            .count();
+        (lows <= 1 && highs <= 1).then_some(leaf)
+    }
+
+    /// Whether the schema surely accepts `v`. `false` means "not sure".
+    pub(crate) fn accepts(&self, v: &Value<'_>) -> bool {
+        match v {
+            Value::Null => self.types & NULL != 0 && self.strings.is_none(),
+            Value::Bool(_) => self.types & BOOLEAN != 0 && self.strings.is_none(),
+            Value::Array(_) => self.types & ARRAY != 0 && self.strings.is_none(),
+            Value::Object(_) => self.types & OBJECT != 0 && self.strings.is_none(),
+            Value::Number(n) => {
+                if self.strings.is_some() {
+                    return false;
+                }
+                // An integer lexeme is an integer in both modes; anything
+                // else is left to the keyword list.
+                let type_ok = self.types & NUMBER != 0
+                    || (self.types & INTEGER != 0 && n.is_integer_lexeme());
+                if !type_ok {
+                    return false;
+                }
+                if self.low.is_none() && self.high.is_none() {
+                    return true;
+                }
+                let Some(i) = n.as_i64().filter(|_| n.is_integer_lexeme()) else {
+                    return false;
+                };
+                self.low.is_none_or(|l| i >= l) && self.high.is_none_or(|h| i <= h)
+            }
+            Value::String(s) => {
+                if self.types & STRING == 0 {
+                    return false;
+                }
+                let bytes = s.len() as u64;
+                let max_ok = self.max_length.is_none_or(|m| bytes <= m);
+                let min_ok = bytes / 4 >= self.min_length;
+                if !(max_ok && min_ok) {
+                    return false;
+                }
+                if let Some(p) = &self.pattern {
+                    if !p.is_match(s) {
+                        return false;
+                    }
+                }
+                match &self.strings {
+                    Some(list) => list.iter().any(|x| x.as_ref() == s.as_ref()),
+                    None => true,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Leaf;
+
+    fn leaf(schema: &str) -> Option<Leaf> {
+        let v = toolgate_json::from_str(schema).unwrap();
+        Leaf::compile(v.as_object().unwrap())
+    }
+
+    #[test]
+    fn accepts_only_what_the_keywords_accept() {
+        let l = leaf(r#"{"type":"integer","minimum":1,"exclusiveMaximum":5001}"#).unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(yes("1") && yes("5000"));
+        assert!(!yes("0") && !yes("5001") && !yes("3.0") && !yes("\"3\"") && !yes("1e2"));
+        assert!(!yes("123456789012345678901234567890"));
+        let l = leaf(r#"{"type":"string","maxLength":3,"pattern":"^[a-z]+$","enum":["ab","abc"]}"#)
+            .unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(yes("\"ab\"") && !yes("\"a\"") && !yes("\"abcd\"") && !yes("1"));
+        assert!(leaf(r#"{"type":"object","properties":{}}"#).is_none());
+        assert!(leaf(r#"{"minimum":1.5}"#).is_none());
+        assert!(leaf(r#"{"minimum":1,"exclusiveMinimum":0}"#).is_none());
+        assert!(leaf(r#"{"pattern":"(a|b)"}"#).is_none());
+        assert!(leaf(r#"{"format":"date"}"#).is_none());
+    }
+}
