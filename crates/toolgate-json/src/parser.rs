@@ -53,7 +53,7 @@ impl ParseOptions {
 
     /// Parses one JSON text.
     pub fn parse<'a>(&self, input: &'a [u8]) -> Result<Value<'a>, Error> {
-        let (items, members) = SCRATCH.with(|s| s.take());
+        let (stack, items, members) = SCRATCH.with(|s| s.take());
         let (items, members) = (recycle(items), recycle(members));
         let mut parser = Parser {
             input,
@@ -64,18 +64,25 @@ impl ParseOptions {
             pos: 0,
             options: *self,
             values: 0,
-            stack: Vec::new(),
+            stack,
             items,
             members,
             hash_state: None,
         };
         let result = parser.run();
+        parser.stack.clear();
         parser.items.clear();
         parser.members.clear();
         // Keep modest scratch space for the next parse on this thread; a
         // huge document's space is given back.
         if parser.items.capacity() <= SCRATCH_KEEP && parser.members.capacity() <= SCRATCH_KEEP {
-            SCRATCH.with(|s| s.set((recycle(parser.items), recycle(parser.members))));
+            SCRATCH.with(|s| {
+                s.set((
+                    parser.stack,
+                    recycle(parser.items),
+                    recycle(parser.members),
+                ))
+            });
         }
         result
     }
@@ -100,6 +107,7 @@ pub fn from_str(input: &str) -> Result<Value<'_>, Error> {
 }
 
 type Scratch = (
+    Vec<Frame>,
     Vec<Value<'static>>,
     Vec<(Cow<'static, str>, Value<'static>)>,
 );
@@ -113,7 +121,7 @@ fn recycle<T, U>(v: Vec<T>) -> Vec<U> {
 
 thread_local! {
     /// The item and member stacks, reused by the next parse on this thread.
-    static SCRATCH: std::cell::Cell<Scratch> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+    static SCRATCH: std::cell::Cell<Scratch> = const { std::cell::Cell::new((Vec::new(), Vec::new(), Vec::new())) };
 }
 
 /// Scratch stacks up to this many entries are kept between parses.
@@ -125,14 +133,15 @@ const INDEX_THRESHOLD: usize = 16;
 /// An open container. Items and members of every open container live in the
 /// parser's two scratch stacks; a frame remembers where its own begin, so a
 /// closed container is moved out in one exact-size allocation.
-enum Frame<'a> {
+enum Frame {
     Array {
         start: usize,
     },
     Object {
         start: usize,
-        /// The name of the member whose value is being read.
-        key: Option<Cow<'a, str>>,
+        /// Whether the last member is the one whose value is being read
+        /// (its name is pushed first, with a placeholder value).
+        pending: bool,
         /// Hashes of the member names, built once the object grows large.
         index: Option<HashSet<u64>>,
     },
@@ -171,7 +180,7 @@ struct Parser<'a> {
     pos: usize,
     options: ParseOptions,
     values: usize,
-    stack: Vec<Frame<'a>>,
+    stack: Vec<Frame>,
     items: Vec<Value<'a>>,
     members: Vec<(Cow<'a, str>, Value<'a>)>,
     hash_state: Option<RandomState>,
@@ -280,9 +289,10 @@ impl<'a> Parser<'a> {
                             self.expect_colon()?;
                             self.stack.push(Frame::Object {
                                 start: self.members.len(),
-                                key: Some(key),
+                                pending: true,
                                 index: None,
                             });
+                            self.members.push((key, Value::Null));
                             continue 'value;
                         }
                         None => return Err(self.error(ErrorCode::Truncated, self.pos)),
@@ -329,9 +339,11 @@ impl<'a> Parser<'a> {
                         return Ok(value);
                     }
                     Some(Frame::Array { .. }) => self.items.push(value),
-                    Some(Frame::Object { key, .. }) => {
-                        let key = key.take().unwrap_or_default();
-                        self.members.push((key, value));
+                    Some(Frame::Object { pending, .. }) => {
+                        *pending = false;
+                        if let Some(slot) = self.members.last_mut() {
+                            slot.1 = value;
+                        }
                     }
                 }
                 self.skip_whitespace();
@@ -402,9 +414,10 @@ impl<'a> Parser<'a> {
             ));
         }
         self.expect_colon()?;
-        if let Some(Frame::Object { key: slot, .. }) = self.stack.last_mut() {
-            *slot = Some(key);
+        if let Some(Frame::Object { pending, .. }) = self.stack.last_mut() {
+            *pending = true;
         }
+        self.members.push((key, Value::Null));
         Ok(())
     }
 
@@ -675,11 +688,22 @@ impl<'a> Parser<'a> {
                         .unwrap_or(self.items.len());
                     pointer::push_index(&mut p, end.saturating_sub(*start));
                 }
-                Frame::Object { key, .. } => {
-                    if let Some(key) = key {
+                Frame::Object { pending: true, .. } => {
+                    // This object's members end where the next open object's begin.
+                    let end = self
+                        .stack
+                        .iter()
+                        .skip(i + 1)
+                        .find_map(|f| match f {
+                            Frame::Object { start, .. } => Some(*start),
+                            Frame::Array { .. } => None,
+                        })
+                        .unwrap_or(self.members.len());
+                    if let Some((key, _)) = end.checked_sub(1).and_then(|last| self.members.get(last)) {
                         pointer::push_token(&mut p, key);
                     }
                 }
+                Frame::Object { pending: false, .. } => {}
             }
         }
         p
