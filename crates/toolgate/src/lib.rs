@@ -7,6 +7,7 @@
 //! that decide each call know nothing about providers.
 
 pub mod adapter;
+pub mod url_guard;
 
 // The public interface is:
 pub use crate::adapter::{
