@@ -115,6 +115,9 @@ pub(crate) fn build(text: &str, is_int: bool) -> Result<Number, ErrorCode> {
             Err(_) => Number::checked_lexeme(text, true),
         });
     }
+    if surely_finite(lexeme) {
+        return Ok(Number::checked_lexeme(text, false));
+    }
     let value: f64 = text.parse().map_err(|_| ErrorCode::InvalidSyntax)?;
     if value.is_infinite() {
         return Err(ErrorCode::NonFiniteNumber);
@@ -123,6 +126,30 @@ pub(crate) fn build(text: &str, is_int: bool) -> Result<Number, ErrorCode> {
         return Err(ErrorCode::NumberOutOfRange);
     }
     Ok(Number::checked_lexeme(text, false))
+}
+
+/// Whether a non-integer lexeme is surely neither too large nor too small
+/// for a double, without converting it: with `n` bytes and exponent `e`, a
+/// non-zero value lies between 10^-(n+|e|) and 10^(n+|e|), well inside the
+/// double range (about 4.9e-324 to 1.8e308) while n + |e| < 300.
+fn surely_finite(lexeme: &[u8]) -> bool {
+    let exp = match lexeme.iter().position(|&b| b == b'e' || b == b'E') {
+        None => 0,
+        Some(at) => {
+            let digits = lexeme.get(at + 1..).unwrap_or_default();
+            let digits = digits
+                .strip_prefix(b"-")
+                .or_else(|| digits.strip_prefix(b"+"))
+                .unwrap_or(digits);
+            if digits.len() > 3 {
+                return false;
+            }
+            digits
+                .iter()
+                .fold(0usize, |e, d| e * 10 + usize::from(d - b'0'))
+        }
+    };
+    lexeme.len() + exp < 300
 }
 
 /// Whether any digit before the exponent is non-zero.

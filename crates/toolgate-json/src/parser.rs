@@ -60,7 +60,7 @@ impl ParseOptions {
             // One validation of the whole input lets every string be sliced
             // out of it; invalid input takes the slower path that validates
             // string by string, to report the exact place.
-            text: std::str::from_utf8(input).ok(),
+            text: simdutf8::basic::from_utf8(input).ok(),
             pos: 0,
             options: *self,
             values: 0,
@@ -76,13 +76,7 @@ impl ParseOptions {
         // Keep modest scratch space for the next parse on this thread; a
         // huge document's space is given back.
         if parser.items.capacity() <= SCRATCH_KEEP && parser.members.capacity() <= SCRATCH_KEEP {
-            SCRATCH.with(|s| {
-                s.set((
-                    parser.stack,
-                    recycle(parser.items),
-                    recycle(parser.members),
-                ))
-            });
+            SCRATCH.with(|s| s.set((parser.stack, recycle(parser.items), recycle(parser.members))));
         }
         result
     }
@@ -699,7 +693,9 @@ impl<'a> Parser<'a> {
                             Frame::Array { .. } => None,
                         })
                         .unwrap_or(self.members.len());
-                    if let Some((key, _)) = end.checked_sub(1).and_then(|last| self.members.get(last)) {
+                    if let Some((key, _)) =
+                        end.checked_sub(1).and_then(|last| self.members.get(last))
+                    {
                         pointer::push_token(&mut p, key);
                     }
                 }
