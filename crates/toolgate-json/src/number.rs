@@ -146,7 +146,7 @@ fn surely_finite(lexeme: &[u8]) -> bool {
             }
             digits
                 .iter()
-                .fold(0usize, |e, d| e * 10 + usize::from(d - b'0'))
+                .fold(0usize, |e, d| e * 10 + usize::from(d.saturating_sub(b'0')))
         }
     };
     lexeme.len() + exp < 300
