@@ -7,6 +7,8 @@
 //! that decide each call know nothing about providers.
 
 pub mod adapter;
+pub mod config;
+pub mod registry;
 pub mod url_guard;
 
 // The public interface is:

@@ -1,0 +1,1019 @@
+//! toolgate's TOML config: the gate's limits, the store, authorization, and
+//! the tools, declared in the config or imported from the tool lists users
+//! already have.
+//!
+//! ```toml
+//! [gate]
+//! max_turns = 8                # a session's turns (default 20)
+//! max_calls_per_response = 8   # calls in one model response (default 16)
+//! max_argument_bytes = 65536   # parse limits of every tool's arguments: also
+//! max_depth = 16               # max_string_bytes, max_object_members,
+//!                              # max_array_items, max_values
+//!
+//! [store]
+//! url = "sqlite://toolgate.db"  # the default
+//!
+//! [authorization]
+//! policies = "policies/shop.cedar"   # paths are relative to this file's folder
+//! entities = "entities.json"
+//!
+//! import = [{ path = "mcp-tools.json", format = "mcp" }]   # openai | anthropic | mcp
+//!
+//! [[tool]]
+//! name = "refund"
+//! risk = "destructive"               # read | write | destructive
+//! approval = "required"              # required | none; default: required unless read
+//! schema = "schemas/refund.json"     # or an inline table, or schema_json = "{…}"
+//! resource = { type = "Order", id = "/order_id" }
+//! redact = ["/card_number"]
+//! max_argument_bytes = 4096          # per-tool limits: at most the gate's
+//!
+//! [[tool]]
+//! name = "fetch_url"
+//! risk = "read"
+//! schema = "schemas/fetch_url.json"
+//! url_policy = { arg = "/url", schemes = ["https"], hosts = ["*.example.com"], ports = [443] }
+//! ```
+//!
+//! [`Config::load`] reads it all, every schema compiled in strict mode, or
+//! returns the first [`Error`]: the file, the line and column (or the JSON
+//! Pointer in an imported list), the key, the tool and an [`ErrorCode`].
+//! Unknown keys are errors. There is no half-loaded config.
+//!
+//! A `[[tool]]` entry with the name of an imported tool overrides it (its
+//! risk, approval and policies; its schema when it gives one): annotations
+//! from MCP servers are untrusted, the config always wins. Two config entries,
+//! or two imported tools, with one name are an error. Names are compared byte
+//! for byte, see [`crate::registry`].
+
+mod error;
+mod import;
+mod pointer;
+mod raw;
+mod toml_json;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+use toolgate_json::{Limit, Limits, ParseOptions, Value};
+use toolgate_schema::{Options, Schema};
+
+pub use self::error::{Error, ErrorCode};
+
+use self::error::{key_at, key_start, Cause};
+use self::import::{json_summary, Imported};
+use self::pointer::PointerError;
+use self::raw::{limit_key, RawApproval, RawConfig, RawRisk, RawTool, RawUrlPolicy};
+use crate::registry::{Registry, ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
+
+/// The store used when `[store]` names none.
+pub const DEFAULT_STORE_URL: &str = "sqlite://toolgate.db";
+/// Turns per session when `[gate]` sets no `max_turns`.
+pub const DEFAULT_MAX_TURNS: u32 = 20;
+/// Calls per model response when `[gate]` sets no `max_calls_per_response`.
+pub const DEFAULT_MAX_CALLS_PER_RESPONSE: u32 = 16;
+/// Bytes of one call's arguments when `[gate]` sets no `max_argument_bytes`.
+pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 64 << 10;
+
+/// The format of an imported tool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[non_exhaustive]
+pub enum ImportFormat {
+    /// An OpenAI `tools` array: Chat Completions
+    /// (`{"type":"function","function":{"name","parameters"}}`) or Responses
+    /// (`{"type":"function","name","parameters"}`) items, or a request body
+    /// holding one.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic `tools` (`name`, `input_schema`), or a request body holding them.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// An MCP `tools/list` result (`{"tools":[…]}`) or the whole JSON-RPC
+    /// response. `annotations` give the default risk tier.
+    #[serde(rename = "mcp")]
+    Mcp,
+}
+
+impl ImportFormat {
+    /// The name used in the config: `openai`, `anthropic` or `mcp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for ImportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `[gate]` table: loop limits and the parse limits of every tool's
+/// arguments (each tool may tighten them, never loosen them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateConfig {
+    max_turns: u32,
+    max_calls_per_response: u32,
+    limits: Limits,
+}
+
+impl Default for GateConfig {
+    fn default() -> Self {
+        Self {
+            max_turns: DEFAULT_MAX_TURNS,
+            max_calls_per_response: DEFAULT_MAX_CALLS_PER_RESPONSE,
+            limits: default_limits(),
+        }
+    }
+}
+
+fn default_limits() -> Limits {
+    // The default is below the parser's ceiling, so `set` cannot fail; the
+    // parser's own default stands if it ever did.
+    Limits::new()
+        .set(Limit::InputBytes, DEFAULT_MAX_ARGUMENT_BYTES)
+        .unwrap_or_default()
+}
+
+impl GateConfig {
+    /// Turns a session may take; past it every call is denied.
+    pub fn max_turns(&self) -> u32 {
+        self.max_turns
+    }
+
+    /// Calls one model response may carry.
+    pub fn max_calls_per_response(&self) -> u32 {
+        self.max_calls_per_response
+    }
+
+    /// The parse limits: the default of every tool and the ceiling of its own.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// The `[store]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConfig {
+    url: String,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self {
+            url: DEFAULT_STORE_URL.to_owned(),
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The store URL, such as `sqlite://toolgate.db` (the default).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+/// The `[authorization]` table. Paths are resolved against the config file's
+/// folder; the files are read by the authorization stage.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AuthorizationConfig {
+    policies: Option<PathBuf>,
+    entities: Option<PathBuf>,
+    schema: Option<PathBuf>,
+}
+
+impl AuthorizationConfig {
+    /// The Cedar policies file.
+    pub fn policies(&self) -> Option<&Path> {
+        self.policies.as_deref()
+    }
+
+    /// The static entities file (Cedar entity JSON).
+    pub fn entities(&self) -> Option<&Path> {
+        self.entities.as_deref()
+    }
+
+    /// The Cedar schema file the policies are validated against.
+    pub fn schema(&self) -> Option<&Path> {
+        self.schema.as_deref()
+    }
+}
+
+/// A loaded config: every value checked, every schema compiled.
+#[derive(Debug, Clone)]
+pub struct Config {
+    path: PathBuf,
+    gate: GateConfig,
+    store: StoreConfig,
+    authorization: AuthorizationConfig,
+    registry: Registry,
+}
+
+impl Config {
+    /// Reads and checks the config file at `path`, the schema files and tool
+    /// lists it names (relative to its folder), and compiles every schema.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::new(ErrorCode::Io, path, format!("cannot read the config: {e}"))
+                .cause(Cause::Io(e))
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Checks config text as if read from `path`: errors name `path`, and
+    /// relative paths in the config are resolved against its folder.
+    pub fn parse(text: &str, path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let base = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Loader {
+            text,
+            file: path,
+            base,
+        }
+        .load()
+    }
+
+    /// The config file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The `[gate]` table.
+    pub fn gate(&self) -> &GateConfig {
+        &self.gate
+    }
+
+    /// The `[store]` table.
+    pub fn store(&self) -> &StoreConfig {
+        &self.store
+    }
+
+    /// The `[authorization]` table.
+    pub fn authorization(&self) -> &AuthorizationConfig {
+        &self.authorization
+    }
+
+    /// The tools.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The tools, owned.
+    pub fn into_registry(self) -> Registry {
+        self.registry
+    }
+}
+
+/// Reads a tool list (OpenAI, Anthropic or MCP) into a registry, with the
+/// default gate limits, the default risk tiers (MCP annotations, otherwise
+/// `destructive`) and approval required for every tool that is not `read`.
+pub fn import_file(path: impl AsRef<Path>, format: ImportFormat) -> Result<Registry, Error> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| {
+        Error::new(
+            ErrorCode::Io,
+            path,
+            format!("cannot read the tool list: {e}"),
+        )
+        .cause(Cause::Io(e))
+    })?;
+    import_slice(&bytes, format, path)
+}
+
+/// Like [`import_file`], for a tool list already in memory; `origin` names it
+/// in errors.
+pub fn import_slice(
+    bytes: &[u8],
+    format: ImportFormat,
+    origin: impl AsRef<Path>,
+) -> Result<Registry, Error> {
+    let origin = origin.as_ref();
+    let gate = GateConfig::default();
+    let mut registry = Registry::new();
+    for imported in import::read(format, bytes, origin)? {
+        let tool = tool_from_import(imported, origin, &gate)?;
+        insert(&mut registry, tool)?;
+    }
+    Ok(registry)
+}
+
+fn insert(registry: &mut Registry, tool: Tool) -> Result<(), Error> {
+    registry.insert(tool).map_err(|tool| {
+        let e = Error::new(
+            ErrorCode::DuplicateTool,
+            tool.origin_file(),
+            "a tool of this name is already declared",
+        )
+        .tool(&tool.name);
+        match &tool.origin {
+            ToolOrigin::Import { pointer, .. } => e.at_pointer(pointer.clone()),
+            _ => e,
+        }
+    })
+}
+
+/// Why a name cannot be a tool name, if it cannot.
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("a tool name must not be empty")
+    } else if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+        Some("a tool name must not start or end with whitespace")
+    } else if name.chars().any(char::is_control) {
+        Some("a tool name must not contain control characters")
+    } else {
+        None
+    }
+}
+
+fn root_is_object(schema: &Value) -> bool {
+    schema
+        .as_object()
+        .and_then(|o| o.get("type"))
+        .and_then(Value::as_str)
+        == Some("object")
+}
+
+fn compile(schema: &Value) -> Result<Schema, toolgate_schema::CompileError> {
+    Schema::compile(schema, &Options::new())
+}
+
+/// An imported tool with no config entry: its own schema, its default tier.
+fn tool_from_import(imported: Imported, file: &Path, gate: &GateConfig) -> Result<Tool, Error> {
+    let at = |code, message: String| {
+        Error::new(code, file, message)
+            .at_pointer(imported.pointer.clone())
+            .tool(&imported.name)
+    };
+    if let Some(problem) = name_problem(&imported.name) {
+        return Err(at(ErrorCode::InvalidName, problem.to_owned()));
+    }
+    if !root_is_object(&imported.schema) {
+        return Err(at(
+            ErrorCode::SchemaNotObject,
+            "the schema must have `\"type\": \"object\"`".to_owned(),
+        ));
+    }
+    let schema = compile(&imported.schema).map_err(|e| {
+        at(
+            ErrorCode::SchemaCompile,
+            format!("the schema does not compile: {e}"),
+        )
+        .cause(Cause::Schema(e))
+    })?;
+    Ok(Tool {
+        approval_required: imported.risk.approval_required_by_default(),
+        risk: imported.risk,
+        schema,
+        origin: ToolOrigin::Import {
+            file: file.to_path_buf(),
+            pointer: imported.pointer,
+        },
+        name: imported.name,
+        description: imported.description,
+        raw_schema: imported.schema,
+        resource: None,
+        url_policies: Vec::new(),
+        parse_options: ParseOptions::new().with_limits(gate.limits),
+        redact: Vec::new(),
+    })
+}
+
+/// Where a tool's schema came from, for messages.
+enum SchemaFrom {
+    Config {
+        key: &'static str,
+        span: Range<usize>,
+        /// The schema file, as written in the config.
+        path: Option<String>,
+    },
+    Import {
+        file: PathBuf,
+        pointer: String,
+    },
+}
+
+struct Loader<'t> {
+    text: &'t str,
+    file: &'t Path,
+    base: PathBuf,
+}
+
+impl Loader<'_> {
+    /// An error at the key whose value starts at `value_start`.
+    fn at_key(
+        &self,
+        code: ErrorCode,
+        value_start: usize,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error::new(code, self.file, message)
+            .at_offset(self.text, key_start(self.text, value_start))
+            .key(key)
+    }
+
+    /// An error at a value (an array element).
+    fn at_value(
+        &self,
+        code: ErrorCode,
+        value_start: usize,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error::new(code, self.file, message)
+            .at_offset(self.text, value_start)
+            .key(key)
+    }
+
+    fn resolve(&self, path: &str) -> PathBuf {
+        self.base.join(path)
+    }
+
+    fn load(self) -> Result<Config, Error> {
+        let de = toml::de::Deserializer::parse(self.text).map_err(|e| self.toml_error(e, true))?;
+        let raw = RawConfig::deserialize(de).map_err(|e| self.toml_error(e, false))?;
+
+        let gate = self.gate(&raw)?;
+        let store = match &raw.store.url {
+            None => StoreConfig::default(),
+            Some(url) if url.get_ref().trim().is_empty() => {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    url.span().start,
+                    "url",
+                    "`url` must not be empty",
+                ))
+            }
+            Some(url) => StoreConfig {
+                url: url.get_ref().clone(),
+            },
+        };
+        let path_of = |p: &Option<Spanned<String>>| p.as_ref().map(|p| self.resolve(p.get_ref()));
+        let authorization = AuthorizationConfig {
+            policies: path_of(&raw.authorization.policies),
+            entities: path_of(&raw.authorization.entities),
+            schema: path_of(&raw.authorization.schema),
+        };
+
+        // Imported tools, by name; two with one name are ambiguous.
+        let mut imported: Vec<(Imported, PathBuf)> = Vec::new();
+        let mut imported_names: HashMap<String, usize> = HashMap::new();
+        for entry in &raw.import {
+            let path = entry.get_ref().path.get_ref();
+            let span = entry.get_ref().path.span();
+            let file = self.resolve(path);
+            let bytes = std::fs::read(&file).map_err(|e| {
+                self.at_key(
+                    ErrorCode::Io,
+                    span.start,
+                    "path",
+                    format!("cannot read the tool list `{}`: {e}", path.escape_debug()),
+                )
+                .cause(Cause::Io(e))
+            })?;
+            for tool in import::read(entry.get_ref().format, &bytes, &file)? {
+                if imported_names.contains_key(&tool.name) {
+                    return Err(Error::new(
+                        ErrorCode::DuplicateTool,
+                        &file,
+                        "a tool of this name is already imported",
+                    )
+                    .at_pointer(tool.pointer.clone())
+                    .tool(&tool.name));
+                }
+                imported_names.insert(tool.name.clone(), imported.len());
+                imported.push((tool, file.clone()));
+            }
+        }
+
+        let mut registry = Registry::new();
+        let mut used = vec![false; imported.len()];
+        let mut lines: HashMap<&str, usize> = HashMap::new();
+        for tool in &raw.tool {
+            let name = tool.name.get_ref();
+            let name_at = tool.name.span().start;
+            if let Some(problem) = name_problem(name) {
+                return Err(self
+                    .at_key(ErrorCode::InvalidName, name_at, "name", problem)
+                    .tool(name));
+            }
+            if let Some(line) = lines.get(name.as_str()) {
+                return Err(self
+                    .at_key(
+                        ErrorCode::DuplicateTool,
+                        name_at,
+                        "name",
+                        format!("a tool of this name is already declared at line {line}"),
+                    )
+                    .tool(name));
+            }
+            let (line, _) = error::line_column(self.text, key_start(self.text, name_at));
+            lines.insert(name, line);
+            let from_import = imported_names.get(name).copied();
+            if let Some(i) = from_import {
+                if let Some(u) = used.get_mut(i) {
+                    *u = true;
+                }
+            }
+            let import = from_import.and_then(|i| imported.get(i));
+            let built = self.tool(tool, import, &gate, line)?;
+            insert(&mut registry, built)?;
+        }
+        for ((tool, file), used) in imported.into_iter().zip(used) {
+            if !used {
+                let built = tool_from_import(tool, &file, &gate)?;
+                insert(&mut registry, built)?;
+            }
+        }
+        Ok(Config {
+            path: self.file.to_path_buf(),
+            gate,
+            store,
+            authorization,
+            registry,
+        })
+    }
+
+    fn toml_error(&self, e: toml::de::Error, syntax: bool) -> Error {
+        let raw_message = e.message().trim().replace('\n', "; ");
+        let code = if syntax {
+            ErrorCode::TomlSyntax
+        } else if raw_message.starts_with("unknown field") {
+            ErrorCode::UnknownKey
+        } else if raw_message.starts_with("missing field") {
+            ErrorCode::MissingKey
+        } else if raw_message.starts_with("invalid type") {
+            ErrorCode::InvalidType
+        } else {
+            ErrorCode::InvalidValue
+        };
+        let message = people_words(&raw_message);
+        let Some(span) = e.span() else {
+            return Error::new(code, self.file, message).cause(Cause::Toml(e));
+        };
+        // The error points at a key (unknown key) or at a value (wrong type):
+        // report the key either way.
+        let start = key_at(self.text, span.start)
+            .map_or_else(|| key_start(self.text, span.start), |_| span.start);
+        let key = match code {
+            ErrorCode::UnknownKey | ErrorCode::MissingKey => backticked(&raw_message),
+            _ => key_at(self.text, start).map(str::to_owned),
+        };
+        let message = match (&key, code) {
+            (Some(k), ErrorCode::InvalidType | ErrorCode::InvalidValue) => {
+                format!("`{k}`: {message}")
+            }
+            _ => message,
+        };
+        let mut err = Error::new(code, self.file, message)
+            .at_offset(self.text, start)
+            .cause(Cause::Toml(e));
+        if let Some(k) = key {
+            err = err.key(k);
+        }
+        err
+    }
+
+    fn gate(&self, raw: &RawConfig) -> Result<GateConfig, Error> {
+        let mut gate = GateConfig::default();
+        for (slot, value, key) in [
+            (&mut gate.max_turns, &raw.gate.max_turns, "max_turns"),
+            (
+                &mut gate.max_calls_per_response,
+                &raw.gate.max_calls_per_response,
+                "max_calls_per_response",
+            ),
+        ] {
+            if let Some(v) = value {
+                *slot = u32::try_from(*v.get_ref())
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        self.at_key(
+                            ErrorCode::InvalidLimit,
+                            v.span().start,
+                            key,
+                            format!("`{key}` must be between 1 and {}", u32::MAX),
+                        )
+                    })?;
+            }
+        }
+        for (limit, value) in raw.gate.limit_fields() {
+            if let Some(v) = value {
+                gate.limits = self.set_limit(gate.limits, limit, v)?;
+            }
+        }
+        Ok(gate)
+    }
+
+    fn set_limit(
+        &self,
+        limits: Limits,
+        limit: Limit,
+        value: &Spanned<u64>,
+    ) -> Result<Limits, Error> {
+        let key = limit_key(limit);
+        let n = usize::try_from(*value.get_ref()).unwrap_or(usize::MAX);
+        limits.set(limit, n).map_err(|e| {
+            self.at_key(
+                ErrorCode::InvalidLimit,
+                value.span().start,
+                key,
+                format!(
+                    "`{key}` must be between 1 and {}, got {}",
+                    limit.ceiling(),
+                    value.get_ref()
+                ),
+            )
+            .cause(Cause::Limit(e))
+        })
+    }
+
+    fn tool(
+        &self,
+        raw: &RawTool,
+        import: Option<&(Imported, PathBuf)>,
+        gate: &GateConfig,
+        line: usize,
+    ) -> Result<Tool, Error> {
+        let name = raw.name.get_ref();
+        let (raw_schema, from) = self.schema(raw, import)?;
+        let fail = |code, message: String| match &from {
+            SchemaFrom::Config { key, span, .. } => {
+                self.at_key(code, span.start, key, message).tool(name)
+            }
+            SchemaFrom::Import { file, pointer } => Error::new(code, file, message)
+                .at_pointer(pointer.clone())
+                .tool(name),
+        };
+        if !root_is_object(&raw_schema) {
+            return Err(fail(
+                ErrorCode::SchemaNotObject,
+                "the schema must have `\"type\": \"object\"`".to_owned(),
+            ));
+        }
+        let schema = compile(&raw_schema).map_err(|e| {
+            let what = match &from {
+                SchemaFrom::Config {
+                    key, path: None, ..
+                } => format!("`{key}`"),
+                SchemaFrom::Config {
+                    key, path: Some(p), ..
+                } => format!("`{key}` (`{}`)", p.escape_debug()),
+                SchemaFrom::Import { .. } => "the imported schema".to_owned(),
+            };
+            fail(
+                ErrorCode::SchemaCompile,
+                format!("{what} does not compile: {e}"),
+            )
+            .cause(Cause::Schema(e))
+        })?;
+
+        let risk = match raw.risk {
+            RawRisk::Read => Risk::Read,
+            RawRisk::Write => Risk::Write,
+            RawRisk::Destructive => Risk::Destructive,
+        };
+        let approval_required = match raw.approval {
+            Some(RawApproval::Required) => true,
+            Some(RawApproval::None) => false,
+            None => risk.approval_required_by_default(),
+        };
+
+        let pointer_error = |e: PointerError, at: usize, key: &str, element: bool, p: &str| {
+            let (code, message) = match e {
+                PointerError::Malformed(why) => (
+                    ErrorCode::InvalidPointer,
+                    format!(
+                        "`{key}`: `{}` is not a valid JSON Pointer: {why}",
+                        p.escape_debug()
+                    ),
+                ),
+                PointerError::Undeclared => (
+                    ErrorCode::UndeclaredProperty,
+                    format!(
+                        "`{key}`: `{}` does not name a property declared by the schema",
+                        p.escape_debug()
+                    ),
+                ),
+            };
+            let e = if element {
+                self.at_value(code, at, key, message)
+            } else {
+                self.at_key(code, at, key, message)
+            };
+            e.tool(name)
+        };
+
+        let resource = match &raw.resource {
+            None => None,
+            Some(r) => {
+                let at = r.span().start;
+                let r = r.get_ref();
+                if !is_entity_type(&r.entity_type) {
+                    return Err(self
+                        .at_key(
+                            ErrorCode::InvalidValue,
+                            at,
+                            "resource",
+                            format!(
+                                "`resource`: `{}` is not an entity type name (such as `Order` or `Shop::Order`)",
+                                r.entity_type.escape_debug()
+                            ),
+                        )
+                        .tool(name));
+                }
+                pointer::check_declared(&raw_schema, &r.id)
+                    .map_err(|e| pointer_error(e, at, "resource", false, &r.id))?;
+                Some(ResourceMapping {
+                    entity_type: r.entity_type.clone(),
+                    id_pointer: r.id.clone(),
+                })
+            }
+        };
+
+        let mut url_policies: Vec<UrlPolicyConfig> = Vec::new();
+        if let Some(policies) = &raw.url_policy {
+            let at = policies.span().start;
+            for p in &policies.get_ref().0 {
+                pointer::check_declared(&raw_schema, &p.arg)
+                    .map_err(|e| pointer_error(e, at, "url_policy", false, &p.arg))?;
+                if url_policies.iter().any(|q| q.arg == p.arg) {
+                    return Err(self
+                        .at_key(
+                            ErrorCode::InvalidUrlPolicy,
+                            at,
+                            "url_policy",
+                            format!("`url_policy`: two policies for `{}`", p.arg.escape_debug()),
+                        )
+                        .tool(name));
+                }
+                if let Some(problem) = url_policy_problem(p) {
+                    return Err(self
+                        .at_key(
+                            ErrorCode::InvalidUrlPolicy,
+                            at,
+                            "url_policy",
+                            format!("`url_policy`: {problem}"),
+                        )
+                        .tool(name));
+                }
+                url_policies.push(UrlPolicyConfig {
+                    arg: p.arg.clone(),
+                    schemes: p.schemes.clone(),
+                    hosts: p.hosts.clone(),
+                    ports: p.ports.clone(),
+                    allow_private: p.allow_private,
+                });
+            }
+        }
+
+        let mut redact = Vec::with_capacity(raw.redact.len());
+        for r in &raw.redact {
+            pointer::check_declared(&raw_schema, r.get_ref())
+                .map_err(|e| pointer_error(e, r.span().start, "redact", true, r.get_ref()))?;
+            redact.push(r.get_ref().clone());
+        }
+
+        let mut limits = gate.limits;
+        for (limit, value) in raw.limit_fields() {
+            let Some(v) = value else { continue };
+            let ceiling = gate.limits.get(limit);
+            if usize::try_from(*v.get_ref()).map_or(true, |n| n > ceiling) {
+                let key = limit_key(limit);
+                return Err(self
+                    .at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        key,
+                        format!("`{key}` = {} is above the gate's {ceiling}", v.get_ref()),
+                    )
+                    .tool(name));
+            }
+            limits = self.set_limit(limits, limit, v).map_err(|e| e.tool(name))?;
+        }
+
+        Ok(Tool {
+            name: name.clone(),
+            description: raw
+                .description
+                .clone()
+                .or_else(|| import.and_then(|(i, _)| i.description.clone())),
+            risk,
+            approval_required,
+            schema,
+            raw_schema,
+            resource,
+            url_policies,
+            parse_options: ParseOptions::new().with_limits(limits),
+            redact,
+            origin: ToolOrigin::Config {
+                file: self.file.to_path_buf(),
+                line,
+            },
+        })
+    }
+
+    /// The schema of a config entry: `schema` (a file path or an inline
+    /// table), `schema_json`, or the imported tool's.
+    fn schema(
+        &self,
+        raw: &RawTool,
+        import: Option<&(Imported, PathBuf)>,
+    ) -> Result<(Value<'static>, SchemaFrom), Error> {
+        let name = raw.name.get_ref();
+        match (&raw.schema, &raw.schema_json) {
+            (Some(_), Some(j)) => Err(self
+                .at_key(
+                    ErrorCode::ConflictingKeys,
+                    j.span().start,
+                    "schema_json",
+                    "give either `schema` or `schema_json`, not both",
+                )
+                .tool(name)),
+            (Some(s), None) => {
+                let span = s.span();
+                let from = SchemaFrom::Config {
+                    key: "schema",
+                    span: span.clone(),
+                    path: s.get_ref().as_str().map(str::to_owned),
+                };
+                match s.get_ref() {
+                    toml::Value::String(path) => {
+                        let file = self.resolve(path);
+                        let bytes = std::fs::read(&file).map_err(|e| {
+                            self.at_key(
+                                ErrorCode::Io,
+                                span.start,
+                                "schema",
+                                format!("`schema`: cannot read `{}`: {e}", path.escape_debug()),
+                            )
+                            .tool(name)
+                            .cause(Cause::Io(e))
+                        })?;
+                        let value = toolgate_json::from_slice(&bytes).map_err(|e| {
+                            Error::new(
+                                ErrorCode::InvalidJson,
+                                &file,
+                                format!("`schema`: invalid JSON: {}", json_summary(&e)),
+                            )
+                            .at_line_column(e.line(), e.column())
+                            .key("schema")
+                            .tool(name)
+                            .cause(Cause::Json(e))
+                        })?;
+                        Ok((value.into_owned(), from))
+                    }
+                    toml::Value::Table(_) => {
+                        let value = toml_json::to_json(s.get_ref()).map_err(|(at, why)| {
+                            self.at_key(
+                                ErrorCode::InvalidSchemaValue,
+                                span.start,
+                                "schema",
+                                format!("`schema`: at `{at}`: {why}"),
+                            )
+                            .tool(name)
+                        })?;
+                        Ok((value, from))
+                    }
+                    other => Err(self
+                        .at_key(
+                            ErrorCode::InvalidType,
+                            span.start,
+                            "schema",
+                            format!(
+                                "`schema` must be a file path or a table, not a {}",
+                                other.type_str()
+                            ),
+                        )
+                        .tool(name)),
+                }
+            }
+            (None, Some(j)) => {
+                let value = toolgate_json::from_str(j.get_ref()).map_err(|e| {
+                    self.at_key(
+                        ErrorCode::InvalidJson,
+                        j.span().start,
+                        "schema_json",
+                        format!(
+                            "`schema_json`: invalid JSON: {} (line {} column {} of the JSON text)",
+                            json_summary(&e),
+                            e.line(),
+                            e.column()
+                        ),
+                    )
+                    .tool(name)
+                    .cause(Cause::Json(e))
+                })?;
+                Ok((
+                    value.into_owned(),
+                    SchemaFrom::Config {
+                        key: "schema_json",
+                        span: j.span(),
+                        path: None,
+                    },
+                ))
+            }
+            (None, None) => match import {
+                Some((tool, file)) => Ok((
+                    tool.schema.clone(),
+                    SchemaFrom::Import {
+                        file: file.clone(),
+                        pointer: tool.pointer.clone(),
+                    },
+                )),
+                None => Err(self
+                    .at_key(
+                        ErrorCode::MissingSchema,
+                        raw.name.span().start,
+                        "name",
+                        "no `schema` or `schema_json`, and no imported tool has this name",
+                    )
+                    .tool(name)),
+            },
+        }
+    }
+}
+
+/// `Order`, `Shop::Order`: Cedar entity type names.
+fn is_entity_type(s: &str) -> bool {
+    s.split("::").all(|part| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+fn url_policy_problem(p: &RawUrlPolicy) -> Option<String> {
+    if p.schemes.is_empty() {
+        return Some("`schemes` must not be empty".to_owned());
+    }
+    for s in &p.schemes {
+        let mut chars = s.chars();
+        let ok = chars.next().is_some_and(|c| c.is_ascii_lowercase())
+            && chars.all(|c| {
+                c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.')
+            });
+        if !ok {
+            return Some(format!(
+                "`{}` is not a lower-case URL scheme",
+                s.escape_debug()
+            ));
+        }
+    }
+    if p.hosts.is_empty() {
+        return Some("`hosts` must not be empty: list the hosts the argument may name".to_owned());
+    }
+    for h in &p.hosts {
+        let rest = h.strip_prefix("*.").unwrap_or(h);
+        let ok = !rest.is_empty()
+            && !rest.chars().any(|c| {
+                c.is_whitespace()
+                    || c.is_control()
+                    || matches!(c, '/' | '@' | '*' | ':' | '?' | '#')
+            });
+        if !ok {
+            return Some(format!(
+                "`{}` is not a host or a `*.` wildcard (ports go in `ports`)",
+                h.escape_debug()
+            ));
+        }
+    }
+    if p.ports.contains(&0) {
+        return Some("port 0 is not a port".to_owned());
+    }
+    None
+}
+
+/// The first backticked word of a message: the key in serde's
+/// `unknown field `x`` and `missing field `x``.
+fn backticked(message: &str) -> Option<String> {
+    let rest = message.split_once('`')?.1;
+    Some(rest.split_once('`')?.0.to_owned())
+}
+
+/// serde's wording, in the config's terms (keys, not fields; no Rust types).
+fn people_words(message: &str) -> String {
+    message
+        .replace("unknown field", "unknown key")
+        .replace("missing field", "missing key")
+        .replace("unknown variant", "unknown value")
+        .replace("expected u64", "expected a non-negative integer")
+        .replace("expected u16", "expected an integer from 0 to 65535")
+        .replace("a sequence", "an array")
+        .replace("expected a map", "expected a table")
+        .replace("expected struct ", "expected a table ")
+}

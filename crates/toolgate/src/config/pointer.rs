@@ -1,0 +1,101 @@
+//! JSON Pointers in the config (`resource.id`, `url_policy.arg`, `redact`):
+//! RFC 6901 syntax, and a check that they name a property the tool's schema
+//! declares.
+
+use toolgate_json::{pointer::unescape_token, Value};
+
+/// Why a pointer was refused.
+pub(crate) enum PointerError {
+    /// Not RFC 6901, or the empty pointer (which names the whole arguments).
+    Malformed(&'static str),
+    /// Well-formed, but the schema declares no such property.
+    Undeclared,
+}
+
+/// Checks the syntax of a pointer that must name a member of the arguments,
+/// returning its unescaped tokens.
+pub(crate) fn parse(pointer: &str) -> Result<Vec<String>, PointerError> {
+    if pointer.is_empty() {
+        return Err(PointerError::Malformed(
+            "the empty pointer names the whole arguments, not a property",
+        ));
+    }
+    let Some(rest) = pointer.strip_prefix('/') else {
+        return Err(PointerError::Malformed("a JSON Pointer starts with `/`"));
+    };
+    let mut tokens = Vec::new();
+    for raw in rest.split('/') {
+        let mut chars = raw.chars();
+        while let Some(c) = chars.next() {
+            if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+                return Err(PointerError::Malformed(
+                    "`~` must be followed by `0` or `1` in a JSON Pointer",
+                ));
+            }
+        }
+        tokens.push(unescape_token(raw).into_owned());
+    }
+    Ok(tokens)
+}
+
+/// How many local `$ref`s a walk follows before giving up (a loop).
+const MAX_REF_HOPS: usize = 32;
+
+/// Checks that `pointer` names a property reachable from the schema's root
+/// through `properties` (following local `$ref`s such as `#/$defs/Card`).
+pub(crate) fn check_declared(schema: &Value, pointer: &str) -> Result<(), PointerError> {
+    let tokens = parse(pointer)?;
+    let mut current = schema;
+    for token in &tokens {
+        let resolved = resolve_refs(schema, current).ok_or(PointerError::Undeclared)?;
+        current = resolved
+            .as_object()
+            .and_then(|o| o.get("properties"))
+            .and_then(Value::as_object)
+            .and_then(|p| p.get(token))
+            .ok_or(PointerError::Undeclared)?;
+    }
+    Ok(())
+}
+
+fn resolve_refs<'v, 'a>(root: &'v Value<'a>, mut node: &'v Value<'a>) -> Option<&'v Value<'a>> {
+    for _ in 0..MAX_REF_HOPS {
+        let target = match node.as_object().and_then(|o| o.get("$ref")) {
+            None => return Some(node),
+            Some(r) => r.as_str()?.strip_prefix('#')?,
+        };
+        node = root.pointer(target)?;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    #[test]
+    fn syntax() {
+        assert!(parse("/a/b~0~1").is_ok_and(|t| t == ["a", "b~/"]));
+        assert!(parse("").is_err());
+        assert!(parse("a").is_err());
+        assert!(parse("/a~2").is_err());
+        assert!(parse("/a~").is_err());
+    }
+
+    #[test]
+    fn declared() {
+        let s = toolgate_json::from_str(
+            r##"{"type":"object","properties":{"card":{"$ref":"#/$defs/Card"},"n":{"type":"integer"}},
+                "$defs":{"Card":{"type":"object","properties":{"number":{"type":"string"}}},
+                         "Loop":{"$ref":"#/$defs/Loop"}}}"##,
+        );
+        let s = s.unwrap();
+        assert!(check_declared(&s, "/n").is_ok());
+        assert!(check_declared(&s, "/card/number").is_ok());
+        assert!(check_declared(&s, "/card/cvv").is_err());
+        assert!(check_declared(&s, "/n/x").is_err());
+        assert!(check_declared(&s, "/m").is_err());
+    }
+}

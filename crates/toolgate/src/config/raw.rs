@@ -1,0 +1,181 @@
+//! The config file as written: serde types, every one closed to unknown keys.
+//! [`super::Config`] is built from these after checking every value.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use toml::Spanned;
+
+use super::ImportFormat;
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawConfig {
+    #[serde(default)]
+    pub(crate) gate: RawGate,
+    #[serde(default)]
+    pub(crate) store: RawStore,
+    #[serde(default)]
+    pub(crate) authorization: RawAuthorization,
+    #[serde(default)]
+    pub(crate) import: Vec<Spanned<RawImport>>,
+    #[serde(default)]
+    pub(crate) tool: Vec<RawTool>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGate {
+    pub(crate) max_turns: Option<Spanned<u64>>,
+    pub(crate) max_calls_per_response: Option<Spanned<u64>>,
+    pub(crate) max_argument_bytes: Option<Spanned<u64>>,
+    pub(crate) max_depth: Option<Spanned<u64>>,
+    pub(crate) max_string_bytes: Option<Spanned<u64>>,
+    pub(crate) max_object_members: Option<Spanned<u64>>,
+    pub(crate) max_array_items: Option<Spanned<u64>>,
+    pub(crate) max_values: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawStore {
+    pub(crate) url: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAuthorization {
+    pub(crate) policies: Option<Spanned<String>>,
+    pub(crate) entities: Option<Spanned<String>>,
+    pub(crate) schema: Option<Spanned<String>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawImport {
+    pub(crate) path: Spanned<String>,
+    pub(crate) format: ImportFormat,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawRisk {
+    Read,
+    Write,
+    Destructive,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawApproval {
+    Required,
+    None,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTool {
+    pub(crate) name: Spanned<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) risk: RawRisk,
+    pub(crate) approval: Option<RawApproval>,
+    pub(crate) schema: Option<Spanned<toml::Value>>,
+    pub(crate) schema_json: Option<Spanned<String>>,
+    pub(crate) resource: Option<Spanned<RawResource>>,
+    pub(crate) url_policy: Option<Spanned<OneOrMany<RawUrlPolicy>>>,
+    #[serde(default)]
+    pub(crate) redact: Vec<Spanned<String>>,
+    pub(crate) max_argument_bytes: Option<Spanned<u64>>,
+    pub(crate) max_depth: Option<Spanned<u64>>,
+    pub(crate) max_string_bytes: Option<Spanned<u64>>,
+    pub(crate) max_object_members: Option<Spanned<u64>>,
+    pub(crate) max_array_items: Option<Spanned<u64>>,
+    pub(crate) max_values: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResource {
+    #[serde(rename = "type")]
+    pub(crate) entity_type: String,
+    pub(crate) id: String,
+}
+
+fn default_schemes() -> Vec<String> {
+    vec!["https".to_owned()]
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUrlPolicy {
+    pub(crate) arg: String,
+    #[serde(default = "default_schemes")]
+    pub(crate) schemes: Vec<String>,
+    pub(crate) hosts: Vec<String>,
+    #[serde(default)]
+    pub(crate) ports: Vec<u16>,
+    #[serde(default)]
+    pub(crate) allow_private: bool,
+}
+
+/// One table or an array of tables: `url_policy = { … }` or
+/// `url_policy = [{ … }, { … }]` (also `[[tool.url_policy]]`).
+#[derive(Debug)]
+pub(crate) struct OneOrMany<T>(pub(crate) Vec<T>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table or an array of tables")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|t| OneOrMany(vec![t]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(t) = seq.next_element()? {
+                    out.push(t);
+                }
+                Ok(OneOrMany(out))
+            }
+        }
+        deserializer.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// The parse limits of a `[gate]` or `[[tool]]` table, with their config names.
+macro_rules! limit_fields {
+    ($t:ty) => {
+        impl $t {
+            pub(crate) fn limit_fields(
+                &self,
+            ) -> [(toolgate_json::Limit, &Option<Spanned<u64>>); 6] {
+                use toolgate_json::Limit;
+                [
+                    (Limit::InputBytes, &self.max_argument_bytes),
+                    (Limit::Depth, &self.max_depth),
+                    (Limit::StringBytes, &self.max_string_bytes),
+                    (Limit::ObjectMembers, &self.max_object_members),
+                    (Limit::ArrayItems, &self.max_array_items),
+                    (Limit::Values, &self.max_values),
+                ]
+            }
+        }
+    };
+}
+
+limit_fields!(RawGate);
+limit_fields!(RawTool);
+
+/// The config name of a parse limit (`max_argument_bytes` is the parser's
+/// `max_input_bytes`: the arguments are the input).
+pub(crate) fn limit_key(limit: toolgate_json::Limit) -> &'static str {
+    match limit {
+        toolgate_json::Limit::InputBytes => "max_argument_bytes",
+        other => other.name(),
+    }
+}
