@@ -67,6 +67,20 @@ fn count(v: &Value<'_>) -> Option<u64> {
     }
 }
 
+/// For a lexeme `-?digits.digits` (no exponent, integer part under 10^17):
+/// its sign and integer part.
+fn fraction_parts(lexeme: &str) -> Option<(bool, i64)> {
+    let (negative, rest) = match lexeme.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, lexeme),
+    };
+    let (int, frac) = rest.split_once('.')?;
+    if int.len() > 17 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((negative, int.parse().ok()?))
+}
+
 impl Leaf {
     /// The leaf check of a schema object, if every keyword in it is one the
     /// leaf understands (annotations aside).
@@ -146,10 +160,23 @@ impl Leaf {
                 if self.low.is_none() && self.high.is_none() {
                     return true;
                 }
-                let Some(i) = n.as_i64().filter(|_| n.is_integer_lexeme()) else {
+                if n.is_integer_lexeme() {
+                    let Some(i) = n.as_i64() else { return false };
+                    return self.low.is_none_or(|l| i >= l) && self.high.is_none_or(|h| i <= h);
+                }
+                // A fraction without exponent: the value lies strictly
+                // between its integer part and the next integer away from
+                // zero, which decides most comparisons with integer bounds.
+                let Some((negative, int_part)) = fraction_parts(&n.lexeme()) else {
                     return false;
                 };
-                self.low.is_none_or(|l| i >= l) && self.high.is_none_or(|h| i <= h)
+                let (lo, hi) = if negative {
+                    (-int_part - 1, -int_part)
+                } else {
+                    (int_part, int_part + 1)
+                };
+                // value in (lo, hi) for non-negative; (lo, hi] for negative.
+                self.low.is_none_or(|l| lo >= l) && self.high.is_none_or(|h| hi <= h)
             }
             Value::String(s) => {
                 if self.types & STRING == 0 {
@@ -191,6 +218,13 @@ mod tests {
         assert!(yes("1") && yes("5000"));
         assert!(!yes("0") && !yes("5001") && !yes("3.0") && !yes("\"3\"") && !yes("1e2"));
         assert!(!yes("123456789012345678901234567890"));
+        let l = leaf(r#"{"type":"number","minimum":0,"maximum":100}"#).unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(yes("0.5") && yes("99.99") && yes("0.0") && yes("50"));
+        assert!(!yes("100.5") && !yes("-0.5") && !yes("100.0") && !yes("1e1") && !yes("-0.0"));
+        let l = leaf(r#"{"type":"number","minimum":-10,"maximum":-1}"#).unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(yes("-1.5") && yes("-9.99") && !yes("-0.5") && !yes("-10.5") && !yes("-10.0"));
         let l = leaf(r#"{"type":"string","maxLength":3,"pattern":"^[a-z]+$","enum":["ab","abc"]}"#)
             .unwrap();
         let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
