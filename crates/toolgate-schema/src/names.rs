@@ -15,6 +15,8 @@ const SCAN_LIMIT: usize = 16;
 struct Entry {
     len: usize,
     head: u64,
+    /// Bytes 8..16.
+    tail: u64,
     name: Box<str>,
 }
 
@@ -41,9 +43,11 @@ impl NameSet {
             if set.find(name).is_some() {
                 continue;
             }
+            let bytes = name.as_bytes();
             set.entries.push(Entry {
-                len: name.len(),
-                head: head(name.as_bytes()),
+                len: bytes.len(),
+                head: head(bytes),
+                tail: head(bytes.get(8..).unwrap_or_default()),
                 name: name.into(),
             });
         }
@@ -66,9 +70,14 @@ impl NameSet {
         }
         let bytes = name.as_bytes();
         let (len, h) = (bytes.len(), head(bytes));
-        self.entries
-            .iter()
-            .position(|e| e.len == len && e.head == h && (len <= 8 || e.name.as_bytes() == bytes))
+        let t = if len > 8 {
+            head(bytes.get(8..).unwrap_or_default())
+        } else {
+            0
+        };
+        self.entries.iter().position(|e| {
+            e.len == len && e.head == h && e.tail == t && (len <= 16 || e.name.as_bytes() == bytes)
+        })
     }
 
     /// Whether `name` is in the set.
