@@ -7,6 +7,7 @@
 //! that decide each call know nothing about providers.
 
 pub mod adapter;
+pub mod sanitize;
 pub mod config;
 pub mod registry;
 pub mod url_guard;
