@@ -363,7 +363,7 @@ impl UrlPolicy {
             Host::Ipv4(v4) => Some(IpAddr::V4(v4)),
             Host::Ipv6(v6) => Some(IpAddr::V6(v6)),
             Host::Domain(domain) => {
-                if !authority.is_ascii() && !domain.split('.').any(|l| l.starts_with("xn--")) {
+                if !authority.is_ascii() && idna_rewrote_ascii(authority, domain) {
                     return Err(UrlDenial::new(UrlDenialCode::Ambiguous));
                 }
                 None
@@ -507,6 +507,26 @@ fn raw_authority(raw: &str) -> Result<&str, UrlDenialCode> {
         return Err(UrlDenialCode::Ambiguous);
     }
     Ok(authority)
+}
+
+/// Whether IDNA mapped a non-ASCII label of the written host to a plain
+/// ASCII label (fullwidth letters, ignored characters such as the soft
+/// hyphen) or used a dot other than `.`: a tool that reads the raw text
+/// with another parser may see a different host.
+fn idna_rewrote_ascii(authority: &str, domain: &str) -> bool {
+    let host = authority
+        .rsplit_once(':')
+        .map_or(authority, |(host, _)| host);
+    if host.contains(['\u{3002}', '\u{FF0E}', '\u{FF61}']) {
+        return true;
+    }
+    let written: Vec<&str> = host.split('.').collect();
+    let normalized: Vec<&str> = domain.split('.').collect();
+    written.len() != normalized.len()
+        || written
+            .iter()
+            .zip(&normalized)
+            .any(|(w, n)| !w.is_ascii() && !n.starts_with("xn--"))
 }
 
 /// A URL that passed a [`UrlPolicy`]: the normalized form the tool must

@@ -488,6 +488,10 @@ const HOSTILE: &[(&str, UrlDenialCode, Option<AddressClass>)] = &[
     ("http://example。com/", Ambiguous, None),
     ("http://exam\u{AD}ple.com/", Ambiguous, None),
     ("http://１２７.０.０.１/", Ambiguous, None),
+    ("http://bücher.ｅｘａｍｐｌｅ.com/", Ambiguous, None),
+    ("http://a.example．com/", Ambiguous, None),
+    ("http://a.example｡com/", Ambiguous, None),
+    ("http://Ａ.example.com/", Ambiguous, None),
     ("http://①②⑦.0.0.1/", Ambiguous, None),
     // Not in the allowlist.
     ("http://evil.com/", HostNotAllowed, None),
