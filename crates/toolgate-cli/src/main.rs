@@ -6,6 +6,7 @@
 //! - `2`: usage error, unreadable input, or a schema or configuration that does
 //!   not load.
 
+mod check;
 mod json_check;
 mod schema_cmds;
 
@@ -30,6 +31,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the gate over raw provider responses: one decision per proposed
+    /// call (allow, needs_approval or deny) with reason codes and pointers.
+    #[command(after_help = CHECK_HELP)]
+    Check(check::Args),
     /// Strict JSON: check texts, print their canonical form and digest.
     Json {
         #[command(subcommand)]
@@ -44,6 +49,16 @@ enum Command {
     #[command(after_help = LINT_EXIT_CODES)]
     Lint(schema_cmds::LintArgs),
 }
+
+const CHECK_HELP: &str = "\
+Each FILE is one response body as the provider sent it (JSON or SSE). With
+--json, one JSON object per input is printed (JSON Lines); the wire format is
+documented in the README (`toolgate check`).
+
+Exit codes:
+  0  every response allowed
+  1  at least one call denied or needing approval (or a response denied)
+  2  usage error, a config or context that does not load, or an unreadable input";
 
 const VALIDATE_EXIT_CODES: &str = "\
 Exit codes:
@@ -71,6 +86,7 @@ fn main() -> ExitCode {
         Command::Json {
             command: JsonCommand::Check(args),
         } => json_check::run(&args),
+        Command::Check(args) => check::run(&args),
         Command::Validate(args) => schema_cmds::validate(&args),
         Command::Lint(args) => schema_cmds::lint(&args),
     };

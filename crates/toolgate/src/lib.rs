@@ -8,6 +8,14 @@
 
 pub mod adapter;
 pub mod sanitize;
+mod authorize;
+mod context;
+pub mod danger;
+mod decision;
+pub mod feedback;
+mod gate;
+mod reason;
+mod stage;
 pub mod config;
 pub mod registry;
 pub mod url_guard;
@@ -17,3 +25,11 @@ pub use crate::adapter::{
     read, AdapterOptions, Arguments, CallKind, Envelope, Error as AdapterError,
     ErrorCode as AdapterErrorCode, Finding, FindingCode, Finish, Format, ProposedCall,
 };
+pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
+pub use crate::context::{
+    Approval, ApprovalGrant, ApprovalKey, Context, ContextError, ContextErrorKind, KillSwitch,
+    Rejection, StateError, StateView,
+};
+pub use crate::decision::{Decision, Decisions, Verdict};
+pub use crate::gate::{Gate, GateBuilder, GateError};
+pub use crate::reason::{Code, Reason};

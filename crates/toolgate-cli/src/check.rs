@@ -1,0 +1,367 @@
+//! `toolgate check`: run the gate over raw provider responses.
+//!
+//! Each input is one response body as the provider sent it (JSON or an SSE
+//! stream). The config gives the tools and limits; the context (optional)
+//! gives the user, session, turn, kill switch and approvals. Without
+//! `--context` the session is anonymous, at turn 1, with no approvals and
+//! the kill switch off.
+//!
+//! # Human output
+//!
+//! One block per input: a header line `NAME: FORMAT, finish KIND (REASON):
+//! VERDICT`, one line per response-level finding, then a table of the calls
+//! (index, call id, tool, verdict, reasons as `code@pointer`). Call ids and
+//! tool names come from the model: control characters are escaped and long
+//! ones cut.
+//!
+//! # Wire format (`--json`)
+//!
+//! One JSON object per readable input, one per line (JSON Lines), in the
+//! canonical form (RFC 8785: sorted keys, no whitespace). Members:
+//!
+//! | member | type | meaning |
+//! |---|---|---|
+//! | `input` | string | the file name as given (`-` for standard input) |
+//! | `format` | string or `null` | the format read: `openai`, `responses`, `anthropic`, `gemini`, `mcp`; `null` if the body was refused before it was known |
+//! | `streamed` | boolean | whether the body was an event stream |
+//! | `finish` | object or `null` | `{"kind": …, "reason": …}`: kind is `complete`, `truncated`, `content_filtered`, `refused`, `malformed_call`, `paused`, `error` or `unknown`; reason is the provider's token |
+//! | `verdict` | string | the response's verdict: `allow`, `needs_approval` or `deny` |
+//! | `rejected` | object or `null` | why the body was refused as a whole: a reason (below) |
+//! | `findings` | array | response-level reasons (a finish that is not complete, DSML or other markup in text, `calls_expected`, …), each a reason plus `denies` (boolean) |
+//! | `decisions` | array | one object per proposed call, in order |
+//!
+//! A reason is `{"code": …, "pointer": …}` plus `"detail": …` when the stage
+//! has a finer code (the URL guard's code for `url_policy`, the parser's
+//! code for `body_invalid_json`). Codes are the stable list documented in
+//! `toolgate::Code`. Pointers of findings and `rejected` are into the body;
+//! pointers of a decision's reasons are into the call's arguments.
+//!
+//! A decision is `{"index", "call_id" (string or null), "tool", "verdict",
+//! "reasons", "digest" (`sha256:…` of the canonical arguments, or null when
+//! they did not parse), "approval" (the approval id used, or null),
+//! "feedback" (the text safe to return to the model)}`.
+//!
+//! Canonical arguments are not printed: they may hold secrets.
+//!
+//! # Exit codes
+//!
+//! `0` every response allowed; `1` any response denied or needing approval;
+//! `2` usage error, a config or context that does not load, or an unreadable
+//! input (the other inputs are still checked).
+
+use std::borrow::Cow;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolgate::config::Config;
+use toolgate::{Context, Decision, Decisions, Format, Gate, Reason, Verdict};
+use toolgate_json::{canonical, Number, Object, Value};
+
+use crate::json_check::read_input;
+
+/// The largest body read, in bytes (the adapters' default stream bound).
+const MAX_BODY_BYTES: usize = toolgate::AdapterOptions::DEFAULT_MAX_STREAM_BYTES;
+
+/// Flags of `toolgate check`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The toolgate config (TOML): tools, schemas, policies, limits.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+
+    /// The provider format of the inputs, or `auto` to detect each one.
+    #[arg(long, value_name = "FORMAT", default_value = "auto",
+          value_parser = ["auto", "openai", "responses", "anthropic", "gemini", "mcp"])]
+    format: String,
+
+    /// The request context (JSON): user, session, roles, turn, max_turns,
+    /// now, kill_switch, approvals, rejections, entities. Unknown members are
+    /// errors.
+    #[arg(long, value_name = "FILE")]
+    context: Option<PathBuf>,
+
+    /// Print one JSON object per input (JSON Lines) instead of tables.
+    #[arg(long)]
+    json: bool,
+
+    /// DANGER: permit every call at the authorization stage (no per-user
+    /// check). Without it, and until Cedar policies are supported, every call
+    /// that passes the earlier stages is denied `not_authorized`.
+    #[arg(long)]
+    no_authorization: bool,
+
+    /// Response bodies (JSON or SSE); `-` reads standard input.
+    #[arg(required = true, value_name = "FILE")]
+    inputs: Vec<PathBuf>,
+}
+
+/// Runs the command; the exit code follows the documented contract.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&args.config)
+        .with_context(|| format!("cannot load config `{}`", args.config.display()))?;
+    let format: Format = args
+        .format
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+    let context = match &args.context {
+        None => Context::new("", "", 1),
+        Some(path) => {
+            let bytes = read_input(path, MAX_BODY_BYTES)?;
+            Context::from_json(&bytes)
+                .with_context(|| format!("cannot read context `{}`", path.display()))?
+        }
+    };
+    let gate_config = config.gate();
+    let mut builder = Gate::builder(config.registry().clone())
+        .max_turns(gate_config.max_turns())
+        .max_calls_per_response(
+            usize::try_from(gate_config.max_calls_per_response()).unwrap_or(usize::MAX),
+        );
+    if args.no_authorization {
+        builder = builder.authorizer(toolgate::danger::NoAuthorization);
+    }
+    let gate = builder.build().context("cannot build the gate")?;
+
+    let mut stdout = std::io::stdout().lock();
+    let mut worst = Verdict::Allow;
+    let mut unreadable = false;
+    for path in &args.inputs {
+        let name = path.display().to_string();
+        let body = match read_input(path, MAX_BODY_BYTES) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("toolgate: error: {e:#}");
+                unreadable = true;
+                continue;
+            }
+        };
+        let decisions = gate.decide(&body, format, &context, &context);
+        worst = worst.max(decisions.verdict());
+        if args.json {
+            writeln!(
+                stdout,
+                "{}",
+                canonical::to_string(&to_json(&name, &decisions))
+            )?;
+        } else {
+            write_human(&mut stdout, &name, &decisions)?;
+        }
+    }
+    stdout.flush()?;
+    Ok(if unreadable {
+        ExitCode::from(2)
+    } else if worst == Verdict::Allow {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Result<()> {
+    let format = d.format.map_or("unknown format", Format::as_str);
+    match &d.finish {
+        Some(f) => writeln!(
+            out,
+            "{name}: {format}, finish {} ({}): {}",
+            f.kind(),
+            display(f.reason()),
+            d.verdict()
+        )?,
+        None => writeln!(out, "{name}: {format}: {}", d.verdict())?,
+    }
+    if let Some(r) = &d.rejected {
+        writeln!(out, "  rejected: {}", reason_text(r))?;
+    }
+    for r in &d.findings {
+        let effect = if r.code.finding_denies() {
+            "denies"
+        } else {
+            "reported"
+        };
+        writeln!(out, "  finding: {} ({effect})", reason_text(r))?;
+    }
+    if d.decisions.is_empty() {
+        if d.rejected.is_none() {
+            writeln!(out, "  no calls")?;
+        }
+        return writeln!(out);
+    }
+    let rows: Vec<[String; 5]> = d
+        .decisions
+        .iter()
+        .map(|c| {
+            [
+                c.index.to_string(),
+                c.call_id.as_deref().map_or_else(|| "-".to_owned(), display),
+                display(&c.tool),
+                c.verdict.to_string(),
+                reasons_cell(c),
+            ]
+        })
+        .collect();
+    let header = ["#", "call id", "tool", "verdict", "reasons"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    write_row(out, &header.map(str::to_owned), &widths)?;
+    for row in &rows {
+        write_row(out, row, &widths)?;
+    }
+    writeln!(out)
+}
+
+fn write_row(out: &mut impl Write, row: &[String; 5], widths: &[usize; 5]) -> std::io::Result<()> {
+    let mut line = String::from("  ");
+    for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
+        line.push_str(cell);
+        if i + 1 < row.len() {
+            let pad = w.saturating_sub(cell.chars().count()) + 2;
+            line.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    writeln!(out, "{}", line.trim_end())
+}
+
+fn reasons_cell(d: &Decision) -> String {
+    if d.reasons.is_empty() {
+        return match &d.approval {
+            Some(id) => format!("approved by {}", display(id)),
+            None => "-".to_owned(),
+        };
+    }
+    d.reasons
+        .iter()
+        .map(|r| {
+            let mut s = format!("{}@{}", r.code, display(&r.pointer));
+            if let Some(detail) = r.detail {
+                s.push_str(&format!("({detail})"));
+            }
+            s
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn reason_text(r: &Reason) -> String {
+    let mut s = if r.pointer.is_empty() {
+        r.code.to_string()
+    } else {
+        format!("{} at `{}`", r.code, display(&r.pointer))
+    };
+    if let Some(detail) = r.detail {
+        s.push_str(&format!(" ({detail})"));
+    }
+    s
+}
+
+/// Text from the model, made safe for a terminal: control characters
+/// escaped, at most 48 characters.
+fn display(s: &str) -> String {
+    const MAX: usize = 48;
+    let mut out = String::with_capacity(s.len().min(MAX + 8));
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        out.push_str("\"\"");
+    }
+    out
+}
+
+fn string(s: impl Into<String>) -> Value<'static> {
+    Value::String(Cow::Owned(s.into()))
+}
+
+fn number(n: usize) -> Value<'static> {
+    Value::Number(Number::from(u64::try_from(n).unwrap_or(u64::MAX)))
+}
+
+fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'static> {
+    v.map_or(Value::Null, f)
+}
+
+fn reason_json(r: &Reason) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("code", string(r.code.as_str()));
+    o.insert("pointer", string(r.pointer.clone()));
+    if let Some(detail) = r.detail {
+        o.insert("detail", string(detail));
+    }
+    o
+}
+
+/// The `--json` object of one input (see the module documentation).
+pub fn to_json(name: &str, d: &Decisions) -> Value<'static> {
+    let mut o = Object::new();
+    o.insert("input", string(name));
+    o.insert("format", or_null(d.format, |f| string(f.as_str())));
+    o.insert("streamed", Value::Bool(d.streamed));
+    o.insert(
+        "finish",
+        or_null(d.finish.as_ref(), |f| {
+            let mut fo = Object::new();
+            fo.insert("kind", string(f.kind()));
+            fo.insert("reason", string(f.reason()));
+            Value::Object(fo)
+        }),
+    );
+    o.insert("verdict", string(d.verdict().as_str()));
+    o.insert(
+        "rejected",
+        or_null(d.rejected.as_ref(), |r| Value::Object(reason_json(r))),
+    );
+    o.insert(
+        "findings",
+        Value::Array(
+            d.findings
+                .iter()
+                .map(|r| {
+                    let mut fo = reason_json(r);
+                    fo.insert("denies", Value::Bool(r.code.finding_denies()));
+                    Value::Object(fo)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "decisions",
+        Value::Array(d.decisions.iter().map(decision_json).collect()),
+    );
+    Value::Object(o)
+}
+
+fn decision_json(d: &Decision) -> Value<'static> {
+    let mut o = Object::new();
+    o.insert("index", number(d.index));
+    o.insert("call_id", or_null(d.call_id.clone(), string));
+    o.insert("tool", string(d.tool.clone()));
+    o.insert("verdict", string(d.verdict.as_str()));
+    o.insert(
+        "reasons",
+        Value::Array(
+            d.reasons
+                .iter()
+                .map(|r| Value::Object(reason_json(r)))
+                .collect(),
+        ),
+    );
+    o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
+    o.insert("approval", or_null(d.approval.clone(), string));
+    o.insert("feedback", string(d.feedback.clone()));
+    Value::Object(o)
+}

@@ -1,0 +1,228 @@
+//! Black-box tests of `toolgate check`: output, wire format and exit codes,
+//! over the shop example.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed assumption should fail the test loudly"
+)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn shop(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/shop")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn toolgate(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The command may exit before reading its input (a usage error).
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+fn check(extra: &[&str], stdin: &[u8]) -> Output {
+    let config = shop("toolgate.toml");
+    let context = shop("context.json");
+    let mut args = vec![
+        "check",
+        "--no-authorization",
+        "--config",
+        &config,
+        "--context",
+        &context,
+    ];
+    args.extend_from_slice(extra);
+    toolgate(&args, stdin)
+}
+
+const SEARCH: &[u8] = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"query\":\"boots\"}"}}]}}]}"#;
+
+#[test]
+fn an_allowed_response_exits_0_with_a_table() {
+    let out = check(&["-"], SEARCH);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "-: openai, finish complete (tool_calls): allow\n\
+         \x20 #  call id  tool    verdict  reasons\n\
+         \x20 0  call_1   search  allow    -\n\n"
+    );
+}
+
+#[test]
+fn json_output_is_one_canonical_object_per_input() {
+    let out = check(&["--json", "-"], SEARCH);
+    assert_eq!(out.status.code(), Some(0));
+    let line = text(&out.stdout);
+    let value = toolgate_json::from_str(line.trim_end()).unwrap();
+    assert_eq!(toolgate_json::canonical::to_string(&value), line.trim_end());
+    assert_eq!(value.pointer("/format").unwrap().as_str(), Some("openai"));
+    assert_eq!(value.pointer("/verdict").unwrap().as_str(), Some("allow"));
+    assert_eq!(
+        value.pointer("/decisions/0/tool").unwrap().as_str(),
+        Some("search")
+    );
+    assert_eq!(
+        value.pointer("/decisions/0/call_id").unwrap().as_str(),
+        Some("call_1")
+    );
+    let digest = toolgate_json::Digest::of(br#"{"query":"boots"}"#).to_string();
+    assert_eq!(
+        value.pointer("/decisions/0/digest").unwrap().as_str(),
+        Some(digest.as_str())
+    );
+}
+
+#[test]
+fn the_shop_responses_get_their_documented_verdicts() {
+    let cases = [
+        ("openai-search.json", "allow", ""),
+        ("openai-stream-search.sse", "allow", ""),
+        ("anthropic-refund-approved.json", "allow", ""),
+        (
+            "openai-refund-needs-approval.json",
+            "needs_approval",
+            "approval_required",
+        ),
+        (
+            "responses-run-tests.json",
+            "needs_approval",
+            "approval_required",
+        ),
+        ("openai-duplicate-amount.json", "deny", "duplicate_key"),
+        ("anthropic-duplicate-amount.json", "deny", "duplicate_key"),
+        ("openai-truncated.json", "deny", "truncated"),
+        ("anthropic-stream-cut.sse", "deny", "truncated"),
+        (
+            "responses-fetch-metadata.json",
+            "deny",
+            "url_forbidden_address",
+        ),
+        (
+            "gemini-fetch-loopback.json",
+            "deny",
+            "url_forbidden_address",
+        ),
+        ("gemini-coerced-types.json", "deny", "type_mismatch"),
+        ("mcp-unknown-tool.json", "deny", "unknown_tool"),
+        ("mcp-lookalike-name.json", "deny", "unknown_tool"),
+        ("deepseek-dsml-leak.json", "allow", "dsml_markup"),
+    ];
+    for (file, verdict, code) in cases {
+        let path = shop(&format!("responses/{file}"));
+        let out = check(&["--json", &path], b"");
+        let line = text(&out.stdout);
+        let value = toolgate_json::from_str(line.trim_end()).unwrap();
+        assert_eq!(
+            value.pointer("/verdict").unwrap().as_str(),
+            Some(verdict),
+            "{file}: {line}"
+        );
+        assert!(
+            code.is_empty() || line.contains(&format!("\"{code}\"")),
+            "{file}: {line}"
+        );
+        let expected = if verdict == "allow" { 0 } else { 1 };
+        assert_eq!(out.status.code(), Some(expected), "{file}");
+    }
+}
+
+#[test]
+fn a_rejected_body_and_findings_are_reported() {
+    let out = check(&["-"], br#"{"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"refund","arguments":"{}"}}]}}]}"#);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(s.contains("finding: truncated (denies)"), "{s}");
+    let out = check(&["-"], b"{\"a\":1,\"a\":2}");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stdout),
+        "-: unknown format: deny\n  rejected: body_invalid_json (duplicate_key)\n\n"
+    );
+}
+
+#[test]
+fn model_text_is_escaped_in_tables() {
+    let body = br#"{"jsonrpc":"2.0","id":"\u001b[31mred","method":"tools/call","params":{"name":"x\u001b[2Jy","arguments":{}}}"#;
+    let out = check(&["-"], body);
+    let s = text(&out.stdout);
+    assert!(!s.contains('\u{1b}'), "{s:?}");
+    assert!(s.contains("x\\u{1b}[2Jy"), "{s}");
+}
+
+#[test]
+fn usage_and_config_errors_exit_2() {
+    let out = toolgate(
+        &["check", "--config", "/nonexistent/toolgate.toml", "-"],
+        SEARCH,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot load config"));
+    let out = check(&["--format", "cohere", "-"], SEARCH);
+    assert_eq!(out.status.code(), Some(2));
+    let config = shop("toolgate.toml");
+    let dir = std::env::temp_dir().join(format!("toolgate-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("ctx.json");
+    std::fs::write(
+        &bad,
+        br#"{"user":"a","session":"s","turn":1,"surprise":true}"#,
+    )
+    .unwrap();
+    let out = toolgate(
+        &[
+            "check",
+            "--config",
+            &config,
+            "--context",
+            bad.to_str().unwrap(),
+            "-",
+        ],
+        SEARCH,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unknown member `/surprise`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = check(&["/nonexistent/body.json"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn without_no_authorization_calls_are_denied_not_authorized() {
+    let config = shop("toolgate.toml");
+    let out = toolgate(&["check", "--config", &config, "-"], SEARCH);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("not_authorized"));
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    let out = toolgate(&["check", "--help"], b"");
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("Exit codes:") && s.contains("--no-authorization"),
+        "{s}"
+    );
+}

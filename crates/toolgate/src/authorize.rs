@@ -1,0 +1,143 @@
+//! The authorization hook: is *this* user allowed to do *this* act?
+//!
+//! The gate asks an [`Authorizer`] about every call that passed the parse,
+//! schema and argument-policy stages. The answer is an [`Authorization`]:
+//! permit or deny, the policy ids that decided, and any errors met while
+//! evaluating. The gate permits only when the answer is a permit **and**
+//! carries no error (an evaluation error never produces allow; see
+//! STYLE.md §4).
+//!
+//! There is no implicit default that allows: a [`crate::Gate`] built without
+//! an authorizer uses [`DenyAll`], and allowing every call takes the named
+//! opt-out [`crate::danger::NoAuthorization`]. Cedar policies (issue 5) will
+//! implement this trait.
+
+use toolgate_json::Value;
+
+use crate::context::Context;
+use crate::reason::Code;
+use crate::registry::Tool;
+
+/// What an authorizer is asked about one call.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct AuthzRequest<'a> {
+    /// Who asks, in which session, with which entities.
+    pub context: &'a Context,
+    /// The registered tool.
+    pub tool: &'a Tool,
+    /// The arguments, parsed strictly and valid against the tool's schema.
+    pub arguments: &'a Value<'a>,
+    /// Their canonical text.
+    pub canonical: &'a str,
+    /// The value at the tool's resource id pointer, if the tool maps one and
+    /// the arguments hold it.
+    pub resource_id: Option<&'a Value<'a>>,
+}
+
+/// Whether the authorizer permits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AuthzVerdict {
+    /// The call is permitted.
+    Permit,
+    /// The call is denied, with the code to report (`not_authorized`,
+    /// `not_owner`, `authorization_error`).
+    Deny(Code),
+}
+
+/// An authorizer's answer, with its diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Authorization {
+    /// Permit or deny.
+    pub verdict: AuthzVerdict,
+    /// The ids of the policies that decided (recorded in the decision and the
+    /// audit, never sent to the model).
+    pub policies: Vec<String>,
+    /// Errors met while evaluating, for operators. Any error denies.
+    pub errors: Vec<String>,
+}
+
+impl Authorization {
+    /// A permit decided by `policies`.
+    pub fn permit(policies: Vec<String>) -> Self {
+        Self {
+            verdict: AuthzVerdict::Permit,
+            policies,
+            errors: Vec::new(),
+        }
+    }
+
+    /// A denial with `code`, decided by `policies`.
+    pub fn deny(code: Code, policies: Vec<String>) -> Self {
+        Self {
+            verdict: AuthzVerdict::Deny(code),
+            policies,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Adds an evaluation error (which denies).
+    pub fn with_error(mut self, error: impl Into<String>) -> Self {
+        self.errors.push(error.into());
+        self
+    }
+
+    /// The code to deny with, or `None` if this answer permits. An answer
+    /// with errors denies `authorization_error` whatever its verdict.
+    pub fn denial(&self) -> Option<Code> {
+        if !self.errors.is_empty() {
+            return Some(Code::AuthorizationError);
+        }
+        match self.verdict {
+            AuthzVerdict::Permit => None,
+            AuthzVerdict::Deny(code) => Some(code),
+        }
+    }
+}
+
+/// Decides whether a call may proceed, given who asks.
+///
+/// Implementations must be total: return a denial with an error rather than
+/// panic or block without bound.
+pub trait Authorizer: Send + Sync {
+    /// Answers for one call.
+    fn authorize(&self, request: &AuthzRequest<'_>) -> Authorization;
+}
+
+/// Denies every call `not_authorized`: the authorizer of a gate that was
+/// given none. Its policy id is `toolgate:default_deny`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAll;
+
+impl DenyAll {
+    /// The policy id reported with each denial.
+    pub const POLICY_ID: &'static str = "toolgate:default_deny";
+}
+
+impl Authorizer for DenyAll {
+    fn authorize(&self, _request: &AuthzRequest<'_>) -> Authorization {
+        Authorization::deny(Code::NotAuthorized, vec![Self::POLICY_ID.to_owned()])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_deny_even_a_permit() {
+        assert_eq!(Authorization::permit(vec![]).denial(), None);
+        assert_eq!(
+            Authorization::permit(vec!["p".into()])
+                .with_error("boom")
+                .denial(),
+            Some(Code::AuthorizationError)
+        );
+        assert_eq!(
+            Authorization::deny(Code::NotOwner, vec![]).denial(),
+            Some(Code::NotOwner)
+        );
+    }
+}

@@ -1,0 +1,531 @@
+//! The gate; documented on [`Gate`].
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use toolgate_json::canonical::{self, Digest};
+use toolgate_json::Value;
+
+use crate::adapter::{AdapterOptions, Envelope, Format, ProposedCall};
+use crate::authorize::{Authorizer, AuthzRequest, DenyAll};
+use crate::context::{ApprovalKey, Context, StateView};
+use crate::decision::{Decision, Decisions, Verdict};
+use crate::feedback;
+use crate::reason::{Code, Reason};
+use crate::registry::Registry;
+use crate::stage::{self, approval::Outcome, limits::Limits, policy::UrlArg};
+use crate::url_guard::UrlPolicyError;
+
+/// The gate: a raw provider response in, one [`Decision`] per proposed call
+/// out.
+///
+/// [`Gate::decide`] is a total function: it never returns an error and never
+/// panics. Whatever goes wrong, reading the body, parsing the arguments,
+/// reading the state, even a bug caught at the boundary, ends in *deny*
+/// (fail closed; DESIGN.md contract 1). A gate is built once
+/// ([`Gate::builder`]) from a [`Registry`] and an [`Authorizer`], and is
+/// immutable and shareable afterwards.
+///
+/// ```
+/// use toolgate::{registry::Registry, Context, Gate, Verdict};
+///
+/// // No tools registered, no authorizer named: nothing can run.
+/// let gate = Gate::builder(Registry::new()).build()?;
+/// let body = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant",
+///   "tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}"#;
+/// let context = Context::new("alice", "s-1", 1);
+/// let decisions = gate.decide(body, toolgate::Format::Auto, &context, &context);
+/// assert_eq!(decisions.verdict(), Verdict::Deny);
+/// assert_eq!(decisions.decisions[0].reasons[0].code.as_str(), "unknown_tool");
+/// assert_eq!(decisions.decisions[0].feedback, "denied by toolgate: unknown_tool");
+/// # Ok::<(), toolgate::GateError>(())
+/// ```
+///
+/// The decision pipeline over a registry.
+pub struct Gate {
+    registry: Registry,
+    tools: HashMap<String, Extras>,
+    authorizer: Box<dyn Authorizer>,
+    adapter: AdapterOptions,
+    limits: Limits,
+}
+
+/// What the gate precomputes per tool.
+#[derive(Debug)]
+struct Extras {
+    urls: Vec<UrlArg>,
+    /// Every property name the tool's schema declares: the names feedback
+    /// may show.
+    names: HashSet<String>,
+}
+
+impl Gate {
+    /// The default turn cap per session.
+    pub const DEFAULT_MAX_TURNS: u32 = 20;
+    /// The default cap on calls per response.
+    pub const DEFAULT_MAX_CALLS: usize = 16;
+    /// The default number of rejections of one tool and argument shape after
+    /// which a session's further such calls are denied `repeated_rejection`.
+    pub const DEFAULT_MAX_REJECTIONS: u32 = 3;
+
+    /// Starts building a gate over `registry`.
+    pub fn builder(registry: Registry) -> GateBuilder {
+        GateBuilder {
+            registry,
+            authorizer: None,
+            adapter: AdapterOptions::new(),
+            limits: Limits {
+                max_turns: Self::DEFAULT_MAX_TURNS,
+                max_calls: Self::DEFAULT_MAX_CALLS,
+                max_rejections: Self::DEFAULT_MAX_REJECTIONS,
+            },
+        }
+    }
+
+    /// The registry the gate decides against.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Decides every call of one raw response body. Never fails, never
+    /// panics: anything that goes wrong is a denial.
+    pub fn decide(
+        &self,
+        body: &[u8],
+        format: Format,
+        context: &Context,
+        state: &dyn StateView,
+    ) -> Decisions {
+        guarded(|| match self.adapter.read(body, format) {
+            Ok(envelope) => self.decide_envelope_inner(&envelope, context, state),
+            Err(e) => Decisions {
+                format: None,
+                streamed: false,
+                finish: None,
+                rejected: Some(body_reason(&e)),
+                findings: Vec::new(),
+                decisions: Vec::new(),
+            },
+        })
+    }
+
+    /// Decides every call of an envelope already read by an adapter.
+    pub fn decide_envelope(
+        &self,
+        envelope: &Envelope,
+        context: &Context,
+        state: &dyn StateView,
+    ) -> Decisions {
+        guarded(|| self.decide_envelope_inner(envelope, context, state))
+    }
+
+    fn decide_envelope_inner(
+        &self,
+        envelope: &Envelope,
+        context: &Context,
+        state: &dyn StateView,
+    ) -> Decisions {
+        let findings = stage::finish::response_reasons(&envelope.finish, &envelope.findings);
+        let response_denial = stage::finish::check(&findings);
+        let now = context.now_or_clock();
+        let mut run = Run {
+            context,
+            state,
+            now,
+            calls_in_response: envelope.calls.len(),
+            granted: Vec::new(),
+        };
+        let decisions = envelope
+            .calls
+            .iter()
+            .map(|call| self.decide_call(call, response_denial.as_ref(), &mut run))
+            .collect();
+        Decisions {
+            format: Some(envelope.format),
+            streamed: envelope.streamed,
+            finish: Some(envelope.finish.clone()),
+            rejected: None,
+            findings,
+            decisions,
+        }
+    }
+
+    /// The stages, in their fixed order, for one call.
+    fn decide_call(
+        &self,
+        call: &ProposedCall,
+        response_denial: Option<&Reason>,
+        run: &mut Run<'_>,
+    ) -> Decision {
+        let mut d = Decision {
+            index: call.index,
+            call_id: call.call_id.clone(),
+            tool: call.name.clone(),
+            verdict: Verdict::Deny,
+            reasons: Vec::new(),
+            canonical_args: None,
+            digest: None,
+            shape: None,
+            policies: Vec::new(),
+            approval: None,
+            feedback: String::new(),
+        };
+        // 1. finish and response-level findings.
+        if let Some(reason) = response_denial {
+            return deny(d, vec![reason.clone()], None);
+        }
+        // 2. registry.
+        let tool = match stage::registry::check(&self.registry, &call.name) {
+            Ok(tool) => tool,
+            Err(reason) => return deny(d, vec![reason], None),
+        };
+        let Some(extras) = self.tools.get(tool.name()) else {
+            // INVARIANT: `build` precomputes every registered tool.
+            return deny(d, vec![Reason::whole(Code::InternalError)], None);
+        };
+        // 3. strict parse.
+        let arguments = match stage::parse::check(&call.arguments, tool.parse_options()) {
+            Ok(v) => v,
+            Err(reason) => return deny(d, vec![reason], Some(extras)),
+        };
+        let text = canonical::to_string(&arguments);
+        let digest = Digest::of(text.as_bytes());
+        let shape = shape_digest(&arguments);
+        d.canonical_args = Some(text);
+        d.digest = Some(digest);
+        d.shape = Some(shape);
+        // 4. schema.
+        if let Err(reasons) = stage::schema::check(tool.schema(), &arguments) {
+            return deny(d, reasons, Some(extras));
+        }
+        // 5. argument policies.
+        if let Err(reasons) = stage::policy::check(&extras.urls, &arguments) {
+            return deny(d, reasons, Some(extras));
+        }
+        // 6. authorization.
+        let canonical = d.canonical_args.as_deref().unwrap_or_default();
+        let request = AuthzRequest {
+            context: run.context,
+            tool,
+            arguments: &arguments,
+            canonical,
+            resource_id: tool
+                .resource()
+                .and_then(|r| arguments.pointer(r.id_pointer())),
+        };
+        let (authorized, policies) = stage::authorize::check(self.authorizer.as_ref(), &request);
+        d.policies = policies;
+        if let Err(reason) = authorized {
+            return deny(d, vec![reason], Some(extras));
+        }
+        // 7. limits.
+        let limits = stage::limits::turns(&self.limits, run.context.turn, run.context.max_turns)
+            .and_then(|()| stage::limits::calls(&self.limits, run.calls_in_response))
+            .and_then(|()| {
+                stage::limits::rejections(
+                    &self.limits,
+                    run.state,
+                    &run.context.session,
+                    tool.name(),
+                    &shape,
+                )
+            });
+        if let Err(reason) = limits {
+            return deny(d, vec![reason], Some(extras));
+        }
+        // 8. kill switch.
+        if let Err(reason) = stage::kill_switch::check(run.state, tool.risk()) {
+            return deny(d, vec![reason], Some(extras));
+        }
+        // 9. risk tier and approval.
+        let key = ApprovalKey {
+            user: &run.context.user,
+            session: &run.context.session,
+            tool: tool.name(),
+            digest: &digest,
+        };
+        match stage::approval::check(
+            tool.approval_required(),
+            run.state,
+            &key,
+            run.now,
+            &run.granted,
+        ) {
+            Outcome::NotRequired => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+            Outcome::Approved(grant) => {
+                run.granted.push(grant.id.clone());
+                d.approval = Some(grant.id);
+                finish(d, Verdict::Allow, Vec::new(), Some(extras))
+            }
+            Outcome::Required(reason) => {
+                finish(d, Verdict::NeedsApproval, vec![reason], Some(extras))
+            }
+            Outcome::Denied(reason) => deny(d, vec![reason], Some(extras)),
+        }
+    }
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gate")
+            .field("tools", &self.registry.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Gate`]. Without [`GateBuilder::authorizer`], the gate uses
+/// [`DenyAll`]: allowing calls without authorization takes the named
+/// [`crate::danger::NoAuthorization`].
+#[must_use]
+pub struct GateBuilder {
+    registry: Registry,
+    authorizer: Option<Box<dyn Authorizer>>,
+    adapter: AdapterOptions,
+    limits: Limits,
+}
+
+impl GateBuilder {
+    /// The authorization hook.
+    pub fn authorizer(mut self, authorizer: impl Authorizer + 'static) -> Self {
+        self.authorizer = Some(Box::new(authorizer));
+        self
+    }
+
+    /// How bodies are read (the parser's limits for the body, stream bounds).
+    pub fn adapter_options(mut self, options: AdapterOptions) -> Self {
+        self.adapter = options;
+        self
+    }
+
+    /// The turn cap per session (a context may lower it, never raise it).
+    pub fn max_turns(mut self, max: u32) -> Self {
+        self.limits.max_turns = max;
+        self
+    }
+
+    /// The cap on calls per response.
+    pub fn max_calls_per_response(mut self, max: usize) -> Self {
+        self.limits.max_calls = max;
+        self
+    }
+
+    /// Rejections of one tool and argument shape after which the session's
+    /// further such calls are denied `repeated_rejection`.
+    pub fn max_repeated_rejections(mut self, max: u32) -> Self {
+        self.limits.max_rejections = max;
+        self
+    }
+
+    /// Compiles the per-tool policies. Fails if a URL policy does not
+    /// compile.
+    pub fn build(self) -> Result<Gate, GateError> {
+        let mut tools = HashMap::with_capacity(self.registry.len());
+        for tool in &self.registry {
+            let urls = tool
+                .url_policies()
+                .iter()
+                .map(UrlArg::compile)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|source| GateError {
+                    tool: tool.name().to_owned(),
+                    source,
+                })?;
+            let mut names = HashSet::new();
+            collect_property_names(tool.raw_schema(), &mut names);
+            tools.insert(tool.name().to_owned(), Extras { urls, names });
+        }
+        Ok(Gate {
+            registry: self.registry,
+            tools,
+            authorizer: self.authorizer.unwrap_or_else(|| Box::new(DenyAll)),
+            adapter: self.adapter,
+            limits: self.limits,
+        })
+    }
+}
+
+impl fmt::Debug for GateBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GateBuilder")
+            .field("tools", &self.registry.len())
+            .field("authorizer", &self.authorizer.is_some())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A gate that could not be built: a tool's URL policy does not compile.
+#[derive(Debug)]
+pub struct GateError {
+    tool: String,
+    source: UrlPolicyError,
+}
+
+impl GateError {
+    /// The tool whose policy failed.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+}
+
+impl fmt::Display for GateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool `{}`: url policy does not compile", self.tool)
+    }
+}
+
+impl std::error::Error for GateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// Per-response state of one `decide` run.
+struct Run<'a> {
+    context: &'a Context,
+    state: &'a dyn StateView,
+    now: u64,
+    calls_in_response: usize,
+    /// Approvals already granted to earlier calls of this response.
+    granted: Vec<String>,
+}
+
+fn deny(d: Decision, reasons: Vec<Reason>, extras: Option<&Extras>) -> Decision {
+    finish(d, Verdict::Deny, reasons, extras)
+}
+
+fn finish(
+    mut d: Decision,
+    verdict: Verdict,
+    reasons: Vec<Reason>,
+    extras: Option<&Extras>,
+) -> Decision {
+    let known = |name: &str| extras.is_some_and(|e| e.names.contains(name));
+    d.feedback = feedback::render(verdict, &reasons, &known);
+    d.verdict = verdict;
+    d.reasons = reasons;
+    d
+}
+
+/// The response-level reason for a refused body: the parser's code as
+/// detail when the body was not strict JSON.
+fn body_reason(e: &crate::adapter::Error) -> Reason {
+    let reason = Reason::new(Code::Body(e.code()), e.pointer());
+    match e.json_error() {
+        Some(json) => reason.with_detail(json.code().as_str()),
+        None => reason,
+    }
+}
+
+/// Runs `f`, turning a panic into a denial of the whole response.
+fn guarded(f: impl FnOnce() -> Decisions) -> Decisions {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| Decisions {
+        format: None,
+        streamed: false,
+        finish: None,
+        rejected: Some(Reason::whole(Code::InternalError)),
+        findings: Vec::new(),
+        decisions: Vec::new(),
+    })
+}
+
+/// The digest of a value's shape: member names (sorted) and JSON types,
+/// every scalar blanked to its type.
+fn shape_digest(value: &Value<'_>) -> Digest {
+    let mut out = String::with_capacity(64);
+    write_shape(value, &mut out);
+    Digest::of(out.as_bytes())
+}
+
+fn write_shape(value: &Value<'_>, out: &mut String) {
+    match value {
+        Value::Null => out.push('n'),
+        Value::Bool(_) => out.push('b'),
+        Value::Number(_) => out.push('#'),
+        Value::String(_) => out.push('s'),
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                write_shape(item, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(o) => {
+            let mut members: Vec<_> = o.iter().collect();
+            members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (name, v) in members {
+                out.push_str(&canonical::to_string(&Value::String(name.into())));
+                out.push(':');
+                write_shape(v, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Every member name under a `properties` keyword anywhere in a schema.
+fn collect_property_names(schema: &Value<'_>, names: &mut HashSet<String>) {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(o) => {
+                if let Some(Value::Object(props)) = o.get("properties") {
+                    names.extend(props.keys().map(str::to_owned));
+                }
+                stack.extend(o.iter().map(|(_, v)| v));
+            }
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_json::from_str;
+
+    #[test]
+    fn shapes_ignore_scalar_values_but_not_names_or_types() {
+        let a = shape_digest(&from_str(r#"{"amount":1,"to":"x"}"#).unwrap());
+        let b = shape_digest(&from_str(r#"{"to":"y","amount":2}"#).unwrap());
+        let c = shape_digest(&from_str(r#"{"amount":"1","to":"x"}"#).unwrap());
+        let d = shape_digest(&from_str(r#"{"amount2":1,"to":"x"}"#).unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_ne!(a, d);
+    }
+
+    #[test]
+    fn property_names_are_collected_everywhere() {
+        let mut names = HashSet::new();
+        collect_property_names(
+            &from_str(r#"{"properties":{"a":{"properties":{"b":{}}}},"$defs":{"x":{"properties":{"c":{}}}}}"#)
+                .unwrap(),
+            &mut names,
+        );
+        let mut names: Vec<_> = names.into_iter().collect();
+        names.sort();
+        assert_eq!(names, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn an_empty_gate_denies_and_never_panics_on_garbage() {
+        let gate = Gate::builder(Registry::new()).build().unwrap();
+        let ctx = Context::new("u", "s", 1);
+        for body in [&b""[..], b"{", b"\xff\xfe", b"data: x\n\n"] {
+            let d = gate.decide(body, Format::Auto, &ctx, &ctx);
+            assert_eq!(d.verdict(), Verdict::Deny);
+            assert!(d.rejected.is_some());
+        }
+        for body in [&b"[]"[..], b"{\"jsonrpc\":\"2.0\"}"] {
+            let d = gate.decide(body, Format::Auto, &ctx, &ctx);
+            assert!(d.decisions.iter().all(|d| d.verdict == Verdict::Deny));
+        }
+    }
+}

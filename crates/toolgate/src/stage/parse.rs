@@ -1,0 +1,115 @@
+//! Stage 3: the arguments, parsed strictly with the tool's limits, must be
+//! a JSON object.
+//!
+//! Arguments sent as a string are parsed on their own with the tool's
+//! [`ParseOptions`]; inline arguments were parsed with the body and are
+//! re-checked against the tool's limits by re-reading their canonical text
+//! (so a tool's tighter limits hold whatever the provider's format). A parse
+//! error keeps the parser's code and pointer; anything but an object is
+//! `not_object` (`null`, arrays, strings, numbers, a custom tool's free text).
+
+use std::borrow::Cow;
+
+use toolgate_json::{ParseOptions, Value};
+
+use crate::adapter::Arguments;
+use crate::reason::{Code, Reason};
+
+/// The arguments as an object value, or why not.
+pub(crate) fn check<'a>(
+    arguments: &'a Arguments,
+    options: &ParseOptions,
+) -> Result<Cow<'a, Value<'a>>, Reason> {
+    let value = match arguments {
+        Arguments::Value(v) if v.as_object().is_some() => {
+            // Inline objects were read under the body's limits; hold them to
+            // the tool's limits too.
+            let text = toolgate_json::canonical::to_string(v);
+            if let Err(e) = options.parse(text.as_bytes()) {
+                return Err(Reason::new(Code::Parse(e.code()), e.pointer()));
+            }
+            Cow::Borrowed(v)
+        }
+        other => other
+            .resolve(options)
+            .map_err(|e| Reason::new(Code::Parse(e.code()), e.pointer()))?,
+    };
+    if value.as_object().is_none() {
+        return Err(Reason::whole(Code::NotObject));
+    }
+    Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate_json::{Limit, Limits};
+
+    fn code(args: &Arguments, options: &ParseOptions) -> Result<String, (String, String)> {
+        check(args, options)
+            .map(|v| v.to_canonical_string())
+            .map_err(|r| (r.code.as_str().to_owned(), r.pointer))
+    }
+
+    #[test]
+    fn table() {
+        let o = ParseOptions::new();
+        let text = |s: &str| Arguments::Text(s.to_owned());
+        assert_eq!(
+            code(&text(r#"{"b":1.0,"a":2}"#), &o),
+            Ok(r#"{"a":2,"b":1}"#.into())
+        );
+        assert_eq!(code(&Arguments::EmptyText, &o), Ok("{}".into()));
+        assert_eq!(code(&Arguments::Absent, &o), Ok("{}".into()));
+        assert_eq!(
+            code(&text(r#"{"amount":1,"\u0061mount":1000}"#), &o),
+            Err(("duplicate_key".into(), "".into()))
+        );
+        assert_eq!(
+            code(&text(r#"{"amount": 300"#), &o).unwrap_err().0,
+            "truncated"
+        );
+        assert_eq!(
+            code(&text(r#"{"a":NaN}"#), &o).unwrap_err().0,
+            "non_finite_number"
+        );
+        assert_eq!(
+            code(&text(r#"{"a":1e400}"#), &o).unwrap_err().0,
+            "non_finite_number"
+        );
+        assert_eq!(
+            code(&text("[1]"), &o),
+            Err(("not_object".into(), "".into()))
+        );
+        assert_eq!(
+            code(&text("null"), &o),
+            Err(("not_object".into(), "".into()))
+        );
+        assert_eq!(
+            code(&text(r#""{}""#), &o),
+            Err(("not_object".into(), "".into()))
+        );
+        assert_eq!(
+            code(&Arguments::Value(Value::Null), &o),
+            Err(("not_object".into(), "".into()))
+        );
+        assert_eq!(
+            code(&Arguments::FreeText("{}".into()), &o),
+            Err(("not_object".into(), "".into()))
+        );
+    }
+
+    #[test]
+    fn tool_limits_apply_to_inline_objects_too() {
+        let tight = ParseOptions::new().with_limits(Limits::new().set(Limit::Depth, 2).unwrap());
+        let deep = toolgate_json::from_str(r#"{"a":{"b":{"c":1}}}"#)
+            .unwrap()
+            .into_owned();
+        assert_eq!(
+            code(&Arguments::Value(deep), &tight).unwrap_err().0,
+            "too_deep"
+        );
+        let deep = Arguments::Text(r#"{"a":{"b":{"c":1}}}"#.into());
+        assert_eq!(code(&deep, &tight).unwrap_err().0, "too_deep");
+    }
+}
