@@ -12,7 +12,7 @@
 use toolgate_json::{from_slice, from_str, Error, ErrorCode, ParseOptions};
 
 /// Every entry point that takes text.
-fn parse_all_ways(input: &[u8]) -> Vec<Result<toolgate_json::Value, Error>> {
+fn parse_all_ways(input: &[u8]) -> Vec<Result<toolgate_json::Value<'_>, Error>> {
     let mut out = vec![from_slice(input), ParseOptions::new().parse(input)];
     if let Ok(s) = std::str::from_utf8(input) {
         out.push(from_str(s));
