@@ -1,0 +1,715 @@
+//! The audit log: records, the hash chain and its wire format.
+//!
+//! # Wire format: one audit record
+//!
+//! Every decision and every change of state is one record. A record is
+//! written as one RFC 8785 canonical JSON object (members sorted, no
+//! whitespace, shortest numbers) and exported as one line of JSON Lines
+//! ([`crate::Store::export_jsonl`]):
+//!
+//! ```json
+//! {"actor":null,"approval":null,"arguments":{"order_id":"o-1","amount":30},"call_id":"call_1","digest":"sha256:…","hash":"sha256:…","note":null,"policies":["owner-may-refund"],"prev":"sha256:…","reasons":[],"seq":42,"session":"s-42","time":1767225600000,"tool":"refund","user":"alice","v":1,"verdict":"allow"}
+//! ```
+//!
+//! | member | type | meaning |
+//! |---|---|---|
+//! | `v` | `1` | the record format's version |
+//! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
+//! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
+//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch` |
+//! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
+//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`) |
+//! | `policies` | array of strings | the ids of the policies that decided |
+//! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
+//! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"sha256:…"` of its own canonical text |
+//! | `approval` | integer or `null` | the approval the record concerns |
+//! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch |
+//! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval |
+//! | `prev` | `"sha256:"` + 64 hex digits | the previous record's `hash`; 64 zeros for record 1 |
+//! | `hash` | `"sha256:"` + 64 hex digits | this record's hash |
+//!
+//! ## The chain
+//!
+//! The *body* of a record is its canonical JSON object without `prev` and
+//! `hash`. Its hash is
+//!
+//! ```text
+//! hash(n) = SHA-256( prev(n) ‖ body(n) )      prev(n) = hash(n-1), prev(1) = 32 zero bytes
+//! ```
+//!
+//! where `prev(n)` is the 32 raw bytes of the previous hash and `body(n)` the
+//! UTF-8 bytes of the body. To check an exported line by hand: remove `hash`
+//! and `prev`, canonicalize what remains (it already is canonical), prepend the
+//! 32 bytes that `prev` spells in hex, hash, and compare with `hash`; then
+//! check that `prev` equals the previous line's `hash`.
+//!
+//! Because `seq` is in the body and every hash covers its predecessor, a
+//! changed, deleted, reordered or inserted record breaks the chain at that
+//! record ([`crate::Store::verify`] names it). The store also keeps the chain's
+//! head (last `seq` and `hash`), so a record cut from the end or appended
+//! around the store is named too. Someone who can rewrite the whole file can
+//! rewrite the whole chain: keep the head that [`Verification::head`] reports
+//! somewhere else (a log shipper, a ticket) to pin history up to that point.
+//!
+//! Secret fields are replaced by an unkeyed digest. That hides high-entropy
+//! secrets (tokens, keys) but not guessable ones (a 4-digit PIN).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use toolgate_json::{canonical, Digest, Object, Value};
+
+use crate::approval::ApprovalId;
+use crate::error::{Error, ErrorCode};
+use crate::time::Timestamp;
+
+/// The version of the record format, the `v` member.
+pub const RECORD_VERSION: u32 = 1;
+
+/// The hash before the first record: 32 zero bytes.
+pub const GENESIS: Digest = Digest::from_bytes([0; 32]);
+
+/// What a record says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verdict {
+    /// `allow`: the call may run.
+    Allow,
+    /// `deny`: the call was refused.
+    Deny,
+    /// `needs_approval`: the call waits for a human.
+    NeedsApproval,
+    /// `approval_granted`: a human approved (or granted a standing approval).
+    ApprovalGranted,
+    /// `approval_denied`: a human denied (or revoked) an approval.
+    ApprovalDenied,
+    /// `approval_used`: an approval let a call through.
+    ApprovalUsed,
+    /// `kill_switch`: the kill switch changed; `reasons` holds the new mode.
+    KillSwitch,
+}
+
+impl Verdict {
+    /// The wire name, e.g. `needs_approval`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::NeedsApproval => "needs_approval",
+            Self::ApprovalGranted => "approval_granted",
+            Self::ApprovalDenied => "approval_denied",
+            Self::ApprovalUsed => "approval_used",
+            Self::KillSwitch => "kill_switch",
+        }
+    }
+
+    /// The verdict with this wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "allow" => Self::Allow,
+            "deny" => Self::Deny,
+            "needs_approval" => Self::NeedsApproval,
+            "approval_granted" => Self::ApprovalGranted,
+            "approval_denied" => Self::ApprovalDenied,
+            "approval_used" => Self::ApprovalUsed,
+            "kill_switch" => Self::KillSwitch,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One audit record as the caller gives it, before it has a place in the
+/// chain. Build it with [`AuditEntry::new`] and the setters.
+///
+/// ```
+/// use toolgate_store::{AuditEntry, Timestamp, Verdict};
+///
+/// let args = toolgate_json::from_str(r#"{"order_id":"o-1","card":"4111"}"#)?;
+/// let entry = AuditEntry::new(Timestamp::from_unix_seconds(1_767_225_600), Verdict::Allow)
+///     .user("alice")
+///     .session("s-42")
+///     .tool("refund")
+///     .call_id("call_1")
+///     .policy("owner-may-refund")
+///     .arguments(&args, &["/card"])?;
+/// assert!(entry.arguments.as_deref().is_some_and(|a| !a.contains("4111")));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditEntry {
+    /// When it was decided.
+    pub time: Timestamp,
+    /// What was decided.
+    pub verdict: Verdict,
+    /// The end user.
+    pub user: Option<String>,
+    /// The session (conversation).
+    pub session: Option<String>,
+    /// The tool's exact name.
+    pub tool: Option<String>,
+    /// The provider's call id.
+    pub call_id: Option<String>,
+    /// Reason codes.
+    pub reasons: Vec<String>,
+    /// Ids of the policies that decided.
+    pub policies: Vec<String>,
+    /// The digest of the canonical arguments (before redaction).
+    pub digest: Option<Digest>,
+    /// The canonical arguments with secret fields replaced by their digest.
+    pub arguments: Option<String>,
+    /// The approval concerned.
+    pub approval: Option<ApprovalId>,
+    /// Who acted (approvals, kill switch).
+    pub actor: Option<String>,
+    /// A note (the actor's, or the kill switch's reason).
+    pub note: Option<String>,
+}
+
+impl AuditEntry {
+    /// An entry with only a time and a verdict.
+    pub fn new(time: Timestamp, verdict: Verdict) -> Self {
+        Self {
+            time,
+            verdict,
+            user: None,
+            session: None,
+            tool: None,
+            call_id: None,
+            reasons: Vec::new(),
+            policies: Vec::new(),
+            digest: None,
+            arguments: None,
+            approval: None,
+            actor: None,
+            note: None,
+        }
+    }
+
+    /// Sets the user.
+    #[must_use]
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// Sets the session.
+    #[must_use]
+    pub fn session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Sets the tool.
+    #[must_use]
+    pub fn tool(mut self, tool: impl Into<String>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Sets the call id.
+    #[must_use]
+    pub fn call_id(mut self, call_id: impl Into<String>) -> Self {
+        self.call_id = Some(call_id.into());
+        self
+    }
+
+    /// Adds a reason code.
+    #[must_use]
+    pub fn reason(mut self, code: impl Into<String>) -> Self {
+        self.reasons.push(code.into());
+        self
+    }
+
+    /// Adds a policy id.
+    #[must_use]
+    pub fn policy(mut self, id: impl Into<String>) -> Self {
+        self.policies.push(id.into());
+        self
+    }
+
+    /// Sets the argument digest without recording the arguments.
+    #[must_use]
+    pub fn digest(mut self, digest: Digest) -> Self {
+        self.digest = Some(digest);
+        self
+    }
+
+    /// Records the arguments: their digest, and their canonical text with the
+    /// value at each of `secrets` (JSON Pointers) replaced by the string
+    /// `"sha256:…"` of that value's canonical text. A pointer that names no
+    /// value is skipped; one that does not start with `/` is an
+    /// `invalid_input` error (`""`, the whole value, is allowed).
+    pub fn arguments(mut self, arguments: &Value<'_>, secrets: &[&str]) -> Result<Self, Error> {
+        self.digest = Some(canonical::digest(arguments));
+        self.arguments = Some(canonical::to_string(&redact(arguments, secrets)?));
+        Ok(self)
+    }
+
+    /// Sets the approval concerned.
+    #[must_use]
+    pub fn approval(mut self, id: ApprovalId) -> Self {
+        self.approval = Some(id);
+        self
+    }
+
+    /// Sets the actor.
+    #[must_use]
+    pub fn actor(mut self, actor: impl Into<String>) -> Self {
+        self.actor = Some(actor.into());
+        self
+    }
+
+    /// Sets the note.
+    #[must_use]
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.note = Some(note.into());
+        self
+    }
+}
+
+/// A committed record: the entry, its place in the chain and its hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditRecord {
+    /// Position in the chain, from 1.
+    pub seq: u64,
+    /// The previous record's hash ([`GENESIS`] for record 1).
+    pub prev: Digest,
+    /// This record's hash.
+    pub hash: Digest,
+    /// What was recorded.
+    pub entry: AuditEntry,
+}
+
+impl AuditRecord {
+    /// The record as one line of the JSON Lines export (canonical JSON, with
+    /// `prev` and `hash`; no trailing newline). See the module's wire format.
+    pub fn to_json(&self) -> String {
+        let mut out = String::with_capacity(256);
+        write_record(
+            &mut out,
+            self.seq,
+            &self.entry,
+            Some((&self.prev, &self.hash)),
+        );
+        out
+    }
+
+    /// The hash this record should have given its `prev`.
+    pub fn expected_hash(&self) -> Digest {
+        chain_hash(&self.prev, self.seq, &self.entry)
+    }
+}
+
+/// The acknowledgement of a committed record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AppendReceipt {
+    /// The record's position in the chain.
+    pub seq: u64,
+    /// The record's hash.
+    pub hash: Digest,
+}
+
+/// Which records [`crate::Store::list`] returns: all filters must match;
+/// pages go forward by `seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuditFilter {
+    /// Only records after this `seq` (the cursor: the last `seq` of the
+    /// previous page).
+    pub after: Option<u64>,
+    /// At most this many records (default 100).
+    pub limit: u32,
+    /// Only this user's.
+    pub user: Option<String>,
+    /// Only this session's.
+    pub session: Option<String>,
+    /// Only this tool's.
+    pub tool: Option<String>,
+    /// Only this verdict.
+    pub verdict: Option<Verdict>,
+    /// Only records at or after this time.
+    pub since: Option<Timestamp>,
+    /// Only records before this time.
+    pub until: Option<Timestamp>,
+}
+
+impl Default for AuditFilter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AuditFilter {
+    /// Every record, first page of 100.
+    pub fn new() -> Self {
+        Self {
+            after: None,
+            limit: 100,
+            user: None,
+            session: None,
+            tool: None,
+            verdict: None,
+            since: None,
+            until: None,
+        }
+    }
+
+    /// Records after `seq`.
+    #[must_use]
+    pub fn after(mut self, seq: u64) -> Self {
+        self.after = Some(seq);
+        self
+    }
+
+    /// At most `limit` records.
+    #[must_use]
+    pub fn limit(mut self, limit: u32) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Only this user's.
+    #[must_use]
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// Only this session's.
+    #[must_use]
+    pub fn session(mut self, session: impl Into<String>) -> Self {
+        self.session = Some(session.into());
+        self
+    }
+
+    /// Only this tool's.
+    #[must_use]
+    pub fn tool(mut self, tool: impl Into<String>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Only this verdict.
+    #[must_use]
+    pub fn verdict(mut self, verdict: Verdict) -> Self {
+        self.verdict = Some(verdict);
+        self
+    }
+
+    /// Only records in `[since, until)`.
+    #[must_use]
+    pub fn between(mut self, since: Timestamp, until: Timestamp) -> Self {
+        self.since = Some(since);
+        self.until = Some(until);
+        self
+    }
+}
+
+/// The result of walking the chain ([`crate::Store::verify`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Verification {
+    /// How many records were checked.
+    pub records: u64,
+    /// The last intact record's `seq` and hash (`0` and [`GENESIS`] when
+    /// there is none): pin it outside the store.
+    pub head: (u64, Digest),
+    /// The first broken record, if any.
+    pub broken: Option<ChainBreak>,
+}
+
+impl Verification {
+    /// Whether the whole chain is intact.
+    pub fn is_intact(&self) -> bool {
+        self.broken.is_none()
+    }
+}
+
+/// Where and how the chain is broken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChainBreak {
+    /// The first broken record's `seq`.
+    pub seq: u64,
+    /// What is wrong with it.
+    pub kind: BreakKind,
+}
+
+impl fmt::Display for ChainBreak {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "record {}: {}", self.seq, self.kind.as_str())
+    }
+}
+
+/// What is wrong with a broken record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BreakKind {
+    /// `changed`: its content does not match its hash.
+    Changed,
+    /// `missing`: there is no record with this `seq` (deleted).
+    Missing,
+    /// `relinked`: its `prev` is not the previous record's hash (reordered,
+    /// inserted, or its predecessor was rewritten).
+    Relinked,
+    /// `malformed`: the row cannot be read as a record.
+    Malformed,
+    /// `unexpected`: a record past the chain's recorded head (inserted
+    /// around the store).
+    Unexpected,
+}
+
+impl BreakKind {
+    /// The wire name, e.g. `changed`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Changed => "changed",
+            Self::Missing => "missing",
+            Self::Relinked => "relinked",
+            Self::Malformed => "malformed",
+            Self::Unexpected => "unexpected",
+        }
+    }
+}
+
+/// `SHA-256(prev ‖ body)`.
+pub(crate) fn chain_hash(prev: &Digest, seq: u64, entry: &AuditEntry) -> Digest {
+    let mut pre = Vec::with_capacity(320);
+    pre.extend_from_slice(prev.as_bytes());
+    let mut body = String::with_capacity(256);
+    write_record(&mut body, seq, entry, None);
+    pre.extend_from_slice(body.as_bytes());
+    Digest::of(&pre)
+}
+
+/// Writes the canonical JSON object of a record; with `chain`, also `prev`
+/// and `hash`. Members are written in RFC 8785 order (all names are ASCII, so
+/// byte order is UTF-16 order).
+fn write_record(out: &mut String, seq: u64, e: &AuditEntry, chain: Option<(&Digest, &Digest)>) {
+    out.push_str("{\"actor\":");
+    opt_str(out, e.actor.as_deref());
+    out.push_str(",\"approval\":");
+    match e.approval {
+        Some(id) => out.push_str(&id.get().to_string()),
+        None => out.push_str("null"),
+    }
+    out.push_str(",\"arguments\":");
+    // INVARIANT: `arguments` is canonical JSON text (made by
+    // `canonical::to_string`, or checked when read back from storage).
+    out.push_str(e.arguments.as_deref().unwrap_or("null"));
+    out.push_str(",\"call_id\":");
+    opt_str(out, e.call_id.as_deref());
+    out.push_str(",\"digest\":");
+    opt_digest(out, e.digest.as_ref());
+    if let Some((_, hash)) = chain {
+        out.push_str(",\"hash\":");
+        opt_digest(out, Some(hash));
+    }
+    out.push_str(",\"note\":");
+    opt_str(out, e.note.as_deref());
+    out.push_str(",\"policies\":");
+    str_array(out, &e.policies);
+    if let Some((prev, _)) = chain {
+        out.push_str(",\"prev\":");
+        opt_digest(out, Some(prev));
+    }
+    out.push_str(",\"reasons\":");
+    str_array(out, &e.reasons);
+    out.push_str(",\"seq\":");
+    out.push_str(&seq.to_string());
+    out.push_str(",\"session\":");
+    opt_str(out, e.session.as_deref());
+    out.push_str(",\"time\":");
+    out.push_str(&e.time.unix_millis().to_string());
+    out.push_str(",\"tool\":");
+    opt_str(out, e.tool.as_deref());
+    out.push_str(",\"user\":");
+    opt_str(out, e.user.as_deref());
+    out.push_str(",\"v\":");
+    out.push_str(&RECORD_VERSION.to_string());
+    out.push_str(",\"verdict\":");
+    json_str(out, e.verdict.as_str());
+    out.push('}');
+}
+
+fn json_str(out: &mut String, s: &str) {
+    out.push_str(&canonical::to_string(&Value::String(Cow::Borrowed(s))));
+}
+
+fn opt_str(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+fn opt_digest(out: &mut String, d: Option<&Digest>) {
+    match d {
+        Some(d) => {
+            out.push('"');
+            out.push_str(&d.to_string());
+            out.push('"');
+        }
+        None => out.push_str("null"),
+    }
+}
+
+pub(crate) fn str_array(out: &mut String, items: &[String]) {
+    out.push('[');
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        json_str(out, s);
+    }
+    out.push(']');
+}
+
+/// Parses a digest as records and exports spell it: `sha256:` and 64
+/// lower-case hex digits.
+pub fn parse_digest(s: &str) -> Option<Digest> {
+    let hex = s.strip_prefix("sha256:")?;
+    if hex.len() != 64 {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (i, b) in bytes.iter_mut().enumerate() {
+        let pair = hex.get(i * 2..i * 2 + 2)?;
+        if pair.bytes().any(|c| c.is_ascii_uppercase()) {
+            return None;
+        }
+        *b = u8::from_str_radix(pair, 16).ok()?;
+    }
+    Some(Digest::from_bytes(bytes))
+}
+
+/// The value with the value at each pointer replaced by its digest string.
+pub(crate) fn redact(value: &Value<'_>, secrets: &[&str]) -> Result<Value<'static>, Error> {
+    let mut out = value.clone().into_owned();
+    for pointer in secrets {
+        if pointer.is_empty() {
+            out = digest_value(&out);
+            continue;
+        }
+        let Some(rest) = pointer.strip_prefix('/') else {
+            return Err(Error::new(
+                ErrorCode::InvalidInput,
+                format!("secret field `{pointer}` is not a JSON Pointer"),
+            ));
+        };
+        let tokens: Vec<String> = rest
+            .split('/')
+            .map(|t| toolgate_json::pointer::unescape_token(t).into_owned())
+            .collect();
+        out = replace_at(out, &tokens);
+    }
+    Ok(out)
+}
+
+fn digest_value(v: &Value<'_>) -> Value<'static> {
+    Value::String(Cow::Owned(canonical::digest(v).to_string()))
+}
+
+fn replace_at(value: Value<'static>, tokens: &[String]) -> Value<'static> {
+    let Some((first, rest)) = tokens.split_first() else {
+        return digest_value(&value);
+    };
+    match value {
+        Value::Object(object) => {
+            let mut rebuilt = Object::new();
+            for (k, v) in object.iter() {
+                let v = if k == first {
+                    replace_at(v.clone(), rest)
+                } else {
+                    v.clone()
+                };
+                rebuilt.insert(k.to_owned(), v);
+            }
+            Value::Object(rebuilt)
+        }
+        Value::Array(items) => {
+            let index = if first.len() > 1 && first.starts_with('0') {
+                None
+            } else {
+                first.parse::<usize>().ok()
+            };
+            Value::Array(
+                items
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        if Some(i) == index {
+                            replace_at(v, rest)
+                        } else {
+                            v
+                        }
+                    })
+                    .collect(),
+            )
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use super::*;
+
+    #[test]
+    fn body_is_canonical_json() {
+        let args = toolgate_json::from_str(r#"{"b":[1,{"s":"x"}],"a":"é\n"}"#).unwrap();
+        let e = AuditEntry::new(Timestamp::from_unix_millis(5), Verdict::Deny)
+            .user("u\"1")
+            .reason("not_owner")
+            .arguments(&args, &["/b/1/s", "/missing", "/b/7"])
+            .unwrap();
+        let mut body = String::new();
+        write_record(&mut body, 3, &e, None);
+        let v = toolgate_json::from_str(&body).unwrap();
+        assert_eq!(canonical::to_string(&v), body);
+        let rec = AuditRecord {
+            seq: 3,
+            prev: GENESIS,
+            hash: chain_hash(&GENESIS, 3, &e),
+            entry: e,
+        };
+        let line = rec.to_json();
+        let v = toolgate_json::from_str(&line).unwrap();
+        assert_eq!(canonical::to_string(&v), line);
+        assert!(!line.contains("\"x\""));
+    }
+
+    #[test]
+    fn redaction_replaces_with_digest() {
+        let args = toolgate_json::from_str(r#"{"card":"4111","n":1}"#).unwrap();
+        let r = redact(&args, &["/card"]).unwrap();
+        let card = toolgate_json::from_str(r#""4111""#).unwrap();
+        assert_eq!(
+            r.pointer("/card").and_then(Value::as_str),
+            Some(canonical::digest(&card).to_string().as_str())
+        );
+        assert!(redact(&args, &["card"]).is_err());
+        assert_eq!(
+            redact(&args, &[""]).unwrap().as_str(),
+            Some(canonical::digest(&args).to_string().as_str())
+        );
+    }
+
+    #[test]
+    fn digest_text_round_trips() {
+        let d = Digest::of(b"x");
+        assert_eq!(parse_digest(&d.to_string()), Some(d));
+        assert_eq!(parse_digest("sha256:00"), None);
+        assert_eq!(parse_digest(&d.to_string().to_uppercase()), None);
+    }
+}

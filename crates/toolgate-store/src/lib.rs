@@ -1,0 +1,80 @@
+//! toolgate's state: a hash-chained audit log, approvals bound to the exact
+//! arguments, per-session counters and the kill switch.
+//!
+//! # Brief overview
+//!
+//! - [`Store`] is the trait the gate and the service use. Every method is
+//!   synchronous, every error is a typed [`Error`] with an [`ErrorCode`],
+//!   and every error means *deny* (`store_unavailable`).
+//! - [`SqliteStore`] is the embedded implementation: one SQLite file in WAL
+//!   mode, shared safely by several processes, with versioned migrations.
+//!   [`SqliteOptions`] sets the busy timeout, durability, escalation
+//!   threshold and the [`Clock`].
+//! - The audit log holds one [`AuditRecord`] per decision or change of
+//!   state, built from an [`AuditEntry`] and chained by SHA-256; the exact
+//!   wire format and hash preimage are in [`audit`]. [`Store::verify`]
+//!   returns a [`Verification`] naming the first broken record.
+//! - [`Approval`]s are bound to (user, session, tool, argument digest),
+//!   expire, and are used once ([`Store::consume`]); standing approvals cover
+//!   a tool for a user until a time.
+//! - [`SessionCounters`] count turns, calls and rejections and escalate a
+//!   session after repeated rejections; [`KillSwitchState`] stops writes or
+//!   everything, in every process sharing the store.
+//! - Times are [`Timestamp`]s (Unix milliseconds) passed by the caller or
+//!   read from the store's [`Clock`] ([`SystemClock`], [`ManualClock`]).
+//!
+//! ```
+//! use std::sync::Arc;
+//! use toolgate_store::{AuditEntry, ManualClock, SqliteOptions, Store, Timestamp, Verdict};
+//!
+//! let t0 = Timestamp::from_unix_seconds(1_767_225_600);
+//! let store = SqliteOptions::new()
+//!     .clock(Arc::new(ManualClock::new(t0)))
+//!     .open_in_memory()?; // `.open("toolgate.db")` for a file
+//! let args = toolgate_json::from_str(r#"{"order_id":"o-1","amount":30}"#)?;
+//! let digest = toolgate_json::canonical::digest(&args);
+//! store.append(
+//!     AuditEntry::new(t0, Verdict::NeedsApproval)
+//!         .user("alice").session("s-1").tool("refund").call_id("call_1")
+//!         .arguments(&args, &[])?,
+//! )?;
+//!
+//! let in_an_hour = Timestamp::from_unix_seconds(1_767_229_200);
+//! let id = store.request_approval("alice", "s-1", "refund", &digest, in_an_hour)?;
+//! store.approve(id, "bob", "checked the order")?;
+//! let now = Timestamp::from_unix_seconds(1_767_225_700);
+//! assert!(store.consume("alice", "s-1", "refund", &digest, now)?.is_some());
+//! assert!(store.consume("alice", "s-1", "refund", &digest, now)?.is_none()); // used once
+//! assert!(store.verify()?.is_intact());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Crate features
+//!
+//! None. SQLite is compiled in (`rusqlite`'s `bundled`).
+
+#![deny(missing_docs)]
+
+mod approval;
+pub mod audit;
+mod error;
+mod kill;
+mod session;
+mod sqlite;
+mod store;
+mod time;
+
+// The public interface is:
+pub use crate::{
+    approval::{Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse},
+    audit::{
+        AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
+        Verification, GENESIS,
+    },
+    error::{Error, ErrorCode},
+    kill::{KillMode, KillSwitchState},
+    session::SessionCounters,
+    sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
+    store::Store,
+    time::{Clock, ManualClock, SystemClock, Timestamp},
+};

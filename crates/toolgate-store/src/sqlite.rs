@@ -1,0 +1,1033 @@
+//! The embedded store: [`SqliteStore`] on one SQLite file.
+//!
+//! Design notes (see also `README.md` beside this crate):
+//! - WAL journal, so readers never wait for the writer; every connection has
+//!   a busy timeout, so several processes share one file.
+//! - Every write is one `BEGIN IMMEDIATE` transaction: the write lock is taken
+//!   first, then the chain's head is read, so appends from several processes
+//!   keep one unbroken chain.
+//! - Durability [`Durability::Full`] (the default) fsyncs the WAL on every
+//!   commit: a returned receipt survives power loss.
+//! - Two connections: one writer (behind the group commit) and one reader, so
+//!   `kill_switch()` and lookups do not queue behind a commit.
+
+mod group;
+mod rows;
+mod schema;
+
+use std::fmt;
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::types::Value as SqlValue;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
+use toolgate_json::Digest;
+
+use crate::approval::{
+    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+};
+use crate::audit::{
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
+    Verification, GENESIS,
+};
+use crate::error::{Error, ErrorCode};
+use crate::kill::{KillMode, KillSwitchState};
+use crate::session::SessionCounters;
+use crate::store::Store;
+use crate::time::{Clock, SystemClock, Timestamp};
+
+use self::group::GroupCommit;
+use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
+pub use self::schema::SCHEMA_VERSION;
+
+/// How hard a commit works to survive a crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// The WAL is fsynced on every commit (`synchronous = FULL`): a committed
+    /// record survives power loss. The default.
+    #[default]
+    Full,
+    /// The WAL is fsynced only at checkpoints (`synchronous = NORMAL`): a
+    /// committed record survives a crash of the process, but the last
+    /// commits may be lost on power loss. Faster; not for audit of record.
+    Normal,
+}
+
+/// How to open a [`SqliteStore`]. Built with setters, used by
+/// [`SqliteOptions::open`] and [`SqliteOptions::open_in_memory`].
+#[derive(Clone)]
+pub struct SqliteOptions {
+    busy_timeout: Duration,
+    durability: Durability,
+    escalate_after: u32,
+    clock: Arc<dyn Clock>,
+    read_only: bool,
+    max_batch: usize,
+    max_database_bytes: Option<u64>,
+}
+
+impl Default for SqliteOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for SqliteOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteOptions")
+            .field("busy_timeout", &self.busy_timeout)
+            .field("durability", &self.durability)
+            .field("escalate_after", &self.escalate_after)
+            .field("read_only", &self.read_only)
+            .field("max_batch", &self.max_batch)
+            .field("max_database_bytes", &self.max_database_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SqliteOptions {
+    /// The defaults: busy timeout 5 s, [`Durability::Full`], escalation after
+    /// 3 rejections, the system clock, read-write, batches of up to 1,024
+    /// records, no size limit.
+    pub fn new() -> Self {
+        Self {
+            busy_timeout: Duration::from_secs(5),
+            durability: Durability::Full,
+            escalate_after: 3,
+            clock: Arc::new(SystemClock::new()),
+            read_only: false,
+            max_batch: 1024,
+            max_database_bytes: None,
+        }
+    }
+
+    /// How long to wait for another connection's write lock before failing
+    /// with `store_busy`.
+    #[must_use]
+    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// How commits are made durable.
+    #[must_use]
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// After how many rejections a session is escalated (at least 1).
+    #[must_use]
+    pub fn escalate_after(mut self, rejections: u32) -> Self {
+        self.escalate_after = rejections.max(1);
+        self
+    }
+
+    /// The clock for times the caller does not pass.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Opens the database read-only (for `audit verify`, `tail`, `export`):
+    /// nothing is created or migrated, and every write fails with
+    /// `store_read_only`.
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The most records one group commit writes in one transaction.
+    #[must_use]
+    pub fn max_batch(mut self, records: usize) -> Self {
+        self.max_batch = records.max(1);
+        self
+    }
+
+    /// A bound on the database's size; writes beyond it fail with
+    /// `store_full`.
+    #[must_use]
+    pub fn max_database_bytes(mut self, bytes: u64) -> Self {
+        self.max_database_bytes = Some(bytes);
+        self
+    }
+
+    /// Opens (creating and migrating if needed) the database at `path`.
+    pub fn open(self, path: impl AsRef<Path>) -> Result<SqliteStore, Error> {
+        let path = path.as_ref();
+        let open_err = |e| Error::db("opening the database", e);
+        if self.read_only {
+            let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+            let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
+            conn.busy_timeout(self.busy_timeout).map_err(open_err)?;
+            schema::check(&conn)?;
+            return Ok(SqliteStore::new(conn, None, self));
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut writer = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        writer.busy_timeout(self.busy_timeout).map_err(open_err)?;
+        let mode: String = writer
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(Error::new(
+                ErrorCode::Unavailable,
+                format!("the database cannot use a write-ahead log (journal mode `{mode}`)"),
+            ));
+        }
+        self.configure_writer(&writer)?;
+        schema::migrate(&mut writer, self.clock.now().unix_millis())?;
+        let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
+        reader.busy_timeout(self.busy_timeout).map_err(open_err)?;
+        reader
+            .pragma_update(None, "query_only", true)
+            .map_err(open_err)?;
+        Ok(SqliteStore::new(writer, Some(reader), self))
+    }
+
+    /// Opens a private in-memory database (tests, benchmarks): nothing
+    /// survives the store.
+    pub fn open_in_memory(self) -> Result<SqliteStore, Error> {
+        let open_err = |e| Error::db("opening the database", e);
+        let mut conn = Connection::open_in_memory().map_err(open_err)?;
+        self.configure_writer(&conn)?;
+        schema::migrate(&mut conn, self.clock.now().unix_millis())?;
+        Ok(SqliteStore::new(conn, None, self))
+    }
+
+    fn configure_writer(&self, conn: &Connection) -> Result<(), Error> {
+        let err = |e| Error::db("configuring the database", e);
+        let sync = match self.durability {
+            Durability::Full => "FULL",
+            Durability::Normal => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", sync).map_err(err)?;
+        if let Some(bytes) = self.max_database_bytes {
+            let page: i64 = conn
+                .query_row("PRAGMA page_size", [], |r| r.get(0))
+                .map_err(err)?;
+            let pages = i64::try_from(bytes).unwrap_or(i64::MAX) / page.max(512);
+            let _: i64 = conn
+                .query_row(
+                    &format!("PRAGMA max_page_count = {}", pages.max(1)),
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// The embedded [`Store`]: one SQLite file (or memory), safe to share
+/// between threads (`Arc<SqliteStore>`) and between processes (open the same
+/// path).
+///
+/// ```no_run
+/// use toolgate_store::{SqliteOptions, SqliteStore, Store};
+/// use std::time::Duration;
+///
+/// let store = SqliteStore::open("toolgate.db")?;
+/// let shared = SqliteOptions::new()
+///     .busy_timeout(Duration::from_secs(2))
+///     .escalate_after(5)
+///     .open("toolgate.db")?;
+/// assert_eq!(store.kill_switch()?, shared.kill_switch()?);
+/// # Ok::<(), toolgate_store::Error>(())
+/// ```
+pub struct SqliteStore {
+    writer: Mutex<Connection>,
+    reader: Option<Mutex<Connection>>,
+    group: GroupCommit,
+    clock: Arc<dyn Clock>,
+    escalate_after: u64,
+    read_only: bool,
+}
+
+impl fmt::Debug for SqliteStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SqliteStore")
+            .field("escalate_after", &self.escalate_after)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A write transaction: the connection and the chain's head.
+struct Tx<'a> {
+    conn: &'a Connection,
+    chain: Chain,
+}
+
+impl Tx<'_> {
+    fn append(&mut self, entry: &AuditEntry) -> Result<AppendReceipt, Error> {
+        self.chain.append(self.conn, entry)
+    }
+}
+
+impl SqliteStore {
+    /// Opens (creating and migrating if needed) the database at `path` with
+    /// the default [`SqliteOptions`].
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        SqliteOptions::new().open(path)
+    }
+
+    /// A private in-memory store with the default [`SqliteOptions`].
+    pub fn open_in_memory() -> Result<Self, Error> {
+        SqliteOptions::new().open_in_memory()
+    }
+
+    fn new(writer: Connection, reader: Option<Connection>, options: SqliteOptions) -> Self {
+        Self {
+            writer: Mutex::new(writer),
+            reader: reader.map(Mutex::new),
+            group: GroupCommit::new(options.max_batch),
+            clock: options.clock,
+            escalate_after: u64::from(options.escalate_after),
+            read_only: options.read_only,
+        }
+    }
+
+    fn read_conn(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        self.reader
+            .as_ref()
+            .unwrap_or(&self.writer)
+            .lock()
+            .map_err(|_| Error::poisoned("database connection"))
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
+    fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::ReadOnly,
+                "the store was opened read-only",
+            ));
+        }
+        let mut conn = self
+            .writer
+            .lock()
+            .map_err(|_| Error::poisoned("database connection"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::db("starting a write", e))?;
+        let mut w = Tx {
+            conn: &tx,
+            chain: Chain::new(),
+        };
+        let out = f(&mut w)?;
+        w.chain.save(&tx)?;
+        tx.commit().map_err(|e| Error::db("committing", e))?;
+        Ok(out)
+    }
+
+    fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
+        self.write(|tx| entries.iter().map(|e| tx.append(e)).collect())
+    }
+
+    fn query_records(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<AuditRecord>, Error> {
+        let conn = self.read_conn()?;
+        let db = |e| Error::db("reading the audit log", e);
+        let mut stmt = conn.prepare_cached(sql).map_err(db)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(db)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(db)? {
+            out.push(rows::record(row)?);
+        }
+        Ok(out)
+    }
+
+    fn decide(
+        &self,
+        id: ApprovalId,
+        actor: &str,
+        note: &str,
+        grant: bool,
+    ) -> Result<Approval, Error> {
+        let now = self.clock.now();
+        self.write(|tx| {
+            let a = rows::get_approval(tx.conn, id)?
+                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
+            let allowed = if grant {
+                a.state == ApprovalState::Pending
+            } else {
+                a.state == ApprovalState::Pending
+                    || (a.state == ApprovalState::Approved
+                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
+            };
+            if !allowed {
+                let what = if a.used_at.is_some() {
+                    "used"
+                } else {
+                    a.state.as_str()
+                };
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("approval `{id}` is already {what}"),
+                ));
+            }
+            if grant && now >= a.expires_at {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("approval `{id}` has expired"),
+                ));
+            }
+            let state = if grant {
+                ApprovalState::Approved
+            } else {
+                ApprovalState::Denied
+            };
+            let note = (!note.is_empty()).then_some(note);
+            let changed = tx
+                .conn
+                .execute(
+                    "UPDATE approvals SET state = ?1, decided_by = ?2, decided_at = ?3, note = ?4 \
+                     WHERE id = ?5 AND state = ?6",
+                    rusqlite::params![
+                        state.as_str(),
+                        actor,
+                        now.unix_millis(),
+                        note,
+                        id_sql(id)?,
+                        a.state.as_str()
+                    ],
+                )
+                .map_err(|e| Error::db("deciding an approval", e))?;
+            if changed != 1 {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("approval `{id}` changed meanwhile"),
+                ));
+            }
+            let verdict = if grant {
+                Verdict::ApprovalGranted
+            } else {
+                Verdict::ApprovalDenied
+            };
+            let mut entry = approval_entry(now, verdict, &a).actor(actor);
+            entry.note = note.map(str::to_owned);
+            tx.append(&entry)?;
+            rows::get_approval(tx.conn, id)?
+                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
+        })
+    }
+}
+
+fn id_sql(id: ApprovalId) -> Result<i64, Error> {
+    i64::try_from(id.get())
+        .map_err(|_| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))
+}
+
+fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
+    i64::try_from(v)
+        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
+}
+
+fn to_u64(v: i64) -> Result<u64, Error> {
+    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
+}
+
+/// The audit entry of an approval event: who, where, which call.
+fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
+    let mut e = AuditEntry::new(now, verdict)
+        .user(&a.user)
+        .tool(&a.tool)
+        .approval(a.id);
+    e.session.clone_from(&a.session);
+    e.digest = a.digest;
+    e
+}
+
+/// Appends `clause` to a `WHERE` list with its parameter.
+fn filter(sql: &mut String, params: &mut Vec<SqlValue>, clause: &str, value: SqlValue) {
+    sql.push_str(if params.is_empty() {
+        " WHERE "
+    } else {
+        " AND "
+    });
+    params.push(value);
+    sql.push_str(&clause.replace('?', &format!("?{}", params.len())));
+}
+
+impl Store for SqliteStore {
+    fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::ReadOnly,
+                "the store was opened read-only",
+            ));
+        }
+        self.group.submit(entry, |batch| self.commit_batch(batch))
+    }
+
+    fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
+        self.commit_batch(entries)
+    }
+
+    fn verify(&self) -> Result<Verification, Error> {
+        let mut conn = self.read_conn()?;
+        let db = |e| Error::db("verifying the audit log", e);
+        // One read transaction: a consistent snapshot while others append.
+        let tx = conn.transaction().map_err(db)?;
+        let (head_seq, head_hash) = rows::head(&tx)?;
+        let mut stmt = tx
+            .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
+            .map_err(db)?;
+        let mut rows = stmt.query([]).map_err(db)?;
+        let mut expected: u64 = 1;
+        let mut prev = GENESIS;
+        let mut records: u64 = 0;
+        let broken = |seq, kind| ChainBreak { seq, kind };
+        let mut result = None;
+        while let Some(row) = rows.next().map_err(db)? {
+            let seq: Option<u64> = row
+                .get::<_, i64>(0)
+                .ok()
+                .and_then(|s| u64::try_from(s).ok());
+            let Some(seq) = seq else {
+                result = Some(broken(expected, BreakKind::Malformed));
+                break;
+            };
+            if seq != expected {
+                result = Some(broken(expected, BreakKind::Missing));
+                break;
+            }
+            let Some(record) = RawRecord::from_row(row)
+                .ok()
+                .and_then(RawRecord::into_record)
+            else {
+                result = Some(broken(seq, BreakKind::Malformed));
+                break;
+            };
+            if record.prev != prev {
+                result = Some(broken(seq, BreakKind::Relinked));
+                break;
+            }
+            if record.expected_hash() != record.hash {
+                result = Some(broken(seq, BreakKind::Changed));
+                break;
+            }
+            prev = record.hash;
+            records += 1;
+            expected += 1;
+        }
+        let last = expected - 1;
+        if result.is_none() {
+            if head_seq > last {
+                result = Some(broken(expected, BreakKind::Missing));
+            } else if head_seq < last {
+                result = Some(broken(head_seq + 1, BreakKind::Unexpected));
+            } else if head_hash != prev {
+                result = Some(broken(last, BreakKind::Changed));
+            }
+        }
+        Ok(Verification {
+            records,
+            head: (records, prev),
+            broken: result,
+        })
+    }
+
+    fn tail(&self, n: u32) -> Result<Vec<AuditRecord>, Error> {
+        let sql = format!(
+            "SELECT {AUDIT_COLUMNS} FROM (SELECT * FROM audit ORDER BY seq DESC LIMIT ?1) ORDER BY seq"
+        );
+        self.query_records(&sql, &[SqlValue::Integer(i64::from(n))])
+    }
+
+    fn list(&self, f: &AuditFilter) -> Result<Vec<AuditRecord>, Error> {
+        let mut sql = format!("SELECT {AUDIT_COLUMNS} FROM audit");
+        let mut params = Vec::new();
+        if let Some(after) = f.after {
+            filter(
+                &mut sql,
+                &mut params,
+                "seq > ?",
+                SqlValue::Integer(to_i64(after, "cursor")?),
+            );
+        }
+        if let Some(user) = &f.user {
+            filter(
+                &mut sql,
+                &mut params,
+                "user = ?",
+                SqlValue::Text(user.clone()),
+            );
+        }
+        if let Some(session) = &f.session {
+            filter(
+                &mut sql,
+                &mut params,
+                "session = ?",
+                SqlValue::Text(session.clone()),
+            );
+        }
+        if let Some(tool) = &f.tool {
+            filter(
+                &mut sql,
+                &mut params,
+                "tool = ?",
+                SqlValue::Text(tool.clone()),
+            );
+        }
+        if let Some(verdict) = f.verdict {
+            filter(
+                &mut sql,
+                &mut params,
+                "verdict = ?",
+                SqlValue::Text(verdict.as_str().into()),
+            );
+        }
+        if let Some(since) = f.since {
+            filter(
+                &mut sql,
+                &mut params,
+                "time >= ?",
+                SqlValue::Integer(since.unix_millis()),
+            );
+        }
+        if let Some(until) = f.until {
+            filter(
+                &mut sql,
+                &mut params,
+                "time < ?",
+                SqlValue::Integer(until.unix_millis()),
+            );
+        }
+        params.push(SqlValue::Integer(i64::from(f.limit)));
+        sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", params.len()));
+        self.query_records(&sql, &params)
+    }
+
+    fn export_jsonl(&self, out: &mut dyn Write) -> Result<u64, Error> {
+        let mut conn = self.read_conn()?;
+        let db = |e| Error::db("exporting the audit log", e);
+        let tx = conn.transaction().map_err(db)?;
+        let mut stmt = tx
+            .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
+            .map_err(db)?;
+        let mut rows = stmt.query([]).map_err(db)?;
+        let mut n = 0;
+        let io = |e: std::io::Error| {
+            let mut err = Error::new(ErrorCode::Unavailable, "writing the export");
+            err = err.with_source(e);
+            err
+        };
+        while let Some(row) = rows.next().map_err(db)? {
+            let record = rows::record(row)?;
+            let mut line = record.to_json();
+            line.push('\n');
+            out.write_all(line.as_bytes()).map_err(io)?;
+            n += 1;
+        }
+        out.flush().map_err(io)?;
+        Ok(n)
+    }
+
+    fn request_approval(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        expires_at: Timestamp,
+    ) -> Result<ApprovalId, Error> {
+        let now = self.clock.now();
+        self.write(|tx| {
+            tx.conn
+                .execute(
+                    "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
+                     VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+                    rusqlite::params![
+                        user,
+                        session,
+                        tool,
+                        digest.as_bytes().as_slice(),
+                        now.unix_millis(),
+                        expires_at.unix_millis()
+                    ],
+                )
+                .map_err(|e| Error::db("requesting an approval", e))?;
+            Ok(ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?))
+        })
+    }
+
+    fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, true)
+    }
+
+    fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, false)
+    }
+
+    fn grant_standing(
+        &self,
+        user: &str,
+        tool: &str,
+        until: Timestamp,
+        actor: &str,
+        note: &str,
+    ) -> Result<ApprovalId, Error> {
+        let now = self.clock.now();
+        let note = (!note.is_empty()).then_some(note);
+        self.write(|tx| {
+            tx.conn
+                .execute(
+                    "INSERT INTO approvals (kind, user, tool, created_at, expires_at, state, decided_by, decided_at, note) \
+                     VALUES ('standing', ?1, ?2, ?3, ?4, 'approved', ?5, ?3, ?6)",
+                    rusqlite::params![user, tool, now.unix_millis(), until.unix_millis(), actor, note],
+                )
+                .map_err(|e| Error::db("granting a standing approval", e))?;
+            let id = ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?);
+            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
+                .user(user)
+                .tool(tool)
+                .approval(id)
+                .actor(actor);
+            entry.note = note.map(str::to_owned);
+            tx.append(&entry)?;
+            Ok(id)
+        })
+    }
+
+    fn consume(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalUse>, Error> {
+        self.write(|tx| {
+            let db = |e| Error::db("using an approval", e);
+            let single: Option<i64> = tx
+                .conn
+                .query_row(
+                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 AND session = ?2 \
+                     AND tool = ?3 AND digest = ?4 AND state = 'approved' AND used_at IS NULL \
+                     AND expires_at > ?5 ORDER BY id LIMIT 1",
+                    rusqlite::params![user, session, tool, digest.as_bytes().as_slice(), now.unix_millis()],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db)?;
+            let (id, kind) = if let Some(id) = single {
+                // The write lock is held, and the condition on `used_at`
+                // makes the use single even without it: one row or none.
+                let changed = tx
+                    .conn
+                    .execute(
+                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 \
+                         WHERE id = ?2 AND used_at IS NULL AND state = 'approved'",
+                        rusqlite::params![now.unix_millis(), id],
+                    )
+                    .map_err(db)?;
+                if changed != 1 {
+                    return Ok(None);
+                }
+                (id, ApprovalKind::Single)
+            } else {
+                let standing: Option<i64> = tx
+                    .conn
+                    .query_row(
+                        "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
+                         AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
+                        rusqlite::params![user, tool, now.unix_millis()],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(db)?;
+                let Some(id) = standing else {
+                    return Ok(None);
+                };
+                tx.conn
+                    .execute(
+                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 WHERE id = ?2",
+                        rusqlite::params![now.unix_millis(), id],
+                    )
+                    .map_err(db)?;
+                (id, ApprovalKind::Standing)
+            };
+            let id = ApprovalId::new(to_u64(id)?);
+            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
+                .user(user)
+                .session(session)
+                .tool(tool)
+                .digest(*digest)
+                .approval(id);
+            if kind == ApprovalKind::Standing {
+                entry = entry.note("standing");
+            }
+            let receipt = tx.append(&entry)?;
+            Ok(Some(ApprovalUse {
+                id,
+                kind,
+                seq: receipt.seq,
+            }))
+        })
+    }
+
+    fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let conn = self.read_conn()?;
+        rows::get_approval(&conn, id)
+    }
+
+    fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
+        let mut sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals");
+        let mut params = Vec::new();
+        if let Some(after) = f.after {
+            filter(
+                &mut sql,
+                &mut params,
+                "id > ?",
+                SqlValue::Integer(to_i64(after.get(), "cursor")?),
+            );
+        }
+        if let Some(user) = &f.user {
+            filter(
+                &mut sql,
+                &mut params,
+                "user = ?",
+                SqlValue::Text(user.clone()),
+            );
+        }
+        if let Some(session) = &f.session {
+            filter(
+                &mut sql,
+                &mut params,
+                "session = ?",
+                SqlValue::Text(session.clone()),
+            );
+        }
+        if let Some(tool) = &f.tool {
+            filter(
+                &mut sql,
+                &mut params,
+                "tool = ?",
+                SqlValue::Text(tool.clone()),
+            );
+        }
+        if let Some(state) = f.state {
+            filter(
+                &mut sql,
+                &mut params,
+                "state = ?",
+                SqlValue::Text(state.as_str().into()),
+            );
+        }
+        if let Some(kind) = f.kind {
+            filter(
+                &mut sql,
+                &mut params,
+                "kind = ?",
+                SqlValue::Text(kind.as_str().into()),
+            );
+        }
+        params.push(SqlValue::Integer(i64::from(f.limit)));
+        sql.push_str(&format!(" ORDER BY id LIMIT ?{}", params.len()));
+        let conn = self.read_conn()?;
+        let db = |e| Error::db("listing approvals", e);
+        let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
+        let mut rows = stmt
+            .query(rusqlite::params_from_iter(params.iter()))
+            .map_err(db)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(db)? {
+            out.push(rows::approval(row)?);
+        }
+        Ok(out)
+    }
+
+    fn record_call(
+        &self,
+        session: &str,
+        turn: u64,
+        verdict: Verdict,
+        reasons: &[&str],
+    ) -> Result<SessionCounters, Error> {
+        if !matches!(
+            verdict,
+            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
+        ) {
+            return Err(Error::new(
+                ErrorCode::InvalidInput,
+                format!("`{verdict}` is not the verdict of a call"),
+            ));
+        }
+        let turn_i = to_i64(turn, "turn")?;
+        let now = self.clock.now();
+        self.write(|tx| {
+            let db = |e| Error::db("counting a call", e);
+            let mut c = read_session(tx.conn, session)?;
+            if turn > c.last_turn {
+                c.turns += 1;
+                c.last_turn = turn;
+            }
+            c.calls += 1;
+            match verdict {
+                Verdict::Deny => {
+                    c.rejections += 1;
+                    c.consecutive_rejections += 1;
+                    let mut reasons: Vec<&str> = reasons.to_vec();
+                    reasons.sort_unstable();
+                    reasons.dedup();
+                    tx.conn
+                        .execute(
+                            "DELETE FROM session_reasons WHERE session = ?1 AND reason NOT IN \
+                             (SELECT value FROM json_each(?2))",
+                            rusqlite::params![session, json_list(&reasons)],
+                        )
+                        .map_err(db)?;
+                    for r in reasons {
+                        tx.conn
+                            .execute(
+                                "INSERT INTO session_reasons (session, reason, consecutive) VALUES (?1, ?2, 1) \
+                                 ON CONFLICT (session, reason) DO UPDATE SET consecutive = consecutive + 1",
+                                rusqlite::params![session, r],
+                            )
+                            .map_err(db)?;
+                    }
+                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
+                        c.escalated_at = Some(now);
+                    }
+                }
+                Verdict::Allow => {
+                    c.consecutive_rejections = 0;
+                    tx.conn
+                        .execute("DELETE FROM session_reasons WHERE session = ?1", [session])
+                        .map_err(db)?;
+                }
+                _ => {}
+            }
+            tx.conn
+                .execute(
+                    "INSERT INTO sessions (session, turns, last_turn, calls, rejections, consecutive, escalated_at, updated_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+                     ON CONFLICT (session) DO UPDATE SET turns = ?2, last_turn = ?3, calls = ?4, \
+                     rejections = ?5, consecutive = ?6, escalated_at = ?7, updated_at = ?8",
+                    rusqlite::params![
+                        session,
+                        to_i64(c.turns, "turns")?,
+                        turn_i.max(to_i64(c.last_turn, "turn")?),
+                        to_i64(c.calls, "calls")?,
+                        to_i64(c.rejections, "rejections")?,
+                        to_i64(c.consecutive_rejections, "rejections")?,
+                        c.escalated_at.map(Timestamp::unix_millis),
+                        now.unix_millis()
+                    ],
+                )
+                .map_err(db)?;
+            read_session(tx.conn, session)
+        })
+    }
+
+    fn session(&self, session: &str) -> Result<SessionCounters, Error> {
+        let conn = self.read_conn()?;
+        read_session(&conn, session)
+    }
+
+    fn kill_switch(&self) -> Result<KillSwitchState, Error> {
+        let conn = self.read_conn()?;
+        read_kill_switch(&conn)
+    }
+
+    fn set_kill_switch(
+        &self,
+        mode: KillMode,
+        reason: &str,
+        actor: &str,
+    ) -> Result<KillSwitchState, Error> {
+        let now = self.clock.now();
+        let reason = (!reason.is_empty()).then_some(reason);
+        self.write(|tx| {
+            tx.conn
+                .execute(
+                    "UPDATE kill_switch SET mode = ?1, reason = ?2, actor = ?3, changed_at = ?4 WHERE id = 1",
+                    rusqlite::params![mode.as_str(), reason, actor, now.unix_millis()],
+                )
+                .map_err(|e| Error::db("flipping the kill switch", e))?;
+            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
+                .reason(mode.as_str())
+                .actor(actor);
+            entry.note = reason.map(str::to_owned);
+            tx.append(&entry)?;
+            read_kill_switch(tx.conn)
+        })
+    }
+}
+
+fn json_list(items: &[&str]) -> String {
+    let owned: Vec<String> = items.iter().map(|s| (*s).to_owned()).collect();
+    let mut out = String::new();
+    crate::audit::str_array(&mut out, &owned);
+    out
+}
+
+fn read_session(conn: &Connection, session: &str) -> Result<SessionCounters, Error> {
+    let db = |e| Error::db("reading a session", e);
+    let row: Option<(i64, i64, i64, i64, i64, Option<i64>)> = conn
+        .prepare_cached(
+            "SELECT turns, last_turn, calls, rejections, consecutive, escalated_at FROM sessions WHERE session = ?1",
+        )
+        .map_err(db)?
+        .query_row([session], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })
+        .optional()
+        .map_err(db)?;
+    let mut c = SessionCounters {
+        session: session.to_owned(),
+        ..SessionCounters::default()
+    };
+    let Some((turns, last_turn, calls, rejections, consecutive, escalated_at)) = row else {
+        return Ok(c);
+    };
+    c.turns = to_u64(turns)?;
+    c.last_turn = to_u64(last_turn)?;
+    c.calls = to_u64(calls)?;
+    c.rejections = to_u64(rejections)?;
+    c.consecutive_rejections = to_u64(consecutive)?;
+    c.escalated_at = escalated_at.map(Timestamp::from_unix_millis);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT reason, consecutive FROM session_reasons WHERE session = ?1 ORDER BY reason",
+        )
+        .map_err(db)?;
+    let mut rows = stmt.query([session]).map_err(db)?;
+    while let Some(row) = rows.next().map_err(db)? {
+        let reason: String = row.get(0).map_err(db)?;
+        let n: i64 = row.get(1).map_err(db)?;
+        c.consecutive_by_reason.push((reason, to_u64(n)?));
+    }
+    Ok(c)
+}
+
+fn read_kill_switch(conn: &Connection) -> Result<KillSwitchState, Error> {
+    let db = |e| Error::db("reading the kill switch", e);
+    let (mode, reason, actor, changed_at): (String, Option<String>, Option<String>, Option<i64>) =
+        conn.prepare_cached("SELECT mode, reason, actor, changed_at FROM kill_switch WHERE id = 1")
+            .map_err(db)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .map_err(db)?;
+    let mode = KillMode::parse(&mode).ok_or_else(|| {
+        Error::new(
+            ErrorCode::Corrupt,
+            format!("unknown kill switch mode `{mode}`"),
+        )
+    })?;
+    Ok(KillSwitchState {
+        mode,
+        reason,
+        actor,
+        changed_at: changed_at.map(Timestamp::from_unix_millis),
+    })
+}

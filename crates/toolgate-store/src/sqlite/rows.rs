@@ -1,0 +1,281 @@
+//! Reading rows back into records, and appending to the chain inside a
+//! transaction.
+
+use rusqlite::{Connection, OptionalExtension, Row};
+use toolgate_json::Digest;
+
+use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState};
+use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord, Verdict};
+use crate::error::{Error, ErrorCode};
+use crate::time::Timestamp;
+
+pub(crate) const AUDIT_COLUMNS: &str =
+    "seq, time, verdict, user, session, tool, call_id, reasons, \
+     policies, digest, arguments, approval, actor, note, prev, hash";
+
+pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
+     expires_at, state, decided_by, decided_at, note, used_at, uses";
+
+/// An audit row as stored, before it is checked.
+pub(crate) struct RawRecord {
+    seq: i64,
+    time: i64,
+    verdict: String,
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+    call_id: Option<String>,
+    reasons: String,
+    policies: String,
+    digest: Option<Vec<u8>>,
+    arguments: Option<String>,
+    approval: Option<i64>,
+    actor: Option<String>,
+    note: Option<String>,
+    prev: Vec<u8>,
+    hash: Vec<u8>,
+}
+
+impl RawRecord {
+    /// Reads the [`AUDIT_COLUMNS`] of a row.
+    pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Self {
+            seq: row.get(0)?,
+            time: row.get(1)?,
+            verdict: row.get(2)?,
+            user: row.get(3)?,
+            session: row.get(4)?,
+            tool: row.get(5)?,
+            call_id: row.get(6)?,
+            reasons: row.get(7)?,
+            policies: row.get(8)?,
+            digest: row.get(9)?,
+            arguments: row.get(10)?,
+            approval: row.get(11)?,
+            actor: row.get(12)?,
+            note: row.get(13)?,
+            prev: row.get(14)?,
+            hash: row.get(15)?,
+        })
+    }
+
+    /// The record, or `None` if a column does not hold what the format says.
+    pub(crate) fn into_record(self) -> Option<AuditRecord> {
+        if let Some(args) = &self.arguments {
+            toolgate_json::from_str(args).ok()?;
+        }
+        let entry = AuditEntry {
+            time: Timestamp::from_unix_millis(self.time),
+            verdict: Verdict::parse(&self.verdict)?,
+            user: self.user,
+            session: self.session,
+            tool: self.tool,
+            call_id: self.call_id,
+            reasons: string_list(&self.reasons)?,
+            policies: string_list(&self.policies)?,
+            digest: match self.digest {
+                Some(d) => Some(digest(&d)?),
+                None => None,
+            },
+            arguments: self.arguments,
+            approval: match self.approval {
+                Some(id) => Some(ApprovalId::new(u64::try_from(id).ok()?)),
+                None => None,
+            },
+            actor: self.actor,
+            note: self.note,
+        };
+        Some(AuditRecord {
+            seq: u64::try_from(self.seq).ok()?,
+            prev: digest(&self.prev)?,
+            hash: digest(&self.hash)?,
+            entry,
+        })
+    }
+}
+
+fn string_list(json: &str) -> Option<Vec<String>> {
+    let v = toolgate_json::from_str(json).ok()?;
+    v.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_owned))
+        .collect()
+}
+
+pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
+    let arr: [u8; 32] = bytes.try_into().ok()?;
+    Some(Digest::from_bytes(arr))
+}
+
+/// Reads a row as a record, or fails with `store_corrupt`.
+pub(crate) fn record(row: &Row<'_>) -> Result<AuditRecord, Error> {
+    RawRecord::from_row(row)
+        .map_err(|e| Error::db("reading an audit record", e))?
+        .into_record()
+        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "an audit record cannot be read"))
+}
+
+/// Reads the [`APPROVAL_COLUMNS`] of a row.
+pub(crate) fn approval(row: &Row<'_>) -> Result<Approval, Error> {
+    let db = |e| Error::db("reading an approval", e);
+    let corrupt = || Error::new(ErrorCode::Corrupt, "an approval cannot be read");
+    let id: i64 = row.get(0).map_err(db)?;
+    let kind: String = row.get(1).map_err(db)?;
+    let digest_bytes: Option<Vec<u8>> = row.get(5).map_err(db)?;
+    let state: String = row.get(8).map_err(db)?;
+    let uses: i64 = row.get(13).map_err(db)?;
+    Ok(Approval {
+        id: ApprovalId::new(u64::try_from(id).map_err(|_| corrupt())?),
+        kind: ApprovalKind::parse(&kind).ok_or_else(corrupt)?,
+        user: row.get(2).map_err(db)?,
+        session: row.get(3).map_err(db)?,
+        tool: row.get(4).map_err(db)?,
+        digest: match digest_bytes {
+            Some(d) => Some(digest(&d).ok_or_else(corrupt)?),
+            None => None,
+        },
+        created_at: Timestamp::from_unix_millis(row.get(6).map_err(db)?),
+        expires_at: Timestamp::from_unix_millis(row.get(7).map_err(db)?),
+        state: ApprovalState::parse(&state).ok_or_else(corrupt)?,
+        decided_by: row.get(9).map_err(db)?,
+        decided_at: row
+            .get::<_, Option<i64>>(10)
+            .map_err(db)?
+            .map(Timestamp::from_unix_millis),
+        note: row.get(11).map_err(db)?,
+        used_at: row
+            .get::<_, Option<i64>>(12)
+            .map_err(db)?
+            .map(Timestamp::from_unix_millis),
+        uses: u64::try_from(uses).map_err(|_| corrupt())?,
+    })
+}
+
+pub(crate) fn get_approval(conn: &Connection, id: ApprovalId) -> Result<Option<Approval>, Error> {
+    let Ok(id) = i64::try_from(id.get()) else {
+        return Ok(None);
+    };
+    let mut stmt = conn
+        .prepare_cached(&format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1"
+        ))
+        .map_err(|e| Error::db("reading an approval", e))?;
+    let mut rows = stmt
+        .query([id])
+        .map_err(|e| Error::db("reading an approval", e))?;
+    match rows
+        .next()
+        .map_err(|e| Error::db("reading an approval", e))?
+    {
+        Some(row) => approval(row).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The chain's head, loaded lazily inside a write transaction; appended
+/// records move it, and it is saved before the commit.
+pub(crate) struct Chain {
+    head: Option<(u64, Digest)>,
+    dirty: bool,
+}
+
+impl Chain {
+    pub(crate) fn new() -> Self {
+        Self {
+            head: None,
+            dirty: false,
+        }
+    }
+
+    fn load(conn: &Connection) -> Result<(u64, Digest), Error> {
+        let (seq, hash): (i64, Vec<u8>) = conn
+            .query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| Error::db("reading the audit chain's head", e))?
+            .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the audit chain's head is missing"))?;
+        let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
+        Ok((
+            u64::try_from(seq).map_err(|_| corrupt())?,
+            digest(&hash).ok_or_else(corrupt)?,
+        ))
+    }
+
+    /// Appends `entry` after the head.
+    pub(crate) fn append(
+        &mut self,
+        conn: &Connection,
+        entry: &AuditEntry,
+    ) -> Result<AppendReceipt, Error> {
+        let (seq, prev) = match self.head {
+            Some(h) => h,
+            None => Self::load(conn)?,
+        };
+        let seq = seq
+            .checked_add(1)
+            .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+        let hash = audit::chain_hash(&prev, seq, entry);
+        let db = |e| Error::db("appending an audit record", e);
+        let seq_i = i64::try_from(seq)
+            .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+        let approval = match entry.approval {
+            Some(id) => Some(
+                i64::try_from(id.get())
+                    .map_err(|_| Error::new(ErrorCode::InvalidInput, "approval id out of range"))?,
+            ),
+            None => None,
+        };
+        let mut reasons = String::new();
+        audit::str_array(&mut reasons, &entry.reasons);
+        let mut policies = String::new();
+        audit::str_array(&mut policies, &entry.policies);
+        let mut stmt = conn
+            .prepare_cached(&format!(
+                "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES \
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+            ))
+            .map_err(db)?;
+        stmt.execute(rusqlite::params![
+            seq_i,
+            entry.time.unix_millis(),
+            entry.verdict.as_str(),
+            entry.user,
+            entry.session,
+            entry.tool,
+            entry.call_id,
+            reasons,
+            policies,
+            entry.digest.as_ref().map(|d| d.as_bytes().as_slice()),
+            entry.arguments,
+            approval,
+            entry.actor,
+            entry.note,
+            prev.as_bytes().as_slice(),
+            hash.as_bytes().as_slice(),
+        ])
+        .map_err(db)?;
+        self.head = Some((seq, hash));
+        self.dirty = true;
+        Ok(AppendReceipt { seq, hash })
+    }
+
+    /// Saves the head if records were appended.
+    pub(crate) fn save(&self, conn: &Connection) -> Result<(), Error> {
+        if let (true, Some((seq, hash))) = (self.dirty, self.head) {
+            let seq = i64::try_from(seq)
+                .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+            conn.execute(
+                "UPDATE audit_head SET seq = ?1, hash = ?2 WHERE id = 1",
+                rusqlite::params![seq, hash.as_bytes().as_slice()],
+            )
+            .map_err(|e| Error::db("saving the audit chain's head", e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads the head without a write transaction (for `verify`).
+pub(crate) fn head(conn: &Connection) -> Result<(u64, Digest), Error> {
+    Chain::load(conn)
+}

@@ -1,0 +1,169 @@
+//! Versioned migrations. Each entry of [`MIGRATIONS`] moves the schema one
+//! version up; `schema_version` records each applied version. A database
+//! whose version is above [`SCHEMA_VERSION`] was written by a newer toolgate
+//! and is refused.
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
+
+use crate::error::{Error, ErrorCode};
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1];
+
+const V1: &str = "
+CREATE TABLE audit (
+    seq        INTEGER PRIMARY KEY,
+    time       INTEGER NOT NULL,
+    verdict    TEXT NOT NULL,
+    user       TEXT,
+    session    TEXT,
+    tool       TEXT,
+    call_id    TEXT,
+    reasons    TEXT NOT NULL,
+    policies   TEXT NOT NULL,
+    digest     BLOB,
+    arguments  TEXT,
+    approval   INTEGER,
+    actor      TEXT,
+    note       TEXT,
+    prev       BLOB NOT NULL,
+    hash       BLOB NOT NULL
+);
+CREATE INDEX audit_session ON audit (session, seq);
+CREATE INDEX audit_user ON audit (user, seq);
+CREATE TABLE audit_head (
+    id   INTEGER PRIMARY KEY CHECK (id = 1),
+    seq  INTEGER NOT NULL,
+    hash BLOB NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, zeroblob(32));
+CREATE TABLE approvals (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind        TEXT NOT NULL,
+    user        TEXT NOT NULL,
+    session     TEXT,
+    tool        TEXT NOT NULL,
+    digest      BLOB,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    state       TEXT NOT NULL,
+    decided_by  TEXT,
+    decided_at  INTEGER,
+    note        TEXT,
+    used_at     INTEGER,
+    uses        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX approvals_call ON approvals (user, session, tool, digest);
+CREATE INDEX approvals_standing ON approvals (user, tool) WHERE kind = 'standing';
+CREATE TABLE sessions (
+    session      TEXT PRIMARY KEY,
+    turns        INTEGER NOT NULL,
+    last_turn    INTEGER NOT NULL,
+    calls        INTEGER NOT NULL,
+    rejections   INTEGER NOT NULL,
+    consecutive  INTEGER NOT NULL,
+    escalated_at INTEGER,
+    updated_at   INTEGER NOT NULL
+);
+CREATE TABLE session_reasons (
+    session     TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    consecutive INTEGER NOT NULL,
+    PRIMARY KEY (session, reason)
+);
+CREATE TABLE kill_switch (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    mode       TEXT NOT NULL,
+    reason     TEXT,
+    actor      TEXT,
+    changed_at INTEGER
+);
+INSERT INTO kill_switch (id, mode) VALUES (1, 'off');
+";
+
+/// Brings the database up to [`SCHEMA_VERSION`] in one immediate
+/// transaction (so processes opening it together migrate it once).
+pub(crate) fn migrate(conn: &mut Connection, now_ms: i64) -> Result<(), Error> {
+    let db = |e| Error::db("migrating the database", e);
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(db)?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             version    INTEGER PRIMARY KEY,
+             applied_at INTEGER NOT NULL
+         )",
+    )
+    .map_err(db)?;
+    let current = read_version(&tx)?;
+    if current > SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.execute_batch(sql).map_err(db)?;
+        let version = i64::try_from(i).unwrap_or(i64::MAX).saturating_add(1);
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)",
+            (version, now_ms),
+        )
+        .map_err(db)?;
+    }
+    tx.commit().map_err(db)
+}
+
+/// Checks, without writing, that the database is at [`SCHEMA_VERSION`].
+pub(crate) fn check(conn: &Connection) -> Result<(), Error> {
+    let exists: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| Error::db("reading the schema version", e))?;
+    let current = if exists.is_some() {
+        read_version(conn)?
+    } else {
+        0
+    };
+    if current > SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    if current < SCHEMA_VERSION {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "database schema is version {current}, expected {SCHEMA_VERSION}: open it read-write once to migrate it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn read_version(conn: &Connection) -> Result<u32, Error> {
+    let v: i64 = conn
+        .query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|e| Error::db("reading the schema version", e))?;
+    u32::try_from(v).map_err(|_| {
+        Error::new(
+            ErrorCode::Corrupt,
+            format!("schema version `{v}` is invalid"),
+        )
+    })
+}
+
+fn too_new(version: u32) -> Error {
+    Error::new(
+        ErrorCode::SchemaTooNew,
+        format!(
+            "database schema is version {version}, newer than {SCHEMA_VERSION}: upgrade toolgate to open it"
+        ),
+    )
+}

@@ -1,0 +1,132 @@
+//! The [`Store`] trait.
+
+use std::io::Write;
+
+use toolgate_json::Digest;
+
+use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse};
+use crate::audit::{AppendReceipt, AuditEntry, AuditFilter, AuditRecord, Verdict, Verification};
+use crate::error::Error;
+use crate::kill::{KillMode, KillSwitchState};
+use crate::session::SessionCounters;
+use crate::time::Timestamp;
+
+/// The gate's state: audit log, approvals, session counters and kill switch.
+///
+/// Every method is synchronous and may block on the database (at most the
+/// busy timeout waiting for another writer, plus the commit); an async
+/// service calls it from `spawn_blocking`. Every error means *deny*
+/// (`store_unavailable`): nothing is allowed on a store that cannot answer.
+///
+/// Every write commits durably before it returns and appends its audit
+/// record in the same transaction as the change it records, so the log
+/// never misses a change and never holds one that did not happen.
+///
+/// Implementations: [`crate::SqliteStore`] (embedded); a PostgreSQL
+/// implementation keeps the same contract for several gate replicas.
+pub trait Store: Send + Sync {
+    // ---- audit log ----
+
+    /// Appends one record to the chain and returns once it is committed.
+    /// Concurrent callers are committed together (group commit), each with
+    /// its own acknowledgement.
+    fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error>;
+
+    /// Appends several records in one transaction, in order: all or none.
+    fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error>;
+
+    /// Walks the whole chain and names the first broken record.
+    fn verify(&self) -> Result<Verification, Error>;
+
+    /// The last `n` records, oldest first.
+    fn tail(&self, n: u32) -> Result<Vec<AuditRecord>, Error>;
+
+    /// One page of records matching `filter`, by ascending `seq`.
+    fn list(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>, Error>;
+
+    /// Writes every record as JSON Lines (see [`crate::audit`]); returns how
+    /// many.
+    fn export_jsonl(&self, out: &mut dyn Write) -> Result<u64, Error>;
+
+    // ---- approvals ----
+
+    /// Creates a pending single approval for exactly this call.
+    fn request_approval(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        expires_at: Timestamp,
+    ) -> Result<ApprovalId, Error>;
+
+    /// A human approves a pending, unexpired approval (audited
+    /// `approval_granted`). `not_found` or `conflict` otherwise.
+    fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error>;
+
+    /// A human denies a pending approval, or revokes an approved one that is
+    /// not used yet (audited `approval_denied`).
+    fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error>;
+
+    /// Grants a standing approval: `tool` for `user` until `until` (audited
+    /// `approval_granted`).
+    fn grant_standing(
+        &self,
+        user: &str,
+        tool: &str,
+        until: Timestamp,
+        actor: &str,
+        note: &str,
+    ) -> Result<ApprovalId, Error>;
+
+    /// Atomically uses an approval covering this call at `now`: first a
+    /// single approval bound to exactly (user, session, tool, digest),
+    /// approved, unexpired and unused, which is then used up; else a
+    /// standing approval for (user, tool). Audited `approval_used` in the
+    /// same transaction. `None`: the call is not covered. Exactly one of
+    /// several concurrent callers (threads or processes) gets a single
+    /// approval.
+    fn consume(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalUse>, Error>;
+
+    /// One approval.
+    fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error>;
+
+    /// One page of approvals matching `filter`, by ascending id.
+    fn list_approvals(&self, filter: &ApprovalFilter) -> Result<Vec<Approval>, Error>;
+
+    // ---- sessions ----
+
+    /// Counts one call of `session` in `turn` with its verdict (`allow`,
+    /// `deny` or `needs_approval`; others are `invalid_input`) and reason
+    /// codes; returns the counters after it.
+    fn record_call(
+        &self,
+        session: &str,
+        turn: u64,
+        verdict: Verdict,
+        reasons: &[&str],
+    ) -> Result<SessionCounters, Error>;
+
+    /// The counters of `session` (all zero if it has no calls yet).
+    fn session(&self, session: &str) -> Result<SessionCounters, Error>;
+
+    // ---- kill switch ----
+
+    /// The kill switch, read afresh from the database.
+    fn kill_switch(&self) -> Result<KillSwitchState, Error>;
+
+    /// Flips the kill switch (audited `kill_switch`).
+    fn set_kill_switch(
+        &self,
+        mode: KillMode,
+        reason: &str,
+        actor: &str,
+    ) -> Result<KillSwitchState, Error>;
+}

@@ -1,0 +1,344 @@
+//! The audit log: appends, group commit, reading back, export, and tamper
+//! detection on a real SQLite file.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use toolgate_json::{canonical, Digest, Value};
+use toolgate_store::audit::parse_digest;
+use toolgate_store::{
+    AuditEntry, AuditFilter, BreakKind, ErrorCode, SqliteStore, Store, Timestamp, Verdict,
+    SCHEMA_VERSION,
+};
+
+fn entry(i: u64) -> AuditEntry {
+    let text = format!(r#"{{"order_id":"o-{i}","amount":{i}}}"#);
+    let args = toolgate_json::from_str(&text).unwrap();
+    AuditEntry::new(
+        Timestamp::from_unix_millis(1_000 + i as i64),
+        Verdict::Allow,
+    )
+    .user(if i % 2 == 0 { "alice" } else { "bob" })
+    .session(format!("s-{}", i % 3))
+    .tool("refund")
+    .call_id(format!("call_{i}"))
+    .policy("owner-may-refund")
+    .arguments(&args, &[])
+    .unwrap()
+}
+
+fn filled(dir: &Path, n: u64) -> std::path::PathBuf {
+    let path = dir.join("audit.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store.append_all((1..=n).map(entry).collect()).unwrap();
+    path
+}
+
+fn raw(path: &Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}
+
+#[test]
+fn appends_form_a_chain_that_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("a.db")).unwrap();
+    let mut prev = toolgate_store::GENESIS;
+    for i in 1..=5 {
+        let r = store.append(entry(i)).unwrap();
+        assert_eq!(r.seq, i);
+        let rec = store.tail(1).unwrap().pop().unwrap();
+        assert_eq!(rec.prev, prev);
+        assert_eq!(rec.hash, r.hash);
+        prev = r.hash;
+    }
+    let v = store.verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    assert_eq!(v.records, 5);
+    assert_eq!(v.head, (5, prev));
+}
+
+#[test]
+fn group_commit_gives_every_thread_its_own_committed_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open(dir.path().join("a.db")).unwrap());
+    let threads: Vec<_> = (0..16)
+        .map(|t| {
+            let store = Arc::clone(&store);
+            std::thread::spawn(move || {
+                (0..25)
+                    .map(|i| store.append(entry(t * 100 + i)).unwrap().seq)
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut seqs: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    seqs.sort_unstable();
+    assert_eq!(seqs, (1..=400).collect::<Vec<_>>());
+    let v = store.verify().unwrap();
+    assert!(v.is_intact());
+    assert_eq!(v.records, 400);
+    // Each acknowledged record is the one its thread sent.
+    let all = store.list(&AuditFilter::new().limit(1000)).unwrap();
+    for r in &all {
+        assert_eq!(r.expected_hash(), r.hash);
+    }
+}
+
+#[test]
+fn tail_list_and_filters() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(dir.path().join("a.db")).unwrap();
+    store.append_all((1..=30).map(entry).collect()).unwrap();
+    let tail = store.tail(3).unwrap();
+    assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [28, 29, 30]);
+
+    let page1 = store
+        .list(&AuditFilter::new().user("alice").limit(5))
+        .unwrap();
+    assert_eq!(
+        page1.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [2, 4, 6, 8, 10]
+    );
+    let page2 = store
+        .list(&AuditFilter::new().user("alice").limit(5).after(10))
+        .unwrap();
+    assert_eq!(page2.first().unwrap().seq, 12);
+
+    let s1 = store
+        .list(&AuditFilter::new().session("s-1").tool("refund").limit(100))
+        .unwrap();
+    assert_eq!(s1.len(), 10);
+    assert!(s1.iter().all(|r| r.entry.session.as_deref() == Some("s-1")));
+
+    let timed = store
+        .list(&AuditFilter::new().between(
+            Timestamp::from_unix_millis(1_005),
+            Timestamp::from_unix_millis(1_008),
+        ))
+        .unwrap();
+    assert_eq!(timed.iter().map(|r| r.seq).collect::<Vec<_>>(), [5, 6, 7]);
+    assert!(store
+        .list(&AuditFilter::new().verdict(Verdict::Deny))
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn secret_fields_are_replaced_by_their_digest() {
+    let store = SqliteStore::open_in_memory().unwrap();
+    let args = toolgate_json::from_str(r#"{"card":{"number":"4111111111111111"},"n":1}"#).unwrap();
+    let e = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny)
+        .reason("not_owner")
+        .arguments(&args, &["/card/number"])
+        .unwrap();
+    assert_eq!(e.digest, Some(canonical::digest(&args)));
+    store.append(e).unwrap();
+    let rec = store.tail(1).unwrap().pop().unwrap();
+    let stored = rec.entry.arguments.unwrap();
+    assert!(!stored.contains("4111"));
+    let secret = toolgate_json::from_str(r#""4111111111111111""#).unwrap();
+    assert!(stored.contains(&canonical::digest(&secret).to_string()));
+    let bad = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny).arguments(&args, &["card"]);
+    assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidInput);
+}
+
+#[test]
+fn export_lines_can_be_checked_without_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 12);
+    let store = SqliteStore::open(&path).unwrap();
+    let mut out = Vec::new();
+    assert_eq!(store.export_jsonl(&mut out).unwrap(), 12);
+    let text = String::from_utf8(out).unwrap();
+    let mut prev = [0u8; 32];
+    for (i, line) in text.lines().enumerate() {
+        let v = toolgate_json::from_str(line).unwrap();
+        assert_eq!(canonical::to_string(&v), line, "line {i} is canonical");
+        let Value::Object(mut o) = v else { panic!() };
+        let hash = parse_digest(o.remove("hash").unwrap().as_str().unwrap()).unwrap();
+        let p = parse_digest(o.remove("prev").unwrap().as_str().unwrap()).unwrap();
+        assert_eq!(p.as_bytes(), &prev);
+        let body = canonical::to_string(&Value::Object(o));
+        let mut pre = prev.to_vec();
+        pre.extend_from_slice(body.as_bytes());
+        assert_eq!(Digest::of(&pre), hash, "line {i}");
+        prev = *hash.as_bytes();
+    }
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 1);
+    raw(&path)
+        .execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES (?1, 0)",
+            [i64::from(SCHEMA_VERSION) + 1],
+        )
+        .unwrap();
+    let err = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SchemaTooNew);
+    let err = toolgate_store::SqliteOptions::new()
+        .read_only(true)
+        .open(&path)
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::SchemaTooNew);
+}
+
+#[test]
+fn reopening_keeps_the_chain_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 3);
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.append(entry(4)).unwrap().seq, 4);
+    assert!(store.verify().unwrap().is_intact());
+}
+
+// ---- tamper ----
+
+fn broken(path: &Path) -> (u64, BreakKind) {
+    let v = SqliteStore::open(path).unwrap().verify().unwrap();
+    let b = v.broken.expect("the chain must be broken");
+    (b.seq, b.kind)
+}
+
+#[test]
+fn tamper_changed_field_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    raw(&path)
+        .execute("UPDATE audit SET verdict = 'deny' WHERE seq = 4", [])
+        .unwrap();
+    assert_eq!(broken(&path), (4, BreakKind::Changed));
+}
+
+#[test]
+fn tamper_changed_arguments_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    raw(&path)
+        .execute(
+            "UPDATE audit SET arguments = '{\"amount\":9999,\"order_id\":\"o-7\"}' WHERE seq = 7",
+            [],
+        )
+        .unwrap();
+    assert_eq!(broken(&path), (7, BreakKind::Changed));
+}
+
+#[test]
+fn tamper_rehashed_record_breaks_the_next_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    let store = SqliteStore::open(&path).unwrap();
+    let mut rec = store
+        .list(&AuditFilter::new().after(5).limit(1))
+        .unwrap()
+        .pop()
+        .unwrap();
+    drop(store);
+    rec.entry.verdict = Verdict::Deny;
+    let forged = rec.expected_hash();
+    raw(&path)
+        .execute(
+            "UPDATE audit SET verdict = 'deny', hash = ?1 WHERE seq = 6",
+            [forged.as_bytes().as_slice()],
+        )
+        .unwrap();
+    assert_eq!(broken(&path), (7, BreakKind::Relinked));
+}
+
+#[test]
+fn tamper_deleted_record_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    raw(&path)
+        .execute("DELETE FROM audit WHERE seq = 5", [])
+        .unwrap();
+    assert_eq!(broken(&path), (5, BreakKind::Missing));
+}
+
+#[test]
+fn tamper_deleted_last_record_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    raw(&path)
+        .execute("DELETE FROM audit WHERE seq = 10", [])
+        .unwrap();
+    assert_eq!(broken(&path), (10, BreakKind::Missing));
+}
+
+#[test]
+fn tamper_reordered_records_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    let c = raw(&path);
+    c.execute_batch(
+        "UPDATE audit SET seq = -1 WHERE seq = 3;
+         UPDATE audit SET seq = 3 WHERE seq = 4;
+         UPDATE audit SET seq = 4 WHERE seq = -1;",
+    )
+    .unwrap();
+    drop(c);
+    assert_eq!(broken(&path), (3, BreakKind::Relinked));
+}
+
+#[test]
+fn tamper_inserted_record_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    let c = raw(&path);
+    // Make room after record 6 and copy record 2 there, hash and all.
+    c.execute_batch(
+        "UPDATE audit SET seq = seq + 1000 WHERE seq > 6;
+         UPDATE audit SET seq = seq - 999 WHERE seq > 1000;
+         INSERT INTO audit SELECT 7, time, verdict, user, session, tool, call_id, reasons, policies,
+             digest, arguments, approval, actor, note, prev, hash FROM audit WHERE seq = 2;
+         UPDATE audit_head SET seq = 11;",
+    )
+    .unwrap();
+    drop(c);
+    assert_eq!(broken(&path), (7, BreakKind::Relinked));
+}
+
+#[test]
+fn tamper_appended_record_around_the_store_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    let store = SqliteStore::open(&path).unwrap();
+    let last = store.tail(1).unwrap().pop().unwrap();
+    drop(store);
+    // A copy of the last record linked after it, written past the store's head.
+    let c = raw(&path);
+    c.execute(
+        "INSERT INTO audit SELECT 11, time, verdict, user, session, tool, call_id, reasons, policies,
+             digest, arguments, approval, actor, note, ?1, hash FROM audit WHERE seq = 10",
+        [last.hash.as_bytes().as_slice()],
+    )
+    .unwrap();
+    drop(c);
+    let (seq, _) = broken(&path);
+    assert_eq!(seq, 11);
+}
+
+#[test]
+fn tamper_garbage_is_named_malformed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = filled(dir.path(), 10);
+    raw(&path)
+        .execute("UPDATE audit SET hash = 'x' WHERE seq = 8", [])
+        .unwrap();
+    assert_eq!(broken(&path), (8, BreakKind::Malformed));
+    // Reading it back is a typed error too.
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.tail(5).unwrap_err().code(), ErrorCode::Corrupt);
+}
