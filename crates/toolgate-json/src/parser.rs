@@ -53,8 +53,8 @@ impl ParseOptions {
 
     /// Parses one JSON text.
     pub fn parse<'a>(&self, input: &'a [u8]) -> Result<Value<'a>, Error> {
+        // `Value<'static>` is a `Value<'a>`: the vectors come in as they are.
         let (stack, items, members) = SCRATCH.with(|s| s.take());
-        let (items, members) = (recycle(items), recycle(members));
         let mut parser = Parser {
             input,
             // One validation of the whole input lets every string be sliced
@@ -225,6 +225,14 @@ fn skip_plain(input: &[u8], mut i: usize) -> usize {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     loop {
+        // Byte by byte first (most member names and short values end within
+        // a word), then a word at a time; non-ASCII text is plain too.
+        for _ in 0..8 {
+            match input.get(i) {
+                Some(&b) if class(b) == PLAIN => i += 1,
+                _ => return i,
+            }
+        }
         while let Some(word) = input.get(i..i + 8) {
             let mut buf = [0u8; 8];
             buf.copy_from_slice(word);
@@ -237,14 +245,6 @@ fn skip_plain(input: &[u8], mut i: usize) -> usize {
                 break;
             }
             i += 8;
-        }
-        // Byte by byte through the word that held a candidate, then back to
-        // words: non-ASCII text is plain too.
-        for _ in 0..8 {
-            match input.get(i) {
-                Some(&b) if class(b) == PLAIN => i += 1,
-                _ => return i,
-            }
         }
     }
 }
@@ -336,7 +336,9 @@ impl<'a> Parser<'a> {
                     Some(Frame::Object { pending, .. }) => {
                         *pending = false;
                         if let Some(slot) = self.members.last_mut() {
-                            slot.1 = value;
+                            // INVARIANT: the slot holds the `Null` placeholder
+                            // pushed with the name, which owns nothing.
+                            std::mem::forget(std::mem::replace(&mut slot.1, value));
                         }
                     }
                 }
