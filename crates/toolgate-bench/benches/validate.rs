@@ -40,8 +40,10 @@ fn validators(corpora: &[toolgate_bench::Corpus]) -> Validators {
             }
             let text = toolgate_bench::schema_text(tool).unwrap();
             let doc = toolgate_json::from_slice(&text).unwrap();
-            v.ours
-                .insert(tool.clone(), Schema::compile(&doc, &Options::new()).unwrap());
+            v.ours.insert(
+                tool.clone(),
+                Schema::compile(&doc, &Options::new()).unwrap(),
+            );
             let doc: serde_json::Value = serde_json::from_slice(&text).unwrap();
             v.theirs
                 .insert(tool.clone(), jsonschema::draft202012::new(&doc).unwrap());
@@ -112,8 +114,14 @@ fn validate(c: &mut Criterion) {
     let v = validators(&corpora);
     for corpus in &corpora {
         for (tool, raw) in &corpus.valid {
-            assert!(ours(&v, tool, raw), "toolgate rejects a valid `{tool}` case");
-            assert!(theirs(&v, tool, raw), "the peer rejects a valid `{tool}` case");
+            assert!(
+                ours(&v, tool, raw),
+                "toolgate rejects a valid `{tool}` case"
+            );
+            assert!(
+                theirs(&v, tool, raw),
+                "the peer rejects a valid `{tool}` case"
+            );
         }
     }
     report_bad_cases(&corpora, &v);
