@@ -2,15 +2,18 @@
 //!
 //! Each input is one response body as the provider sent it (JSON or an SSE
 //! stream). The config gives the tools and limits; the context (optional)
-//! gives the user, session, turn, kill switch and approvals. Without
-//! `--context` the session is anonymous, at turn 1, with no approvals and
-//! the kill switch off.
+//! gives the user, session, roles, turn, kill switch, approvals and the
+//! caller's entities. Without `--context` the session is anonymous, at turn
+//! 1, with no approvals and the kill switch off. Calls are authorized as the
+//! config's `[authorization]` table says (Cedar policies; see
+//! `toolgate::authz`), unless `--no-authorization` names the opt-out.
 //!
 //! # Human output
 //!
 //! One block per input: a header line `NAME: FORMAT, finish KIND (REASON):
 //! VERDICT`, one line per response-level finding, then a table of the calls
-//! (index, call id, tool, verdict, reasons as `code@pointer`). Call ids and
+//! (index, call id, tool, verdict, reasons as `code@pointer`, followed by
+//! `[policy ids]` for an authorization denial). Call ids and
 //! tool names come from the model: control characters are escaped and long
 //! ones cut.
 //!
@@ -39,7 +42,10 @@
 //! A decision is `{"index", "call_id" (string or null), "tool", "verdict",
 //! "reasons", "digest" (`sha256:…` of the canonical arguments, or null when
 //! they did not parse), "approval" (the approval id used, or null),
-//! "feedback" (the text safe to return to the model)}`.
+//! "policies" (the ids of the policies that decided at the authorization
+//! stage, such as `refund-at-most-total` or `toolgate:default_deny`; empty
+//! when an earlier stage denied), "feedback" (the text safe to return to the
+//! model: codes and pointers only, never a policy id)}`.
 //!
 //! Canonical arguments are not printed: they may hold secrets.
 //!
@@ -56,7 +62,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{Context, Decision, Decisions, Format, Gate, Reason, Verdict};
+use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, Verdict};
 use toolgate_json::{canonical, Number, Object, Value};
 
 use crate::json_check::read_input;
@@ -87,8 +93,10 @@ pub struct Args {
     json: bool,
 
     /// DANGER: permit every call at the authorization stage (no per-user
-    /// check). Without it, and until Cedar policies are supported, every call
-    /// that passes the earlier stages is denied `not_authorized`.
+    /// check), whatever the config's `[authorization]` says. Without it the
+    /// config decides: Cedar policies, the explicit `mode = "none"`, or, when
+    /// it names neither, every call that passes the earlier stages is denied
+    /// `not_authorized`.
     #[arg(long)]
     no_authorization: bool,
 
@@ -121,6 +129,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     if args.no_authorization {
         builder = builder.authorizer(toolgate::danger::NoAuthorization);
+    } else {
+        let authorizer = toolgate::authz::from_config(&config)
+            .context("cannot load the authorization policies")?;
+        builder = builder.authorizer(authorizer);
     }
     let gate = builder.build().context("cannot build the gate")?;
 
@@ -234,7 +246,8 @@ fn reasons_cell(d: &Decision) -> String {
             None => "-".to_owned(),
         };
     }
-    d.reasons
+    let mut cell = d
+        .reasons
         .iter()
         .map(|r| {
             let mut s = format!("{}@{}", r.code, display(&r.pointer));
@@ -244,7 +257,21 @@ fn reasons_cell(d: &Decision) -> String {
             s
         })
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    // The policies that denied (authorization denials only).
+    if d.verdict == Verdict::Deny
+        && !d.policies.is_empty()
+        && d.reasons.iter().any(|r| {
+            matches!(
+                r.code,
+                Code::NotAuthorized | Code::NotOwner | Code::AuthorizationError
+            )
+        })
+    {
+        let ids: Vec<String> = d.policies.iter().map(|p| display(p)).collect();
+        cell.push_str(&format!(" [{}]", ids.join(", ")));
+    }
+    cell
 }
 
 fn reason_text(r: &Reason) -> String {
@@ -362,6 +389,10 @@ fn decision_json(d: &Decision) -> Value<'static> {
     );
     o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
     o.insert("approval", or_null(d.approval.clone(), string));
+    o.insert(
+        "policies",
+        Value::Array(d.policies.iter().map(|p| string(p.clone())).collect()),
+    );
     o.insert("feedback", string(d.feedback.clone()));
     Value::Object(o)
 }

@@ -8,6 +8,7 @@
 
 mod check;
 mod json_check;
+mod narrow;
 mod schema_cmds;
 
 use std::process::ExitCode;
@@ -45,6 +46,9 @@ enum Command {
     /// keyword location.
     #[command(after_help = VALIDATE_EXIT_CODES)]
     Validate(schema_cmds::ValidateArgs),
+    /// Print the tools array one user may be offered, each resource argument
+    /// narrowed to the ids the Cedar policies let that user touch.
+    Narrow(narrow::Args),
     /// Flag JSON Schemas that are too loose for a tool gate.
     #[command(after_help = LINT_EXIT_CODES)]
     Lint(schema_cmds::LintArgs),
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::run(&args),
         Command::Validate(args) => schema_cmds::validate(&args),
         Command::Lint(args) => schema_cmds::lint(&args),
+        Command::Narrow(args) => narrow::run(&args),
     };
     match result {
         Ok(code) => code,

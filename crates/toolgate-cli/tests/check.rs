@@ -210,11 +210,36 @@ fn usage_and_config_errors_exit_2() {
 }
 
 #[test]
-fn without_no_authorization_calls_are_denied_not_authorized() {
+fn without_no_authorization_the_config_decides() {
+    // The shop's Cedar policies: anyone may search, nobody may touch an
+    // order that is not theirs.
     let config = shop("toolgate.toml");
     let out = toolgate(&["check", "--config", &config, "-"], SEARCH);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let refund = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"refund","arguments":"{\"order_id\":\"ord_1001\",\"amount_cents\":1,\"reason\":\"late\"}"}}]}}]}"#;
+    let out = toolgate(&["check", "--config", &config, "-"], refund);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("not_owner"),
+        "{}",
+        text(&out.stdout)
+    );
+    // A config that names no authorization denies every call.
+    let dir = std::env::temp_dir().join(format!("toolgate-noauthz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bare = dir.join("toolgate.toml");
+    std::fs::write(
+        &bare,
+        format!(
+            "[[tool]]\nname = \"search\"\nrisk = \"read\"\nschema = {:?}\n",
+            shop("schemas/search.json")
+        ),
+    )
+    .unwrap();
+    let out = toolgate(&["check", "--config", bare.to_str().unwrap(), "-"], SEARCH);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("not_authorized"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -14,7 +14,10 @@
 //! url = "sqlite://toolgate.db"  # the default
 //!
 //! [authorization]
+//! mode = "cedar"                     # or "none" (DANGER: no per-user check);
+//!                                    # "cedar" when `policies` is given
 //! policies = "policies/shop.cedar"   # paths are relative to this file's folder
+//! schema = "shop.cedarschema"        # required with `policies`
 //! entities = "entities.json"
 //!
 //! import = [{ path = "mcp-tools.json", format = "mcp" }]   # openai | anthropic | mcp
@@ -67,7 +70,9 @@ pub use self::error::{Error, ErrorCode};
 use self::error::{key_at, key_start, Cause};
 use self::import::{json_summary, Imported};
 use self::pointer::PointerError;
-use self::raw::{limit_key, RawApproval, RawConfig, RawRisk, RawTool, RawUrlPolicy};
+use self::raw::{
+    limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawRisk, RawTool, RawUrlPolicy,
+};
 use crate::registry::{Registry, ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
 
 /// The store used when `[store]` names none.
@@ -180,16 +185,35 @@ impl StoreConfig {
     }
 }
 
+/// How calls are authorized: `[authorization] mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AuthorizationMode {
+    /// Cedar policies (`mode = "cedar"`, the default when `policies` is given).
+    Cedar,
+    /// DANGER: no per-user check ([`crate::danger::NoAuthorization`]); only
+    /// when written explicitly, `mode = "none"`.
+    None,
+}
+
 /// The `[authorization]` table. Paths are resolved against the config file's
-/// folder; the files are read by the authorization stage.
+/// folder; the files are read by the authorization stage
+/// ([`crate::authz::from_config`]). Without a mode (no `mode`, no
+/// `policies`) the gate denies every call `not_authorized`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AuthorizationConfig {
+    mode: Option<AuthorizationMode>,
     policies: Option<PathBuf>,
     entities: Option<PathBuf>,
     schema: Option<PathBuf>,
 }
 
 impl AuthorizationConfig {
+    /// The mode, or `None` when the config names none (every call denied).
+    pub fn mode(&self) -> Option<AuthorizationMode> {
+        self.mode
+    }
+
     /// The Cedar policies file.
     pub fn policies(&self) -> Option<&Path> {
         self.policies.as_deref()
@@ -461,6 +485,7 @@ impl Loader<'_> {
         };
         let path_of = |p: &Option<Spanned<String>>| p.as_ref().map(|p| self.resolve(p.get_ref()));
         let authorization = AuthorizationConfig {
+            mode: self.authorization_mode(&raw)?,
             policies: path_of(&raw.authorization.policies),
             entities: path_of(&raw.authorization.entities),
             schema: path_of(&raw.authorization.schema),
@@ -583,6 +608,66 @@ impl Loader<'_> {
             err = err.key(k);
         }
         err
+    }
+
+    /// `mode`: `cedar` needs `policies` and `schema`; `none` takes neither.
+    fn authorization_mode(&self, raw: &RawConfig) -> Result<Option<AuthorizationMode>, Error> {
+        let a = &raw.authorization;
+        let mode = match (&a.mode, &a.policies) {
+            (None, None) => None,
+            (None, Some(_)) => Some(AuthorizationMode::Cedar),
+            (Some(m), _) => Some(match m.get_ref() {
+                RawAuthorizationMode::Cedar => AuthorizationMode::Cedar,
+                RawAuthorizationMode::None => AuthorizationMode::None,
+            }),
+        };
+        match (mode, &a.mode) {
+            (Some(AuthorizationMode::None), Some(_)) => {
+                if let Some((key, at)) = [
+                    ("policies", &a.policies),
+                    ("schema", &a.schema),
+                    ("entities", &a.entities),
+                ]
+                .into_iter()
+                .find_map(|(k, v)| v.as_ref().map(|v| (k, v.span().start)))
+                {
+                    return Err(self.at_key(
+                        ErrorCode::ConflictingKeys,
+                        at,
+                        key,
+                        format!("`{key}` is given with `mode = \"none\"`, which reads no policies"),
+                    ));
+                }
+            }
+            (Some(AuthorizationMode::Cedar), _) => {
+                let at = a
+                    .mode
+                    .as_ref()
+                    .map(|m| m.span().start)
+                    .or_else(|| a.policies.as_ref().map(|p| p.span().start))
+                    .unwrap_or_default();
+                for (key, value) in [("policies", &a.policies), ("schema", &a.schema)] {
+                    if value.is_none() {
+                        let key_of_at = if a.mode.is_some() { "mode" } else { "policies" };
+                        return Err(self.at_key(
+                            ErrorCode::MissingKey,
+                            at,
+                            key_of_at,
+                            format!(
+                                "`mode = \"cedar\"` needs `{key}` (the cedar {})",
+                                if key == "schema" {
+                                    "schema the policies are validated against"
+                                } else {
+                                    "policies file"
+                                }
+                            ),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(mode)
     }
 
     fn gate(&self, raw: &RawConfig) -> Result<GateConfig, Error> {

@@ -7,17 +7,18 @@
 //! that decide each call know nothing about providers.
 
 pub mod adapter;
-pub mod sanitize;
 mod authorize;
+pub mod authz;
+pub mod config;
 mod context;
 pub mod danger;
 mod decision;
 pub mod feedback;
 mod gate;
 mod reason;
-mod stage;
-pub mod config;
 pub mod registry;
+pub mod sanitize;
+mod stage;
 pub mod url_guard;
 
 // The public interface is:
@@ -26,6 +27,7 @@ pub use crate::adapter::{
     ErrorCode as AdapterErrorCode, Finding, FindingCode, Finish, Format, ProposedCall,
 };
 pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
+pub use crate::authz::CedarAuthorizer;
 pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, Context, ContextError, ContextErrorKind, KillSwitch,
     Rejection, StateError, StateView,

@@ -639,7 +639,7 @@ fn defaults() {
     assert!(config.registry().get("d").unwrap().approval_required());
 
     let config =
-        load("[authorization]\npolicies = \"policies/shop.cedar\"\nentities = \"entities.json\"\n");
+        load("[authorization]\npolicies = \"policies/shop.cedar\"\nschema = \"shop.cedarschema\"\nentities = \"entities.json\"\n");
     assert_eq!(
         config.authorization().policies(),
         Some(fixtures().join("policies/shop.cedar").as_path())

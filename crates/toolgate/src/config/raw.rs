@@ -45,9 +45,17 @@ pub(crate) struct RawStore {
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawAuthorization {
+    pub(crate) mode: Option<Spanned<RawAuthorizationMode>>,
     pub(crate) policies: Option<Spanned<String>>,
     pub(crate) entities: Option<Spanned<String>>,
     pub(crate) schema: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawAuthorizationMode {
+    Cedar,
+    None,
 }
 
 #[derive(Debug, serde::Deserialize)]

@@ -1,0 +1,100 @@
+//! Authorization by Cedar policies: is *this* user allowed to do *this* act
+//! on *this* entity?
+//!
+//! - [`CedarAuthorizer`]: the [`crate::Authorizer`] over Cedar policies,
+//!   validated against a Cedar schema at load, with static entities; each
+//!   call is one Cedar request (see the type for the mapping and for how a
+//!   denial's code is chosen).
+//! - [`from_config`]: the authorizer a config's `[authorization]` table
+//!   names, as a [`ConfiguredAuthorizer`].
+//! - [`CedarAuthorizer::narrow`]: per-user tool declarations whose resource
+//!   arguments are narrowed to the ids that user may touch
+//!   ([`Narrowed::to_json`] in the OpenAI or Anthropic `tools` shape).
+//!
+//! A shop's policies, for `refund` and `get_order` on `Order` entities
+//! (`examples/shop/policies.cedar` has the full set):
+//!
+//! ```cedar
+//! @id("order-owner-refunds")
+//! permit(principal, action == Action::"refund", resource)
+//! when { resource.owner == principal };
+//!
+//! @id("order-of-another-user") @code("not_owner")
+//! forbid(principal, action in [Action::"get_order", Action::"refund"], resource)
+//! unless { resource.owner == principal || principal in Role::"support" };
+//!
+//! @id("refund-at-most-total") @code("not_authorized")
+//! forbid(principal, action == Action::"refund", resource)
+//! when { context.args.amount_cents > resource.total_cents };
+//! ```
+
+mod cedar;
+mod error;
+mod narrow;
+mod value;
+
+use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
+use crate::config::{AuthorizationMode, Config};
+use crate::danger::NoAuthorization;
+
+pub use self::cedar::{
+    CedarAuthorizer, Source, ACTION_TYPE, PRINCIPAL_TYPE, ROLE_TYPE, TOOL_TYPE, UNKNOWN_RESOURCE,
+};
+pub use self::error::{LoadError, LoadErrorCode};
+pub use self::narrow::{NarrowError, Narrowed, NarrowedTool, ToolsFormat};
+
+/// The authorizer a config names.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ConfiguredAuthorizer {
+    /// `mode = "cedar"` (or `policies` given).
+    Cedar(Box<CedarAuthorizer>),
+    /// DANGER: `mode = "none"`, written explicitly.
+    None(NoAuthorization),
+    /// No `[authorization]` mode: every call is denied `not_authorized`.
+    DenyAll(DenyAll),
+}
+
+impl ConfiguredAuthorizer {
+    /// The Cedar authorizer, if the config names one.
+    pub fn cedar(&self) -> Option<&CedarAuthorizer> {
+        match self {
+            Self::Cedar(c) => Some(c),
+            Self::None(_) | Self::DenyAll(_) => None,
+        }
+    }
+}
+
+impl Authorizer for ConfiguredAuthorizer {
+    fn authorize(&self, request: &AuthzRequest<'_>) -> Authorization {
+        match self {
+            Self::Cedar(c) => c.authorize(request),
+            Self::None(n) => n.authorize(request),
+            Self::DenyAll(d) => d.authorize(request),
+        }
+    }
+}
+
+/// Builds the authorizer `config`'s `[authorization]` table names: Cedar
+/// (policies, schema and static entities read and checked, and every
+/// registered tool checked to have an action in the schema), the explicit
+/// `none`, or, with no mode, [`DenyAll`].
+pub fn from_config(config: &Config) -> Result<ConfiguredAuthorizer, LoadError> {
+    let a = config.authorization();
+    match a.mode() {
+        None => Ok(ConfiguredAuthorizer::DenyAll(DenyAll)),
+        Some(AuthorizationMode::None) => Ok(ConfiguredAuthorizer::None(NoAuthorization)),
+        Some(AuthorizationMode::Cedar) => {
+            let (Some(policies), Some(schema)) = (a.policies(), a.schema()) else {
+                return Err(LoadError::new(
+                    LoadErrorCode::NotConfigured,
+                    config.path(),
+                    "`[authorization]` needs `policies` and `schema`",
+                ));
+            };
+            let cedar = CedarAuthorizer::load(policies, schema, a.entities())?;
+            cedar.check_registry(config.registry(), schema)?;
+            Ok(ConfiguredAuthorizer::Cedar(Box::new(cedar)))
+        }
+    }
+}

@@ -1,0 +1,731 @@
+//! The Cedar authorizer; documented on [`CedarAuthorizer`].
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+use cedar_policy::{
+    ActionConstraint, Authorizer as Engine, Context as CedarContext, Decision as CedarDecision,
+    Effect, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet,
+    Request, RestrictedExpression, Schema, ValidationMode, Validator,
+};
+use miette::Diagnostic;
+use toolgate_json::Value;
+
+use super::error::{LoadError, LoadErrorCode};
+use super::value::to_cedar;
+use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
+use crate::context::Context;
+use crate::reason::Code;
+use crate::registry::{Registry, Tool};
+
+/// The entity type of the principal: the context's `user`.
+pub const PRINCIPAL_TYPE: &str = "User";
+/// The entity type of the context's `roles`, made parents of the principal.
+pub const ROLE_TYPE: &str = "Role";
+/// The entity type of actions: one action per tool, its id the tool's name.
+pub const ACTION_TYPE: &str = "Action";
+/// The entity type of the resource of a tool that maps none: the tool itself
+/// (`Tool::"search"`).
+pub const TOOL_TYPE: &str = "Tool";
+
+/// The policy id reported when the resource a call names is not among the
+/// entities (denied `not_owner`, like another user's resource).
+pub const UNKNOWN_RESOURCE: &str = "toolgate:unknown_resource";
+
+/// A file's name and contents, for [`CedarAuthorizer::from_sources`].
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl<'a> Source<'a> {
+    /// `text`, as read from `file` (which only names it in errors).
+    pub fn new(file: &'a Path, text: &'a str) -> Self {
+        Self { file, text }
+    }
+}
+
+/// Authorization by Cedar policies, type-checked against a Cedar schema.
+///
+/// Built once ([`CedarAuthorizer::load`], [`CedarAuthorizer::from_sources`]
+/// or [`super::from_config`]) and immutable afterwards. Each call becomes one
+/// Cedar request, built with the schema (so an argument of the wrong Cedar
+/// type is a request error, which denies):
+///
+/// | Cedar | from |
+/// |---|---|
+/// | principal | `User::"<context.user>"`, with `Role::"<r>"` parents for the context's `roles` |
+/// | action | `Action::"<tool name>"` |
+/// | resource | the tool's `resource` mapping: `<type>::"<id>"`, the id read at the mapping's JSON Pointer (a string, or an integer's canonical text); `Tool::"<tool name>"` for a tool that maps none |
+/// | context | `{ args: <the canonical arguments as a record>, turn: Long, risk: "read" \| "write" \| "destructive" }` |
+/// | entities | the static entities file, plus the context's `entities` (Cedar entity JSON), validated against the schema |
+///
+/// The answer fails closed:
+/// - no permit → deny (default deny); any satisfied forbid → deny;
+/// - any evaluation error → deny `authorization_error` (Cedar skips a policy
+///   that errors, so a failing `forbid` would otherwise not forbid);
+/// - a resource that is not among the entities → deny `not_owner`, exactly
+///   like another user's resource (no existence oracle).
+///
+/// The decision names the policies that decided, by their `@id("…")`
+/// annotation ([`Authorization::policies`]); they reach the decision and the
+/// audit, never the model's feedback. The code of a denial is chosen
+/// without telling the model more than it may know:
+/// - a satisfied forbid annotated `@code("not_owner")` → `not_owner`;
+/// - otherwise, if every satisfied forbid is annotated
+///   `@code("not_authorized")` → `not_authorized`;
+/// - otherwise (no permit, or unannotated forbids) → `not_owner` for a tool
+///   that maps a resource, `not_authorized` for one that does not.
+///
+/// Write ownership as a `@code("not_owner")` forbid: then a `not_authorized`
+/// forbid (such as "at most the order's total") cannot be probed on another
+/// user's resource, because the ownership forbid is satisfied there too.
+///
+/// At load, policies are indexed by the actions their scope can match
+/// (`action == …`, `action in […]` with the schema's action groups, or any
+/// action), and each call is evaluated against its action's policies only.
+pub struct CedarAuthorizer {
+    schema: Schema,
+    engine: Engine,
+    /// Per action id (the tool's name): its uid and the policies that can
+    /// apply to it.
+    actions: HashMap<String, ActionEntry>,
+    /// Effect and `@code` of every policy, by id.
+    meta: HashMap<PolicyId, PolicyMeta>,
+    /// The static entities and the schema's action entities.
+    entities: Entities,
+    /// The schema's entity types, by name.
+    types: HashMap<String, EntityTypeName>,
+    user_type: EntityTypeName,
+    role_type: EntityTypeName,
+    tool_type: EntityTypeName,
+    policy_count: usize,
+}
+
+struct ActionEntry {
+    uid: EntityUid,
+    policies: PolicySet,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PolicyMeta {
+    pub(crate) effect: Effect,
+    code: Option<Code>,
+}
+
+impl CedarAuthorizer {
+    /// Reads and checks the policies, the schema and the static entities
+    /// (optional) from files.
+    pub fn load(
+        policies: &Path,
+        schema: &Path,
+        entities: Option<&Path>,
+    ) -> Result<Self, LoadError> {
+        let read = |path: &Path, what: &str| {
+            std::fs::read_to_string(path).map_err(|e| {
+                LoadError::new(
+                    LoadErrorCode::Io,
+                    path,
+                    format!("cannot read the {what}: {e}"),
+                )
+                .source(e)
+            })
+        };
+        let policies_text = read(policies, "policies")?;
+        let schema_text = read(schema, "cedar schema")?;
+        let entities_text = entities.map(|p| read(p, "entities")).transpose()?;
+        Self::from_sources(
+            Source::new(policies, &policies_text),
+            Source::new(schema, &schema_text),
+            entities
+                .zip(entities_text.as_deref())
+                .map(|(p, t)| Source::new(p, t)),
+        )
+    }
+
+    /// Checks policies, a schema (Cedar's human-readable format) and static
+    /// entities (Cedar entity JSON, read by the strict parser first) given as
+    /// text.
+    pub fn from_sources(
+        policies: Source<'_>,
+        schema: Source<'_>,
+        entities: Option<Source<'_>>,
+    ) -> Result<Self, LoadError> {
+        let schema_file = schema.file;
+        let schema = load_schema(schema)?;
+        let (set, meta) = load_policies(policies, &schema)?;
+        let entities = match entities {
+            Some(source) => load_entities(source, &schema)?,
+            None => schema.action_entities().map_err(|e| {
+                LoadError::new(
+                    LoadErrorCode::Schema,
+                    schema_file,
+                    format!("the schema's actions: {e}"),
+                )
+                .source(e)
+            })?,
+        };
+        let actions = index(&set, &schema, schema_file)?;
+        let types = schema
+            .entity_types()
+            .map(|t| (t.to_string(), t.clone()))
+            .collect();
+        Ok(Self {
+            types,
+            schema,
+            engine: Engine::new(),
+            actions,
+            policy_count: meta.len(),
+            meta,
+            entities,
+            user_type: type_name(PRINCIPAL_TYPE, schema_file)?,
+            role_type: type_name(ROLE_TYPE, schema_file)?,
+            tool_type: type_name(TOOL_TYPE, schema_file)?,
+        })
+    }
+
+    /// How many policies are loaded.
+    pub fn policy_count(&self) -> usize {
+        self.policy_count
+    }
+
+    /// How many policies can apply to the action of the tool `name` (the
+    /// ones each of its calls is evaluated against).
+    pub fn policies_for(&self, name: &str) -> usize {
+        self.actions
+            .get(name)
+            .map_or(0, |a| a.policies.policies().count())
+    }
+
+    /// Fails if a tool of `registry` has no action in the schema, or maps a
+    /// resource type the schema does not declare (its calls could only be
+    /// denied).
+    pub fn check_registry(&self, registry: &Registry, file: &Path) -> Result<(), LoadError> {
+        for tool in registry {
+            if let Some(mapping) = tool.resource() {
+                if !self.types.contains_key(mapping.entity_type()) {
+                    return Err(LoadError::new(
+                        LoadErrorCode::UnknownAction,
+                        file,
+                        format!(
+                            "tool `{}`: the resource type `{}` is not in the cedar schema",
+                            tool.name().escape_debug(),
+                            mapping.entity_type().escape_debug()
+                        ),
+                    ));
+                }
+            }
+            if !self.actions.contains_key(tool.name()) {
+                return Err(LoadError::new(
+                    LoadErrorCode::UnknownAction,
+                    file,
+                    format!(
+                        "tool `{}` has no `action \"{}\"` in the cedar schema",
+                        tool.name().escape_debug(),
+                        tool.name().escape_debug()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(crate) fn meta(&self, id: &PolicyId) -> Option<PolicyMeta> {
+        self.meta.get(id).copied()
+    }
+
+    /// The action uid and policies of a tool.
+    pub(crate) fn action(&self, name: &str) -> Option<(&EntityUid, &PolicySet)> {
+        self.actions.get(name).map(|a| (&a.uid, &a.policies))
+    }
+
+    /// The principal's uid.
+    pub(crate) fn principal(&self, user: &str) -> EntityUid {
+        EntityUid::from_type_name_and_id(self.user_type.clone(), EntityId::new(user))
+    }
+
+    /// The resource of a call to `tool`: the mapped entity, or the tool.
+    pub(crate) fn resource(
+        &self,
+        tool: &Tool,
+        id: Option<&Value<'_>>,
+    ) -> Result<EntityUid, &'static str> {
+        match tool.resource() {
+            None => Ok(EntityUid::from_type_name_and_id(
+                self.tool_type.clone(),
+                EntityId::new(tool.name()),
+            )),
+            Some(mapping) => {
+                let ty = self
+                    .types
+                    .get(mapping.entity_type())
+                    .ok_or("the resource type is not in the cedar schema")?;
+                resource_uid(ty, id)
+            }
+        }
+    }
+
+    /// The entities of one request: the static ones, the context's, and the
+    /// principal with the context's roles as parents. Borrows the static
+    /// entities when nothing is added.
+    pub(crate) fn entities_for(
+        &self,
+        context: &Context,
+        principal: &EntityUid,
+    ) -> Result<Cow<'_, Entities>, String> {
+        let mut extra = match &context.entities {
+            None => Vec::new(),
+            Some(value) => self.parse_entities(value)?,
+        };
+        let roles: Vec<EntityUid> = context
+            .roles
+            .iter()
+            .map(|r| EntityUid::from_type_name_and_id(self.role_type.clone(), EntityId::new(r)))
+            .collect();
+        let in_extra = extra.iter().position(|e| &e.uid() == principal);
+        let missing_roles = match in_extra {
+            Some(_) => !roles.is_empty(),
+            None => roles
+                .iter()
+                .any(|r| !self.entities.is_ancestor_of(r, principal)),
+        };
+        if extra.is_empty() && !missing_roles {
+            return Ok(Cow::Borrowed(&self.entities));
+        }
+        if missing_roles {
+            let base = match in_extra {
+                Some(i) => Some(extra.swap_remove(i)),
+                None => self.entities.get(principal).cloned(),
+            };
+            let entity = match base {
+                Some(entity) => {
+                    let (uid, attrs, mut parents) = entity.into_inner();
+                    parents.extend(roles);
+                    Entity::new(uid, attrs, parents).map_err(|e| format!("principal: {e}"))?
+                }
+                None => Entity::new_no_attrs(principal.clone(), roles.into_iter().collect()),
+            };
+            extra.push(entity);
+        }
+        self.entities
+            .clone()
+            .upsert_entities(extra, Some(&self.schema))
+            .map(Cow::Owned)
+            .map_err(|e| format!("entities: {e}"))
+    }
+
+    /// The context's Cedar entity JSON (an array), each entity checked
+    /// against the schema; an entity that is also a static one, or given
+    /// twice, is an error.
+    fn parse_entities(&self, value: &Value<'_>) -> Result<Vec<Entity>, String> {
+        let items = value
+            .as_array()
+            .ok_or("context entities: not an array of cedar entities")?;
+        let mut seen = HashSet::with_capacity(items.len());
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let text = toolgate_json::canonical::to_string(item);
+            let entity = Entity::from_json_str(&text, Some(&self.schema))
+                .map_err(|e| format!("context entity `/entities/{i}`: {e}"))?;
+            let uid = entity.uid();
+            if self.entities.get(&uid).is_some() || !seen.insert(uid) {
+                return Err(format!(
+                    "context entity `/entities/{i}`: already given (statically or earlier)"
+                ));
+            }
+            out.push(entity);
+        }
+        Ok(out)
+    }
+
+    /// The Cedar context of a call.
+    pub(crate) fn context(
+        &self,
+        args: RestrictedExpression,
+        turn: u32,
+        tool: &Tool,
+    ) -> Result<CedarContext, String> {
+        CedarContext::from_pairs([
+            ("args".to_owned(), args),
+            (
+                "turn".to_owned(),
+                RestrictedExpression::new_long(turn.into()),
+            ),
+            (
+                "risk".to_owned(),
+                RestrictedExpression::new_string(tool.risk().as_str().to_owned()),
+            ),
+        ])
+        .map_err(|e| format!("context: {e}"))
+    }
+
+    /// The code of a denial decided by the forbids in `reason` (see the type
+    /// documentation).
+    fn deny_code(&self, reason: &[PolicyId], has_resource: bool) -> Code {
+        let default = if has_resource {
+            Code::NotOwner
+        } else {
+            Code::NotAuthorized
+        };
+        if reason.is_empty() {
+            return default;
+        }
+        let codes: Vec<Option<Code>> = reason
+            .iter()
+            .map(|id| self.meta.get(id).and_then(|m| m.code))
+            .collect();
+        if codes.contains(&Some(Code::NotOwner)) {
+            Code::NotOwner
+        } else if codes.iter().all(|c| *c == Some(Code::NotAuthorized)) {
+            Code::NotAuthorized
+        } else {
+            default
+        }
+    }
+
+    fn decide(&self, request: &AuthzRequest<'_>) -> Result<Authorization, String> {
+        let tool = request.tool;
+        let (action, policies) = self
+            .action(tool.name())
+            .ok_or("the tool has no action in the cedar schema")?;
+        let principal = self.principal(&request.context.user);
+        let has_resource = tool.resource().is_some();
+        if let Some(mapping) = tool.resource() {
+            if !self.types.contains_key(mapping.entity_type()) {
+                return Err("the resource type is not in the cedar schema".to_owned());
+            }
+        }
+        let resource = match self.resource(tool, request.resource_id) {
+            Ok(uid) => uid,
+            // No id to look up: no entity is named, as for an unknown one.
+            Err(_) => {
+                return Ok(Authorization::deny(
+                    Code::NotOwner,
+                    vec![UNKNOWN_RESOURCE.to_owned()],
+                ))
+            }
+        };
+        let entities = self.entities_for(request.context, &principal)?;
+        if has_resource && entities.get(&resource).is_none() {
+            return Ok(Authorization::deny(
+                Code::NotOwner,
+                vec![UNKNOWN_RESOURCE.to_owned()],
+            ));
+        }
+        let args = to_cedar(request.arguments, &mut String::new()).map_err(|e| e.to_string())?;
+        let context = self.context(args, request.context.turn, tool)?;
+        let cedar_request = Request::new(
+            principal,
+            action.clone(),
+            resource,
+            context,
+            Some(&self.schema),
+        )
+        .map_err(|e| format!("request: {e}"))?;
+        let response = self
+            .engine
+            .is_authorized(&cedar_request, policies, &entities);
+        let mut reason: Vec<PolicyId> = response.diagnostics().reason().cloned().collect();
+        reason.sort_unstable_by_key(ToString::to_string);
+        let ids = reason.iter().map(ToString::to_string).collect();
+        let mut answer = match response.decision() {
+            CedarDecision::Allow => Authorization::permit(ids),
+            CedarDecision::Deny if reason.is_empty() => Authorization::deny(
+                self.deny_code(&reason, has_resource),
+                vec![DenyAll::POLICY_ID.to_owned()],
+            ),
+            CedarDecision::Deny => Authorization::deny(self.deny_code(&reason, has_resource), ids),
+        };
+        for error in response.diagnostics().errors() {
+            answer = answer.with_error(error.to_string());
+        }
+        Ok(answer)
+    }
+}
+
+impl Authorizer for CedarAuthorizer {
+    fn authorize(&self, request: &AuthzRequest<'_>) -> Authorization {
+        self.decide(request).unwrap_or_else(|error| {
+            Authorization::deny(Code::AuthorizationError, Vec::new()).with_error(error)
+        })
+    }
+}
+
+impl fmt::Debug for CedarAuthorizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CedarAuthorizer")
+            .field("policies", &self.policy_count)
+            .field("actions", &self.actions.len())
+            .field("entities", &self.entities.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The uid a resource mapping names, from the argument at its pointer.
+fn resource_uid(ty: &EntityTypeName, id: Option<&Value<'_>>) -> Result<EntityUid, &'static str> {
+    let id: Cow<'_, str> = match id {
+        Some(Value::String(s)) => Cow::Borrowed(s.as_ref()),
+        Some(Value::Number(n)) if n.as_i64().is_some() => n.canonical(),
+        Some(_) => return Err("the resource id is neither a string nor an integer"),
+        None => return Err("the call names no resource id"),
+    };
+    Ok(EntityUid::from_type_name_and_id(
+        ty.clone(),
+        EntityId::new(id.as_ref()),
+    ))
+}
+
+fn type_name(name: &'static str, file: &Path) -> Result<EntityTypeName, LoadError> {
+    EntityTypeName::from_str(name).map_err(|e| {
+        LoadError::new(
+            LoadErrorCode::Schema,
+            file,
+            format!("`{name}` is not a cedar type name"),
+        )
+        .source(e)
+    })
+}
+
+/// The byte offset of the first labelled span of a Cedar diagnostic.
+fn offset(diagnostic: &dyn Diagnostic) -> Option<usize> {
+    diagnostic
+        .labels()
+        .and_then(|mut labels| labels.next())
+        .map(|label| label.offset())
+}
+
+fn load_schema(source: Source<'_>) -> Result<Schema, LoadError> {
+    match Schema::from_cedarschema_str(source.text) {
+        Ok((schema, _warnings)) => Ok(schema),
+        Err(e) => {
+            let err = LoadError::new(
+                LoadErrorCode::Schema,
+                source.file,
+                format!("invalid cedar schema: {}", one_line(&e)),
+            );
+            let err = match offset(&e) {
+                Some(at) => err.at_offset(source.text, at),
+                None => err,
+            };
+            Err(err.source(e))
+        }
+    }
+}
+
+fn load_policies(
+    source: Source<'_>,
+    schema: &Schema,
+) -> Result<(PolicySet, HashMap<PolicyId, PolicyMeta>), LoadError> {
+    let parsed = PolicySet::from_str(source.text).map_err(|e| {
+        let err = LoadError::new(
+            LoadErrorCode::PolicySyntax,
+            source.file,
+            format!("invalid policy: {}", one_line(&e)),
+        );
+        let err = match offset(&e) {
+            Some(at) => err.at_offset(source.text, at),
+            None => err,
+        };
+        err.source(e)
+    })?;
+    let at_policy = |err: LoadError, policy: &Policy| match source.text.find(&policy.to_string()) {
+        Some(at) => err.at_offset(source.text, at),
+        None => err,
+    };
+    if let Some(template) = parsed.templates().next() {
+        let err = LoadError::new(
+            LoadErrorCode::Template,
+            source.file,
+            "policy templates are not supported: write static policies",
+        );
+        let err = match source.text.find(&template.to_string()) {
+            Some(at) => err.at_offset(source.text, at),
+            None => err,
+        };
+        return Err(err);
+    }
+    let mut set = PolicySet::new();
+    let mut meta = HashMap::new();
+    for policy in parsed.policies() {
+        let id = policy
+            .annotation("id")
+            .map_or_else(|| policy.id().to_string(), str::to_owned);
+        if id.is_empty() || meta.contains_key(&PolicyId::new(&id)) {
+            return Err(at_policy(
+                LoadError::new(
+                    LoadErrorCode::DuplicatePolicyId,
+                    source.file,
+                    "the `@id` is empty or already used by another policy",
+                ),
+                policy,
+            )
+            .policy(id));
+        }
+        let code = match policy.annotation("code") {
+            None => None,
+            Some("not_owner") => Some(Code::NotOwner),
+            Some("not_authorized") => Some(Code::NotAuthorized),
+            Some(other) => {
+                return Err(at_policy(
+                    LoadError::new(
+                        LoadErrorCode::InvalidAnnotation,
+                        source.file,
+                        format!(
+                            "`@code(\"{}\")`: the code must be `not_owner` or `not_authorized`",
+                            other.escape_debug()
+                        ),
+                    ),
+                    policy,
+                )
+                .policy(id));
+            }
+        };
+        let renamed = policy.new_id(PolicyId::new(&id));
+        meta.insert(
+            PolicyId::new(&id),
+            PolicyMeta {
+                effect: policy.effect(),
+                code,
+            },
+        );
+        set.add(renamed).map_err(|e| {
+            at_policy(
+                LoadError::new(
+                    LoadErrorCode::DuplicatePolicyId,
+                    source.file,
+                    format!("cannot add the policy: {e}"),
+                ),
+                policy,
+            )
+            .policy(id.clone())
+            .source(e)
+        })?;
+    }
+    let result = Validator::new(schema.clone()).validate(&set, ValidationMode::Strict);
+    if let Some(e) = result.validation_errors().next() {
+        let id = e.policy_id().to_string();
+        let mut err = LoadError::new(
+            LoadErrorCode::PolicyValidation,
+            source.file,
+            format!("does not type-check against the schema: {}", one_line(e)),
+        )
+        .policy(id);
+        if let Some(at) = offset(e) {
+            err = err.at_offset(source.text, at);
+        } else if let Some(policy) = set.policy(e.policy_id()) {
+            err = at_policy(err, policy);
+        }
+        return Err(err);
+    }
+    Ok((set, meta))
+}
+
+fn load_entities(source: Source<'_>, schema: &Schema) -> Result<Entities, LoadError> {
+    let value = toolgate_json::from_str(source.text).map_err(|e| {
+        let mut err = LoadError::new(
+            LoadErrorCode::Entities,
+            source.file,
+            format!("not strict json: {}", e.code()),
+        );
+        err = err.at_offset(
+            source.text,
+            byte_of_line_column(source.text, e.line(), e.column()),
+        );
+        err.source(e)
+    })?;
+    let text = toolgate_json::canonical::to_string(&value);
+    Entities::from_json_str(&text, Some(schema)).map_err(|e| {
+        LoadError::new(
+            LoadErrorCode::Entities,
+            source.file,
+            format!("entities do not conform to the schema: {}", one_line(&e)),
+        )
+        .source(e)
+    })
+}
+
+/// The byte offset of a one-based line and column (in characters).
+fn byte_of_line_column(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            return offset
+                + l.char_indices()
+                    .nth(column.saturating_sub(1))
+                    .map_or(l.len(), |(b, _)| b);
+        }
+        offset += l.len();
+    }
+    text.len()
+}
+
+/// Indexes the policies by the actions of the schema their scope can match.
+fn index(
+    set: &PolicySet,
+    schema: &Schema,
+    file: &Path,
+) -> Result<HashMap<String, ActionEntry>, LoadError> {
+    let action_entities = schema.action_entities().map_err(|e| {
+        LoadError::new(
+            LoadErrorCode::Schema,
+            file,
+            format!("the schema's actions: {e}"),
+        )
+        .source(e)
+    })?;
+    let mut actions = HashMap::new();
+    for uid in schema.actions() {
+        if uid.type_name().to_string() != ACTION_TYPE {
+            continue;
+        }
+        let ancestors: HashSet<&EntityUid> = action_entities
+            .ancestors(uid)
+            .map(Iterator::collect)
+            .unwrap_or_default();
+        let mut policies = PolicySet::new();
+        for policy in set.policies() {
+            let applies = match policy.action_constraint() {
+                ActionConstraint::Any => true,
+                ActionConstraint::Eq(a) => &a == uid,
+                ActionConstraint::In(list) => {
+                    list.iter().any(|a| a == uid || ancestors.contains(a))
+                }
+            };
+            if applies {
+                policies.add(policy.clone()).map_err(|e| {
+                    LoadError::new(
+                        LoadErrorCode::DuplicatePolicyId,
+                        file,
+                        format!("cannot index the policy: {e}"),
+                    )
+                    .policy(policy.id().to_string())
+                    .source(e)
+                })?;
+            }
+        }
+        actions.insert(
+            uid.id().unescaped().to_owned(),
+            ActionEntry {
+                uid: uid.clone(),
+                policies,
+            },
+        );
+    }
+    Ok(actions)
+}
+
+/// An error's message on one line.
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
