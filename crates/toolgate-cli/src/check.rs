@@ -8,6 +8,18 @@
 //! config's `[authorization]` table says (Cedar policies; see
 //! `toolgate::authz`), unless `--no-authorization` names the opt-out.
 //!
+//! # State
+//!
+//! By default the state lives in the config's store (`[store] url`, or
+//! `--store URL`; see `toolgate::StoreGate`): the kill switch, approvals and
+//! session counters come from it, every decision is audited in it before it
+//! is printed, a call that needs approval gets a pending approval (its id in
+//! the table and in `approval`), an approved call uses its approval once, and
+//! time is the system clock. The context then gives only the user, session,
+//! roles, turn and entities (a kill switch it carries applies too, the
+//! stricter wins). With `--no-store` nothing is written and the context
+//! carries the state: its kill switch, approvals, rejections and `now`.
+//!
 //! # Human output
 //!
 //! One block per input: a header line `NAME: FORMAT, finish KIND (REASON):
@@ -41,7 +53,8 @@
 //!
 //! A decision is `{"index", "call_id" (string or null), "tool", "verdict",
 //! "reasons", "digest" (`sha256:…` of the canonical arguments, or null when
-//! they did not parse), "approval" (the approval id used, or null),
+//! they did not parse), "approval" (for an allow, the approval id used; for a
+//! needs approval with the store, the pending approval's id; or null),
 //! "policies" (the ids of the policies that decided at the authorization
 //! stage, such as `refund-at-most-total` or `toolgate:default_deny`; empty
 //! when an earlier stage denied), "feedback" (the text safe to return to the
@@ -59,10 +72,11 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, Verdict};
+use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, StoreGate, Verdict};
 use toolgate_json::{canonical, Number, Object, Value};
 
 use crate::json_check::read_input;
@@ -100,6 +114,17 @@ pub struct Args {
     #[arg(long)]
     no_authorization: bool,
 
+    /// The store URL (`sqlite://PATH`, relative to the config's folder, or
+    /// `sqlite:///ABS/PATH`, `sqlite::memory:`) instead of the config's
+    /// `[store] url`.
+    #[arg(long, value_name = "URL", conflicts_with = "no_store")]
+    store: Option<String>,
+
+    /// Decide without a store: nothing is audited, and the context carries
+    /// the kill switch, approvals and rejections.
+    #[arg(long)]
+    no_store: bool,
+
     /// Response bodies (JSON or SSE); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     inputs: Vec<PathBuf>,
@@ -135,6 +160,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         builder = builder.authorizer(authorizer);
     }
     let gate = builder.build().context("cannot build the gate")?;
+    let decider = if args.no_store {
+        Decider::Context(gate)
+    } else {
+        let store = crate::store_cmds::open(
+            Some(&config),
+            args.store.as_deref(),
+            toolgate::store::SqliteOptions::new(),
+        )?;
+        Decider::Store(
+            StoreGate::new(gate, Arc::new(store)).with_approval_expiry(config.approvals().expiry()),
+        )
+    };
 
     let mut stdout = std::io::stdout().lock();
     let mut worst = Verdict::Allow;
@@ -149,7 +186,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let decisions = gate.decide(&body, format, &context, &context);
+        let decisions = match &decider {
+            Decider::Context(gate) => gate.decide(&body, format, &context, &context),
+            Decider::Store(gate) => gate.decide_and_record(&body, format, &context),
+        };
         worst = worst.max(decisions.verdict());
         if args.json {
             writeln!(
@@ -169,6 +209,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// How decisions are made: over the store, or from the context alone.
+enum Decider {
+    Context(Gate),
+    Store(StoreGate),
 }
 
 fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Result<()> {
@@ -245,6 +291,19 @@ fn reasons_cell(d: &Decision) -> String {
             Some(id) => format!("approved by {}", display(id)),
             None => "-".to_owned(),
         };
+    }
+    if d.verdict == Verdict::NeedsApproval {
+        if let Some(id) = &d.approval {
+            return format!(
+                "{} (approval {})",
+                d.reasons
+                    .iter()
+                    .map(|r| r.code.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                display(id)
+            );
+        }
     }
     let mut cell = d
         .reasons

@@ -10,6 +10,7 @@ mod check;
 mod json_check;
 mod narrow;
 mod schema_cmds;
+mod store_cmds;
 
 use std::process::ExitCode;
 
@@ -52,12 +53,35 @@ enum Command {
     /// Flag JSON Schemas that are too loose for a tool gate.
     #[command(after_help = LINT_EXIT_CODES)]
     Lint(schema_cmds::LintArgs),
+    /// The audit log: verify the hash chain, show the last records, export
+    /// them as JSON Lines.
+    Audit {
+        #[command(subcommand)]
+        command: store_cmds::AuditCommand,
+    },
+    /// Human approvals of held calls: list, show, approve, deny.
+    Approvals {
+        #[command(subcommand)]
+        command: store_cmds::ApprovalsCommand,
+    },
+    /// The kill switch shared by every process using the store: on, off,
+    /// status.
+    Kill {
+        #[command(subcommand)]
+        command: store_cmds::KillCommand,
+    },
 }
 
 const CHECK_HELP: &str = "\
 Each FILE is one response body as the provider sent it (JSON or SSE). With
 --json, one JSON object per input is printed (JSON Lines); the wire format is
 documented in the README (`toolgate check`).
+
+State lives in the config's store (`[store] url`, default
+`sqlite://toolgate.db` beside the config): every decision is audited before it
+is printed, a call needing approval gets a pending approval id (approve it with
+`toolgate approvals approve ID`), approvals are used once, and the kill switch
+(`toolgate kill`) is honoured. `--no-store` decides from the context alone.
 
 Exit codes:
   0  every response allowed
@@ -94,6 +118,9 @@ fn main() -> ExitCode {
         Command::Validate(args) => schema_cmds::validate(&args),
         Command::Lint(args) => schema_cmds::lint(&args),
         Command::Narrow(args) => narrow::run(&args),
+        Command::Audit { command } => store_cmds::audit(&command),
+        Command::Approvals { command } => store_cmds::approvals(&command),
+        Command::Kill { command } => store_cmds::kill(&command),
     };
     match result {
         Ok(code) => code,

@@ -44,6 +44,7 @@ fn check(extra: &[&str], stdin: &[u8]) -> Output {
     let mut args = vec![
         "check",
         "--no-authorization",
+        "--no-store",
         "--config",
         &config,
         "--context",
@@ -214,10 +215,10 @@ fn without_no_authorization_the_config_decides() {
     // The shop's Cedar policies: anyone may search, nobody may touch an
     // order that is not theirs.
     let config = shop("toolgate.toml");
-    let out = toolgate(&["check", "--config", &config, "-"], SEARCH);
+    let out = toolgate(&["check", "--no-store", "--config", &config, "-"], SEARCH);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let refund = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"refund","arguments":"{\"order_id\":\"ord_1001\",\"amount_cents\":1,\"reason\":\"late\"}"}}]}}]}"#;
-    let out = toolgate(&["check", "--config", &config, "-"], refund);
+    let out = toolgate(&["check", "--no-store", "--config", &config, "-"], refund);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stdout).contains("not_owner"),

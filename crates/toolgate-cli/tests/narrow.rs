@@ -171,6 +171,7 @@ fn the_shop_run_with_cedar_policies() {
     let check = |context: &str, response: &str| {
         let out = toolgate(&[
             "check",
+            "--no-store",
             "--config",
             &config,
             "--context",

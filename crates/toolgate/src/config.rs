@@ -6,12 +6,18 @@
 //! [gate]
 //! max_turns = 8                # a session's turns (default 20)
 //! max_calls_per_response = 8   # calls in one model response (default 16)
+//! escalate_after = 3           # rejections after which a session's non-read
+//!                              # calls need a human (default 3)
 //! max_argument_bytes = 65536   # parse limits of every tool's arguments: also
 //! max_depth = 16               # max_string_bytes, max_object_members,
 //!                              # max_array_items, max_values
 //!
 //! [store]
-//! url = "sqlite://toolgate.db"  # the default
+//! url = "sqlite://toolgate.db"  # the default; relative to this file's folder;
+//!                               # or "sqlite:///abs/path.db", "sqlite::memory:"
+//!
+//! [approvals]
+//! expiry_seconds = 3600         # a pending approval's life (default one hour)
 //!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);
@@ -81,6 +87,14 @@ pub const DEFAULT_STORE_URL: &str = "sqlite://toolgate.db";
 pub const DEFAULT_MAX_TURNS: u32 = 20;
 /// Calls per model response when `[gate]` sets no `max_calls_per_response`.
 pub const DEFAULT_MAX_CALLS_PER_RESPONSE: u32 = 16;
+/// Rejections after which a session is escalated when `[gate]` sets no
+/// `escalate_after`.
+pub const DEFAULT_ESCALATE_AFTER: u32 = 3;
+/// Seconds a pending approval stays usable when `[approvals]` sets no
+/// `expiry_seconds`.
+pub const DEFAULT_APPROVAL_EXPIRY_SECONDS: u64 = 3600;
+/// The longest `expiry_seconds` accepted: 30 days.
+pub const MAX_APPROVAL_EXPIRY_SECONDS: u64 = 30 * 24 * 3600;
 /// Bytes of one call's arguments when `[gate]` sets no `max_argument_bytes`.
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 64 << 10;
 
@@ -126,6 +140,7 @@ impl fmt::Display for ImportFormat {
 pub struct GateConfig {
     max_turns: u32,
     max_calls_per_response: u32,
+    escalate_after: u32,
     limits: Limits,
 }
 
@@ -134,6 +149,7 @@ impl Default for GateConfig {
         Self {
             max_turns: DEFAULT_MAX_TURNS,
             max_calls_per_response: DEFAULT_MAX_CALLS_PER_RESPONSE,
+            escalate_after: DEFAULT_ESCALATE_AFTER,
             limits: default_limits(),
         }
     }
@@ -156,6 +172,12 @@ impl GateConfig {
     /// Calls one model response may carry.
     pub fn max_calls_per_response(&self) -> u32 {
         self.max_calls_per_response
+    }
+
+    /// Rejections in a session after which the store escalates it: its
+    /// further non-read calls need a human.
+    pub fn escalate_after(&self) -> u32 {
+        self.escalate_after
     }
 
     /// The parse limits: the default of every tool and the ceiling of its own.
@@ -182,6 +204,28 @@ impl StoreConfig {
     /// The store URL, such as `sqlite://toolgate.db` (the default).
     pub fn url(&self) -> &str {
         &self.url
+    }
+}
+
+/// The `[approvals]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ApprovalsConfig {
+    expiry_seconds: u64,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self {
+            expiry_seconds: DEFAULT_APPROVAL_EXPIRY_SECONDS,
+        }
+    }
+}
+
+impl ApprovalsConfig {
+    /// How long a pending approval (and the approval granted on it) stays
+    /// usable after the call that asked for it.
+    pub fn expiry(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.expiry_seconds)
     }
 }
 
@@ -236,6 +280,7 @@ pub struct Config {
     path: PathBuf,
     gate: GateConfig,
     store: StoreConfig,
+    approvals: ApprovalsConfig,
     authorization: AuthorizationConfig,
     registry: Registry,
 }
@@ -281,6 +326,17 @@ impl Config {
     /// The `[store]` table.
     pub fn store(&self) -> &StoreConfig {
         &self.store
+    }
+
+    /// The `[approvals]` table.
+    pub fn approvals(&self) -> &ApprovalsConfig {
+        &self.approvals
+    }
+
+    /// The folder relative paths in the config are resolved against (the
+    /// config file's folder).
+    pub fn base_dir(&self) -> &Path {
+        self.path.parent().unwrap_or_else(|| Path::new(""))
     }
 
     /// The `[authorization]` table.
@@ -483,6 +539,19 @@ impl Loader<'_> {
                 url: url.get_ref().clone(),
             },
         };
+        let mut approvals = ApprovalsConfig::default();
+        if let Some(v) = &raw.approvals.expiry_seconds {
+            let n = *v.get_ref();
+            if n == 0 || n > MAX_APPROVAL_EXPIRY_SECONDS {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "expiry_seconds",
+                    format!("`expiry_seconds` must be between 1 and {MAX_APPROVAL_EXPIRY_SECONDS}"),
+                ));
+            }
+            approvals.expiry_seconds = n;
+        }
         let path_of = |p: &Option<Spanned<String>>| p.as_ref().map(|p| self.resolve(p.get_ref()));
         let authorization = AuthorizationConfig {
             mode: self.authorization_mode(&raw)?,
@@ -565,6 +634,7 @@ impl Loader<'_> {
             path: self.file.to_path_buf(),
             gate,
             store,
+            approvals,
             authorization,
             registry,
         })
@@ -678,6 +748,11 @@ impl Loader<'_> {
                 &mut gate.max_calls_per_response,
                 &raw.gate.max_calls_per_response,
                 "max_calls_per_response",
+            ),
+            (
+                &mut gate.escalate_after,
+                &raw.gate.escalate_after,
+                "escalate_after",
             ),
         ] {
             if let Some(v) = value {

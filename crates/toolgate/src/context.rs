@@ -115,6 +115,14 @@ pub trait StateView {
     /// How many earlier calls of this session, to this tool, with arguments
     /// of this shape ([`crate::Decision::shape`]) were rejected.
     fn rejections(&self, session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError>;
+
+    /// Whether `session` is escalated: after repeated rejections, its
+    /// further calls of non-read tools need a human approval. The default:
+    /// never (a context carries no escalation).
+    fn escalated(&self, session: &str) -> Result<bool, StateError> {
+        let _ = session;
+        Ok(false)
+    }
 }
 
 /// An approval carried by the context.

@@ -245,13 +245,11 @@ impl Gate {
             tool: tool.name(),
             digest: &digest,
         };
-        match stage::approval::check(
-            tool.approval_required(),
-            run.state,
-            &key,
-            run.now,
-            &run.granted,
-        ) {
+        let required = match stage::approval::required(tool, run.state, &run.context.session) {
+            Ok(required) => required,
+            Err(reason) => return deny(d, vec![reason], Some(extras)),
+        };
+        match stage::approval::check(required, run.state, &key, run.now, &run.granted) {
             Outcome::NotRequired => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
             Outcome::Approved(grant) => {
                 run.granted.push(grant.id.clone());
@@ -469,7 +467,7 @@ fn write_shape(value: &Value<'_>, out: &mut String) {
 }
 
 /// Every member name under a `properties` keyword anywhere in a schema.
-fn collect_property_names(schema: &Value<'_>, names: &mut HashSet<String>) {
+pub(crate) fn collect_property_names(schema: &Value<'_>, names: &mut HashSet<String>) {
     let mut stack = vec![schema];
     while let Some(v) = stack.pop() {
         match v {

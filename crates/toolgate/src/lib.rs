@@ -15,6 +15,7 @@ pub mod danger;
 mod decision;
 pub mod feedback;
 mod gate;
+mod persist;
 mod reason;
 pub mod registry;
 pub mod sanitize;
@@ -34,4 +35,10 @@ pub use crate::context::{
 };
 pub use crate::decision::{Decision, Decisions, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
+pub use crate::persist::{
+    open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreUrl,
+    ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+};
 pub use crate::reason::{Code, Reason};
+/// The store crate: audit log, approvals, session counters, kill switch.
+pub use toolgate_store as store;

@@ -18,6 +18,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) authorization: RawAuthorization,
     #[serde(default)]
+    pub(crate) approvals: RawApprovals,
+    #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
@@ -28,6 +30,7 @@ pub(crate) struct RawConfig {
 pub(crate) struct RawGate {
     pub(crate) max_turns: Option<Spanned<u64>>,
     pub(crate) max_calls_per_response: Option<Spanned<u64>>,
+    pub(crate) escalate_after: Option<Spanned<u64>>,
     pub(crate) max_argument_bytes: Option<Spanned<u64>>,
     pub(crate) max_depth: Option<Spanned<u64>>,
     pub(crate) max_string_bytes: Option<Spanned<u64>>,
@@ -40,6 +43,12 @@ pub(crate) struct RawGate {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStore {
     pub(crate) url: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawApprovals {
+    pub(crate) expiry_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

@@ -7,9 +7,13 @@
 //! approval covers one call, also within one response. Without one, the
 //! verdict is needs approval with `approval_required`. Approvals that cannot
 //! be read deny `store_unavailable`.
+//!
+//! In an escalated session (see [`StateView::escalated`]) every non-read
+//! tool requires approval, whatever the registry says.
 
 use crate::context::{ApprovalGrant, ApprovalKey, StateView};
 use crate::reason::{Code, Reason};
+use crate::registry::{Risk, Tool};
 
 /// What the approval stage concluded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +26,21 @@ pub(crate) enum Outcome {
     Required(Reason),
     /// The state could not be read.
     Denied(Reason),
+}
+
+/// Whether a call of `tool` in `session` requires approval: the registry's
+/// setting, or any non-read tool in an escalated session.
+/// `store_unavailable` if the escalation cannot be read.
+pub(crate) fn required(tool: &Tool, state: &dyn StateView, session: &str) -> Result<bool, Reason> {
+    if tool.approval_required() {
+        return Ok(true);
+    }
+    if tool.risk() == Risk::Read {
+        return Ok(false);
+    }
+    state
+        .escalated(session)
+        .map_err(|_| Reason::whole(Code::StoreUnavailable))
 }
 
 /// Looks for a usable approval when `required`.

@@ -1,0 +1,549 @@
+//! `toolgate audit`, `toolgate approvals` and `toolgate kill`: the store's
+//! audit log, approvals and kill switch, for on-call humans.
+//!
+//! Every command finds the store through `--config FILE` (its `[store] url`,
+//! relative to the config file's folder) or `--store URL`. `audit` commands
+//! open the store read-only and never create it.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolgate::config::Config;
+use toolgate::store::{
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditRecord, ErrorCode, KillMode,
+    KillSwitchState, SqliteOptions, SqliteStore, Store, Timestamp,
+};
+
+/// Where the store is: `--config` or `--store`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArgs {
+    /// The toolgate config (TOML) whose `[store] url` names the store.
+    #[arg(long, value_name = "FILE", required_unless_present = "store")]
+    config: Option<PathBuf>,
+
+    /// The store URL (`sqlite://PATH`, `sqlite:///ABS/PATH`), instead of
+    /// the config's; a relative path is relative to the config's folder, or
+    /// to the current folder without `--config`.
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
+}
+
+impl StoreArgs {
+    /// Opens the store; `read_only` never creates or migrates it.
+    pub fn open(&self, read_only: bool) -> anyhow::Result<SqliteStore> {
+        let options = SqliteOptions::new().read_only(read_only);
+        let config = match &self.config {
+            Some(path) => Some(
+                Config::load(path)
+                    .with_context(|| format!("cannot load config `{}`", path.display()))?,
+            ),
+            None => None,
+        };
+        open(config.as_ref(), self.store.as_deref(), options)
+    }
+}
+
+/// Opens the store named by `url` or else by `config` (its escalation
+/// threshold applies either way).
+pub fn open(
+    config: Option<&Config>,
+    url: Option<&str>,
+    options: SqliteOptions,
+) -> anyhow::Result<SqliteStore> {
+    let (url, base, options) = match config {
+        Some(c) => (
+            url.unwrap_or(c.store().url()),
+            c.base_dir().to_path_buf(),
+            options.escalate_after(c.gate().escalate_after()),
+        ),
+        None => (url.unwrap_or_default(), PathBuf::from("."), options),
+    };
+    toolgate::open_store(url, &base, options).map_err(|e| {
+        let err = anyhow::Error::new(e.clone());
+        match e.store_error().map(toolgate::store::Error::code) {
+            Some(ErrorCode::Unavailable) => err.context(
+                "the store does not exist or cannot be opened (has `toolgate check` run yet?)",
+            ),
+            _ => err,
+        }
+    })
+}
+
+/// `toolgate audit …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum AuditCommand {
+    /// Walk the hash chain; name the first broken record.
+    #[command(after_help = VERIFY_EXIT_CODES)]
+    Verify {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Print the last records, oldest first.
+    #[command(after_help = READ_EXIT_CODES)]
+    Tail {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// How many records.
+        #[arg(short = 'n', long, default_value_t = 20, value_name = "N")]
+        lines: u32,
+        /// One JSON object per record (the export's wire format) instead of
+        /// one line of text.
+        #[arg(long)]
+        jsonl: bool,
+    },
+    /// Write every record as JSON Lines to standard output (the wire format
+    /// documented in `toolgate_store::audit`, checkable without toolgate).
+    #[command(after_help = READ_EXIT_CODES)]
+    Export {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The format: JSON Lines (the only one).
+        #[arg(long, required = true)]
+        jsonl: bool,
+    },
+}
+
+const VERIFY_EXIT_CODES: &str = "\
+Exit codes:
+  0  the chain is intact
+  1  the chain is broken (the first broken record is named)
+  2  usage error, or a store that cannot be read";
+
+const READ_EXIT_CODES: &str = "\
+Exit codes:
+  0  done
+  2  usage error, or a store that cannot be read";
+
+/// Runs `toolgate audit …`.
+pub fn audit(command: &AuditCommand) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match command {
+        AuditCommand::Verify { store } => {
+            let v = store.open(true)?.verify().context("cannot verify")?;
+            let (seq, hash) = v.head;
+            match v.broken {
+                None => {
+                    writeln!(
+                        out,
+                        "audit log intact: {} records, head {seq} {hash}",
+                        v.records
+                    )?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Some(b) => {
+                    writeln!(
+                        out,
+                        "audit log broken at record {}: {} (last intact record {seq} {hash})",
+                        b.seq,
+                        b.kind.as_str()
+                    )?;
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        AuditCommand::Tail {
+            store,
+            lines,
+            jsonl,
+        } => {
+            for r in store.open(true)?.tail(*lines).context("cannot read")? {
+                if *jsonl {
+                    writeln!(out, "{}", r.to_json())?;
+                } else {
+                    writeln!(out, "{}", record_line(&r))?;
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCommand::Export { store, .. } => {
+            store
+                .open(true)?
+                .export_jsonl(&mut out)
+                .context("cannot export")?;
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// `toolgate approvals …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum ApprovalsCommand {
+    /// List approvals, pending ones by default.
+    #[command(after_help = READ_EXIT_CODES)]
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Which: pending, approved, denied or all.
+        #[arg(long, default_value = "pending",
+              value_parser = ["pending", "approved", "denied", "all"])]
+        state: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 100)]
+        limit: u32,
+    },
+    /// Show one approval.
+    #[command(after_help = DECIDE_EXIT_CODES)]
+    Show {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The approval's id.
+        id: ApprovalId,
+    },
+    /// Approve a pending approval: exactly one identical call (same user,
+    /// session, tool and argument digest) may then run once, before it
+    /// expires.
+    #[command(after_help = DECIDE_EXIT_CODES)]
+    Approve {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        decision: DecisionArgs,
+    },
+    /// Deny a pending approval, or revoke an approved one not used yet.
+    #[command(after_help = DECIDE_EXIT_CODES)]
+    Deny {
+        #[command(flatten)]
+        store: StoreArgs,
+        #[command(flatten)]
+        decision: DecisionArgs,
+    },
+}
+
+/// The id, note and actor of an approval decision.
+#[derive(Debug, clap::Args)]
+pub struct DecisionArgs {
+    /// The approval's id.
+    id: ApprovalId,
+    /// A note for the audit log.
+    #[arg(long, default_value = "")]
+    note: String,
+    /// Who decides (default: `$USER`, else `cli`).
+    #[arg(long)]
+    actor: Option<String>,
+}
+
+const DECIDE_EXIT_CODES: &str = "\
+Exit codes:
+  0  done
+  1  no such approval, or not in a state that allows it (already decided,
+     used or expired)
+  2  usage error, or a store that cannot be opened";
+
+/// Runs `toolgate approvals …`.
+pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    match command {
+        ApprovalsCommand::List {
+            store,
+            state,
+            limit,
+        } => {
+            let mut filter = ApprovalFilter::new().limit(*limit);
+            filter = match state.as_str() {
+                "pending" => filter.state(ApprovalState::Pending),
+                "approved" => filter.state(ApprovalState::Approved),
+                "denied" => filter.state(ApprovalState::Denied),
+                _ => filter,
+            };
+            let list = store
+                .open(false)?
+                .list_approvals(&filter)
+                .context("cannot list approvals")?;
+            if list.is_empty() {
+                if state == "all" {
+                    writeln!(out, "no approvals")?;
+                } else {
+                    writeln!(out, "no {state} approvals")?;
+                }
+            }
+            for a in &list {
+                writeln!(out, "{}", approval_line(a))?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ApprovalsCommand::Show { store, id } => {
+            match store
+                .open(false)?
+                .get_approval(*id)
+                .context("cannot read")?
+            {
+                Some(a) => {
+                    write_approval(&mut out, &a)?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                None => {
+                    eprintln!("toolgate: no approval `{id}`");
+                    Ok(ExitCode::from(1))
+                }
+            }
+        }
+        ApprovalsCommand::Approve { store, decision }
+        | ApprovalsCommand::Deny { store, decision } => {
+            let grant = matches!(command, ApprovalsCommand::Approve { .. });
+            let actor = actor(decision.actor.as_deref());
+            let s = store.open(false)?;
+            let result = if grant {
+                s.approve(decision.id, &actor, &decision.note)
+            } else {
+                s.deny(decision.id, &actor, &decision.note)
+            };
+            match result {
+                Ok(a) => {
+                    writeln!(
+                        out,
+                        "approval {} {} by {}",
+                        a.id,
+                        a.state.as_str(),
+                        display(&actor)
+                    )?;
+                    write_approval(&mut out, &a)?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::Conflict) => {
+                    eprintln!("toolgate: {}", e.message());
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(anyhow::Error::new(e).context("cannot decide the approval")),
+            }
+        }
+    }
+}
+
+/// `toolgate kill …`.
+#[derive(Debug, clap::Subcommand)]
+pub enum KillCommand {
+    /// Turn the kill switch on: every process sharing the store honours it
+    /// on its next decision.
+    #[command(after_help = READ_EXIT_CODES)]
+    On {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// `deny-all` denies every call; `deny-writes` lets reads run.
+        #[arg(long, default_value = "deny-all", value_parser = ["deny-all", "deny-writes"])]
+        mode: String,
+        /// Why (recorded in the audit log).
+        #[arg(long, required = true)]
+        reason: String,
+        /// Who (default: `$USER`, else `cli`).
+        #[arg(long)]
+        actor: Option<String>,
+    },
+    /// Turn the kill switch off.
+    #[command(after_help = READ_EXIT_CODES)]
+    Off {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// Why (recorded in the audit log).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Who (default: `$USER`, else `cli`).
+        #[arg(long)]
+        actor: Option<String>,
+    },
+    /// Print the kill switch.
+    #[command(after_help = READ_EXIT_CODES)]
+    Status {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// Runs `toolgate kill …`.
+pub fn kill(command: &KillCommand) -> anyhow::Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    let state = match command {
+        KillCommand::On {
+            store,
+            mode,
+            reason,
+            actor: who,
+        } => {
+            let mode = if mode == "deny-writes" {
+                KillMode::DenyWrites
+            } else {
+                KillMode::DenyAll
+            };
+            store
+                .open(false)?
+                .set_kill_switch(mode, reason, &actor(who.as_deref()))
+                .context("cannot flip the kill switch")?
+        }
+        KillCommand::Off {
+            store,
+            reason,
+            actor: who,
+        } => store
+            .open(false)?
+            .set_kill_switch(KillMode::Off, reason, &actor(who.as_deref()))
+            .context("cannot flip the kill switch")?,
+        KillCommand::Status { store } => store
+            .open(false)?
+            .kill_switch()
+            .context("cannot read the kill switch")?,
+    };
+    writeln!(out, "{}", kill_line(&state))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn kill_line(k: &KillSwitchState) -> String {
+    let mut s = format!("kill switch: {}", k.mode.as_str());
+    if let Some(at) = k.changed_at {
+        s.push_str(&format!(
+            " (since {}, by {}",
+            time(at),
+            display(k.actor.as_deref().unwrap_or("?"))
+        ));
+        if let Some(r) = &k.reason {
+            s.push_str(&format!(": {}", display(r)));
+        }
+        s.push(')');
+    }
+    s
+}
+
+fn actor(given: Option<&str>) -> String {
+    given
+        .map(str::to_owned)
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "cli".to_owned())
+}
+
+fn approval_line(a: &Approval) -> String {
+    let digest = a
+        .digest
+        .map(|d| d.to_string().chars().take(19).collect::<String>() + "…")
+        .unwrap_or_else(|| "-".to_owned());
+    format!(
+        "{}  {}  {}  user={}  session={}  tool={}  {}  expires {}",
+        a.id,
+        a.state.as_str(),
+        a.kind.as_str(),
+        display(&a.user),
+        display(a.session.as_deref().unwrap_or("-")),
+        display(&a.tool),
+        digest,
+        time(a.expires_at)
+    )
+}
+
+fn write_approval(out: &mut impl Write, a: &Approval) -> std::io::Result<()> {
+    let opt = |s: Option<&str>| s.map_or_else(|| "-".to_owned(), display);
+    writeln!(out, "id:         {}", a.id)?;
+    writeln!(out, "kind:       {}", a.kind.as_str())?;
+    writeln!(out, "state:      {}", a.state.as_str())?;
+    writeln!(out, "user:       {}", display(&a.user))?;
+    writeln!(out, "session:    {}", opt(a.session.as_deref()))?;
+    writeln!(out, "tool:       {}", display(&a.tool))?;
+    writeln!(
+        out,
+        "digest:     {}",
+        a.digest.map_or_else(|| "-".to_owned(), |d| d.to_string())
+    )?;
+    writeln!(out, "created:    {}", time(a.created_at))?;
+    writeln!(out, "expires:    {}", time(a.expires_at))?;
+    writeln!(out, "decided by: {}", opt(a.decided_by.as_deref()))?;
+    writeln!(
+        out,
+        "decided at: {}",
+        a.decided_at.map_or_else(|| "-".to_owned(), time)
+    )?;
+    writeln!(out, "note:       {}", opt(a.note.as_deref()))?;
+    writeln!(out, "uses:       {}", a.uses)
+}
+
+fn record_line(r: &AuditRecord) -> String {
+    let e = &r.entry;
+    let mut s = format!("{}  {}  {}", r.seq, time(e.time), e.verdict.as_str());
+    for (k, v) in [
+        ("user", e.user.as_deref()),
+        ("session", e.session.as_deref()),
+        ("tool", e.tool.as_deref()),
+        ("call", e.call_id.as_deref()),
+        ("actor", e.actor.as_deref()),
+    ] {
+        if let Some(v) = v {
+            s.push_str(&format!("  {k}={}", display(v)));
+        }
+    }
+    if let Some(id) = e.approval {
+        s.push_str(&format!("  approval={id}"));
+    }
+    if !e.reasons.is_empty() {
+        let reasons: Vec<String> = e.reasons.iter().map(|r| display(r)).collect();
+        s.push_str(&format!("  reasons={}", reasons.join(",")));
+    }
+    if !e.policies.is_empty() {
+        let policies: Vec<String> = e.policies.iter().map(|p| display(p)).collect();
+        s.push_str(&format!("  policies={}", policies.join(",")));
+    }
+    s
+}
+
+/// A time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
+fn time(t: Timestamp) -> String {
+    let secs = t.unix_seconds();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Text from the store (users, sessions and tools come from callers and
+/// models), made safe for a terminal: control characters escaped, at most
+/// 64 characters.
+fn display(s: &str) -> String {
+    const MAX: usize = 64;
+    let mut out = String::with_capacity(s.len().min(MAX + 8));
+    for (i, c) in s.chars().enumerate() {
+        if i == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        out.push_str("\"\"");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_utc() {
+        assert_eq!(time(Timestamp::EPOCH), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            time(Timestamp::from_unix_seconds(1_767_225_600)),
+            "2026-01-01T00:00:00Z"
+        );
+        assert_eq!(
+            time(Timestamp::from_unix_seconds(951_825_599)),
+            "2000-02-29T11:59:59Z"
+        );
+    }
+}

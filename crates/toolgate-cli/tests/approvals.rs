@@ -1,0 +1,333 @@
+//! Black-box tests of the store from the command line (issue 5): the shop's
+//! approval round trip through `toolgate check` and `toolgate approvals`,
+//! the kill switch flipped by one process and honoured by another, and
+//! `toolgate audit` naming a tampered record.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use toolgate_json::Value;
+
+fn shop(rel: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/shop")
+        .join(rel)
+        .display()
+        .to_string()
+}
+
+fn toolgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .env("USER", "oncall")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// A store in a fresh temporary folder, as a `--store` URL.
+struct Db {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+    url: String,
+}
+
+fn fresh_db() -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let url = format!("sqlite://{}", path.display());
+    Db {
+        _dir: dir,
+        path,
+        url,
+    }
+}
+
+/// `toolgate check --json` of one shop response as alice (or `context`),
+/// on the store; the output object and the exit code.
+fn check(db: &Db, context: &str, response: &str) -> (Value<'static>, i32) {
+    let config = shop("toolgate.toml");
+    let out = toolgate(&[
+        "check",
+        "--config",
+        &config,
+        "--store",
+        &db.url,
+        "--context",
+        &shop(context),
+        "--json",
+        &shop(response),
+    ]);
+    let line = text(&out.stdout);
+    let value = toolgate_json::from_str(line.trim_end())
+        .unwrap_or_else(|e| panic!("{e}: {line} {}", text(&out.stderr)))
+        .into_owned();
+    (value, out.status.code().unwrap())
+}
+
+fn s(v: &Value<'_>, p: &str) -> String {
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{p}"))
+        .to_owned()
+}
+
+const REFUND: &str = "responses/openai-refund-needs-approval.json";
+
+#[test]
+fn the_shop_approval_round_trip() {
+    let db = fresh_db();
+    // 1. The refund needs a human: a pending approval is created.
+    let (first, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 1);
+    assert_eq!(s(&first, "/decisions/0/verdict"), "allow");
+    assert_eq!(s(&first, "/decisions/1/verdict"), "needs_approval");
+    let id = s(&first, "/decisions/1/approval");
+
+    let listed = toolgate(&["approvals", "list", "--store", &db.url]);
+    assert_eq!(listed.status.code(), Some(0));
+    let listed = text(&listed.stdout);
+    assert!(
+        listed.starts_with(&format!("{id}  pending  single  user=alice")),
+        "{listed}"
+    );
+
+    // 2. A human approves it.
+    let out = toolgate(&[
+        "approvals",
+        "approve",
+        &id,
+        "--note",
+        "late delivery",
+        "--store",
+        &db.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with(&format!("approval {id} approved by oncall")));
+    // Approving twice is refused.
+    let out = toolgate(&["approvals", "approve", &id, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("already approved"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // 3. The same response again: allowed, once.
+    let (second, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 0, "{second:?}");
+    assert_eq!(s(&second, "/decisions/1/verdict"), "allow");
+    assert_eq!(s(&second, "/decisions/1/approval"), id);
+    assert_eq!(
+        s(&second, "/decisions/1/digest"),
+        s(&first, "/decisions/1/digest")
+    );
+
+    // 4. A third time: the approval is used; a human is needed again.
+    let (third, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 1);
+    assert_eq!(s(&third, "/decisions/1/verdict"), "needs_approval");
+    assert_ne!(s(&third, "/decisions/1/approval"), id);
+
+    let show = toolgate(&["approvals", "show", &id, "--store", &db.url]);
+    let show = text(&show.stdout);
+    assert!(show.contains("state:      approved"), "{show}");
+    assert!(show.contains("uses:       1"), "{show}");
+    assert!(show.contains("note:       late delivery"), "{show}");
+
+    // A denied approval lets nothing through.
+    let next = s(&third, "/decisions/1/approval");
+    let out = toolgate(&["approvals", "deny", &next, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0));
+    let (fourth, _) = check(&db, "context.json", REFUND);
+    assert_eq!(s(&fourth, "/decisions/1/verdict"), "needs_approval");
+    let out = toolgate(&["approvals", "show", "999", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(1));
+
+    // The audit log holds every decision and every human act, intact.
+    let out = toolgate(&["audit", "verify", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let export = toolgate(&["audit", "export", "--jsonl", "--store", &db.url]);
+    let lines: Vec<Value<'_>> = text(&export.stdout)
+        .lines()
+        .map(|l| toolgate_json::from_str(l).unwrap().into_owned())
+        .collect();
+    let verdicts: Vec<String> = lines.iter().map(|l| s(l, "/verdict")).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "allow",
+            "needs_approval",
+            "approval_granted",
+            "approval_used",
+            "allow",
+            "allow",
+            "allow",
+            "needs_approval",
+            "approval_denied",
+            "allow",
+            "needs_approval",
+        ]
+    );
+    assert_eq!(s(&lines[2], "/actor"), "oncall");
+    assert_eq!(s(&lines[1], "/user"), "alice");
+    assert_eq!(s(&lines[1], "/tool"), "refund");
+}
+
+#[test]
+fn cedar_denials_are_audited_with_their_policies() {
+    let db = fresh_db();
+    let (other, code) = check(
+        &db,
+        "context.json",
+        "responses/openai-refund-other-users-order.json",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(s(&other, "/decisions/0/reasons/0/code"), "not_owner");
+    let (over, _) = check(
+        &db,
+        "context.json",
+        "responses/anthropic-refund-over-total.json",
+    );
+    assert_eq!(s(&over, "/decisions/0/reasons/0/code"), "not_authorized");
+    let out = toolgate(&["audit", "tail", "-n", "3", "--jsonl", "--store", &db.url]);
+    let tail = text(&out.stdout);
+    assert_eq!(tail.lines().count(), 3, "{tail}");
+    assert!(
+        tail.contains(r#""policies":["order-of-another-user"]"#),
+        "{tail}"
+    );
+    assert!(
+        tail.contains(r#""policies":["refund-at-most-total"]"#),
+        "{tail}"
+    );
+    let out = toolgate(&["audit", "tail", "--store", &db.url]);
+    assert!(
+        text(&out.stdout).contains("deny  user=alice  session=sess-7f3a  tool=refund"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_kill_switch_flipped_by_one_process_stops_the_next_decision_of_another() {
+    let db = fresh_db();
+    let search = "responses/openai-search.json";
+    assert_eq!(check(&db, "context.json", search).1, 0);
+
+    let out = toolgate(&[
+        "kill",
+        "on",
+        "--mode",
+        "deny-writes",
+        "--reason",
+        "incident 7",
+        "--store",
+        &db.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("kill switch: deny_writes (since "));
+    let (reads, code) = check(&db, "context.json", search);
+    assert_eq!(code, 0, "{reads:?}");
+    let (refund, _) = check(&db, "context.json", REFUND);
+    assert_eq!(s(&refund, "/decisions/0/verdict"), "allow", "reads run");
+    assert_eq!(s(&refund, "/decisions/1/reasons/0/code"), "kill_switch");
+
+    let out = toolgate(&["kill", "on", "--reason", "incident 7", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0));
+    let (all, code) = check(&db, "context.json", search);
+    assert_eq!(code, 1);
+    assert_eq!(s(&all, "/decisions/0/reasons/0/code"), "kill_switch");
+    let status = toolgate(&["kill", "status", "--store", &db.url]);
+    let status = text(&status.stdout);
+    assert!(status.starts_with("kill switch: deny_all"), "{status}");
+    assert!(status.contains("by oncall: incident 7"), "{status}");
+
+    let out = toolgate(&["kill", "off", "--store", &db.url]);
+    assert_eq!(text(&out.stdout).trim_end().split(' ').nth(2), Some("off"));
+    assert_eq!(check(&db, "context-carol.json", search).1, 0);
+    // A kill switch needs a reason.
+    let out = toolgate(&["kill", "on", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn tamper(path: &Path, sql: &str) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(sql).unwrap();
+}
+
+#[test]
+fn audit_verify_names_a_tampered_record() {
+    let db = fresh_db();
+    for _ in 0..2 {
+        check(&db, "context.json", REFUND);
+    }
+    let out = toolgate(&["audit", "verify", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).starts_with("audit log intact: 4 records, head 4 sha256:"));
+
+    // Someone turns the second record's needs_approval into an allow.
+    tamper(&db.path, "UPDATE audit SET verdict = 'allow' WHERE seq = 2");
+    let out = toolgate(&["audit", "verify", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("audit log broken at record 2: changed (last intact record 1 sha256:"),
+        "{stdout}"
+    );
+
+    // Or deletes a record.
+    let other = fresh_db();
+    for _ in 0..2 {
+        check(&other, "context.json", REFUND);
+    }
+    tamper(&other.path, "DELETE FROM audit WHERE seq = 3");
+    let out = toolgate(&["audit", "verify", "--store", &other.url]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).starts_with("audit log broken at record 3: "),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn audit_commands_never_create_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("missing.db").display());
+    let out = toolgate(&["audit", "verify", "--store", &url]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.path().join("missing.db").exists());
+    let out = toolgate(&["audit", "verify", "--store", "postgres://u:pw@h/db"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!text(&out.stderr).contains("pw"), "{}", text(&out.stderr));
+    let out = toolgate(&["audit", "verify"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "--config or --store is required"
+    );
+}
+
+#[test]
+fn help_documents_exit_codes() {
+    for args in [
+        &["audit", "verify", "--help"][..],
+        &["approvals", "approve", "--help"],
+        &["kill", "on", "--help"],
+    ] {
+        let out = toolgate(args);
+        assert!(text(&out.stdout).contains("Exit codes:"), "{args:?}");
+    }
+}

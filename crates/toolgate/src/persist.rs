@@ -1,0 +1,366 @@
+//! The gate on a store: state read from a [`Store`], every decision audited
+//! before it is returned; documented on [`StoreGate`].
+//!
+//! Design notes are in `persist/README.md`.
+
+mod open;
+mod secrets;
+mod state;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use toolgate_json::canonical::Digest;
+use toolgate_store::{
+    ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, AuditEntry, Clock, Store, SystemClock,
+    Timestamp, Verdict as AuditVerdict,
+};
+
+use crate::adapter::{Envelope, Format};
+use crate::context::Context;
+use crate::decision::{Decision, Decisions, Verdict};
+use crate::feedback;
+use crate::gate::{collect_property_names, Gate};
+use crate::reason::{Code, Reason};
+
+pub use self::open::{open_config_store, open_store, OpenError, OpenErrorKind, StoreUrl};
+
+use self::state::StoreState;
+
+/// The feedback of a denied call in an escalated session: no details.
+pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
+/// The feedback of a held call in an escalated session: no details.
+pub const ESCALATED_HOLD_FEEDBACK: &str =
+    "held by toolgate for human approval; do not retry this call";
+
+/// A [`Gate`] whose state lives in a [`Store`], and whose every decision is
+/// audited before it is returned (DESIGN.md contracts 7 and 8).
+///
+/// [`StoreGate::decide_and_record`] runs the gate with a state view over the
+/// store, then, for each decision, in this order:
+///
+/// 1. **needs approval**: a pending approval bound to (user, session, tool,
+///    argument digest) is created (or the pending one for the same call is
+///    reused), expiring after [`StoreGate::approval_expiry`]; its id is in
+///    [`Decision::approval`].
+/// 2. **session counters**: the call is counted ([`Store::record_call`]) with
+///    its reason codes and a marker of its tool and argument shape.
+/// 3. **audit**: one record per decision (user, session, tool, call id,
+///    verdict, reason codes, policy ids, argument digest, canonical arguments
+///    with secret fields replaced by their digest), all records of one
+///    response in one transaction, committed before the decisions are
+///    returned.
+///
+/// Any store error in these steps turns an allow or a needs-approval into a
+/// deny `store_unavailable` (fail closed); if the audit records cannot be
+/// committed, every decision is a deny `store_unavailable`.
+///
+/// What the state view answers:
+///
+/// - **kill switch**: read afresh from the store for every call (a flip by
+///   any process sharing the store is honoured on the next decision); the
+///   stricter of the store's and the context's.
+/// - **approvals**: the approval stage *uses* the approval: the lookup is
+///   [`Store::consume`], atomic across threads and processes, so a single
+///   approval lets exactly one identical call through. If the audit record
+///   of that call then fails, the call is denied and the approval stays used
+///   (fail closed: a human approves again).
+/// - **repeated rejections**: the consecutive rejections of the session's
+///   calls of the same tool and argument shape.
+/// - **escalation**: once the store escalated the session (after the
+///   store's `escalate_after` rejections), its further non-read calls need
+///   a human approval, and the feedback of every call stops carrying reason
+///   codes and pointers ([`ESCALATED_DENY_FEEDBACK`],
+///   [`ESCALATED_HOLD_FEEDBACK`]).
+///
+/// Time is the store gate's [`Clock`], never the context's `now`: a caller
+/// must not be able to revive an expired approval. The context's
+/// `approvals` and `rejections` are ignored: the store holds them.
+pub struct StoreGate {
+    gate: Gate,
+    store: Arc<dyn Store>,
+    clock: Arc<dyn Clock>,
+    approval_expiry: Duration,
+    /// Per tool: the property names feedback may show.
+    names: HashMap<String, HashSet<String>>,
+}
+
+impl StoreGate {
+    /// How long a pending approval waits for a human by default: one hour.
+    pub const DEFAULT_APPROVAL_EXPIRY: Duration = Duration::from_secs(3600);
+
+    /// The gate over `store`, with the system clock and the default expiry.
+    pub fn new(gate: Gate, store: Arc<dyn Store>) -> Self {
+        let names = gate
+            .registry()
+            .iter()
+            .map(|tool| {
+                let mut names = HashSet::new();
+                collect_property_names(tool.raw_schema(), &mut names);
+                (tool.name().to_owned(), names)
+            })
+            .collect();
+        Self {
+            gate,
+            store,
+            clock: Arc::new(SystemClock::new()),
+            approval_expiry: Self::DEFAULT_APPROVAL_EXPIRY,
+            names,
+        }
+    }
+
+    /// How long a pending approval (and so the approval granted on it)
+    /// stays usable after the call that asked for it.
+    #[must_use]
+    pub fn with_approval_expiry(mut self, expiry: Duration) -> Self {
+        self.approval_expiry = expiry;
+        self
+    }
+
+    /// The clock decisions, approvals and audit records are timed by (use
+    /// the store's clock).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The gate.
+    pub fn gate(&self) -> &Gate {
+        &self.gate
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// How long a pending approval stays usable.
+    pub fn approval_expiry(&self) -> Duration {
+        self.approval_expiry
+    }
+
+    /// Decides every call of one raw response body and audits every
+    /// decision before returning them. Never fails, never panics.
+    pub fn decide_and_record(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
+        let now = self.clock.now();
+        let state = StoreState::new(self.store.as_ref(), context, now);
+        let mut decisions = self.gate.decide(body, format, context, &state);
+        self.record(&mut decisions, context, now, state.escalated());
+        decisions
+    }
+
+    /// [`StoreGate::decide_and_record`] for an envelope already read.
+    pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
+        let now = self.clock.now();
+        let state = StoreState::new(self.store.as_ref(), context, now);
+        let mut decisions = self.gate.decide_envelope(envelope, context, &state);
+        self.record(&mut decisions, context, now, state.escalated());
+        decisions
+    }
+
+    fn record(&self, ds: &mut Decisions, context: &Context, now: Timestamp, escalated: bool) {
+        // 1. Pending approvals.
+        for d in &mut ds.decisions {
+            if d.verdict != Verdict::NeedsApproval {
+                continue;
+            }
+            let id = d
+                .digest
+                .ok_or(())
+                .and_then(|digest| self.pending(context, &d.tool, &digest, now).map_err(drop));
+            match id {
+                Ok(id) => d.approval = Some(id.to_string()),
+                Err(()) => self.fail(d),
+            }
+        }
+        // 2. Session counters.
+        let turn = u64::from(context.turn);
+        if ds.decisions.is_empty() {
+            if let Some(r) = &ds.rejected {
+                // A refused body counts as a rejected call of the session.
+                // Already denied: a counter that cannot be written changes
+                // nothing here.
+                let _ignored = self.store.record_call(
+                    &context.session,
+                    turn,
+                    AuditVerdict::Deny,
+                    &[r.code.as_str()],
+                );
+            }
+        }
+        for d in &mut ds.decisions {
+            let mut reasons: Vec<String> = d
+                .reasons
+                .iter()
+                .map(|r| r.code.as_str().to_owned())
+                .collect();
+            if d.verdict == Verdict::Deny {
+                if let Some(shape) = &d.shape {
+                    reasons.push(state::shape_marker(&d.tool, shape));
+                }
+            }
+            let reasons: Vec<&str> = reasons.iter().map(String::as_str).collect();
+            if self
+                .store
+                .record_call(&context.session, turn, audit_verdict(d.verdict), &reasons)
+                .is_err()
+            {
+                self.fail(d);
+            }
+        }
+        // 3. Audit, committed before anything is returned.
+        let mut entries: Vec<AuditEntry> = ds
+            .decisions
+            .iter()
+            .map(|d| self.entry(d, context, now))
+            .collect();
+        if ds.decisions.is_empty() && ds.verdict() == Verdict::Deny {
+            let mut e = AuditEntry::new(now, AuditVerdict::Deny)
+                .user(context.user.as_str())
+                .session(context.session.as_str());
+            for r in ds.rejected.iter().chain(ds.findings.iter()) {
+                if ds.rejected.is_some() || r.code.finding_denies() {
+                    e = e.reason(r.code.as_str());
+                }
+            }
+            entries.push(e);
+        }
+        if !entries.is_empty() && self.store.append_all(entries).is_err() {
+            for d in &mut ds.decisions {
+                self.fail(d);
+            }
+            if ds.decisions.is_empty() && ds.rejected.is_none() {
+                ds.rejected = Some(Reason::whole(Code::StoreUnavailable));
+            }
+        }
+        // 4. An escalated session learns nothing more from the feedback.
+        if escalated {
+            for d in &mut ds.decisions {
+                match d.verdict {
+                    Verdict::Allow => {}
+                    Verdict::Deny => ESCALATED_DENY_FEEDBACK.clone_into(&mut d.feedback),
+                    Verdict::NeedsApproval => ESCALATED_HOLD_FEEDBACK.clone_into(&mut d.feedback),
+                }
+            }
+        }
+    }
+
+    /// The pending approval for this exact call: an unexpired pending one
+    /// for the same (user, session, tool, digest), or a new one.
+    fn pending(
+        &self,
+        context: &Context,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<ApprovalId, toolgate_store::Error> {
+        let mut filter = ApprovalFilter::new()
+            .user(context.user.as_str())
+            .session(context.session.as_str())
+            .tool(tool)
+            .state(ApprovalState::Pending)
+            .kind(ApprovalKind::Single);
+        loop {
+            let page = self.store.list_approvals(&filter)?;
+            if let Some(a) = page
+                .iter()
+                .find(|a| a.digest.as_ref() == Some(digest) && now < a.expires_at)
+            {
+                return Ok(a.id);
+            }
+            match page.last() {
+                Some(last) if page.len() >= usize::try_from(filter.limit).unwrap_or(0) => {
+                    filter = filter.after(last.id);
+                }
+                _ => break,
+            }
+        }
+        self.store.request_approval(
+            &context.user,
+            &context.session,
+            tool,
+            digest,
+            now.saturating_add(self.approval_expiry),
+        )
+    }
+
+    /// The audit entry of one decision.
+    fn entry(&self, d: &Decision, context: &Context, now: Timestamp) -> AuditEntry {
+        let mut e = AuditEntry::new(now, audit_verdict(d.verdict))
+            .user(context.user.as_str())
+            .session(context.session.as_str())
+            .tool(d.tool.as_str());
+        if let Some(id) = &d.call_id {
+            e = e.call_id(id.as_str());
+        }
+        for r in &d.reasons {
+            e = e.reason(r.code.as_str());
+        }
+        for p in &d.policies {
+            e = e.policy(p.as_str());
+        }
+        if let Some(id) = d
+            .approval
+            .as_deref()
+            .and_then(|a| a.parse::<ApprovalId>().ok())
+        {
+            e = e.approval(id);
+        }
+        if let Some(digest) = d.digest {
+            e = e.digest(digest);
+        }
+        if let (Some(text), Some(tool)) = (&d.canonical_args, self.gate.registry().get(&d.tool)) {
+            if let Ok(value) = tool.parse_options().parse(text.as_bytes()) {
+                let secrets = secrets::pointers(tool, &value);
+                let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+                // A secret pointer the store refuses leaves the arguments out
+                // rather than recording them unredacted.
+                if let Ok(with_args) = e.clone().arguments(&value, &secrets) {
+                    e = with_args;
+                }
+            }
+        }
+        e
+    }
+
+    /// Turns an allow or needs-approval into a deny `store_unavailable`; a
+    /// deny gets the reason added.
+    fn fail(&self, d: &mut Decision) {
+        let unavailable = Reason::whole(Code::StoreUnavailable);
+        match d.verdict {
+            Verdict::Allow | Verdict::NeedsApproval => {
+                d.reasons = vec![unavailable];
+                d.approval = None;
+            }
+            Verdict::Deny => {
+                if !d.reasons.contains(&unavailable) {
+                    d.reasons.push(unavailable);
+                }
+            }
+        }
+        d.verdict = Verdict::Deny;
+        let names = self.names.get(&d.tool);
+        let known = |name: &str| names.is_some_and(|n| n.contains(name));
+        d.feedback = feedback::render(Verdict::Deny, &d.reasons, &known);
+    }
+}
+
+impl fmt::Debug for StoreGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreGate")
+            .field("gate", &self.gate)
+            .field("approval_expiry", &self.approval_expiry)
+            .finish_non_exhaustive()
+    }
+}
+
+fn audit_verdict(v: Verdict) -> AuditVerdict {
+    match v {
+        Verdict::Allow => AuditVerdict::Allow,
+        Verdict::NeedsApproval => AuditVerdict::NeedsApproval,
+        Verdict::Deny => AuditVerdict::Deny,
+    }
+}

@@ -1,0 +1,135 @@
+//! The [`StateView`] over a [`Store`], for one decision run.
+
+use toolgate_json::canonical::Digest;
+use toolgate_store::{KillMode, SessionCounters, Store, Timestamp};
+
+use crate::context::{ApprovalGrant, ApprovalKey, Context, KillSwitch, StateError, StateView};
+
+/// The state of one `decide_and_record` run: the store, the context's own
+/// kill switch, the session's counters as they were when the run started,
+/// and the run's time.
+pub(crate) struct StoreState<'a> {
+    store: &'a dyn Store,
+    context_kill: KillSwitch,
+    session: &'a str,
+    counters: Result<SessionCounters, StateError>,
+    now: Timestamp,
+}
+
+impl<'a> StoreState<'a> {
+    /// Reads the session's counters once; the kill switch is read per call.
+    pub(crate) fn new(store: &'a dyn Store, context: &'a Context, now: Timestamp) -> Self {
+        let counters = store.session(&context.session).map_err(unavailable);
+        Self {
+            store,
+            context_kill: context.kill_switch,
+            session: &context.session,
+            counters,
+            now,
+        }
+    }
+
+    /// Whether the session was escalated when the run started (an unreadable
+    /// session counts as escalated: its feedback carries no details).
+    pub(crate) fn escalated(&self) -> bool {
+        self.counters
+            .as_ref()
+            .map_or(true, SessionCounters::is_escalated)
+    }
+
+    fn counters_of(&self, session: &str) -> Result<Option<&SessionCounters>, StateError> {
+        let counters = self.counters.as_ref().map_err(Clone::clone)?;
+        Ok((session == self.session).then_some(counters))
+    }
+}
+
+impl StateView for StoreState<'_> {
+    fn kill_switch(&self) -> Result<KillSwitch, StateError> {
+        let state = self.store.kill_switch().map_err(unavailable)?;
+        let stored = match state.mode {
+            KillMode::Off => KillSwitch::Off,
+            KillMode::DenyWrites => KillSwitch::DenyWrites,
+            // `DenyAll` and any mode this build does not know: fail closed.
+            _ => KillSwitch::DenyAll,
+        };
+        Ok(stricter(stored, self.context_kill))
+    }
+
+    /// Uses the approval: [`Store::consume`] at the run's time (the `now`
+    /// the gate passes is the context's and is not trusted here). Approvals
+    /// used by earlier calls of the response are used up already, so `skip`
+    /// needs no check.
+    fn find_approval(
+        &self,
+        key: &ApprovalKey<'_>,
+        _now: u64,
+        _skip: &[String],
+    ) -> Result<Option<ApprovalGrant>, StateError> {
+        let used = self
+            .store
+            .consume(key.user, key.session, key.tool, key.digest, self.now)
+            .map_err(unavailable)?;
+        Ok(used.map(|u| ApprovalGrant::new(u.id.to_string())))
+    }
+
+    /// The session's consecutive rejections of this tool and shape.
+    fn rejections(&self, session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError> {
+        let n = match self.counters_of(session)? {
+            Some(c) => c.consecutive(&shape_marker(tool, shape)),
+            None => self
+                .store
+                .session(session)
+                .map_err(unavailable)?
+                .consecutive(&shape_marker(tool, shape)),
+        };
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    fn escalated(&self, session: &str) -> Result<bool, StateError> {
+        match self.counters_of(session)? {
+            Some(c) => Ok(c.is_escalated()),
+            None => Ok(self
+                .store
+                .session(session)
+                .map_err(unavailable)?
+                .is_escalated()),
+        }
+    }
+}
+
+/// The session-counter reason that counts a tool's rejected calls of one
+/// argument shape: `repeat:TOOL:sha256:…`.
+pub(crate) fn shape_marker(tool: &str, shape: &Digest) -> String {
+    format!("repeat:{tool}:{shape}")
+}
+
+fn stricter(a: KillSwitch, b: KillSwitch) -> KillSwitch {
+    let rank = |k: KillSwitch| match k {
+        KillSwitch::Off => 0,
+        KillSwitch::DenyWrites => 1,
+        _ => 2,
+    };
+    if rank(a) >= rank(b) {
+        a
+    } else {
+        b
+    }
+}
+
+fn unavailable(e: toolgate_store::Error) -> StateError {
+    StateError::new(format!("store: {}", e.code()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stricter_kill_switch_wins() {
+        use KillSwitch::{DenyAll, DenyWrites, Off};
+        assert_eq!(stricter(Off, Off), Off);
+        assert_eq!(stricter(Off, DenyWrites), DenyWrites);
+        assert_eq!(stricter(DenyAll, DenyWrites), DenyAll);
+        assert_eq!(stricter(DenyWrites, DenyAll), DenyAll);
+    }
+}
