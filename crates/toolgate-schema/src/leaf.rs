@@ -32,7 +32,7 @@ pub(crate) struct Leaf {
     min_length: u64,
     max_length: Option<u64>,
     pattern: Option<Simple>,
-    /// `enum` of strings only.
+    /// `enum` of strings only, or a string `const`.
     strings: Option<Vec<Box<str>>>,
 }
 
@@ -112,7 +112,9 @@ impl Leaf {
                 "minLength" => leaf.min_length = count(v)?,
                 "maxLength" => leaf.max_length = Some(count(v)?),
                 "pattern" => leaf.pattern = Some(Simple::compile(v.as_str()?)?),
-                "enum" => {
+                // `const` and `enum` together would need both checked.
+                "const" if leaf.strings.is_none() => leaf.strings = Some(vec![v.as_str()?.into()]),
+                "enum" if leaf.strings.is_none() => {
                     let list = v.as_array()?;
                     leaf.strings = Some(
                         list.iter()
@@ -229,6 +231,12 @@ mod tests {
             .unwrap();
         let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
         assert!(yes("\"ab\"") && !yes("\"a\"") && !yes("\"abcd\"") && !yes("1"));
+        let l = leaf(r#"{"const":"refund"}"#).unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(yes("\"refund\"") && !yes("\"Refund\"") && !yes("1") && !yes("null"));
+        assert!(leaf(r#"{"const":1}"#).is_none());
+        assert!(leaf(r#"{"const":"a","enum":["a","b"]}"#).is_none());
+        assert!(leaf(r#"{"enum":["a","b"],"const":"a"}"#).is_none());
         assert!(leaf(r#"{"type":"object","properties":{}}"#).is_none());
         assert!(leaf(r#"{"minimum":1.5}"#).is_none());
         assert!(leaf(r#"{"minimum":1,"exclusiveMinimum":0}"#).is_none());

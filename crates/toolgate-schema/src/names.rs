@@ -29,8 +29,13 @@ pub(crate) struct NameSet {
 
 fn head(bytes: &[u8]) -> u64 {
     let mut word = [0u8; 8];
-    for (slot, b) in word.iter_mut().zip(bytes) {
-        *slot = *b;
+    match bytes.get(..8) {
+        Some(first) => word.copy_from_slice(first),
+        None => {
+            for (slot, b) in word.iter_mut().zip(bytes) {
+                *slot = *b;
+            }
+        }
     }
     u64::from_le_bytes(word)
 }
