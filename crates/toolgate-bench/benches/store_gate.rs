@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(6));
     let stores: [(&str, Option<Durability>, &[u64]); 3] = [
-        ("sqlite_full", Some(Durability::Full), &[1, 2, 8, 32]),
+        ("sqlite_full", Some(Durability::Full), &[1, 2, 8, 32, 64]),
         ("sqlite_normal", Some(Durability::Normal), &[1, 2, 8]),
         ("memory", None, &[1, 2]),
     ];

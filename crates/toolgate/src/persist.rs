@@ -45,13 +45,15 @@ pub const ESCALATED_HOLD_FEEDBACK: &str =
 ///    argument digest) is created (or the pending one for the same call is
 ///    reused), expiring after [`StoreGate::approval_expiry`]; its id is in
 ///    [`Decision::approval`].
-/// 2. **session counters**: the call is counted ([`Store::record_call`]) with
-///    its reason codes and a marker of its tool and argument shape.
+/// 2. **session counters**: a denied call is counted ([`Store::record_call`])
+///    with its reason codes and a marker of its tool and argument shape; an
+///    allowed call is counted when it ends a run of rejections (the counters
+///    hold what the gate reads; the audit log holds every call).
 /// 3. **audit**: one record per decision (user, session, tool, call id,
 ///    verdict, reason codes, policy ids, argument digest, canonical arguments
 ///    with secret fields replaced by their digest), all records of one
-///    response in one transaction, committed before the decisions are
-///    returned.
+///    response in one transaction (a single record joins the store's group
+///    commit), committed before the decisions are returned.
 ///
 /// Any store error in these steps turns an allow or a needs-approval into a
 /// deny `store_unavailable` (fail closed); if the audit records cannot be
@@ -148,7 +150,7 @@ impl StoreGate {
         let now = self.clock.now();
         let state = StoreState::new(self.store.as_ref(), context, now);
         let mut decisions = self.gate.decide(body, format, context, &state);
-        self.record(&mut decisions, context, now, state.escalated());
+        self.record(&mut decisions, context, now, &state);
         decisions
     }
 
@@ -157,11 +159,18 @@ impl StoreGate {
         let now = self.clock.now();
         let state = StoreState::new(self.store.as_ref(), context, now);
         let mut decisions = self.gate.decide_envelope(envelope, context, &state);
-        self.record(&mut decisions, context, now, state.escalated());
+        self.record(&mut decisions, context, now, &state);
         decisions
     }
 
-    fn record(&self, ds: &mut Decisions, context: &Context, now: Timestamp, escalated: bool) {
+    fn record(
+        &self,
+        ds: &mut Decisions,
+        context: &Context,
+        now: Timestamp,
+        state: &StoreState<'_>,
+    ) {
+        let escalated = state.escalated();
         // 1. Pending approvals.
         for d in &mut ds.decisions {
             if d.verdict != Verdict::NeedsApproval {
@@ -191,7 +200,21 @@ impl StoreGate {
                 );
             }
         }
+        // Only what the gate reads is written: every rejection, and the
+        // allowed call that clears a run of rejections. Allowed calls of a
+        // clean session, and held calls (neither), cost no write here: the
+        // audit log holds every call.
+        let mut rejections_pending = state.has_consecutive_rejections();
         for d in &mut ds.decisions {
+            let needed = match d.verdict {
+                Verdict::Deny => true,
+                Verdict::Allow => rejections_pending,
+                Verdict::NeedsApproval => false,
+            };
+            if !needed {
+                continue;
+            }
+            rejections_pending = d.verdict == Verdict::Deny;
             let mut reasons: Vec<String> = d
                 .reasons
                 .iter()
@@ -228,7 +251,16 @@ impl StoreGate {
             }
             entries.push(e);
         }
-        if !entries.is_empty() && self.store.append_all(entries).is_err() {
+        // One record goes through group commit (`append`); several are one
+        // transaction, all or none (`append_all`).
+        let appended = match entries.len() {
+            0 => Ok(()),
+            1 => entries
+                .pop()
+                .map_or(Ok(()), |e| self.store.append(e).map(drop)),
+            _ => self.store.append_all(entries).map(drop),
+        };
+        if appended.is_err() {
             for d in &mut ds.decisions {
                 self.fail(d);
             }

@@ -37,6 +37,15 @@ impl<'a> StoreState<'a> {
             .map_or(true, SessionCounters::is_escalated)
     }
 
+    /// Whether the session had rejections not yet cleared by an allowed
+    /// call when the run started (an unreadable session counts as having
+    /// them).
+    pub(crate) fn has_consecutive_rejections(&self) -> bool {
+        self.counters.as_ref().map_or(true, |c| {
+            c.consecutive_rejections > 0 || !c.consecutive_by_reason.is_empty()
+        })
+    }
+
     fn counters_of(&self, session: &str) -> Result<Option<&SessionCounters>, StateError> {
         let counters = self.counters.as_ref().map_err(Clone::clone)?;
         Ok((session == self.session).then_some(counters))
