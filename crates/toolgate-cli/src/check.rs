@@ -57,8 +57,12 @@
 //! needs approval with the store, the pending approval's id; or null),
 //! "policies" (the ids of the policies that decided at the authorization
 //! stage, such as `refund-at-most-total` or `toolgate:default_deny`; empty
-//! when an earlier stage denied), "feedback" (the text safe to return to the
-//! model: codes and pointers only, never a policy id)}`.
+//! when an earlier stage denied), "pinned" (for each URL argument under a
+//! resolve-mode policy, `resolve = true`, that passed: `{"pointer": …,
+//! "addresses": ["93.184.216.34:443", "[2606:2800:220:1::]:443", …]}`, the
+//! checked addresses with the URL's port, which are the only ones the tool
+//! may connect to; empty otherwise), "feedback" (the text safe to return to
+//! the model: codes and pointers only, never a policy id)}`.
 //!
 //! Canonical arguments are not printed: they may hold secrets.
 //!
@@ -76,7 +80,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, StoreGate, Verdict};
+use toolgate::{
+    Code, Context, Decision, Decisions, Format, Gate, PinnedUrl, Reason, StoreGate, Verdict,
+};
 use toolgate_json::{canonical, Number, Object, Value};
 
 use crate::json_check::read_input;
@@ -452,6 +458,20 @@ fn decision_json(d: &Decision) -> Value<'static> {
         "policies",
         Value::Array(d.policies.iter().map(|p| string(p.clone())).collect()),
     );
+    o.insert(
+        "pinned",
+        Value::Array(d.pinned.iter().map(pinned_json).collect()),
+    );
     o.insert("feedback", string(d.feedback.clone()));
+    Value::Object(o)
+}
+
+fn pinned_json(p: &PinnedUrl) -> Value<'static> {
+    let mut o = Object::new();
+    o.insert("pointer", string(p.pointer.clone()));
+    o.insert(
+        "addresses",
+        Value::Array(p.addresses.iter().map(|a| string(a.to_string())).collect()),
+    );
     Value::Object(o)
 }

@@ -44,6 +44,14 @@
 //! url_policy = { arg = "/url", schemes = ["https"], hosts = ["*.example.com"], ports = [443] }
 //! ```
 //!
+//! A `url_policy` takes `arg`, `hosts`, and optionally `schemes` (default
+//! `["https"]`), `ports` (default: the scheme's), `allow_private` (default
+//! `false`) and `resolve` (default `false`): with `resolve = true` the gate
+//! resolves the host (through [`GateBuilder::resolver`](crate::GateBuilder::resolver),
+//! the system resolver by default), denies the call `url_policy` if any
+//! address is forbidden, and pins the checked addresses in
+//! [`Decision::pinned`](crate::Decision::pinned).
+//!
 //! [`Config::load`] reads it all, every schema compiled in strict mode, or
 //! returns the first [`Error`]: the file, the line and column (or the JSON
 //! Pointer in an imported list), the key, the tool and an [`ErrorCode`].
@@ -935,6 +943,7 @@ impl Loader<'_> {
                     hosts: p.hosts.clone(),
                     ports: p.ports.clone(),
                     allow_private: p.allow_private,
+                    resolve: p.resolve,
                 });
             }
         }

@@ -2,6 +2,7 @@
 //! the response-level facts in [`Decisions`].
 
 use std::fmt;
+use std::net::SocketAddr;
 
 use toolgate_json::canonical::Digest;
 
@@ -69,9 +70,26 @@ pub struct Decision {
     /// The approval that lets this call through, to be marked used by whoever
     /// executes it.
     pub approval: Option<String>,
+    /// The addresses URL arguments under a resolve-mode policy were checked
+    /// at, one entry per such argument present, in policy order: the tool
+    /// must connect only there (a second lookup could be rebound). Empty
+    /// unless the URL stage passed with a resolve-mode policy.
+    pub pinned: Vec<PinnedUrl>,
     /// A short text safe to return to the model as the tool result: the
     /// verdict, reason codes and pointers only (see [`crate::feedback`]).
     pub feedback: String,
+}
+
+/// The checked addresses of one URL argument (resolve mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PinnedUrl {
+    /// The JSON Pointer of the URL argument, such as `/url`.
+    pub pointer: String,
+    /// Every address the host resolved to, each checked, with the URL's
+    /// effective port; in the resolver's order without duplicates. For an
+    /// IP-literal host, that address alone.
+    pub addresses: Vec<SocketAddr>,
 }
 
 impl Decision {
@@ -145,6 +163,7 @@ mod tests {
             shape: None,
             policies: Vec::new(),
             approval: None,
+            pinned: Vec::new(),
             feedback: String::new(),
         }
     }

@@ -3,6 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 
 use toolgate_json::canonical::{self, Digest};
 use toolgate_json::Value;
@@ -15,7 +16,7 @@ use crate::feedback;
 use crate::reason::{Code, Reason};
 use crate::registry::Registry;
 use crate::stage::{self, approval::Outcome, limits::Limits, policy::UrlArg};
-use crate::url_guard::UrlPolicyError;
+use crate::url_guard::{Resolve, SystemResolver, UrlPolicyError};
 
 /// The gate: a raw provider response in, one [`Decision`] per proposed call
 /// out.
@@ -49,6 +50,7 @@ pub struct Gate {
     authorizer: Box<dyn Authorizer>,
     adapter: AdapterOptions,
     limits: Limits,
+    resolver: Arc<dyn Resolve + Send + Sync>,
 }
 
 /// What the gate precomputes per tool.
@@ -75,6 +77,7 @@ impl Gate {
             registry,
             authorizer: None,
             adapter: AdapterOptions::new(),
+            resolver: None,
             limits: Limits {
                 max_turns: Self::DEFAULT_MAX_TURNS,
                 max_calls: Self::DEFAULT_MAX_CALLS,
@@ -169,6 +172,7 @@ impl Gate {
             shape: None,
             policies: Vec::new(),
             approval: None,
+            pinned: Vec::new(),
             feedback: String::new(),
         };
         // 1. finish and response-level findings.
@@ -200,8 +204,9 @@ impl Gate {
             return deny(d, reasons, Some(extras));
         }
         // 5. argument policies.
-        if let Err(reasons) = stage::policy::check(&extras.urls, &arguments) {
-            return deny(d, reasons, Some(extras));
+        match stage::policy::check(&extras.urls, &arguments, self.resolver.as_ref()) {
+            Ok(pinned) => d.pinned = pinned,
+            Err(reasons) => return deny(d, reasons, Some(extras)),
         }
         // 6. authorization.
         let canonical = d.canonical_args.as_deref().unwrap_or_default();
@@ -282,9 +287,18 @@ pub struct GateBuilder {
     authorizer: Option<Box<dyn Authorizer>>,
     adapter: AdapterOptions,
     limits: Limits,
+    resolver: Option<Arc<dyn Resolve + Send + Sync>>,
 }
 
 impl GateBuilder {
+    /// The resolver of resolve-mode URL policies (`resolve = true`); by
+    /// default the [`SystemResolver`]. It is called during
+    /// [`Gate::decide`], once per resolve-mode URL argument.
+    pub fn resolver(mut self, resolver: Arc<dyn Resolve + Send + Sync>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
     /// The authorization hook.
     pub fn authorizer(mut self, authorizer: impl Authorizer + 'static) -> Self {
         self.authorizer = Some(Box::new(authorizer));
@@ -340,6 +354,9 @@ impl GateBuilder {
             authorizer: self.authorizer.unwrap_or_else(|| Box::new(DenyAll)),
             adapter: self.adapter,
             limits: self.limits,
+            resolver: self
+                .resolver
+                .unwrap_or_else(|| Arc::new(SystemResolver::new())),
         })
     }
 }

@@ -33,7 +33,7 @@ pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, Context, ContextError, ContextErrorKind, KillSwitch,
     Rejection, StateError, StateView,
 };
-pub use crate::decision::{Decision, Decisions, Verdict};
+pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
 pub use crate::persist::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreUrl,

@@ -83,6 +83,7 @@ pub struct UrlPolicyConfig {
     pub(crate) hosts: Vec<String>,
     pub(crate) ports: Vec<u16>,
     pub(crate) allow_private: bool,
+    pub(crate) resolve: bool,
 }
 
 impl UrlPolicyConfig {
@@ -112,6 +113,13 @@ impl UrlPolicyConfig {
     /// allowed (default `false`).
     pub fn allow_private(&self) -> bool {
         self.allow_private
+    }
+
+    /// Whether resolve mode is on (default `false`): the gate resolves the
+    /// host, denies the URL if any address is forbidden (DNS rebinding), and
+    /// pins the checked addresses in the decision.
+    pub fn resolve(&self) -> bool {
+        self.resolve
     }
 }
 

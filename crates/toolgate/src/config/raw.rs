@@ -133,6 +133,8 @@ pub(crate) struct RawUrlPolicy {
     pub(crate) ports: Vec<u16>,
     #[serde(default)]
     pub(crate) allow_private: bool,
+    #[serde(default)]
+    pub(crate) resolve: bool,
 }
 
 /// One table or an array of tables: `url_policy = { … }` or
