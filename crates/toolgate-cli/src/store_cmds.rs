@@ -210,7 +210,36 @@ pub enum ApprovalsCommand {
         #[command(flatten)]
         decision: DecisionArgs,
     },
+    /// Grant a standing approval: TOOL for USER, with any arguments, in any
+    /// session, until it expires (each use is audited). Revoke it with
+    /// `approvals deny ID`.
+    #[command(after_help = GRANT_EXIT_CODES)]
+    Grant {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The user it covers, exactly.
+        #[arg(long)]
+        user: String,
+        /// The tool it covers, exactly.
+        #[arg(long)]
+        tool: String,
+        /// How long it lasts, in seconds (at most 30 days).
+        #[arg(long, value_name = "SECONDS",
+              value_parser = clap::value_parser!(u32).range(1..=2_592_000))]
+        for_seconds: u32,
+        /// A note for the audit log.
+        #[arg(long, default_value = "")]
+        note: String,
+        /// Who grants it (default: `$USER`, else `cli`).
+        #[arg(long)]
+        actor: Option<String>,
+    },
 }
+
+const GRANT_EXIT_CODES: &str = "\
+Exit codes:
+  0  granted (its id is printed)
+  2  usage error, or a store that cannot be opened or written";
 
 /// The id, note and actor of an approval decision.
 #[derive(Debug, clap::Args)]
@@ -308,6 +337,34 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => Err(anyhow::Error::new(e).context("cannot decide the approval")),
             }
+        }
+        ApprovalsCommand::Grant {
+            store,
+            user,
+            tool,
+            for_seconds,
+            note,
+            actor: who,
+        } => {
+            let actor = actor(who.as_deref());
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .context("the system clock is before 1970")?;
+            let now =
+                Timestamp::from_unix_millis(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
+            let until = now.saturating_add(std::time::Duration::from_secs(u64::from(*for_seconds)));
+            let id = store
+                .open(false)?
+                .grant_standing(user, tool, until, &actor, note)
+                .context("cannot grant the approval")?;
+            writeln!(
+                out,
+                "approval {id} granted by {}: `{}` for user `{}` for {for_seconds} s",
+                display(&actor),
+                display(tool),
+                display(user)
+            )?;
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

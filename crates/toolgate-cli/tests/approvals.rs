@@ -331,3 +331,76 @@ fn help_documents_exit_codes() {
         assert!(text(&out.stdout).contains("Exit codes:"), "{args:?}");
     }
 }
+
+#[test]
+fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
+    let db = fresh_db();
+    let out = toolgate(&[
+        "approvals",
+        "grant",
+        "--user",
+        "alice",
+        "--tool",
+        "refund",
+        "--for-seconds",
+        "600",
+        "--note",
+        "refund week",
+        "--store",
+        &db.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let granted = text(&out.stdout);
+    let id = granted
+        .strip_prefix("approval ")
+        .and_then(|r| r.split(' ').next())
+        .unwrap()
+        .to_owned();
+    assert!(
+        granted.contains("`refund` for user `alice` for 600 s"),
+        "{granted}"
+    );
+    // Any refund of hers that policy allows runs, again and again.
+    for _ in 0..2 {
+        let (d, code) = check(&db, "context.json", REFUND);
+        assert_eq!(code, 0, "{d:?}");
+        assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
+    }
+    // Not for another user: carol's refunds still need a human.
+    let (d, _) = check(
+        &db,
+        "context-carol.json",
+        "responses/openai-support-refunds.json",
+    );
+    assert_ne!(s(&d, "/decisions/0/verdict"), "allow");
+    // Every use is in the audit log.
+    let tail = toolgate(&["audit", "tail", "-n", "50", "--store", &db.url]);
+    assert_eq!(tail.status.code(), Some(0));
+    assert!(
+        text(&tail.stdout).contains("approval_used"),
+        "{}",
+        text(&tail.stdout)
+    );
+    // Revoked: back to a human.
+    let out = toolgate(&["approvals", "deny", &id, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (d, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 1);
+    assert_eq!(s(&d, "/decisions/1/verdict"), "needs_approval");
+    // Out of bounds durations are usage errors.
+    for bad in ["0", "2592001", "x"] {
+        let out = toolgate(&[
+            "approvals",
+            "grant",
+            "--user",
+            "alice",
+            "--tool",
+            "refund",
+            "--for-seconds",
+            bad,
+            "--store",
+            &db.url,
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
+}
