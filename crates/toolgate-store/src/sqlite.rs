@@ -8,8 +8,12 @@
 //!   keep one unbroken chain.
 //! - Durability [`Durability::Full`] (the default) fsyncs the WAL on every
 //!   commit: a returned receipt survives power loss.
-//! - Two connections: one writer (behind the group commit) and one reader, so
-//!   `kill_switch()` and lookups do not queue behind a commit.
+//! - One writer connection (behind the group commit) and a small pool of
+//!   reader connections, so `kill_switch()` and lookups neither queue behind a
+//!   commit nor behind each other.
+
+/// Reader connections per store.
+const READERS: usize = 4;
 
 mod group;
 mod rows;
@@ -18,7 +22,8 @@ mod schema;
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use rusqlite::types::Value as SqlValue;
@@ -166,7 +171,7 @@ impl SqliteOptions {
             let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
             conn.busy_timeout(self.busy_timeout).map_err(open_err)?;
             schema::check(&conn)?;
-            return Ok(SqliteStore::new(conn, None, self));
+            return Ok(SqliteStore::new(conn, Vec::new(), self));
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
@@ -184,12 +189,16 @@ impl SqliteOptions {
         }
         self.configure_writer(&writer)?;
         schema::migrate(&mut writer, self.clock.now().unix_millis())?;
-        let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
-        reader.busy_timeout(self.busy_timeout).map_err(open_err)?;
-        reader
-            .pragma_update(None, "query_only", true)
-            .map_err(open_err)?;
-        Ok(SqliteStore::new(writer, Some(reader), self))
+        let mut readers = Vec::with_capacity(READERS);
+        for _ in 0..READERS {
+            let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
+            reader.busy_timeout(self.busy_timeout).map_err(open_err)?;
+            reader
+                .pragma_update(None, "query_only", true)
+                .map_err(open_err)?;
+            readers.push(reader);
+        }
+        Ok(SqliteStore::new(writer, readers, self))
     }
 
     /// Opens a private in-memory database (tests, benchmarks): nothing
@@ -199,7 +208,7 @@ impl SqliteOptions {
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         self.configure_writer(&conn)?;
         schema::migrate(&mut conn, self.clock.now().unix_millis())?;
-        Ok(SqliteStore::new(conn, None, self))
+        Ok(SqliteStore::new(conn, Vec::new(), self))
     }
 
     fn configure_writer(&self, conn: &Connection) -> Result<(), Error> {
@@ -244,7 +253,10 @@ impl SqliteOptions {
 /// ```
 pub struct SqliteStore {
     writer: Mutex<Connection>,
-    reader: Option<Mutex<Connection>>,
+    /// Reader connections; empty when the writer reads too (in memory).
+    readers: Vec<Mutex<Connection>>,
+    /// Where the next read starts looking for a free reader.
+    next_reader: AtomicUsize,
     group: GroupCommit,
     clock: Arc<dyn Clock>,
     escalate_after: u64,
@@ -284,10 +296,11 @@ impl SqliteStore {
         SqliteOptions::new().open_in_memory()
     }
 
-    fn new(writer: Connection, reader: Option<Connection>, options: SqliteOptions) -> Self {
+    fn new(writer: Connection, readers: Vec<Connection>, options: SqliteOptions) -> Self {
         Self {
             writer: Mutex::new(writer),
-            reader: reader.map(Mutex::new),
+            readers: readers.into_iter().map(Mutex::new).collect(),
+            next_reader: AtomicUsize::new(0),
             group: GroupCommit::new(options.max_batch),
             clock: options.clock,
             escalate_after: u64::from(options.escalate_after),
@@ -295,12 +308,31 @@ impl SqliteStore {
         }
     }
 
+    /// A free reader connection (the first free one from a rotating start),
+    /// else waits for one; the writer when there are no readers.
     fn read_conn(&self) -> Result<MutexGuard<'_, Connection>, Error> {
-        self.reader
-            .as_ref()
+        let poisoned = |_| Error::poisoned("database connection");
+        let n = self.readers.len();
+        if n == 0 {
+            return self.writer.lock().map_err(poisoned);
+        }
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        for k in 0..n {
+            if let Some(m) = self.readers.get((start + k) % n) {
+                match m.try_lock() {
+                    Ok(guard) => return Ok(guard),
+                    Err(TryLockError::WouldBlock) => {}
+                    Err(TryLockError::Poisoned(_)) => {
+                        return Err(Error::poisoned("database connection"))
+                    }
+                }
+            }
+        }
+        self.readers
+            .get(start % n)
             .unwrap_or(&self.writer)
             .lock()
-            .map_err(|_| Error::poisoned("database connection"))
+            .map_err(poisoned)
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
