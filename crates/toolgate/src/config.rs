@@ -19,6 +19,15 @@
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
 //!
+//! [server]                    # `toolgate serve`
+//! listen = "127.0.0.1:8080"   # the default
+//! max_body_bytes = 8388608    # a request body's cap (default 8 MiB)
+//!
+//! [[server.token]]            # bearer tokens, stored as SHA-256 hashes
+//! name = "support-agent"      # the actor in the audit log (optional)
+//! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+//! role = "agent"              # agent | approver | admin
+//!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);
 //!                                    # "cedar" when `policies` is given
@@ -85,7 +94,8 @@ use self::error::{key_at, key_start, Cause};
 use self::import::{json_summary, Imported};
 use self::pointer::PointerError;
 use self::raw::{
-    limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawRisk, RawTool, RawUrlPolicy,
+    limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawRisk, RawRole, RawTool,
+    RawUrlPolicy,
 };
 use crate::registry::{Registry, ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
 
@@ -103,6 +113,12 @@ pub const DEFAULT_ESCALATE_AFTER: u32 = 3;
 pub const DEFAULT_APPROVAL_EXPIRY_SECONDS: u64 = 3600;
 /// The longest `expiry_seconds` accepted: 30 days.
 pub const MAX_APPROVAL_EXPIRY_SECONDS: u64 = 30 * 24 * 3600;
+/// The address `toolgate serve` listens on when `[server]` sets no `listen`.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+/// A request body's cap when `[server]` sets no `max_body_bytes`: 8 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
+/// The largest `max_body_bytes` accepted: 256 MiB.
+pub const MAX_MAX_BODY_BYTES: u64 = 256 << 20;
 /// Bytes of one call's arguments when `[gate]` sets no `max_argument_bytes`.
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 64 << 10;
 
@@ -237,6 +253,96 @@ impl ApprovalsConfig {
     }
 }
 
+/// What an HTTP caller may do: `[[server.token]] role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum ServerRole {
+    /// `agent`: decide, and wait on an approval.
+    Agent,
+    /// `approver`: list, read, approve and deny approvals (and wait).
+    Approver,
+    /// `admin`: everything, including the kill switch and the audit log.
+    Admin,
+}
+
+impl ServerRole {
+    /// The name used in the config: `agent`, `approver` or `admin`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Agent => "agent",
+            Self::Approver => "approver",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+impl fmt::Display for ServerRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One `[[server.token]]`: the SHA-256 of a bearer token and its role. The
+/// token itself is never in the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerToken {
+    name: Option<String>,
+    sha256: [u8; 32],
+    role: ServerRole,
+}
+
+impl ServerToken {
+    /// The token's name (the actor recorded for its approvals), if given.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The SHA-256 of the token.
+    pub fn sha256(&self) -> &[u8; 32] {
+        &self.sha256
+    }
+
+    /// The role.
+    pub fn role(&self) -> ServerRole {
+        self.role
+    }
+}
+
+/// The `[server]` table: how `toolgate serve` listens and who may call it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    listen: std::net::SocketAddr,
+    max_body_bytes: usize,
+    tokens: Vec<ServerToken>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            tokens: Vec::new(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The address to listen on (default `127.0.0.1:8080`).
+    pub fn listen(&self) -> std::net::SocketAddr {
+        self.listen
+    }
+
+    /// The largest request body accepted, in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// The bearer tokens.
+    pub fn tokens(&self) -> &[ServerToken] {
+        &self.tokens
+    }
+}
+
 /// How calls are authorized: `[authorization] mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -289,6 +395,7 @@ pub struct Config {
     gate: GateConfig,
     store: StoreConfig,
     approvals: ApprovalsConfig,
+    server: ServerConfig,
     authorization: AuthorizationConfig,
     registry: Registry,
 }
@@ -339,6 +446,11 @@ impl Config {
     /// The `[approvals]` table.
     pub fn approvals(&self) -> &ApprovalsConfig {
         &self.approvals
+    }
+
+    /// The `[server]` table.
+    pub fn server(&self) -> &ServerConfig {
+        &self.server
     }
 
     /// The folder relative paths in the config are resolved against (the
@@ -409,6 +521,20 @@ fn insert(registry: &mut Registry, tool: Tool) -> Result<(), Error> {
             _ => e,
         }
     })
+}
+
+/// 64 hexadecimal digits (either case) as 32 bytes.
+fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+    let digits = hex.as_bytes();
+    if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (byte, pair) in out.iter_mut().zip(digits.chunks_exact(2)) {
+        let text = std::str::from_utf8(pair).ok()?;
+        *byte = u8::from_str_radix(text, 16).ok()?;
+    }
+    Some(out)
 }
 
 /// Why a name cannot be a tool name, if it cannot.
@@ -560,6 +686,7 @@ impl Loader<'_> {
             }
             approvals.expiry_seconds = n;
         }
+        let server = self.server(&raw)?;
         let path_of = |p: &Option<Spanned<String>>| p.as_ref().map(|p| self.resolve(p.get_ref()));
         let authorization = AuthorizationConfig {
             mode: self.authorization_mode(&raw)?,
@@ -643,6 +770,7 @@ impl Loader<'_> {
             gate,
             store,
             approvals,
+            server,
             authorization,
             registry,
         })
@@ -686,6 +814,64 @@ impl Loader<'_> {
             err = err.key(k);
         }
         err
+    }
+
+    /// `[server]`: an address, a body cap in range, tokens as 64 hex digits.
+    fn server(&self, raw: &RawConfig) -> Result<ServerConfig, Error> {
+        let mut server = ServerConfig::default();
+        if let Some(v) = &raw.server.listen {
+            server.listen = v.get_ref().parse().map_err(|_| {
+                self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "listen",
+                    "`listen` must be an address and port, such as \"127.0.0.1:8080\"",
+                )
+            })?;
+        }
+        if let Some(v) = &raw.server.max_body_bytes {
+            let n = *v.get_ref();
+            let bytes = usize::try_from(n)
+                .ok()
+                .filter(|_| n != 0 && n <= MAX_MAX_BODY_BYTES);
+            server.max_body_bytes = bytes.ok_or_else(|| {
+                self.at_key(
+                    ErrorCode::InvalidLimit,
+                    v.span().start,
+                    "max_body_bytes",
+                    format!("`max_body_bytes` must be between 1 and {MAX_MAX_BODY_BYTES}"),
+                )
+            })?;
+        }
+        for t in &raw.server.token {
+            let hex = t.sha256.get_ref();
+            let sha256 = parse_sha256(hex).ok_or_else(|| {
+                self.at_key(
+                    ErrorCode::InvalidValue,
+                    t.sha256.span().start,
+                    "sha256",
+                    "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
+                )
+            })?;
+            if server.tokens.iter().any(|o| o.sha256 == sha256) {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    t.sha256.span().start,
+                    "sha256",
+                    "this token is already declared",
+                ));
+            }
+            server.tokens.push(ServerToken {
+                name: t.name.as_ref().map(|n| n.get_ref().clone()),
+                sha256,
+                role: match t.role {
+                    RawRole::Agent => ServerRole::Agent,
+                    RawRole::Approver => ServerRole::Approver,
+                    RawRole::Admin => ServerRole::Admin,
+                },
+            });
+        }
+        Ok(server)
     }
 
     /// `mode`: `cedar` needs `policies` and `schema`; `none` takes neither.

@@ -21,6 +21,7 @@ pub mod registry;
 pub mod sanitize;
 mod stage;
 pub mod url_guard;
+pub mod wire;
 
 // The public interface is:
 pub use crate::adapter::{

@@ -20,6 +20,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) approvals: RawApprovals,
     #[serde(default)]
+    pub(crate) server: RawServer,
+    #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
@@ -49,6 +51,31 @@ pub(crate) struct RawStore {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawApprovals {
     pub(crate) expiry_seconds: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawServer {
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) max_body_bytes: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub(crate) token: Vec<RawToken>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawToken {
+    pub(crate) name: Option<Spanned<String>>,
+    pub(crate) sha256: Spanned<String>,
+    pub(crate) role: RawRole,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawRole {
+    Agent,
+    Approver,
+    Admin,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

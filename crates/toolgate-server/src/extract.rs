@@ -1,0 +1,139 @@
+//! The strict JSON extractor: `Content-Type: application/json`, a body cap,
+//! and toolgate-json's strict parser (duplicate keys, lone surrogates,
+//! trailing data… are refused with the parser's code and pointer).
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Query, Request};
+use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
+use serde::de::DeserializeOwned;
+use toolgate_json::{Limit, Limits, ParseOptions, Value};
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// A request body parsed strictly into a JSON value.
+#[derive(Debug, Clone)]
+pub struct StrictJson(pub Value<'static>);
+
+impl FromRequest<AppState> for StrictJson {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        match read(req, state, false).await? {
+            Some(v) => Ok(Self(v)),
+            None => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_json",
+                "the body is empty",
+            )),
+        }
+    }
+}
+
+/// An optional strict JSON body: an empty body is `None`.
+#[derive(Debug, Clone)]
+pub struct MaybeJson(pub Option<Value<'static>>);
+
+impl FromRequest<AppState> for MaybeJson {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        read(req, state, true).await.map(Self)
+    }
+}
+
+async fn read(
+    req: Request,
+    state: &AppState,
+    optional: bool,
+) -> Result<Option<Value<'static>>, ApiError> {
+    let is_json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
+    let has_type = req.headers().contains_key(header::CONTENT_TYPE);
+    let cap = state.max_body_bytes();
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the body is larger than {cap} bytes"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > u64::try_from(cap).unwrap_or(u64::MAX)) {
+        return Err(too_large());
+    }
+    if !is_json && (has_type || !optional) {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be `Content-Type: application/json`",
+        ));
+    }
+    let bytes: Bytes = axum::body::to_bytes(req.into_body(), cap)
+        .await
+        .map_err(|_| too_large())?;
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    if !is_json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the body must be `Content-Type: application/json`",
+        ));
+    }
+    parse(&bytes, cap).map(Some)
+}
+
+/// Parses a request body strictly; the string limit is the body cap (a raw
+/// provider response travels as one string).
+pub fn parse(bytes: &[u8], cap: usize) -> Result<Value<'static>, ApiError> {
+    let limits = Limits::new()
+        .set(Limit::InputBytes, cap)
+        .and_then(|l| l.set(Limit::StringBytes, cap))
+        .unwrap_or_default();
+    let value = ParseOptions::new()
+        .with_limits(limits)
+        .parse(bytes)
+        .map_err(|e| {
+            let code = match e.code() {
+                toolgate_json::ErrorCode::DuplicateKey => "duplicate_key",
+                _ => "invalid_json",
+            };
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                code,
+                format!(
+                    "the body is not strict JSON: {}: {}",
+                    e.code().as_str(),
+                    e.code().description()
+                ),
+            )
+            .at(e.pointer().to_owned())
+        })?;
+    Ok(value.into_owned())
+}
+
+/// Query parameters; unknown or malformed ones are `400 invalid_query`.
+#[derive(Debug, Clone)]
+pub struct StrictQuery<T>(pub T);
+
+impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for StrictQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(q)| StrictQuery(q))
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
+    }
+}

@@ -1,0 +1,101 @@
+//! Prometheus metrics, written by hand in the text exposition format.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Upper bounds of the latency histogram's buckets, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+/// The service's counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    /// (verdict, tool) → decisions.
+    decisions: Mutex<BTreeMap<(String, String), u64>>,
+    buckets: [AtomicU64; 12],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+impl Metrics {
+    /// Counts one decision of `tool` with `verdict`.
+    pub fn decision(&self, verdict: &str, tool: &str) {
+        if let Ok(mut map) = self.decisions.lock() {
+            *map.entry((verdict.to_owned(), tool.to_owned()))
+                .or_insert(0) += 1;
+        }
+    }
+
+    /// Records how long one decide request took.
+    pub fn latency(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            if secs <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// The exposition text, with the gauges read from the store (`None`:
+    /// the store did not answer; the gauge is left out).
+    pub fn render(&self, pending: Option<u64>, kill_mode: Option<&str>) -> String {
+        let mut out = String::new();
+        out.push_str("# HELP toolgate_decisions_total Decisions by verdict and tool.\n");
+        out.push_str("# TYPE toolgate_decisions_total counter\n");
+        if let Ok(map) = self.decisions.lock() {
+            for ((verdict, tool), n) in map.iter() {
+                let _ = writeln!(
+                    out,
+                    "toolgate_decisions_total{{verdict=\"{}\",tool=\"{}\"}} {n}",
+                    escape(verdict),
+                    escape(tool)
+                );
+            }
+        }
+        out.push_str("# HELP toolgate_decision_seconds Latency of decide requests.\n");
+        out.push_str("# TYPE toolgate_decision_seconds histogram\n");
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            let _ = writeln!(
+                out,
+                "toolgate_decision_seconds_bucket{{le=\"{bound}\"}} {}",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(
+            out,
+            "toolgate_decision_seconds_bucket{{le=\"+Inf\"}} {count}"
+        );
+        let sum = Duration::from_micros(self.sum_micros.load(Ordering::Relaxed)).as_secs_f64();
+        let _ = writeln!(out, "toolgate_decision_seconds_sum {sum}");
+        let _ = writeln!(out, "toolgate_decision_seconds_count {count}");
+        if let Some(p) = pending {
+            out.push_str("# HELP toolgate_pending_approvals Approvals waiting for a human.\n");
+            out.push_str("# TYPE toolgate_pending_approvals gauge\n");
+            let _ = writeln!(out, "toolgate_pending_approvals {p}");
+        }
+        if let Some(mode) = kill_mode {
+            out.push_str("# HELP toolgate_kill_switch The kill switch: 1 for the current mode.\n");
+            out.push_str("# TYPE toolgate_kill_switch gauge\n");
+            for m in ["off", "deny_writes", "deny_all"] {
+                let on = u8::from(m == mode);
+                let _ = writeln!(out, "toolgate_kill_switch{{mode=\"{m}\"}} {on}");
+            }
+        }
+        out
+    }
+}
+
+/// A label value escaped as the exposition format requires.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}

@@ -1,0 +1,228 @@
+//! The service's wire types: requests read from strict JSON values (unknown
+//! members refused), responses written as canonical JSON.
+
+use std::borrow::Cow;
+
+use toolgate::store::{Approval, AuditRecord, KillMode, KillSwitchState};
+use toolgate::{Context, Decisions, Format};
+use toolgate_json::{canonical, Number, Object, Value};
+
+use crate::error::ApiError;
+
+/// `POST /v1/decide`: `{"body": "…", "format": "auto", "context": {…}}`.
+#[derive(Debug)]
+pub struct DecideRequest {
+    /// The raw provider response (JSON text or an SSE stream body).
+    pub body: String,
+    /// The format, `auto` by default.
+    pub format: Format,
+    /// The context; user and session empty at turn 1 when absent.
+    pub context: Context,
+}
+
+/// `POST /v1/kill`: `{"mode": "off|deny_writes|deny_all", "reason": "…"}`.
+#[derive(Debug)]
+pub struct KillRequest {
+    /// The new mode.
+    pub mode: KillMode,
+    /// Why (recorded in the audit log).
+    pub reason: String,
+}
+
+fn object<'v>(v: &'v Value<'static>) -> Result<&'v Object<'static>, ApiError> {
+    v.as_object()
+        .ok_or_else(|| ApiError::invalid_request("the body must be a JSON object", ""))
+}
+
+fn only(o: &Object<'_>, names: &[&str]) -> Result<(), ApiError> {
+    for k in o.keys() {
+        if !names.contains(&k) {
+            let mut p = String::new();
+            toolgate_json::pointer::push_token(&mut p, k);
+            return Err(ApiError::unknown_field(p));
+        }
+    }
+    Ok(())
+}
+
+fn string_member(o: &Object<'_>, name: &str, required: bool) -> Result<Option<String>, ApiError> {
+    match o.get(name) {
+        None if required => Err(ApiError::invalid_request(
+            format!("missing member `{name}`"),
+            format!("/{name}"),
+        )),
+        None => Ok(None),
+        Some(v) => v.as_str().map(|s| Some(s.to_owned())).ok_or_else(|| {
+            ApiError::invalid_request(format!("`{name}` must be a string"), format!("/{name}"))
+        }),
+    }
+}
+
+impl DecideRequest {
+    /// Reads a decide request.
+    pub fn from_value(v: &Value<'static>) -> Result<Self, ApiError> {
+        let o = object(v)?;
+        only(o, &["body", "format", "context"])?;
+        let body = string_member(o, "body", true)?.unwrap_or_default();
+        let format = match string_member(o, "format", false)? {
+            None => Format::Auto,
+            Some(f) => f.parse().map_err(|_| {
+                ApiError::invalid_request(
+                    "`format` must be auto, openai, responses, anthropic, gemini or mcp",
+                    "/format",
+                )
+            })?,
+        };
+        let context = match o.get("context") {
+            None => Context::new("", "", 1),
+            Some(c) => {
+                let text = canonical::to_string(c);
+                Context::from_json(text.as_bytes()).map_err(|e| {
+                    let pointer = format!("/context{}", e.pointer());
+                    match e.kind() {
+                        toolgate::ContextErrorKind::UnknownMember => {
+                            ApiError::unknown_field(pointer)
+                        }
+                        _ => ApiError::invalid_request(format!("context: {e}"), pointer),
+                    }
+                })?
+            }
+        };
+        Ok(Self {
+            body,
+            format,
+            context,
+        })
+    }
+}
+
+impl KillRequest {
+    /// Reads a kill request.
+    pub fn from_value(v: &Value<'static>) -> Result<Self, ApiError> {
+        let o = object(v)?;
+        only(o, &["mode", "reason"])?;
+        let mode = string_member(o, "mode", true)?.unwrap_or_default();
+        let mode = KillMode::parse(&mode).ok_or_else(|| {
+            ApiError::invalid_request("`mode` must be off, deny_writes or deny_all", "/mode")
+        })?;
+        let reason = string_member(o, "reason", false)?.unwrap_or_default();
+        Ok(Self { mode, reason })
+    }
+}
+
+/// The optional note of an approve or deny: `{"note": "…"}`.
+pub fn note(v: Option<&Value<'static>>) -> Result<String, ApiError> {
+    match v {
+        None => Ok(String::new()),
+        Some(v) => {
+            let o = object(v)?;
+            only(o, &["note"])?;
+            Ok(string_member(o, "note", false)?.unwrap_or_default())
+        }
+    }
+}
+
+fn string(s: impl Into<String>) -> Value<'static> {
+    Value::String(Cow::Owned(s.into()))
+}
+
+fn u64_value(n: u64) -> Value<'static> {
+    Value::Number(Number::from(n))
+}
+
+fn i64_value(n: i64) -> Value<'static> {
+    Value::Number(Number::from(n))
+}
+
+fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'static> {
+    v.map_or(Value::Null, f)
+}
+
+/// The decisions, as `toolgate check --json` prints them (without `input`).
+pub fn decisions(d: &Decisions) -> String {
+    canonical::to_string(&Value::Object(toolgate::wire::decisions_object(d)))
+}
+
+/// One approval. Times are Unix milliseconds.
+pub fn approval_object(a: &Approval) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("id", string(a.id.to_string()));
+    o.insert("kind", string(a.kind.as_str()));
+    o.insert("user", string(a.user.clone()));
+    o.insert("session", or_null(a.session.clone(), string));
+    o.insert("tool", string(a.tool.clone()));
+    o.insert("digest", or_null(a.digest, |d| string(d.to_string())));
+    o.insert("created_at", i64_value(a.created_at.unix_millis()));
+    o.insert("expires_at", i64_value(a.expires_at.unix_millis()));
+    o.insert("state", string(a.state.as_str()));
+    o.insert("decided_by", or_null(a.decided_by.clone(), string));
+    o.insert(
+        "decided_at",
+        or_null(a.decided_at, |t| i64_value(t.unix_millis())),
+    );
+    o.insert("note", or_null(a.note.clone(), string));
+    o.insert(
+        "used_at",
+        or_null(a.used_at, |t| i64_value(t.unix_millis())),
+    );
+    o.insert("uses", u64_value(a.uses));
+    o
+}
+
+/// One approval as a document.
+pub fn approval(a: &Approval) -> String {
+    canonical::to_string(&Value::Object(approval_object(a)))
+}
+
+/// The result of a wait: the approval plus `timed_out`.
+pub fn waited(a: &Approval, timed_out: bool) -> String {
+    let mut o = approval_object(a);
+    o.insert("timed_out", Value::Bool(timed_out));
+    canonical::to_string(&Value::Object(o))
+}
+
+/// A page of approvals: `{"approvals": […]}`.
+pub fn approvals(list: &[Approval]) -> String {
+    let mut o = Object::new();
+    o.insert(
+        "approvals",
+        Value::Array(
+            list.iter()
+                .map(|a| Value::Object(approval_object(a)))
+                .collect(),
+        ),
+    );
+    canonical::to_string(&Value::Object(o))
+}
+
+/// The kill switch: `{"mode", "reason", "actor", "changed_at"}`.
+pub fn kill(k: &KillSwitchState) -> String {
+    let mut o = Object::new();
+    o.insert("mode", string(k.mode.as_str()));
+    o.insert("reason", or_null(k.reason.clone(), string));
+    o.insert("actor", or_null(k.actor.clone(), string));
+    o.insert(
+        "changed_at",
+        or_null(k.changed_at, |t| i64_value(t.unix_millis())),
+    );
+    canonical::to_string(&Value::Object(o))
+}
+
+/// A page of audit records, oldest first, each in the export's wire format:
+/// `{"records": […], "next_before": SEQ or null}`.
+pub fn audit_page(records: &[AuditRecord]) -> String {
+    let mut out = String::from("{\"next_before\":");
+    match records.first() {
+        Some(r) if r.seq > 1 => out.push_str(&r.seq.to_string()),
+        _ => out.push_str("null"),
+    }
+    out.push_str(",\"records\":[");
+    for (i, r) in records.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&r.to_json());
+    }
+    out.push_str("]}");
+    out
+}

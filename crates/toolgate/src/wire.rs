@@ -1,0 +1,120 @@
+//! The wire form of decisions: the JSON shared by `toolgate check --json`
+//! and the HTTP service (`POST /v1/decide`).
+//!
+//! A response's object has `format` (the format read, or `null`),
+//! `streamed`, `finish` (`{"kind", "reason"}` or `null`), `verdict`,
+//! `rejected` (a reason or `null`), `findings` (reasons with `denies`) and
+//! `decisions`; a reason is `{"code", "pointer"}` plus `"detail"` when the
+//! stage has a finer code; a decision is `{"index", "call_id", "tool",
+//! "verdict", "reasons", "digest", "approval", "policies", "pinned",
+//! "feedback"}`. The members are documented in the README (`toolgate
+//! check`). Canonical arguments are never part of it: they may hold
+//! secrets.
+
+use std::borrow::Cow;
+
+use toolgate_json::{Number, Object, Value};
+
+use crate::decision::{Decision, Decisions, PinnedUrl};
+use crate::reason::Reason;
+
+fn string(s: impl Into<String>) -> Value<'static> {
+    Value::String(Cow::Owned(s.into()))
+}
+
+fn number(n: usize) -> Value<'static> {
+    Value::Number(Number::from(u64::try_from(n).unwrap_or(u64::MAX)))
+}
+
+fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'static> {
+    v.map_or(Value::Null, f)
+}
+
+fn reason_json(r: &Reason) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("code", string(r.code.as_str()));
+    o.insert("pointer", string(r.pointer.clone()));
+    if let Some(detail) = r.detail {
+        o.insert("detail", string(detail));
+    }
+    o
+}
+
+/// The decisions of one response as a JSON object (every member of the wire
+/// format above but `input`, which names where the body came from).
+pub fn decisions_object(d: &Decisions) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("format", or_null(d.format, |f| string(f.as_str())));
+    o.insert("streamed", Value::Bool(d.streamed));
+    o.insert(
+        "finish",
+        or_null(d.finish.as_ref(), |f| {
+            let mut fo = Object::new();
+            fo.insert("kind", string(f.kind()));
+            fo.insert("reason", string(f.reason()));
+            Value::Object(fo)
+        }),
+    );
+    o.insert("verdict", string(d.verdict().as_str()));
+    o.insert(
+        "rejected",
+        or_null(d.rejected.as_ref(), |r| Value::Object(reason_json(r))),
+    );
+    o.insert(
+        "findings",
+        Value::Array(
+            d.findings
+                .iter()
+                .map(|r| {
+                    let mut fo = reason_json(r);
+                    fo.insert("denies", Value::Bool(r.code.finding_denies()));
+                    Value::Object(fo)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "decisions",
+        Value::Array(d.decisions.iter().map(decision_json).collect()),
+    );
+    o
+}
+
+fn decision_json(d: &Decision) -> Value<'static> {
+    let mut o = Object::new();
+    o.insert("index", number(d.index));
+    o.insert("call_id", or_null(d.call_id.clone(), string));
+    o.insert("tool", string(d.tool.clone()));
+    o.insert("verdict", string(d.verdict.as_str()));
+    o.insert(
+        "reasons",
+        Value::Array(
+            d.reasons
+                .iter()
+                .map(|r| Value::Object(reason_json(r)))
+                .collect(),
+        ),
+    );
+    o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
+    o.insert("approval", or_null(d.approval.clone(), string));
+    o.insert(
+        "policies",
+        Value::Array(d.policies.iter().map(|p| string(p.clone())).collect()),
+    );
+    o.insert(
+        "pinned",
+        Value::Array(d.pinned.iter().map(pinned_json).collect()),
+    );
+    o.insert("feedback", string(d.feedback.clone()));
+    Value::Object(o)
+}
+
+fn pinned_json(p: &PinnedUrl) -> Value<'static> {
+    let mut o = Object::new();
+    o.insert("pointer", string(p.pointer.clone()));
+    o.insert(
+        "addresses",
+        Value::Array(p.addresses.iter().map(|a| string(a.to_string())).collect()),
+    );
+    Value::Object(o)
+}
