@@ -32,6 +32,7 @@ pub enum Value<'a> {
 
 impl<'a> Value<'a> {
     /// The JSON type name: `null`, `boolean`, `number`, `string`, `array` or `object`.
+    #[inline]
     pub fn type_name(&self) -> &'static str {
         match self {
             Self::Null => "null",
@@ -44,11 +45,13 @@ impl<'a> Value<'a> {
     }
 
     /// Whether the value is `null`.
+    #[inline]
     pub fn is_null(&self) -> bool {
         matches!(self, Self::Null)
     }
 
     /// The boolean, if this is one.
+    #[inline]
     pub fn as_bool(&self) -> Option<bool> {
         match self {
             Self::Bool(b) => Some(*b),
@@ -57,6 +60,7 @@ impl<'a> Value<'a> {
     }
 
     /// The number, if this is one.
+    #[inline]
     pub fn as_number(&self) -> Option<&Number> {
         match self {
             Self::Number(n) => Some(n),
@@ -65,6 +69,7 @@ impl<'a> Value<'a> {
     }
 
     /// The string, if this is one.
+    #[inline]
     pub fn as_str(&self) -> Option<&str> {
         match self {
             Self::String(s) => Some(s),
@@ -73,6 +78,7 @@ impl<'a> Value<'a> {
     }
 
     /// The items, if this is an array.
+    #[inline]
     pub fn as_array(&self) -> Option<&[Value<'a>]> {
         match self {
             Self::Array(a) => Some(a),
@@ -81,6 +87,7 @@ impl<'a> Value<'a> {
     }
 
     /// The members, if this is an object.
+    #[inline]
     pub fn as_object(&self) -> Option<&Object<'a>> {
         match self {
             Self::Object(o) => Some(o),
@@ -223,6 +230,7 @@ impl Number {
     }
 
     /// The stored lexeme, for every representation but `Int`.
+    #[inline]
     fn text(&self) -> Option<&str> {
         match &self.repr {
             Repr::Int(_) => None,
@@ -235,6 +243,7 @@ impl Number {
     }
 
     /// The number exactly as it was written.
+    #[inline]
     pub fn lexeme(&self) -> Cow<'_, str> {
         match &self.repr {
             Repr::Int(v) => Cow::Owned(v.to_string()),
@@ -244,6 +253,7 @@ impl Number {
 
     /// Whether the lexeme is an integer lexeme: no fraction and no exponent.
     /// `3.0` and `1e2` are not; `-0` is.
+    #[inline]
     pub fn is_integer_lexeme(&self) -> bool {
         match &self.repr {
             Repr::Int(_) => true,
@@ -252,6 +262,7 @@ impl Number {
     }
 
     /// The value as an `i64`, if it is an integer lexeme within range.
+    #[inline]
     pub fn as_i64(&self) -> Option<i64> {
         match &self.repr {
             Repr::Int(v) => Some(*v),
@@ -261,6 +272,7 @@ impl Number {
     }
 
     /// The value as a `u64`, if it is a non-negative integer lexeme within range.
+    #[inline]
     pub fn as_u64(&self) -> Option<u64> {
         match &self.repr {
             Repr::Int(v) => u64::try_from(*v).ok(),
@@ -287,6 +299,7 @@ impl Number {
     }
 
     /// Whether the number is below zero. `-0` and `-0.0` are not.
+    #[inline]
     pub fn is_negative(&self) -> bool {
         match &self.repr {
             Repr::Int(v) => *v < 0,
@@ -366,21 +379,25 @@ impl<'a> Object<'a> {
     }
 
     /// The number of members.
+    #[inline]
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
     /// Whether there are no members.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
 
     /// The value of the member with exactly this name.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&Value<'a>> {
         self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
     /// Whether a member with exactly this name exists.
+    #[inline]
     pub fn contains_key(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
@@ -402,11 +419,13 @@ impl<'a> Object<'a> {
     }
 
     /// The members in input order.
+    #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value<'a>)> {
         self.members.iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// The member names in input order.
+    #[inline]
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.members.iter().map(|(k, _)| k.as_ref())
     }

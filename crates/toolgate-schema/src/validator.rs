@@ -126,6 +126,18 @@ impl Compiled {
         }
     }
 
+    /// Whether node `id` is a leaf whose fast check accepts `v`.
+    #[inline]
+    pub(crate) fn leaf_accepts(&self, id: NodeId, v: &Value) -> bool {
+        match self.nodes.get(id).map(|n| &n.kind) {
+            Some(NodeKind::Keywords {
+                leaf: Some(leaf), ..
+            }) => leaf.accepts(v),
+            Some(NodeKind::Bool(true)) => true,
+            _ => false,
+        }
+    }
+
     /// The node a `$dynamicRef` to anchor `name` lands on: the outermost
     /// resource in the dynamic scope that declares the anchor.
     pub(crate) fn dynamic_target(&self, name: &str, cx: &Cx<'_>) -> Option<NodeId> {

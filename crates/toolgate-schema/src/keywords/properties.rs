@@ -97,6 +97,12 @@ impl Keyword for Properties {
                 seen |= 1 << j;
             }
             if let Some(id) = self.nodes.get(j) {
+                // A leaf that accepts needs no evaluation (and records no
+                // annotation of its own).
+                if cx.schema.leaf_accepts(*id, member) {
+                    ann.mark_prop(i);
+                    continue;
+                }
                 ok &= cx.eval(*id, member, &Path::Key(at, k));
                 ann.mark_prop(i);
                 if !ok && !cx.collect {
