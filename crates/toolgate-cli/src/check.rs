@@ -80,10 +80,8 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{
-    Code, Context, Decision, Decisions, Format, Gate, PinnedUrl, Reason, StoreGate, Verdict,
-};
-use toolgate_json::{canonical, Number, Object, Value};
+use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, StoreGate, Verdict};
+use toolgate_json::{canonical, Value};
 
 use crate::json_check::read_input;
 
@@ -375,103 +373,10 @@ fn display(s: &str) -> String {
     out
 }
 
-fn string(s: impl Into<String>) -> Value<'static> {
-    Value::String(Cow::Owned(s.into()))
-}
-
-fn number(n: usize) -> Value<'static> {
-    Value::Number(Number::from(u64::try_from(n).unwrap_or(u64::MAX)))
-}
-
-fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'static> {
-    v.map_or(Value::Null, f)
-}
-
-fn reason_json(r: &Reason) -> Object<'static> {
-    let mut o = Object::new();
-    o.insert("code", string(r.code.as_str()));
-    o.insert("pointer", string(r.pointer.clone()));
-    if let Some(detail) = r.detail {
-        o.insert("detail", string(detail));
-    }
-    o
-}
-
-/// The `--json` object of one input (see the module documentation).
+/// The `--json` object of one input (see the module documentation): the
+/// library's wire form of the decisions, named by `input`.
 pub fn to_json(name: &str, d: &Decisions) -> Value<'static> {
-    let mut o = Object::new();
-    o.insert("input", string(name));
-    o.insert("format", or_null(d.format, |f| string(f.as_str())));
-    o.insert("streamed", Value::Bool(d.streamed));
-    o.insert(
-        "finish",
-        or_null(d.finish.as_ref(), |f| {
-            let mut fo = Object::new();
-            fo.insert("kind", string(f.kind()));
-            fo.insert("reason", string(f.reason()));
-            Value::Object(fo)
-        }),
-    );
-    o.insert("verdict", string(d.verdict().as_str()));
-    o.insert(
-        "rejected",
-        or_null(d.rejected.as_ref(), |r| Value::Object(reason_json(r))),
-    );
-    o.insert(
-        "findings",
-        Value::Array(
-            d.findings
-                .iter()
-                .map(|r| {
-                    let mut fo = reason_json(r);
-                    fo.insert("denies", Value::Bool(r.code.finding_denies()));
-                    Value::Object(fo)
-                })
-                .collect(),
-        ),
-    );
-    o.insert(
-        "decisions",
-        Value::Array(d.decisions.iter().map(decision_json).collect()),
-    );
-    Value::Object(o)
-}
-
-fn decision_json(d: &Decision) -> Value<'static> {
-    let mut o = Object::new();
-    o.insert("index", number(d.index));
-    o.insert("call_id", or_null(d.call_id.clone(), string));
-    o.insert("tool", string(d.tool.clone()));
-    o.insert("verdict", string(d.verdict.as_str()));
-    o.insert(
-        "reasons",
-        Value::Array(
-            d.reasons
-                .iter()
-                .map(|r| Value::Object(reason_json(r)))
-                .collect(),
-        ),
-    );
-    o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
-    o.insert("approval", or_null(d.approval.clone(), string));
-    o.insert(
-        "policies",
-        Value::Array(d.policies.iter().map(|p| string(p.clone())).collect()),
-    );
-    o.insert(
-        "pinned",
-        Value::Array(d.pinned.iter().map(pinned_json).collect()),
-    );
-    o.insert("feedback", string(d.feedback.clone()));
-    Value::Object(o)
-}
-
-fn pinned_json(p: &PinnedUrl) -> Value<'static> {
-    let mut o = Object::new();
-    o.insert("pointer", string(p.pointer.clone()));
-    o.insert(
-        "addresses",
-        Value::Array(p.addresses.iter().map(|a| string(a.to_string())).collect()),
-    );
+    let mut o = toolgate::wire::decisions_object(d);
+    o.insert("input", Value::String(Cow::Owned(name.to_owned())));
     Value::Object(o)
 }
