@@ -10,6 +10,7 @@ mod check;
 mod json_check;
 mod narrow;
 mod schema_cmds;
+mod serve;
 mod store_cmds;
 
 use std::process::ExitCode;
@@ -70,6 +71,9 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::KillCommand,
     },
+    /// The HTTP decision service: decide, approvals (with long-poll wait),
+    /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
+    Serve(serve::Args),
 }
 
 const CHECK_HELP: &str = "\
@@ -121,6 +125,7 @@ fn main() -> ExitCode {
         Command::Audit { command } => store_cmds::audit(&command),
         Command::Approvals { command } => store_cmds::approvals(&command),
         Command::Kill { command } => store_cmds::kill(&command),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -45,6 +45,10 @@ fn config(dir: &Path, max_body_bytes: usize) -> Config {
         "url = \"sqlite://toolgate.db\"",
         &format!("url = \"sqlite://{}\"", db.display()),
     );
+    // The example's own [server] table is replaced by this test's.
+    let start = text.find("[server]").unwrap();
+    let end = text.find("[authorization]").unwrap();
+    let text = format!("{}{}", &text[..start], &text[end..]);
     let mut text = text.replace(
         "[authorization]",
         &format!(

@@ -1,0 +1,53 @@
+//! `toolgate serve`: the HTTP decision service (`toolgate_server`) on the
+//! config's tools, policies and store, until Ctrl-C or SIGTERM; requests in
+//! flight finish (and their audit records are committed) before it exits.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolgate::config::Config;
+
+/// Flags of `toolgate serve`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The toolgate config (TOML): tools, policies, store, and the `[server]`
+    /// table (listen address, body cap, bearer tokens).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+
+    /// The address to listen on, instead of the config's `[server] listen`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+}
+
+/// Runs the service until a shutdown signal.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&args.config)
+        .with_context(|| format!("cannot load config `{}`", args.config.display()))?;
+    let state = toolgate_server::AppState::from_config(&config)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("cannot start the service")?;
+    if config.server().tokens().is_empty() {
+        eprintln!("toolgate: warning: the config has no [[server.token]]: every API call is refused (401)");
+    }
+    let listen = args.listen.unwrap_or_else(|| config.server().listen());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        let local = listener.local_addr().unwrap_or(listen);
+        eprintln!("toolgate: serving on http://{local}");
+        toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
+            .await
+            .context("the server failed")?;
+        eprintln!("toolgate: stopped");
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
