@@ -39,6 +39,7 @@ mod unevaluated_properties;
 mod unique_items;
 
 pub(crate) use pattern::{compile_regex, Simple};
+pub(crate) use type_::{bit as type_bit, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 
 /// What a keyword compiler returns: a keyword to run, or nothing (the keyword
 /// needs no run-time check, for example `maxContains` without `contains`).

@@ -11,15 +11,7 @@
 
 use toolgate_json::Value;
 
-use crate::keywords::Simple;
-
-const NULL: u8 = 1;
-const BOOLEAN: u8 = 2;
-const INTEGER: u8 = 4;
-const NUMBER: u8 = 8;
-const STRING: u8 = 16;
-const ARRAY: u8 = 32;
-const OBJECT: u8 = 64;
+use crate::keywords::{type_bit, Simple, ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, STRING};
 
 /// The fast check of a leaf schema.
 #[derive(Debug)]
@@ -34,19 +26,6 @@ pub(crate) struct Leaf {
     pattern: Option<Simple>,
     /// `enum` of strings only, or a string `const`.
     strings: Option<Vec<Box<str>>>,
-}
-
-fn type_bit(name: &str) -> Option<u8> {
-    Some(match name {
-        "null" => NULL,
-        "boolean" => BOOLEAN,
-        "integer" => INTEGER,
-        "number" => NUMBER,
-        "string" => STRING,
-        "array" => ARRAY,
-        "object" => OBJECT,
-        _ => return None,
-    })
 }
 
 fn bound(v: &Value<'_>) -> Option<i64> {

@@ -8,13 +8,13 @@ use crate::error::ErrorCode;
 use crate::options::Mode;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
-const NULL: u8 = 1;
-const BOOLEAN: u8 = 2;
-const INTEGER: u8 = 4;
-const NUMBER: u8 = 8;
-const STRING: u8 = 16;
-const ARRAY: u8 = 32;
-const OBJECT: u8 = 64;
+pub(crate) const NULL: u8 = 1;
+pub(crate) const BOOLEAN: u8 = 2;
+pub(crate) const INTEGER: u8 = 4;
+pub(crate) const NUMBER: u8 = 8;
+pub(crate) const STRING: u8 = 16;
+pub(crate) const ARRAY: u8 = 32;
+pub(crate) const OBJECT: u8 = 64;
 
 /// The compiled `type` keyword.
 #[derive(Debug)]
@@ -24,7 +24,8 @@ pub(crate) struct Type {
     location: Box<str>,
 }
 
-fn bit(name: &str) -> Option<u8> {
+/// The bit of a JSON Schema type name.
+pub(crate) fn bit(name: &str) -> Option<u8> {
     Some(match name {
         "null" => NULL,
         "boolean" => BOOLEAN,
