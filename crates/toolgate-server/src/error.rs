@@ -111,7 +111,13 @@ impl From<toolgate::store::Error> for ApiError {
             ErrorCode::InvalidInput => {
                 Self::new(StatusCode::BAD_REQUEST, "invalid_request", e.message())
             }
-            code => Self::store_unavailable(format!("{}: {}", code.as_str(), e.message())),
+            code => {
+                // The store's own message can name files and database
+                // internals: it goes to the operator's log, the client gets
+                // the code only.
+                eprintln!("toolgate serve: store error: {e}");
+                Self::store_unavailable(format!("the store failed: {}", code.as_str()))
+            }
         }
     }
 }
