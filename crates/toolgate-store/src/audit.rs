@@ -16,15 +16,15 @@
 //! | `v` | `1` | the record format's version |
 //! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
-//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch` |
+//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
-//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`) |
+//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`) |
 //! | `policies` | array of strings | the ids of the policies that decided |
 //! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
 //! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"sha256:…"` of its own canonical text |
 //! | `approval` | integer or `null` | the approval the record concerns |
-//! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch |
-//! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval |
+//! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch; the token's name for `forbidden` and `config_reload` (never the token itself) |
+//! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval; the method and route for `unauthorized` and `forbidden`; why a reload was refused |
 //! | `prev` | `"sha256:"` + 64 hex digits | the previous record's `hash`; 64 zeros for record 1 |
 //! | `hash` | `"sha256:"` + 64 hex digits | this record's hash |
 //!
@@ -87,6 +87,15 @@ pub enum Verdict {
     ApprovalUsed,
     /// `kill_switch`: the kill switch changed; `reasons` holds the new mode.
     KillSwitch,
+    /// `unauthorized`: a request to the service without a valid token;
+    /// `reasons` says why, `note` names the route.
+    Unauthorized,
+    /// `forbidden`: a valid token whose role may not use the route;
+    /// `actor` is the token's name, `note` the route.
+    Forbidden,
+    /// `config_reload`: the service re-read its config; `reasons` is
+    /// `applied` or `refused` (and `note` then says why).
+    ConfigReload,
 }
 
 impl Verdict {
@@ -100,6 +109,9 @@ impl Verdict {
             Self::ApprovalDenied => "approval_denied",
             Self::ApprovalUsed => "approval_used",
             Self::KillSwitch => "kill_switch",
+            Self::Unauthorized => "unauthorized",
+            Self::Forbidden => "forbidden",
+            Self::ConfigReload => "config_reload",
         }
     }
 
@@ -113,6 +125,9 @@ impl Verdict {
             "approval_denied" => Self::ApprovalDenied,
             "approval_used" => Self::ApprovalUsed,
             "kill_switch" => Self::KillSwitch,
+            "unauthorized" => Self::Unauthorized,
+            "forbidden" => Self::Forbidden,
+            "config_reload" => Self::ConfigReload,
             _ => return None,
         })
     }
@@ -319,13 +334,19 @@ pub struct AppendReceipt {
 }
 
 /// Which records [`crate::Store::list`] returns: all filters must match;
-/// pages go forward by `seq`.
+/// pages go forward by `seq`, or backward with [`AuditFilter::newest_first`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AuditFilter {
     /// Only records after this `seq` (the cursor: the last `seq` of the
     /// previous page).
     pub after: Option<u64>,
+    /// Only records before this `seq` (the cursor going backward: the
+    /// first `seq` of the previous page).
+    pub before: Option<u64>,
+    /// The newest matching records instead of the oldest: the page is the
+    /// last `limit` matches (still returned by ascending `seq`).
+    pub newest_first: bool,
     /// At most this many records (default 100).
     pub limit: u32,
     /// Only this user's.
@@ -336,6 +357,8 @@ pub struct AuditFilter {
     pub tool: Option<String>,
     /// Only this verdict.
     pub verdict: Option<Verdict>,
+    /// Only one of these verdicts (empty: any).
+    pub verdicts: Vec<Verdict>,
     /// Only records at or after this time.
     pub since: Option<Timestamp>,
     /// Only records before this time.
@@ -353,11 +376,14 @@ impl AuditFilter {
     pub fn new() -> Self {
         Self {
             after: None,
+            before: None,
+            newest_first: false,
             limit: 100,
             user: None,
             session: None,
             tool: None,
             verdict: None,
+            verdicts: Vec::new(),
             since: None,
             until: None,
         }
@@ -367,6 +393,28 @@ impl AuditFilter {
     #[must_use]
     pub fn after(mut self, seq: u64) -> Self {
         self.after = Some(seq);
+        self
+    }
+
+    /// Records before `seq`.
+    #[must_use]
+    pub fn before(mut self, seq: u64) -> Self {
+        self.before = Some(seq);
+        self
+    }
+
+    /// The newest `limit` matches rather than the oldest (pages go
+    /// backward with [`AuditFilter::before`]); still by ascending `seq`.
+    #[must_use]
+    pub fn newest_first(mut self) -> Self {
+        self.newest_first = true;
+        self
+    }
+
+    /// Only records with one of `verdicts`.
+    #[must_use]
+    pub fn verdicts(mut self, verdicts: impl IntoIterator<Item = Verdict>) -> Self {
+        self.verdicts = verdicts.into_iter().collect();
         self
     }
 

@@ -587,6 +587,30 @@ impl Store for SqliteStore {
                 SqlValue::Integer(to_i64(after, "cursor")?),
             );
         }
+        if let Some(before) = f.before {
+            filter(
+                &mut sql,
+                &mut params,
+                "seq < ?",
+                SqlValue::Integer(to_i64(before, "cursor")?),
+            );
+        }
+        if !f.verdicts.is_empty() {
+            sql.push_str(if params.is_empty() {
+                " WHERE "
+            } else {
+                " AND "
+            });
+            sql.push_str("verdict IN (");
+            for (i, v) in f.verdicts.iter().enumerate() {
+                if i > 0 {
+                    sql.push(',');
+                }
+                params.push(SqlValue::Text(v.as_str().into()));
+                sql.push_str(&format!("?{}", params.len()));
+            }
+            sql.push(')');
+        }
         if let Some(user) = &f.user {
             filter(
                 &mut sql,
@@ -636,8 +660,15 @@ impl Store for SqliteStore {
             );
         }
         params.push(SqlValue::Integer(i64::from(f.limit)));
-        sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", params.len()));
-        self.query_records(&sql, &params)
+        if f.newest_first {
+            sql.push_str(&format!(" ORDER BY seq DESC LIMIT ?{}", params.len()));
+            let mut records = self.query_records(&sql, &params)?;
+            records.reverse();
+            Ok(records)
+        } else {
+            sql.push_str(&format!(" ORDER BY seq LIMIT ?{}", params.len()));
+            self.query_records(&sql, &params)
+        }
     }
 
     fn export_jsonl(&self, out: &mut dyn Write) -> Result<u64, Error> {
