@@ -360,6 +360,24 @@ impl SqliteStore {
         Ok(out)
     }
 
+    /// Starts a write transaction and rolls it back.
+    fn probe_write(&self) -> Result<(), Error> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::ReadOnly,
+                "the store was opened read-only",
+            ));
+        }
+        let mut conn = self
+            .writer
+            .lock()
+            .map_err(|_| Error::poisoned("database connection"))?;
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| Error::db("starting a write", e))?;
+        tx.rollback().map_err(|e| Error::db("rolling back", e))
+    }
+
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.write(|tx| entries.iter().map(|e| tx.append(e)).collect())
     }
@@ -1001,6 +1019,11 @@ impl Store for SqliteStore {
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {
         let conn = self.read_conn()?;
         read_kill_switch(&conn)
+    }
+
+    fn ping(&self) -> Result<(), Error> {
+        self.kill_switch()?;
+        self.probe_write()
     }
 
     fn set_kill_switch(

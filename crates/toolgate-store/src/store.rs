@@ -122,6 +122,17 @@ pub trait Store: Send + Sync {
     /// The kill switch, read afresh from the database.
     fn kill_switch(&self) -> Result<KillSwitchState, Error>;
 
+    // ---- health ----
+
+    /// Checks, without changing anything, that the store answers and could
+    /// take a write now: the service's readiness probe. The default reads
+    /// the kill switch; [`crate::SqliteStore`] also starts (and rolls back)
+    /// a write transaction, so a read-only store or a write lock held past
+    /// the busy timeout is reported.
+    fn ping(&self) -> Result<(), Error> {
+        self.kill_switch().map(|_| ())
+    }
+
     /// Flips the kill switch (audited `kill_switch`).
     fn set_kill_switch(
         &self,
