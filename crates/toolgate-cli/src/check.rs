@@ -170,10 +170,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let store = crate::store_cmds::open(
             Some(&config),
             args.store.as_deref(),
-            toolgate::store::SqliteOptions::new(),
+            toolgate::StoreOptions::new(),
         )?;
         Decider::Store(
-            StoreGate::new(gate, Arc::new(store)).with_approval_expiry(config.approvals().expiry()),
+            StoreGate::new(gate, store).with_approval_expiry(config.approvals().expiry()),
         )
     };
 

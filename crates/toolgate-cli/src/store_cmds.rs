@@ -8,13 +8,15 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
 use toolgate::store::{
     Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditRecord, ErrorCode, KillMode,
-    KillSwitchState, SqliteOptions, SqliteStore, Store, Timestamp,
+    KillSwitchState, Store, Timestamp,
 };
+use toolgate::StoreOptions;
 
 /// Where the store is: `--config` or `--store`.
 #[derive(Debug, Clone, clap::Args)]
@@ -23,17 +25,18 @@ pub struct StoreArgs {
     #[arg(long, value_name = "FILE", required_unless_present = "store")]
     config: Option<PathBuf>,
 
-    /// The store URL (`sqlite://PATH`, `sqlite:///ABS/PATH`), instead of
-    /// the config's; a relative path is relative to the config's folder, or
-    /// to the current folder without `--config`.
+    /// The store URL (`sqlite://PATH`, `sqlite:///ABS/PATH`,
+    /// `postgres://USER@HOST:PORT/DB`), instead of the config's; a relative
+    /// path is relative to the config's folder, or to the current folder
+    /// without `--config`.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
 }
 
 impl StoreArgs {
     /// Opens the store; `read_only` never creates or migrates it.
-    pub fn open(&self, read_only: bool) -> anyhow::Result<SqliteStore> {
-        let options = SqliteOptions::new().read_only(read_only);
+    pub fn open(&self, read_only: bool) -> anyhow::Result<Arc<dyn Store>> {
+        let options = StoreOptions::new().read_only(read_only);
         let config = match &self.config {
             Some(path) => Some(
                 Config::load(path)
@@ -50,8 +53,8 @@ impl StoreArgs {
 pub fn open(
     config: Option<&Config>,
     url: Option<&str>,
-    options: SqliteOptions,
-) -> anyhow::Result<SqliteStore> {
+    options: StoreOptions,
+) -> anyhow::Result<Arc<dyn Store>> {
     let (url, base, options) = match config {
         Some(c) => (
             url.unwrap_or(c.store().url()),

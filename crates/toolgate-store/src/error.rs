@@ -113,6 +113,26 @@ impl Error {
         e
     }
 
+    /// A PostgreSQL error, classified by its SQLSTATE; `context` says what
+    /// the store was doing. Errors without a SQLSTATE (connection refused,
+    /// connection lost, timeouts) are `store_unavailable`.
+    pub(crate) fn pg(context: &str, err: postgres::Error) -> Self {
+        let code = match err.code().map(postgres::error::SqlState::code) {
+            // serialization failure, deadlock, lock timeout, statement timeout
+            Some("40001" | "40P01" | "55P03" | "57014") => ErrorCode::Busy,
+            // read-only transaction, or a hot standby
+            Some("25006") => ErrorCode::ReadOnly,
+            // disk full, program limit exceeded
+            Some("53100" | "54000") => ErrorCode::Full,
+            // data corrupted, index corrupted
+            Some("XX001" | "XX002") => ErrorCode::Corrupt,
+            _ => ErrorCode::Unavailable,
+        };
+        let mut e = Self::new(code, context);
+        e.inner.source = Some(Arc::new(err));
+        e
+    }
+
     /// The same error with `source` as its cause.
     pub(crate) fn with_source(
         mut self,

@@ -10,6 +10,10 @@
 //!   mode, shared safely by several processes, with versioned migrations.
 //!   [`SqliteOptions`] sets the busy timeout, durability, escalation
 //!   threshold and the [`Clock`].
+//! - [`PgStore`] is the shared implementation: one PostgreSQL database for
+//!   several gate replicas (one chain, one approvals queue, one kill switch),
+//!   with the same records and hashes. [`PgOptions`] sets its timeouts,
+//!   connections, escalation threshold and clock.
 //! - The audit log holds one [`AuditRecord`] per decision or change of
 //!   state, built from an [`AuditEntry`] and chained by SHA-256; the exact
 //!   wire format and hash preimage are in [`audit`]. [`Store::verify`]
@@ -51,7 +55,8 @@
 //!
 //! # Crate features
 //!
-//! None. SQLite is compiled in (`rusqlite`'s `bundled`).
+//! None. SQLite is compiled in (`rusqlite`'s `bundled`); the PostgreSQL
+//! client (`postgres`, without TLS) is always built too.
 
 #![deny(missing_docs)]
 
@@ -59,6 +64,7 @@ mod approval;
 pub mod audit;
 mod error;
 mod kill;
+mod pg;
 mod session;
 mod sqlite;
 mod store;
@@ -73,6 +79,7 @@ pub use crate::{
     },
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},
+    pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
     store::Store,

@@ -37,7 +37,7 @@ pub use crate::context::{
 pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
 pub use crate::persist::{
-    open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreUrl,
+    open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
     ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
 };
 pub use crate::reason::{Code, Reason};

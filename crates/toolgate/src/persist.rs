@@ -25,7 +25,9 @@ use crate::feedback;
 use crate::gate::{collect_property_names, Gate};
 use crate::reason::{Code, Reason};
 
-pub use self::open::{open_config_store, open_store, OpenError, OpenErrorKind, StoreUrl};
+pub use self::open::{
+    open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
+};
 
 use self::state::StoreState;
 

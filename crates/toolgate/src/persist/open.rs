@@ -2,8 +2,9 @@
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use toolgate_store::{SqliteOptions, SqliteStore};
+use toolgate_store::{PgOptions, SqliteOptions, Store};
 
 use crate::config::Config;
 
@@ -14,15 +15,29 @@ use crate::config::Config;
 /// | `sqlite://toolgate.db` | the SQLite file `toolgate.db`, **relative to the config file's folder** (like every path in the config) |
 /// | `sqlite:///var/lib/toolgate/audit.db` | an absolute path |
 /// | `sqlite::memory:` | a private in-memory database (tests): nothing survives the process |
+/// | `postgres://user:password@host:5432/db` (or `postgresql://…`) | a PostgreSQL database, shared by every replica that names it |
 ///
-/// Other schemes (`postgres://…`) are not built in yet and are refused.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Other schemes are refused. A PostgreSQL URL may hold a password: it is
+/// never printed (not by `Debug`, not in errors).
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StoreUrl {
     /// An SQLite file.
     SqliteFile(PathBuf),
     /// A private in-memory SQLite database.
     SqliteMemory,
+    /// A PostgreSQL connection URL, as written.
+    Postgres(String),
+}
+
+impl fmt::Debug for StoreUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SqliteFile(p) => f.debug_tuple("SqliteFile").field(p).finish(),
+            Self::SqliteMemory => f.write_str("SqliteMemory"),
+            Self::Postgres(_) => f.write_str("Postgres(..)"),
+        }
+    }
 }
 
 impl StoreUrl {
@@ -31,6 +46,15 @@ impl StoreUrl {
     pub fn parse(url: &str, base: &Path) -> Result<Self, OpenError> {
         if url == "sqlite::memory:" || url == "sqlite://:memory:" {
             return Ok(Self::SqliteMemory);
+        }
+        if let Some(rest) = url
+            .strip_prefix("postgres://")
+            .or_else(|| url.strip_prefix("postgresql://"))
+        {
+            if rest.is_empty() {
+                return Err(OpenError::new(OpenErrorKind::InvalidUrl, url, None));
+            }
+            return Ok(Self::Postgres(url.to_owned()));
         }
         match url.strip_prefix("sqlite://") {
             Some("") => Err(OpenError::new(OpenErrorKind::InvalidUrl, url, None)),
@@ -50,28 +74,80 @@ impl StoreUrl {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Self::SqliteFile(p) => Some(p),
-            Self::SqliteMemory => None,
+            Self::SqliteMemory | Self::Postgres(_) => None,
         }
+    }
+
+    /// Whether several processes on several machines can share this store
+    /// (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Self::Postgres(_))
+    }
+}
+
+/// How [`open_store`] opens a store, whichever its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct StoreOptions {
+    /// Open without creating or migrating anything; every write fails with
+    /// `store_read_only`.
+    pub read_only: bool,
+    /// Escalate a session after this many rejections (the store's default,
+    /// 3, when `None`).
+    pub escalate_after: Option<u32>,
+}
+
+impl StoreOptions {
+    /// Read-write, the store's default escalation threshold.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Read-only or not.
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Escalate after `rejections` rejections.
+    #[must_use]
+    pub fn escalate_after(mut self, rejections: u32) -> Self {
+        self.escalate_after = Some(rejections);
+        self
     }
 }
 
 /// Opens the store `url` names (see [`StoreUrl`]), relative paths resolved
-/// against `base`, with `options` (escalation threshold, read-only, …).
+/// against `base`, with `options`.
 ///
-/// The file is created and migrated if needed, unless the options say
-/// read-only.
+/// The database is created (SQLite) and migrated if needed, unless the
+/// options say read-only; several replicas opening one PostgreSQL database
+/// at once migrate it once.
 pub fn open_store(
     url: &str,
     base: &Path,
-    options: SqliteOptions,
-) -> Result<SqliteStore, OpenError> {
+    options: StoreOptions,
+) -> Result<Arc<dyn Store>, OpenError> {
+    let store_err = |e| OpenError::new(OpenErrorKind::Store, url, Some(e));
     match StoreUrl::parse(url, base)? {
-        StoreUrl::SqliteMemory => options
-            .open_in_memory()
-            .map_err(|e| OpenError::new(OpenErrorKind::Store, url, Some(e))),
-        StoreUrl::SqliteFile(path) => options
-            .open(&path)
-            .map_err(|e| OpenError::new(OpenErrorKind::Store, url, Some(e))),
+        StoreUrl::Postgres(conn) => {
+            let mut o = PgOptions::new().read_only(options.read_only);
+            if let Some(n) = options.escalate_after {
+                o = o.escalate_after(n);
+            }
+            Ok(Arc::new(o.open(&conn).map_err(store_err)?))
+        }
+        kind => {
+            let mut o = SqliteOptions::new().read_only(options.read_only);
+            if let Some(n) = options.escalate_after {
+                o = o.escalate_after(n);
+            }
+            match kind {
+                StoreUrl::SqliteFile(path) => Ok(Arc::new(o.open(&path).map_err(store_err)?)),
+                _ => Ok(Arc::new(o.open_in_memory().map_err(store_err)?)),
+            }
+        }
     }
 }
 
@@ -80,8 +156,8 @@ pub fn open_store(
 /// rejections.
 pub fn open_config_store(
     config: &Config,
-    options: SqliteOptions,
-) -> Result<SqliteStore, OpenError> {
+    options: StoreOptions,
+) -> Result<Arc<dyn Store>, OpenError> {
     open_store(
         config.store().url(),
         config.base_dir(),
@@ -142,11 +218,11 @@ impl fmt::Display for OpenError {
         match self.kind {
             OpenErrorKind::UnsupportedScheme => write!(
                 f,
-                "unsupported store url scheme `{}`: this build has `sqlite://PATH` and `sqlite::memory:`",
+                "unsupported store url scheme `{}`: this build has `sqlite://PATH`, `sqlite::memory:` and `postgres://USER@HOST:PORT/DB`",
                 self.scheme
             ),
             OpenErrorKind::InvalidUrl => {
-                f.write_str("store url names no database: write `sqlite://PATH`")
+                f.write_str("store url names no database: write `sqlite://PATH` or `postgres://USER@HOST:PORT/DB`")
             }
             OpenErrorKind::Store => f.write_str("cannot open the store"),
         }
@@ -180,9 +256,16 @@ mod tests {
             StoreUrl::parse("sqlite::memory:", base).unwrap(),
             StoreUrl::SqliteMemory
         );
-        let e = StoreUrl::parse("postgres://u:secret@h/db", base).unwrap_err();
+        let pg = StoreUrl::parse("postgres://u:secret@h/db", base).unwrap();
+        assert!(pg.is_shared());
+        assert!(!format!("{pg:?}").contains("secret"));
+        let e = StoreUrl::parse("mysql://u:secret@h/db", base).unwrap_err();
         assert_eq!(e.kind(), OpenErrorKind::UnsupportedScheme);
         assert!(!e.to_string().contains("secret"), "{e}");
+        assert_eq!(
+            StoreUrl::parse("postgres://", base).unwrap_err().kind(),
+            OpenErrorKind::InvalidUrl
+        );
         assert_eq!(
             StoreUrl::parse("sqlite://", base).unwrap_err().kind(),
             OpenErrorKind::InvalidUrl

@@ -1,0 +1,1224 @@
+//! The shared store: [`PgStore`] on one PostgreSQL database, for several gate
+//! replicas.
+//!
+//! Design notes:
+//! - The same tables, records and hashes as the SQLite store: an exported
+//!   chain verifies the same way, whichever store wrote it.
+//! - Every write is one transaction. Appending locks the chain's one-row
+//!   head (`SELECT … FOR UPDATE`) for the rest of the transaction, so
+//!   writers in every replica append to one chain: no fork, no gap, no
+//!   duplicate `seq`. The lock is always the last one a transaction takes
+//!   (after approval or kill switch rows), so writers never deadlock.
+//! - Appends from the threads of one process are committed together (group
+//!   commit, one multi-row `INSERT` per batch), so throughput holds while the
+//!   head lock serializes the replicas.
+//! - A single approval is used by an `UPDATE … WHERE used_at IS NULL`: the
+//!   row lock decides a race between replicas, the loser's condition no
+//!   longer holds and it updates nothing.
+//! - A commit is durable when PostgreSQL's `synchronous_commit` is `on` (its
+//!   default); the store does not change it.
+//! - Connections come from a small pool that reconnects by itself (see
+//!   `pool`): while the database is away every call fails with
+//!   `store_unavailable` (the gate denies), and the first call after it
+//!   returns succeeds.
+
+mod pool;
+mod schema;
+
+// The same leader/follower group commit as the SQLite store (one file,
+// compiled into each store's module).
+#[allow(
+    clippy::duplicate_mod,
+    reason = "the SQLite store's group commit, shared without moving its file"
+)]
+#[path = "sqlite/group.rs"]
+mod group;
+
+use std::fmt;
+use std::io::Write;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::ToSql;
+use postgres::{Client, IsolationLevel, Row, Transaction};
+use toolgate_json::Digest;
+
+use crate::approval::{
+    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+};
+use crate::audit::{
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
+    Verification, GENESIS,
+};
+use crate::error::{Error, ErrorCode};
+use crate::kill::{KillMode, KillSwitchState};
+use crate::session::SessionCounters;
+use crate::store::Store;
+use crate::time::{Clock, SystemClock, Timestamp};
+
+use self::group::GroupCommit;
+use self::pool::Pool;
+pub use self::schema::PG_SCHEMA_VERSION;
+
+const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
+     policies, digest, arguments, approval, actor, note, prev, hash";
+
+const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
+     expires_at, state, decided_by, decided_at, note, used_at, uses";
+
+/// How to open a [`PgStore`]. Built with setters, used by
+/// [`PgOptions::open`].
+#[derive(Clone)]
+pub struct PgOptions {
+    lock_timeout: Duration,
+    connect_timeout: Duration,
+    escalate_after: u32,
+    clock: Arc<dyn Clock>,
+    read_only: bool,
+    max_batch: usize,
+    connections: usize,
+    migrate: bool,
+}
+
+impl Default for PgOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for PgOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgOptions")
+            .field("lock_timeout", &self.lock_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("escalate_after", &self.escalate_after)
+            .field("read_only", &self.read_only)
+            .field("max_batch", &self.max_batch)
+            .field("connections", &self.connections)
+            .field("migrate", &self.migrate)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgOptions {
+    /// The defaults: lock timeout 5 s, connect timeout 5 s, escalation after
+    /// 3 rejections, the system clock, read-write, batches of up to 1,024
+    /// records, up to 8 connections, migrations applied on open.
+    pub fn new() -> Self {
+        Self {
+            lock_timeout: Duration::from_secs(5),
+            connect_timeout: Duration::from_secs(5),
+            escalate_after: 3,
+            clock: Arc::new(SystemClock::new()),
+            read_only: false,
+            max_batch: 1024,
+            connections: 8,
+            migrate: true,
+        }
+    }
+
+    /// How long a write waits for another transaction's row lock before
+    /// failing with `store_busy`.
+    #[must_use]
+    pub fn lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+
+    /// How long connecting may take before the call fails with
+    /// `store_unavailable` (unless the URL sets `connect_timeout`).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// After how many rejections a session is escalated (at least 1).
+    #[must_use]
+    pub fn escalate_after(mut self, rejections: u32) -> Self {
+        self.escalate_after = rejections.max(1);
+        self
+    }
+
+    /// The clock for times the caller does not pass.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Opens the database read-only (for `audit verify`, `tail`, `export`):
+    /// nothing is created or migrated, and every write fails with
+    /// `store_read_only`.
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// The most records one group commit writes in one transaction.
+    #[must_use]
+    pub fn max_batch(mut self, records: usize) -> Self {
+        self.max_batch = records.max(1);
+        self
+    }
+
+    /// The most connections this store opens (at least 1); they are opened
+    /// when first needed.
+    #[must_use]
+    pub fn connections(mut self, connections: usize) -> Self {
+        self.connections = connections.max(1);
+        self
+    }
+
+    /// Whether opening applies pending migrations (the default) or only
+    /// checks that the schema is current.
+    #[must_use]
+    pub fn migrate(mut self, migrate: bool) -> Self {
+        self.migrate = migrate;
+        self
+    }
+
+    /// Connects to the database `url` names (`postgres://user@host:5432/db`,
+    /// or libpq's `key=value` form), migrates it unless read-only, and
+    /// returns the store. Error messages never repeat the URL (it may hold a
+    /// password).
+    pub fn open(self, url: &str) -> Result<PgStore, Error> {
+        let mut config = postgres::Config::from_str(url).map_err(|e| {
+            Error::new(
+                ErrorCode::InvalidInput,
+                format!("the store url is not a PostgreSQL connection string ({e})"),
+            )
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(self.connect_timeout);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("toolgate");
+        }
+        config.keepalives_idle(Duration::from_secs(30));
+        let mut setup = format!(
+            "SET lock_timeout = {}",
+            self.lock_timeout.as_millis().max(1)
+        );
+        if self.read_only {
+            setup.push_str("; SET default_transaction_read_only = on");
+        }
+        let pool = Pool::new(config, setup, self.connections);
+        let mut first = pool.connect()?;
+        if self.migrate && !self.read_only {
+            schema::migrate(&mut first, self.clock.now().unix_millis())?;
+        } else {
+            schema::check(&mut first)?;
+        }
+        drop_client(first);
+        Ok(PgStore {
+            pool,
+            group: GroupCommit::new(self.max_batch),
+            clock: self.clock,
+            escalate_after: u64::from(self.escalate_after),
+            read_only: self.read_only,
+        })
+    }
+}
+
+fn drop_client(client: Client) {
+    let _closed = std::thread::Builder::new()
+        .spawn(move || drop(client))
+        .map(std::thread::JoinHandle::join);
+}
+
+/// The shared [`Store`] on PostgreSQL: several processes (gate replicas)
+/// opening the same database share one audit chain, one approvals queue,
+/// one set of session counters and one kill switch.
+///
+/// ```no_run
+/// use toolgate_store::{PgOptions, Store};
+///
+/// let store = PgOptions::new()
+///     .escalate_after(5)
+///     .open("postgres://toolgate@db.internal:5432/toolgate")?;
+/// assert!(store.verify()?.is_intact());
+/// # Ok::<(), toolgate_store::Error>(())
+/// ```
+pub struct PgStore {
+    pool: Pool,
+    group: GroupCommit,
+    clock: Arc<dyn Clock>,
+    escalate_after: u64,
+    read_only: bool,
+}
+
+impl fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PgStore")
+            .field("escalate_after", &self.escalate_after)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A write transaction and the records it appends (written at commit, in
+/// one statement, while the chain's head stays locked).
+struct Tx<'a> {
+    tx: Transaction<'a>,
+    head: Option<(u64, Digest)>,
+    pending: Vec<(u64, Digest, Digest, AuditEntry)>,
+}
+
+impl Tx<'_> {
+    /// Places `entry` after the chain's head (locking the head first).
+    fn append(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        let (seq, prev) = match self.head {
+            Some(h) => h,
+            None => {
+                let row = self
+                    .tx
+                    .query_opt(
+                        "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE",
+                        &[],
+                    )
+                    .map_err(|e| Error::pg("locking the audit chain's head", e))?
+                    .ok_or_else(|| {
+                        Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
+                    })?;
+                let corrupt =
+                    || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
+                let seq: i64 = row.try_get(0).map_err(|_| corrupt())?;
+                let hash: Vec<u8> = row.try_get(1).map_err(|_| corrupt())?;
+                (
+                    u64::try_from(seq).map_err(|_| corrupt())?,
+                    digest(&hash).ok_or_else(corrupt)?,
+                )
+            }
+        };
+        let seq = seq
+            .checked_add(1)
+            .filter(|s| i64::try_from(*s).is_ok())
+            .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+        let hash = audit::chain_hash(&prev, seq, &entry);
+        self.head = Some((seq, hash));
+        self.pending.push((seq, prev, hash, entry));
+        Ok(AppendReceipt { seq, hash })
+    }
+
+    /// Writes the appended records and the new head.
+    fn flush(&mut self) -> Result<(), Error> {
+        let Some((head_seq, head_hash)) = self.head else {
+            return Ok(());
+        };
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let n = self.pending.len();
+        let mut seq = Vec::with_capacity(n);
+        let mut time = Vec::with_capacity(n);
+        let mut verdict = Vec::with_capacity(n);
+        let mut user = Vec::with_capacity(n);
+        let mut session = Vec::with_capacity(n);
+        let mut tool = Vec::with_capacity(n);
+        let mut call_id = Vec::with_capacity(n);
+        let mut reasons = Vec::with_capacity(n);
+        let mut policies = Vec::with_capacity(n);
+        let mut dig: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
+        let mut arguments = Vec::with_capacity(n);
+        let mut approval = Vec::with_capacity(n);
+        let mut actor = Vec::with_capacity(n);
+        let mut note = Vec::with_capacity(n);
+        let mut prev = Vec::with_capacity(n);
+        let mut hash = Vec::with_capacity(n);
+        for (s, p, h, e) in self.pending.drain(..) {
+            seq.push(to_i64(s, "seq")?);
+            time.push(e.time.unix_millis());
+            verdict.push(e.verdict.as_str().to_owned());
+            let mut r = String::new();
+            audit::str_array(&mut r, &e.reasons);
+            reasons.push(r);
+            let mut pol = String::new();
+            audit::str_array(&mut pol, &e.policies);
+            policies.push(pol);
+            dig.push(e.digest.map(|d| d.as_bytes().to_vec()));
+            approval.push(match e.approval {
+                Some(id) => Some(i64::try_from(id.get()).map_err(|_| {
+                    Error::new(ErrorCode::InvalidInput, "approval id out of range")
+                })?),
+                None => None,
+            });
+            user.push(e.user);
+            session.push(e.session);
+            tool.push(e.tool);
+            call_id.push(e.call_id);
+            arguments.push(e.arguments);
+            actor.push(e.actor);
+            note.push(e.note);
+            prev.push(p.as_bytes().to_vec());
+            hash.push(h.as_bytes().to_vec());
+        }
+        let db = |e| Error::pg("appending audit records", e);
+        self.tx
+            .execute(
+                &format!(
+                    "INSERT INTO audit ({AUDIT_COLUMNS}) SELECT * FROM UNNEST(\
+                     $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], \
+                     $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[], $12::bigint[], \
+                     $13::text[], $14::text[], $15::bytea[], $16::bytea[])"
+                ),
+                &[
+                    &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
+                    &dig, &arguments, &approval, &actor, &note, &prev, &hash,
+                ],
+            )
+            .map_err(db)?;
+        self.tx
+            .execute(
+                "UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
+                &[&to_i64(head_seq, "seq")?, &head_hash.as_bytes().as_slice()],
+            )
+            .map_err(|e| Error::pg("saving the audit chain's head", e))?;
+        Ok(())
+    }
+}
+
+impl PgStore {
+    /// Opens the database `url` names with the default [`PgOptions`].
+    pub fn open(url: &str) -> Result<Self, Error> {
+        PgOptions::new().open(url)
+    }
+
+    fn refuse_read_only(&self) -> Result<(), Error> {
+        if self.read_only {
+            return Err(Error::new(
+                ErrorCode::ReadOnly,
+                "the store was opened read-only",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs `f` in one read-committed transaction and commits it.
+    fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
+        self.refuse_read_only()?;
+        self.pool.with(|client| {
+            let tx = client
+                .transaction()
+                .map_err(|e| Error::pg("starting a write", e))?;
+            let mut w = Tx {
+                tx,
+                head: None,
+                pending: Vec::new(),
+            };
+            let out = f(&mut w)?;
+            w.flush()?;
+            w.tx.commit().map_err(|e| Error::pg("committing", e))?;
+            Ok(out)
+        })
+    }
+
+    fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
+        self.write(|tx| entries.into_iter().map(|e| tx.append(e)).collect())
+    }
+
+    fn query_records(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<AuditRecord>, Error> {
+        self.pool.with(|client| {
+            let rows = client
+                .query(sql, params)
+                .map_err(|e| Error::pg("reading the audit log", e))?;
+            rows.iter()
+                .map(|r| {
+                    record(r).ok_or_else(|| {
+                        Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Runs `f` in one repeatable-read, read-only transaction: a consistent
+    /// snapshot while others append.
+    fn snapshot<T>(
+        &self,
+        f: impl FnOnce(&mut Transaction<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.pool.with(|client| {
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::RepeatableRead)
+                .read_only(true)
+                .start()
+                .map_err(|e| Error::pg("starting a read", e))?;
+            let out = f(&mut tx)?;
+            tx.commit().map_err(|e| Error::pg("ending a read", e))?;
+            Ok(out)
+        })
+    }
+
+    fn decide(
+        &self,
+        id: ApprovalId,
+        actor: &str,
+        note: &str,
+        grant: bool,
+    ) -> Result<Approval, Error> {
+        let now = self.clock.now();
+        let Ok(id_i) = i64::try_from(id.get()) else {
+            return Err(Error::new(
+                ErrorCode::NotFound,
+                format!("no approval `{id}`"),
+            ));
+        };
+        self.write(|tx| {
+            let a = get_approval(&mut tx.tx, id_i, true)?
+                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
+            let allowed = if grant {
+                a.state == ApprovalState::Pending
+            } else {
+                a.state == ApprovalState::Pending
+                    || (a.state == ApprovalState::Approved
+                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
+            };
+            if !allowed {
+                let what = if a.used_at.is_some() {
+                    "used"
+                } else {
+                    a.state.as_str()
+                };
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("approval `{id}` is already {what}"),
+                ));
+            }
+            if grant && now >= a.expires_at {
+                return Err(Error::new(
+                    ErrorCode::Conflict,
+                    format!("approval `{id}` has expired"),
+                ));
+            }
+            let state = if grant {
+                ApprovalState::Approved
+            } else {
+                ApprovalState::Denied
+            };
+            let note = (!note.is_empty()).then_some(note);
+            tx.tx
+                .execute(
+                    "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
+                     WHERE id = $5",
+                    &[&state.as_str(), &actor, &now.unix_millis(), &note, &id_i],
+                )
+                .map_err(|e| Error::pg("deciding an approval", e))?;
+            let verdict = if grant {
+                Verdict::ApprovalGranted
+            } else {
+                Verdict::ApprovalDenied
+            };
+            let mut entry = approval_entry(now, verdict, &a).actor(actor);
+            entry.note = note.map(str::to_owned);
+            tx.append(entry)?;
+            get_approval(&mut tx.tx, id_i, false)?
+                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
+        })
+    }
+}
+
+fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
+    i64::try_from(v)
+        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
+}
+
+fn to_u64(v: i64) -> Result<u64, Error> {
+    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
+}
+
+fn digest(bytes: &[u8]) -> Option<Digest> {
+    let arr: [u8; 32] = bytes.try_into().ok()?;
+    Some(Digest::from_bytes(arr))
+}
+
+fn string_list(json: &str) -> Option<Vec<String>> {
+    let v = toolgate_json::from_str(json).ok()?;
+    v.as_array()?
+        .iter()
+        .map(|s| s.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// Reads the [`AUDIT_COLUMNS`] of a row; `None` if a column does not hold
+/// what the format says.
+fn record(row: &Row) -> Option<AuditRecord> {
+    let arguments: Option<String> = row.try_get(10).ok()?;
+    if let Some(args) = &arguments {
+        toolgate_json::from_str(args).ok()?;
+    }
+    let reasons: String = row.try_get(7).ok()?;
+    let policies: String = row.try_get(8).ok()?;
+    let dig: Option<Vec<u8>> = row.try_get(9).ok()?;
+    let approval: Option<i64> = row.try_get(11).ok()?;
+    let verdict: String = row.try_get(2).ok()?;
+    let entry = AuditEntry {
+        time: Timestamp::from_unix_millis(row.try_get(1).ok()?),
+        verdict: Verdict::parse(&verdict)?,
+        user: row.try_get(3).ok()?,
+        session: row.try_get(4).ok()?,
+        tool: row.try_get(5).ok()?,
+        call_id: row.try_get(6).ok()?,
+        reasons: string_list(&reasons)?,
+        policies: string_list(&policies)?,
+        digest: match dig {
+            Some(d) => Some(digest(&d)?),
+            None => None,
+        },
+        arguments,
+        approval: match approval {
+            Some(id) => Some(ApprovalId::new(u64::try_from(id).ok()?)),
+            None => None,
+        },
+        actor: row.try_get(12).ok()?,
+        note: row.try_get(13).ok()?,
+    };
+    let seq: i64 = row.try_get(0).ok()?;
+    let prev: Vec<u8> = row.try_get(14).ok()?;
+    let hash: Vec<u8> = row.try_get(15).ok()?;
+    Some(AuditRecord {
+        seq: u64::try_from(seq).ok()?,
+        prev: digest(&prev)?,
+        hash: digest(&hash)?,
+        entry,
+    })
+}
+
+/// Reads the [`APPROVAL_COLUMNS`] of a row.
+fn approval(row: &Row) -> Result<Approval, Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "an approval cannot be read");
+    let id: i64 = row.try_get(0).map_err(|_| corrupt())?;
+    let kind: String = row.try_get(1).map_err(|_| corrupt())?;
+    let digest_bytes: Option<Vec<u8>> = row.try_get(5).map_err(|_| corrupt())?;
+    let state: String = row.try_get(8).map_err(|_| corrupt())?;
+    let uses: i64 = row.try_get(13).map_err(|_| corrupt())?;
+    let time = |i: usize| -> Result<Option<Timestamp>, Error> {
+        Ok(row
+            .try_get::<_, Option<i64>>(i)
+            .map_err(|_| corrupt())?
+            .map(Timestamp::from_unix_millis))
+    };
+    Ok(Approval {
+        id: ApprovalId::new(u64::try_from(id).map_err(|_| corrupt())?),
+        kind: ApprovalKind::parse(&kind).ok_or_else(corrupt)?,
+        user: row.try_get(2).map_err(|_| corrupt())?,
+        session: row.try_get(3).map_err(|_| corrupt())?,
+        tool: row.try_get(4).map_err(|_| corrupt())?,
+        digest: match digest_bytes {
+            Some(d) => Some(digest(&d).ok_or_else(corrupt)?),
+            None => None,
+        },
+        created_at: time(6)?.ok_or_else(corrupt)?,
+        expires_at: time(7)?.ok_or_else(corrupt)?,
+        state: ApprovalState::parse(&state).ok_or_else(corrupt)?,
+        decided_by: row.try_get(9).map_err(|_| corrupt())?,
+        decided_at: time(10)?,
+        note: row.try_get(11).map_err(|_| corrupt())?,
+        used_at: time(12)?,
+        uses: u64::try_from(uses).map_err(|_| corrupt())?,
+    })
+}
+
+/// One approval; with `lock`, its row stays locked until the transaction
+/// ends.
+fn get_approval(
+    client: &mut impl postgres::GenericClient,
+    id: i64,
+    lock: bool,
+) -> Result<Option<Approval>, Error> {
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = $1{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    client
+        .query_opt(&sql, &[&id])
+        .map_err(|e| Error::pg("reading an approval", e))?
+        .as_ref()
+        .map(approval)
+        .transpose()
+}
+
+/// The audit entry of an approval event: who, where, which call.
+fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
+    let mut e = AuditEntry::new(now, verdict)
+        .user(&a.user)
+        .tool(&a.tool)
+        .approval(a.id);
+    e.session.clone_from(&a.session);
+    e.digest = a.digest;
+    e
+}
+
+/// A `WHERE` list being built, with its parameters.
+#[derive(Default)]
+struct Where {
+    sql: String,
+    params: Vec<Box<dyn ToSql + Sync>>,
+}
+
+impl Where {
+    /// Adds `clause`, whose `$` stands for the next parameter.
+    fn add(&mut self, clause: &str, value: Box<dyn ToSql + Sync>) {
+        self.sql
+            .push_str(if self.params.is_empty() && self.sql.is_empty() {
+                " WHERE "
+            } else {
+                " AND "
+            });
+        self.params.push(value);
+        self.sql
+            .push_str(&clause.replace('$', &format!("${}", self.params.len())));
+    }
+
+    fn refs(&self) -> Vec<&(dyn ToSql + Sync)> {
+        self.params.iter().map(|p| p.as_ref()).collect()
+    }
+}
+
+impl Store for PgStore {
+    fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.refuse_read_only()?;
+        self.group.submit(entry, |batch| self.commit_batch(batch))
+    }
+
+    fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
+        self.commit_batch(entries)
+    }
+
+    fn verify(&self) -> Result<Verification, Error> {
+        self.snapshot(|tx| {
+            let db = |e| Error::pg("verifying the audit log", e);
+            let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
+            let head = tx
+                .query_opt("SELECT seq, hash FROM audit_head WHERE id = 1", &[])
+                .map_err(db)?
+                .ok_or_else(|| {
+                    Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
+                })?;
+            let head_seq: i64 = head.try_get(0).map_err(|_| corrupt())?;
+            let head_seq = u64::try_from(head_seq).map_err(|_| corrupt())?;
+            let head_hash: Vec<u8> = head.try_get(1).map_err(|_| corrupt())?;
+            let head_hash = digest(&head_hash).ok_or_else(corrupt)?;
+            let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
+            let mut rows = tx
+                .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
+                .map_err(db)?;
+            let mut expected: u64 = 1;
+            let mut prev = GENESIS;
+            let mut records: u64 = 0;
+            let broken = |seq, kind| ChainBreak { seq, kind };
+            let mut result = None;
+            while let Some(row) = rows.next().map_err(db)? {
+                let seq = row
+                    .try_get::<_, i64>(0)
+                    .ok()
+                    .and_then(|s| u64::try_from(s).ok());
+                let Some(seq) = seq else {
+                    result = Some(broken(expected, BreakKind::Malformed));
+                    break;
+                };
+                if seq != expected {
+                    result = Some(broken(expected, BreakKind::Missing));
+                    break;
+                }
+                let Some(record) = record(&row) else {
+                    result = Some(broken(seq, BreakKind::Malformed));
+                    break;
+                };
+                if record.prev != prev {
+                    result = Some(broken(seq, BreakKind::Relinked));
+                    break;
+                }
+                if record.expected_hash() != record.hash {
+                    result = Some(broken(seq, BreakKind::Changed));
+                    break;
+                }
+                prev = record.hash;
+                records += 1;
+                expected += 1;
+            }
+            drop(rows);
+            let last = expected - 1;
+            if result.is_none() {
+                if head_seq > last {
+                    result = Some(broken(expected, BreakKind::Missing));
+                } else if head_seq < last {
+                    result = Some(broken(head_seq + 1, BreakKind::Unexpected));
+                } else if head_hash != prev {
+                    result = Some(broken(last, BreakKind::Changed));
+                }
+            }
+            Ok(Verification {
+                records,
+                head: (records, prev),
+                broken: result,
+            })
+        })
+    }
+
+    fn tail(&self, n: u32) -> Result<Vec<AuditRecord>, Error> {
+        let sql = format!(
+            "SELECT {AUDIT_COLUMNS} FROM (SELECT * FROM audit ORDER BY seq DESC LIMIT $1) t ORDER BY seq"
+        );
+        self.query_records(&sql, &[&i64::from(n)])
+    }
+
+    fn list(&self, f: &AuditFilter) -> Result<Vec<AuditRecord>, Error> {
+        let mut w = Where::default();
+        if let Some(after) = f.after {
+            w.add("seq > $", Box::new(to_i64(after, "cursor")?));
+        }
+        if let Some(before) = f.before {
+            w.add("seq < $", Box::new(to_i64(before, "cursor")?));
+        }
+        if !f.verdicts.is_empty() {
+            let names: Vec<String> = f.verdicts.iter().map(|v| v.as_str().to_owned()).collect();
+            w.add("verdict = ANY($)", Box::new(names));
+        }
+        if let Some(user) = &f.user {
+            w.add("\"user\" = $", Box::new(user.clone()));
+        }
+        if let Some(session) = &f.session {
+            w.add("session = $", Box::new(session.clone()));
+        }
+        if let Some(tool) = &f.tool {
+            w.add("tool = $", Box::new(tool.clone()));
+        }
+        if let Some(verdict) = f.verdict {
+            w.add("verdict = $", Box::new(verdict.as_str().to_owned()));
+        }
+        if let Some(since) = f.since {
+            w.add("time >= $", Box::new(since.unix_millis()));
+        }
+        if let Some(until) = f.until {
+            w.add("time < $", Box::new(until.unix_millis()));
+        }
+        let limit = i64::from(f.limit);
+        let order = if f.newest_first { "DESC" } else { "ASC" };
+        let sql = format!(
+            "SELECT {AUDIT_COLUMNS} FROM audit{} ORDER BY seq {order} LIMIT {limit}",
+            w.sql
+        );
+        let mut records = self.query_records(&sql, &w.refs())?;
+        if f.newest_first {
+            records.reverse();
+        }
+        Ok(records)
+    }
+
+    fn export_jsonl(&self, out: &mut dyn Write) -> Result<u64, Error> {
+        self.snapshot(|tx| {
+            let db = |e| Error::pg("exporting the audit log", e);
+            let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
+            let mut rows = tx
+                .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
+                .map_err(db)?;
+            let io = |e: std::io::Error| {
+                Error::new(ErrorCode::Unavailable, "writing the export").with_source(e)
+            };
+            let mut n = 0;
+            while let Some(row) = rows.next().map_err(db)? {
+                let record = record(&row).ok_or_else(|| {
+                    Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
+                })?;
+                let mut line = record.to_json();
+                line.push('\n');
+                out.write_all(line.as_bytes()).map_err(io)?;
+                n += 1;
+            }
+            out.flush().map_err(io)?;
+            Ok(n)
+        })
+    }
+
+    fn request_approval(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        expires_at: Timestamp,
+    ) -> Result<ApprovalId, Error> {
+        let now = self.clock.now();
+        self.write(|tx| {
+            let row = tx
+                .tx
+                .query_one(
+                    "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
+                     VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') RETURNING id",
+                    &[
+                        &user,
+                        &session,
+                        &tool,
+                        &digest.as_bytes().as_slice(),
+                        &now.unix_millis(),
+                        &expires_at.unix_millis(),
+                    ],
+                )
+                .map_err(|e| Error::pg("requesting an approval", e))?;
+            let id: i64 = row
+                .try_get(0)
+                .map_err(|e| Error::pg("requesting an approval", e))?;
+            Ok(ApprovalId::new(to_u64(id)?))
+        })
+    }
+
+    fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, true)
+    }
+
+    fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, false)
+    }
+
+    fn grant_standing(
+        &self,
+        user: &str,
+        tool: &str,
+        until: Timestamp,
+        actor: &str,
+        note: &str,
+    ) -> Result<ApprovalId, Error> {
+        let now = self.clock.now();
+        let note = (!note.is_empty()).then_some(note);
+        self.write(|tx| {
+            let row = tx
+                .tx
+                .query_one(
+                    "INSERT INTO approvals (kind, \"user\", tool, created_at, expires_at, state, decided_by, decided_at, note) \
+                     VALUES ('standing', $1, $2, $3, $4, 'approved', $5, $3, $6) RETURNING id",
+                    &[&user, &tool, &now.unix_millis(), &until.unix_millis(), &actor, &note],
+                )
+                .map_err(|e| Error::pg("granting a standing approval", e))?;
+            let id: i64 = row
+                .try_get(0)
+                .map_err(|e| Error::pg("granting a standing approval", e))?;
+            let id = ApprovalId::new(to_u64(id)?);
+            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
+                .user(user)
+                .tool(tool)
+                .approval(id)
+                .actor(actor);
+            entry.note = note.map(str::to_owned);
+            tx.append(entry)?;
+            Ok(id)
+        })
+    }
+
+    fn consume(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalUse>, Error> {
+        self.write(|tx| {
+            let db = |e| Error::pg("using an approval", e);
+            let now_ms = now.unix_millis();
+            let single = tx
+                .tx
+                .query_opt(
+                    "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
+                     AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
+                     AND expires_at > $5 ORDER BY id LIMIT 1",
+                    &[&user, &session, &tool, &digest.as_bytes().as_slice(), &now_ms],
+                )
+                .map_err(db)?;
+            let (id, kind) = if let Some(row) = single {
+                let id: i64 = row.try_get(0).map_err(db)?;
+                // The row lock decides a race: a concurrent user waits for
+                // the winner's commit, then finds `used_at` set and updates
+                // nothing.
+                let changed = tx
+                    .tx
+                    .execute(
+                        "UPDATE approvals SET used_at = $1, uses = uses + 1 \
+                         WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
+                        &[&now_ms, &id],
+                    )
+                    .map_err(db)?;
+                if changed != 1 {
+                    return Ok(None);
+                }
+                (id, ApprovalKind::Single)
+            } else {
+                let standing = tx
+                    .tx
+                    .query_opt(
+                        "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
+                         (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
+                          AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
+                         AND state = 'approved' RETURNING id",
+                        &[&user, &tool, &now_ms],
+                    )
+                    .map_err(db)?;
+                let Some(row) = standing else {
+                    return Ok(None);
+                };
+                let id: i64 = row.try_get(0).map_err(db)?;
+                (id, ApprovalKind::Standing)
+            };
+            let id = ApprovalId::new(to_u64(id)?);
+            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
+                .user(user)
+                .session(session)
+                .tool(tool)
+                .digest(*digest)
+                .approval(id);
+            if kind == ApprovalKind::Standing {
+                entry = entry.note("standing");
+            }
+            let receipt = tx.append(entry)?;
+            Ok(Some(ApprovalUse {
+                id,
+                kind,
+                seq: receipt.seq,
+            }))
+        })
+    }
+
+    fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let Ok(id) = i64::try_from(id.get()) else {
+            return Ok(None);
+        };
+        self.pool.with(|client| get_approval(client, id, false))
+    }
+
+    fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
+        let mut w = Where::default();
+        if let Some(after) = f.after {
+            w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
+        }
+        if let Some(user) = &f.user {
+            w.add("\"user\" = $", Box::new(user.clone()));
+        }
+        if let Some(session) = &f.session {
+            w.add("session = $", Box::new(session.clone()));
+        }
+        if let Some(tool) = &f.tool {
+            w.add("tool = $", Box::new(tool.clone()));
+        }
+        if let Some(state) = f.state {
+            w.add("state = $", Box::new(state.as_str().to_owned()));
+        }
+        if let Some(kind) = f.kind {
+            w.add("kind = $", Box::new(kind.as_str().to_owned()));
+        }
+        let sql = format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id LIMIT {}",
+            w.sql,
+            i64::from(f.limit)
+        );
+        self.pool.with(|client| {
+            client
+                .query(&sql, &w.refs())
+                .map_err(|e| Error::pg("listing approvals", e))?
+                .iter()
+                .map(approval)
+                .collect()
+        })
+    }
+
+    fn record_call(
+        &self,
+        session: &str,
+        turn: u64,
+        verdict: Verdict,
+        reasons: &[&str],
+    ) -> Result<SessionCounters, Error> {
+        if !matches!(
+            verdict,
+            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
+        ) {
+            return Err(Error::new(
+                ErrorCode::InvalidInput,
+                format!("`{verdict}` is not the verdict of a call"),
+            ));
+        }
+        to_i64(turn, "turn")?;
+        let now = self.clock.now();
+        self.write(|tx| {
+            let db = |e| Error::pg("counting a call", e);
+            // Create the row if needed, then lock it: concurrent calls of one
+            // session (on any replica) count one after the other.
+            tx.tx
+                .execute(
+                    "INSERT INTO sessions (session, turns, last_turn, calls, rejections, consecutive, updated_at) \
+                     VALUES ($1, 0, 0, 0, 0, 0, $2) ON CONFLICT (session) DO NOTHING",
+                    &[&session, &now.unix_millis()],
+                )
+                .map_err(db)?;
+            let mut c = read_session(&mut tx.tx, session, true)?;
+            if turn > c.last_turn {
+                c.turns += 1;
+                c.last_turn = turn;
+            }
+            c.calls += 1;
+            match verdict {
+                Verdict::Deny => {
+                    c.rejections += 1;
+                    c.consecutive_rejections += 1;
+                    let mut reasons: Vec<String> = reasons.iter().map(|r| (*r).to_owned()).collect();
+                    reasons.sort_unstable();
+                    reasons.dedup();
+                    tx.tx
+                        .execute(
+                            "DELETE FROM session_reasons WHERE session = $1 AND reason <> ALL($2)",
+                            &[&session, &reasons],
+                        )
+                        .map_err(db)?;
+                    tx.tx
+                        .execute(
+                            "INSERT INTO session_reasons (session, reason, consecutive) \
+                             SELECT $1, r, 1 FROM UNNEST($2::text[]) AS r \
+                             ON CONFLICT (session, reason) DO UPDATE \
+                             SET consecutive = session_reasons.consecutive + 1",
+                            &[&session, &reasons],
+                        )
+                        .map_err(db)?;
+                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
+                        c.escalated_at = Some(now);
+                    }
+                }
+                Verdict::Allow => {
+                    c.consecutive_rejections = 0;
+                    tx.tx
+                        .execute("DELETE FROM session_reasons WHERE session = $1", &[&session])
+                        .map_err(db)?;
+                }
+                _ => {}
+            }
+            tx.tx
+                .execute(
+                    "UPDATE sessions SET turns = $2, last_turn = $3, calls = $4, rejections = $5, \
+                     consecutive = $6, escalated_at = $7, updated_at = $8 WHERE session = $1",
+                    &[
+                        &session,
+                        &to_i64(c.turns, "turns")?,
+                        &to_i64(c.last_turn, "turn")?,
+                        &to_i64(c.calls, "calls")?,
+                        &to_i64(c.rejections, "rejections")?,
+                        &to_i64(c.consecutive_rejections, "rejections")?,
+                        &c.escalated_at.map(Timestamp::unix_millis),
+                        &now.unix_millis(),
+                    ],
+                )
+                .map_err(db)?;
+            read_session(&mut tx.tx, session, false)
+        })
+    }
+
+    fn session(&self, session: &str) -> Result<SessionCounters, Error> {
+        self.pool
+            .with(|client| read_session(client, session, false))
+    }
+
+    fn kill_switch(&self) -> Result<KillSwitchState, Error> {
+        self.pool.with(read_kill_switch)
+    }
+
+    fn set_kill_switch(
+        &self,
+        mode: KillMode,
+        reason: &str,
+        actor: &str,
+    ) -> Result<KillSwitchState, Error> {
+        let now = self.clock.now();
+        let reason = (!reason.is_empty()).then_some(reason);
+        self.write(|tx| {
+            tx.tx
+                .execute(
+                    "UPDATE kill_switch SET mode = $1, reason = $2, actor = $3, changed_at = $4 WHERE id = 1",
+                    &[&mode.as_str(), &reason, &actor, &now.unix_millis()],
+                )
+                .map_err(|e| Error::pg("flipping the kill switch", e))?;
+            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
+                .reason(mode.as_str())
+                .actor(actor);
+            entry.note = reason.map(str::to_owned);
+            tx.append(entry)?;
+            read_kill_switch(&mut tx.tx)
+        })
+    }
+}
+
+fn read_session(
+    client: &mut impl postgres::GenericClient,
+    session: &str,
+    lock: bool,
+) -> Result<SessionCounters, Error> {
+    let db = |e| Error::pg("reading a session", e);
+    let corrupt = || Error::new(ErrorCode::Corrupt, "a session cannot be read");
+    let sql = format!(
+        "SELECT turns, last_turn, calls, rejections, consecutive, escalated_at FROM sessions WHERE session = $1{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    let row = client.query_opt(&sql, &[&session]).map_err(db)?;
+    let mut c = SessionCounters {
+        session: session.to_owned(),
+        ..SessionCounters::default()
+    };
+    let Some(row) = row else {
+        return Ok(c);
+    };
+    let n = |i: usize| -> Result<u64, Error> {
+        to_u64(row.try_get::<_, i64>(i).map_err(|_| corrupt())?)
+    };
+    c.turns = n(0)?;
+    c.last_turn = n(1)?;
+    c.calls = n(2)?;
+    c.rejections = n(3)?;
+    c.consecutive_rejections = n(4)?;
+    c.escalated_at = row
+        .try_get::<_, Option<i64>>(5)
+        .map_err(|_| corrupt())?
+        .map(Timestamp::from_unix_millis);
+    for row in client
+        .query(
+            "SELECT reason, consecutive FROM session_reasons WHERE session = $1 ORDER BY reason COLLATE \"C\"",
+            &[&session],
+        )
+        .map_err(db)?
+    {
+        let reason: String = row.try_get(0).map_err(|_| corrupt())?;
+        let k: i64 = row.try_get(1).map_err(|_| corrupt())?;
+        c.consecutive_by_reason.push((reason, to_u64(k)?));
+    }
+    Ok(c)
+}
+
+fn read_kill_switch(client: &mut impl postgres::GenericClient) -> Result<KillSwitchState, Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "the kill switch cannot be read");
+    let row = client
+        .query_opt(
+            "SELECT mode, reason, actor, changed_at FROM kill_switch WHERE id = 1",
+            &[],
+        )
+        .map_err(|e| Error::pg("reading the kill switch", e))?
+        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the kill switch is missing"))?;
+    let mode: String = row.try_get(0).map_err(|_| corrupt())?;
+    let mode = KillMode::parse(&mode).ok_or_else(|| {
+        Error::new(
+            ErrorCode::Corrupt,
+            format!("unknown kill switch mode `{mode}`"),
+        )
+    })?;
+    Ok(KillSwitchState {
+        mode,
+        reason: row.try_get(1).map_err(|_| corrupt())?,
+        actor: row.try_get(2).map_err(|_| corrupt())?,
+        changed_at: row
+            .try_get::<_, Option<i64>>(3)
+            .map_err(|_| corrupt())?
+            .map(Timestamp::from_unix_millis),
+    })
+}

@@ -1,0 +1,165 @@
+//! Versioned migrations for PostgreSQL. Each entry of [`MIGRATIONS`] moves
+//! the schema one version up; `schema_version` records each applied
+//! version. Migrations run in one transaction under a transaction-scoped
+//! advisory lock, so replicas starting together migrate the database once
+//! and the others wait, then find it current.
+
+use postgres::Client;
+
+use crate::error::{Error, ErrorCode};
+
+/// The schema version this build writes.
+pub const PG_SCHEMA_VERSION: u32 = 1;
+
+/// The advisory lock key that serializes migrations (any fixed number;
+/// "tgmigr" in ASCII).
+const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
+
+/// Migration `i` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1];
+
+// `user` is a reserved word in PostgreSQL, hence the quotes.
+const V1: &str = r#"
+CREATE TABLE audit (
+    seq        BIGINT PRIMARY KEY,
+    time       BIGINT NOT NULL,
+    verdict    TEXT NOT NULL,
+    "user"     TEXT,
+    session    TEXT,
+    tool       TEXT,
+    call_id    TEXT,
+    reasons    TEXT NOT NULL,
+    policies   TEXT NOT NULL,
+    digest     BYTEA,
+    arguments  TEXT,
+    approval   BIGINT,
+    actor      TEXT,
+    note       TEXT,
+    prev       BYTEA NOT NULL,
+    hash       BYTEA NOT NULL
+);
+CREATE INDEX audit_session ON audit (session, seq);
+CREATE INDEX audit_user ON audit ("user", seq);
+CREATE TABLE audit_head (
+    id   SMALLINT PRIMARY KEY CHECK (id = 1),
+    seq  BIGINT NOT NULL,
+    hash BYTEA NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, decode(repeat('00', 32), 'hex'));
+CREATE TABLE approvals (
+    id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind        TEXT NOT NULL,
+    "user"      TEXT NOT NULL,
+    session     TEXT,
+    tool        TEXT NOT NULL,
+    digest      BYTEA,
+    created_at  BIGINT NOT NULL,
+    expires_at  BIGINT NOT NULL,
+    state       TEXT NOT NULL,
+    decided_by  TEXT,
+    decided_at  BIGINT,
+    note        TEXT,
+    used_at     BIGINT,
+    uses        BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX approvals_call ON approvals ("user", session, tool, digest);
+CREATE INDEX approvals_standing ON approvals ("user", tool) WHERE kind = 'standing';
+CREATE TABLE sessions (
+    session      TEXT PRIMARY KEY,
+    turns        BIGINT NOT NULL,
+    last_turn    BIGINT NOT NULL,
+    calls        BIGINT NOT NULL,
+    rejections   BIGINT NOT NULL,
+    consecutive  BIGINT NOT NULL,
+    escalated_at BIGINT,
+    updated_at   BIGINT NOT NULL
+);
+CREATE TABLE session_reasons (
+    session     TEXT NOT NULL,
+    reason      TEXT NOT NULL,
+    consecutive BIGINT NOT NULL,
+    PRIMARY KEY (session, reason)
+);
+CREATE TABLE kill_switch (
+    id         SMALLINT PRIMARY KEY CHECK (id = 1),
+    mode       TEXT NOT NULL,
+    reason     TEXT,
+    actor      TEXT,
+    changed_at BIGINT
+);
+INSERT INTO kill_switch (id, mode) VALUES (1, 'off');
+"#;
+
+/// Brings the database up to [`PG_SCHEMA_VERSION`]; returns the version it
+/// found.
+pub(crate) fn migrate(client: &mut Client, now_ms: i64) -> Result<u32, Error> {
+    let db = |e| Error::pg("migrating the database", e);
+    let mut tx = client.transaction().map_err(db)?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(db)?;
+    tx.batch_execute(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+             version    INTEGER PRIMARY KEY,
+             applied_at BIGINT NOT NULL
+         )",
+    )
+    .map_err(db)?;
+    let current = read_version(&mut tx)?;
+    if current > PG_SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        tx.batch_execute(sql).map_err(db)?;
+        let version = i32::try_from(i).unwrap_or(i32::MAX).saturating_add(1);
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+            &[&version, &now_ms],
+        )
+        .map_err(db)?;
+    }
+    tx.commit().map_err(db)?;
+    Ok(current)
+}
+
+/// Checks, without writing, that the database is at [`PG_SCHEMA_VERSION`].
+pub(crate) fn check(client: &mut Client) -> Result<(), Error> {
+    let exists = client
+        .query_one("SELECT to_regclass('schema_version') IS NOT NULL", &[])
+        .and_then(|r| r.try_get::<_, bool>(0))
+        .map_err(|e| Error::pg("reading the schema version", e))?;
+    let current = if exists { read_version(client)? } else { 0 };
+    if current > PG_SCHEMA_VERSION {
+        return Err(too_new(current));
+    }
+    if current < PG_SCHEMA_VERSION {
+        return Err(Error::new(
+            ErrorCode::Unavailable,
+            format!(
+                "database schema is version {current}, expected {PG_SCHEMA_VERSION}: run `toolgate migrate` or start the service once to migrate it"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn read_version(client: &mut impl postgres::GenericClient) -> Result<u32, Error> {
+    let v: i32 = client
+        .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
+        .and_then(|r| r.try_get(0))
+        .map_err(|e| Error::pg("reading the schema version", e))?;
+    u32::try_from(v).map_err(|_| {
+        Error::new(
+            ErrorCode::Corrupt,
+            format!("schema version `{v}` is invalid"),
+        )
+    })
+}
+
+fn too_new(version: u32) -> Error {
+    Error::new(
+        ErrorCode::SchemaTooNew,
+        format!(
+            "database schema is version {version}, newer than {PG_SCHEMA_VERSION}: upgrade toolgate to open it"
+        ),
+    )
+}
