@@ -22,6 +22,10 @@
 //! [server]                    # `toolgate serve`
 //! listen = "127.0.0.1:8080"   # the default
 //! max_body_bytes = 8388608    # a request body's cap (default 8 MiB)
+//! header_timeout_seconds = 10 # a request's headers must arrive within this
+//!                             # (also an idle keep-alive connection's life)
+//! body_timeout_seconds = 30   # a request's body must arrive within this (408)
+//! max_connections = 1024      # connections served at once; more wait
 //!
 //! [[server.token]]            # bearer tokens, stored as SHA-256 hashes
 //! name = "support-agent"      # the actor in the audit log (optional)
@@ -119,6 +123,19 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
 /// The largest `max_body_bytes` accepted: 256 MiB.
 pub const MAX_MAX_BODY_BYTES: u64 = 256 << 20;
+/// Seconds a request's headers may take when `[server]` sets no
+/// `header_timeout_seconds`.
+pub const DEFAULT_HEADER_TIMEOUT_SECONDS: u64 = 10;
+/// Seconds a request's body may take when `[server]` sets no
+/// `body_timeout_seconds`.
+pub const DEFAULT_BODY_TIMEOUT_SECONDS: u64 = 30;
+/// The longest `header_timeout_seconds` or `body_timeout_seconds` accepted:
+/// one hour.
+pub const MAX_TIMEOUT_SECONDS: u64 = 3600;
+/// Connections served at once when `[server]` sets no `max_connections`.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// The largest `max_connections` accepted.
+pub const MAX_MAX_CONNECTIONS: u64 = 1 << 20;
 /// Bytes of one call's arguments when `[gate]` sets no `max_argument_bytes`.
 pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 64 << 10;
 
@@ -313,6 +330,9 @@ impl ServerToken {
 pub struct ServerConfig {
     listen: std::net::SocketAddr,
     max_body_bytes: usize,
+    header_timeout: std::time::Duration,
+    body_timeout: std::time::Duration,
+    max_connections: usize,
     tokens: Vec<ServerToken>,
 }
 
@@ -321,6 +341,9 @@ impl Default for ServerConfig {
         Self {
             listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8080)),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            header_timeout: std::time::Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECONDS),
+            body_timeout: std::time::Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             tokens: Vec::new(),
         }
     }
@@ -335,6 +358,23 @@ impl ServerConfig {
     /// The largest request body accepted, in bytes.
     pub fn max_body_bytes(&self) -> usize {
         self.max_body_bytes
+    }
+
+    /// How long a request's headers may take to arrive (default 10 s); an
+    /// idle keep-alive connection is closed after as long.
+    pub fn header_timeout(&self) -> std::time::Duration {
+        self.header_timeout
+    }
+
+    /// How long a request's body may take to arrive (default 30 s).
+    pub fn body_timeout(&self) -> std::time::Duration {
+        self.body_timeout
+    }
+
+    /// How many connections are served at once (default 1024); more wait
+    /// to be accepted.
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
     }
 
     /// The bearer tokens.
@@ -816,7 +856,8 @@ impl Loader<'_> {
         err
     }
 
-    /// `[server]`: an address, a body cap in range, tokens as 64 hex digits.
+    /// `[server]`: an address, a body cap, timeouts and a connection cap in
+    /// range, tokens as 64 hex digits.
     fn server(&self, raw: &RawConfig) -> Result<ServerConfig, Error> {
         let mut server = ServerConfig::default();
         if let Some(v) = &raw.server.listen {
@@ -842,6 +883,45 @@ impl Loader<'_> {
                     format!("`max_body_bytes` must be between 1 and {MAX_MAX_BODY_BYTES}"),
                 )
             })?;
+        }
+        for (v, key, field) in [
+            (
+                &raw.server.header_timeout_seconds,
+                "header_timeout_seconds",
+                &mut server.header_timeout,
+            ),
+            (
+                &raw.server.body_timeout_seconds,
+                "body_timeout_seconds",
+                &mut server.body_timeout,
+            ),
+        ] {
+            if let Some(v) = v {
+                let n = *v.get_ref();
+                if n == 0 || n > MAX_TIMEOUT_SECONDS {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        key,
+                        format!("`{key}` must be between 1 and {MAX_TIMEOUT_SECONDS}"),
+                    ));
+                }
+                *field = std::time::Duration::from_secs(n);
+            }
+        }
+        if let Some(v) = &raw.server.max_connections {
+            let n = *v.get_ref();
+            server.max_connections = usize::try_from(n)
+                .ok()
+                .filter(|_| n != 0 && n <= MAX_MAX_CONNECTIONS)
+                .ok_or_else(|| {
+                    self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        "max_connections",
+                        format!("`max_connections` must be between 1 and {MAX_MAX_CONNECTIONS}"),
+                    )
+                })?;
         }
         for t in &raw.server.token {
             let hex = t.sha256.get_ref();

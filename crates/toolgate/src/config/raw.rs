@@ -58,6 +58,9 @@ pub(crate) struct RawApprovals {
 pub(crate) struct RawServer {
     pub(crate) listen: Option<Spanned<String>>,
     pub(crate) max_body_bytes: Option<Spanned<u64>>,
+    pub(crate) header_timeout_seconds: Option<Spanned<u64>>,
+    pub(crate) body_timeout_seconds: Option<Spanned<u64>>,
+    pub(crate) max_connections: Option<Spanned<u64>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,
 }

@@ -1,0 +1,68 @@
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code"
+)]
+//! The `[server]` table's timeouts and connection cap: defaults, values,
+//! and out-of-range values refused at their key.
+
+use std::time::Duration;
+
+use toolgate::config::{Config, ErrorCode};
+
+const TOOL: &str = "[[tool]]\nname = \"a\"\nrisk = \"read\"\nschema = { type = \"object\", additionalProperties = false }\n";
+
+fn parse(server: &str) -> Result<Config, toolgate::config::Error> {
+    Config::parse(
+        &format!("[server]\n{server}\n{TOOL}"),
+        "/nowhere/toolgate.toml",
+    )
+}
+
+#[test]
+fn defaults() {
+    let c = parse("").unwrap();
+    let s = c.server();
+    assert_eq!(s.header_timeout(), Duration::from_secs(10));
+    assert_eq!(s.body_timeout(), Duration::from_secs(30));
+    assert_eq!(s.max_connections(), 1024);
+}
+
+#[test]
+fn values() {
+    let c = parse("header_timeout_seconds = 2\nbody_timeout_seconds = 3600\nmax_connections = 7")
+        .unwrap();
+    let s = c.server();
+    assert_eq!(s.header_timeout(), Duration::from_secs(2));
+    assert_eq!(s.body_timeout(), Duration::from_secs(3600));
+    assert_eq!(s.max_connections(), 7);
+}
+
+#[test]
+fn out_of_range_is_refused_at_its_key() {
+    for (text, key, line_col) in [
+        (
+            "header_timeout_seconds = 0",
+            "header_timeout_seconds",
+            ":2:1:",
+        ),
+        (
+            "body_timeout_seconds = 3601",
+            "body_timeout_seconds",
+            ":2:1:",
+        ),
+        ("max_connections = 0", "max_connections", ":2:1:"),
+        ("max_connections = 2000000", "max_connections", ":2:1:"),
+    ] {
+        let err = parse(text).expect_err(text);
+        assert_eq!(err.code(), ErrorCode::InvalidLimit, "{text}: {err}");
+        let shown = err.to_string();
+        assert!(shown.contains(key), "{text}: {shown}");
+        assert!(shown.contains(line_col), "{text}: {shown}");
+    }
+    let err = parse("header_timeout_seconds = -1").expect_err("negative");
+    assert!(err.to_string().contains(":2:"), "{err}");
+    let err = parse("header_timeout = 5").expect_err("unknown key");
+    assert!(err.to_string().contains("header_timeout"), "{err}");
+}
