@@ -1,5 +1,6 @@
 //! Approvals bound to (user, session, tool, digest), standing approvals,
-//! session counters and the kill switch, on a real SQLite file.
+//! session counters and the kill switch: each test body runs on a real
+//! SQLite file and on a real PostgreSQL database (see `common`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,20 +12,20 @@
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
+mod common;
+
+use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
     ApprovalFilter, ApprovalKind, ApprovalState, AuditFilter, ErrorCode, KillMode, ManualClock,
-    SqliteOptions, SqliteStore, Store, Timestamp, Verdict,
+    SqliteOptions, Store, Timestamp, Verdict,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 
-fn store(dir: &tempfile::TempDir) -> (SqliteStore, ManualClock) {
+fn store(db: &Db) -> (Box<dyn Store>, ManualClock) {
     let clock = ManualClock::new(T0);
-    let store = SqliteOptions::new()
-        .clock(Arc::new(clock.clone()))
-        .open(dir.path().join("state.db"))
-        .unwrap();
+    let store = db.open(&clock);
     (store, clock)
 }
 
@@ -37,7 +38,7 @@ fn later(s: u64) -> Timestamp {
 }
 
 /// An approved single approval for alice/s-1/refund over `args`, valid 1 h.
-fn approved(store: &SqliteStore, args: &str) -> toolgate_store::ApprovalId {
+fn approved(store: &dyn Store, args: &str) -> toolgate_store::ApprovalId {
     let id = store
         .request_approval("alice", "s-1", "refund", &digest(args), later(3600))
         .unwrap();
@@ -47,11 +48,9 @@ fn approved(store: &SqliteStore, args: &str) -> toolgate_store::ApprovalId {
 
 const ARGS: &str = r#"{"order_id":"o-1","amount":30}"#;
 
-#[test]
-fn approval_lets_exactly_one_identical_call_through() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
-    let id = approved(&store, ARGS);
+fn approval_lets_exactly_one_identical_call_through(db: &Db) {
+    let (store, _) = store(db);
+    let id = approved(&*store, ARGS);
     // A reordered-but-equal object has the same digest.
     let same = digest(r#"{"amount":30.0,"order_id":"o-1"}"#);
     let used = store
@@ -78,11 +77,9 @@ fn approval_lets_exactly_one_identical_call_through() {
     assert_eq!(used_records[0].seq, used.seq);
 }
 
-#[test]
-fn approval_does_not_cover_other_arguments_session_user_or_tool() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
-    approved(&store, ARGS);
+fn approval_does_not_cover_other_arguments_session_user_or_tool(db: &Db) {
+    let (store, _) = store(db);
+    approved(&*store, ARGS);
     let d = digest(ARGS);
     let now = later(10);
     // One changed byte of an argument.
@@ -110,12 +107,10 @@ fn approval_does_not_cover_other_arguments_session_user_or_tool() {
         .is_some());
 }
 
-#[test]
-fn expired_pending_and_denied_approvals_cover_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, clock) = store(&dir);
+fn expired_pending_and_denied_approvals_cover_nothing(db: &Db) {
+    let (store, clock) = store(db);
     let d = digest(ARGS);
-    approved(&store, ARGS);
+    approved(&*store, ARGS);
     // At the expiry instant (exclusive) and after.
     assert!(store
         .consume("alice", "s-1", "refund", &d, later(3600))
@@ -159,18 +154,16 @@ fn expired_pending_and_denied_approvals_cover_nothing() {
     );
 }
 
-#[test]
-fn an_approved_unused_approval_can_be_revoked() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
-    let id = approved(&store, ARGS);
+fn an_approved_unused_approval_can_be_revoked(db: &Db) {
+    let (store, _) = store(db);
+    let id = approved(&*store, ARGS);
     store.deny(id, "carol", "changed my mind").unwrap();
     assert!(store
         .consume("alice", "s-1", "refund", &digest(ARGS), later(1))
         .unwrap()
         .is_none());
     // A used one cannot be revoked.
-    let id = approved(&store, ARGS);
+    let id = approved(&*store, ARGS);
     store
         .consume("alice", "s-1", "refund", &digest(ARGS), later(1))
         .unwrap()
@@ -181,17 +174,9 @@ fn an_approved_unused_approval_can_be_revoked() {
     );
 }
 
-#[test]
-fn double_consume_racing_in_threads_passes_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("race.db");
-    let open = |path: &std::path::Path| {
-        SqliteOptions::new()
-            .clock(Arc::new(ManualClock::new(T0)))
-            .open(path)
-            .unwrap()
-    };
-    let first = open(&path);
+fn double_consume_racing_in_threads_passes_once(db: &Db) {
+    let clock = ManualClock::new(T0);
+    let first = db.open(&clock);
     for round in 0..20 {
         let args = format!(r#"{{"round":{round}}}"#);
         let id = first
@@ -199,34 +184,37 @@ fn double_consume_racing_in_threads_passes_once() {
             .unwrap();
         first.approve(id, "bob", "").unwrap();
     }
-    // Two threads, each with its own store (connection), as two gates would.
-    let barrier = Arc::new(Barrier::new(2));
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
-            let barrier = Arc::clone(&barrier);
-            let path = path.clone();
-            std::thread::spawn(move || {
-                let store = open(&path);
-                let mut wins = Vec::new();
-                for round in 0..20 {
-                    barrier.wait();
-                    let d = digest(&format!(r#"{{"round":{round}}}"#));
-                    if store
-                        .consume("alice", "s-1", "refund", &d, later(5))
-                        .unwrap()
-                        .is_some()
-                    {
-                        wins.push(round);
+    // Two threads, each with its own store (connections), as two gates
+    // (or two replicas) would.
+    let barrier = Barrier::new(2);
+    let mut wins: Vec<u32> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let barrier = &barrier;
+                let clock = &clock;
+                scope.spawn(move || {
+                    let store = db.open(clock);
+                    let mut wins = Vec::new();
+                    for round in 0..20 {
+                        barrier.wait();
+                        let d = digest(&format!(r#"{{"round":{round}}}"#));
+                        if store
+                            .consume("alice", "s-1", "refund", &d, later(5))
+                            .unwrap()
+                            .is_some()
+                        {
+                            wins.push(round);
+                        }
                     }
-                }
-                wins
+                    wins
+                })
             })
-        })
-        .collect();
-    let mut wins: Vec<u32> = workers
-        .into_iter()
-        .flat_map(|w| w.join().unwrap())
-        .collect();
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
     wins.sort_unstable();
     assert_eq!(wins, (0..20).collect::<Vec<_>>());
     assert_eq!(
@@ -236,12 +224,11 @@ fn double_consume_racing_in_threads_passes_once() {
             .len(),
         20
     );
+    assert!(first.verify().unwrap().is_intact());
 }
 
-#[test]
-fn standing_approval_covers_the_tool_until_its_end_and_is_audited() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
+fn standing_approval_covers_the_tool_until_its_end_and_is_audited(db: &Db) {
+    let (store, _) = store(db);
     let id = store
         .grant_standing("alice", "fetch_url", later(100), "bob", "weekly report")
         .unwrap();
@@ -283,11 +270,9 @@ fn standing_approval_covers_the_tool_until_its_end_and_is_audited() {
     assert!(store.verify().unwrap().is_intact());
 }
 
-#[test]
-fn approvals_are_listed_and_decisions_audited() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
-    let a = approved(&store, ARGS);
+fn approvals_are_listed_and_decisions_audited(db: &Db) {
+    let (store, _) = store(db);
+    let a = approved(&*store, ARGS);
     let b = store
         .request_approval("alice", "s-2", "refund", &digest("{}"), later(60))
         .unwrap();
@@ -317,10 +302,8 @@ fn approvals_are_listed_and_decisions_audited() {
     assert_eq!(granted[0].entry.digest, Some(digest(ARGS)));
 }
 
-#[test]
-fn session_counters_and_escalation() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, clock) = store(&dir);
+fn session_counters_and_escalation(db: &Db) {
+    let (store, clock) = store(db);
     let c = store.record_call("s-1", 1, Verdict::Allow, &[]).unwrap();
     assert_eq!((c.turns, c.calls, c.rejections), (1, 1, 0));
     store
@@ -364,23 +347,16 @@ fn session_counters_and_escalation() {
     );
 }
 
-#[test]
-fn escalation_threshold_is_configurable() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteOptions::new()
-        .escalate_after(1)
-        .open(dir.path().join("s.db"))
-        .unwrap();
+fn escalation_threshold_is_configurable(db: &Db) {
+    let store = db.open_with(&ManualClock::new(T0), 1);
     assert!(store
         .record_call("s", 1, Verdict::Deny, &["x"])
         .unwrap()
         .is_escalated());
 }
 
-#[test]
-fn kill_switch_flips_are_stored_and_audited() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, _) = store(&dir);
+fn kill_switch_flips_are_stored_and_audited(db: &Db) {
+    let (store, _) = store(db);
     assert_eq!(store.kill_switch().unwrap().mode, KillMode::Off);
     let s = store
         .set_kill_switch(KillMode::DenyWrites, "incident 12", "oncall")
@@ -403,7 +379,7 @@ fn kill_switch_flips_are_stored_and_audited() {
 }
 
 #[test]
-fn store_is_usable_as_a_trait_object() {
+fn sqlite_store_is_usable_as_a_trait_object() {
     let store: Arc<dyn Store> = Arc::new(
         SqliteOptions::new()
             .clock(Arc::new(ManualClock::new(T0)))
@@ -421,3 +397,16 @@ fn store_is_usable_as_a_trait_object() {
         .is_some());
     assert!(store.verify().unwrap().is_intact());
 }
+
+on_both_backends!(
+    approval_lets_exactly_one_identical_call_through,
+    approval_does_not_cover_other_arguments_session_user_or_tool,
+    expired_pending_and_denied_approvals_cover_nothing,
+    an_approved_unused_approval_can_be_revoked,
+    double_consume_racing_in_threads_passes_once,
+    standing_approval_covers_the_tool_until_its_end_and_is_audited,
+    approvals_are_listed_and_decisions_audited,
+    session_counters_and_escalation,
+    escalation_threshold_is_configurable,
+    kill_switch_flips_are_stored_and_audited,
+);

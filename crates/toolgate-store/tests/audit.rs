@@ -1,5 +1,6 @@
 //! The audit log: appends, group commit, reading back, export, and tamper
-//! detection on a real SQLite file.
+//! detection; each test body runs on a real SQLite file and on a real
+//! PostgreSQL database (see `common`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -8,15 +9,21 @@
     reason = "test code"
 )]
 
-use std::path::Path;
-use std::sync::Arc;
+mod common;
 
+use common::Db;
 use toolgate_json::{canonical, Digest, Value};
 use toolgate_store::audit::parse_digest;
 use toolgate_store::{
-    AuditEntry, AuditFilter, BreakKind, ErrorCode, SqliteStore, Store, Timestamp, Verdict,
-    SCHEMA_VERSION,
+    AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, Store, Timestamp, Verdict,
+    PG_SCHEMA_VERSION, SCHEMA_VERSION,
 };
+
+fn open(db: &Db) -> Box<dyn Store> {
+    db.open(&ManualClock::new(Timestamp::from_unix_seconds(
+        1_767_225_600,
+    )))
+}
 
 fn entry(i: u64) -> AuditEntry {
     let text = format!(r#"{{"order_id":"o-{i}","amount":{i}}}"#);
@@ -34,21 +41,22 @@ fn entry(i: u64) -> AuditEntry {
     .unwrap()
 }
 
-fn filled(dir: &Path, n: u64) -> std::path::PathBuf {
-    let path = dir.join("audit.db");
-    let store = SqliteStore::open(&path).unwrap();
-    store.append_all((1..=n).map(entry).collect()).unwrap();
-    path
+fn filled(db: &Db, n: u64) {
+    open(db).append_all((1..=n).map(entry).collect()).unwrap();
 }
 
-fn raw(path: &Path) -> rusqlite::Connection {
-    rusqlite::Connection::open(path).unwrap()
+/// `bytes` as an SQL literal of the database's binary type.
+fn blob(db: &Db, bytes: &[u8]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    if db.is_postgres() {
+        format!("'\\x{hex}'::bytea")
+    } else {
+        format!("X'{hex}'")
+    }
 }
 
-#[test]
-fn appends_form_a_chain_that_verifies() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("a.db")).unwrap();
+fn appends_form_a_chain_that_verifies(db: &Db) {
+    let store = open(db);
     let mut prev = toolgate_store::GENESIS;
     for i in 1..=5 {
         let r = store.append(entry(i)).unwrap();
@@ -64,24 +72,24 @@ fn appends_form_a_chain_that_verifies() {
     assert_eq!(v.head, (5, prev));
 }
 
-#[test]
-fn group_commit_gives_every_thread_its_own_committed_record() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open(dir.path().join("a.db")).unwrap());
-    let threads: Vec<_> = (0..16)
-        .map(|t| {
-            let store = Arc::clone(&store);
-            std::thread::spawn(move || {
-                (0..25)
-                    .map(|i| store.append(entry(t * 100 + i)).unwrap().seq)
-                    .collect::<Vec<_>>()
+fn group_commit_gives_every_thread_its_own_committed_record(db: &Db) {
+    let store = open(db);
+    let mut seqs: Vec<u64> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..16)
+            .map(|t| {
+                let store = &store;
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|i| store.append(entry(t * 100 + i)).unwrap().seq)
+                        .collect::<Vec<_>>()
+                })
             })
-        })
-        .collect();
-    let mut seqs: Vec<u64> = threads
-        .into_iter()
-        .flat_map(|t| t.join().unwrap())
-        .collect();
+            .collect();
+        threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect()
+    });
     seqs.sort_unstable();
     assert_eq!(seqs, (1..=400).collect::<Vec<_>>());
     let v = store.verify().unwrap();
@@ -94,10 +102,8 @@ fn group_commit_gives_every_thread_its_own_committed_record() {
     }
 }
 
-#[test]
-fn tail_list_and_filters() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(dir.path().join("a.db")).unwrap();
+fn tail_list_and_filters(db: &Db) {
+    let store = open(db);
     store.append_all((1..=30).map(entry).collect()).unwrap();
     let tail = store.tail(3).unwrap();
     assert_eq!(tail.iter().map(|r| r.seq).collect::<Vec<_>>(), [28, 29, 30]);
@@ -133,9 +139,8 @@ fn tail_list_and_filters() {
         .is_empty());
 }
 
-#[test]
-fn secret_fields_are_replaced_by_their_digest() {
-    let store = SqliteStore::open_in_memory().unwrap();
+fn secret_fields_are_replaced_by_their_digest(db: &Db) {
+    let store = open(db);
     let args = toolgate_json::from_str(r#"{"card":{"number":"4111111111111111"},"n":1}"#).unwrap();
     let e = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny)
         .reason("not_owner")
@@ -152,11 +157,9 @@ fn secret_fields_are_replaced_by_their_digest() {
     assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidInput);
 }
 
-#[test]
-fn export_lines_can_be_checked_without_the_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 12);
-    let store = SqliteStore::open(&path).unwrap();
+fn export_lines_can_be_checked_without_the_store(db: &Db) {
+    filled(db, 12);
+    let store = open(db);
     let mut out = Vec::new();
     assert_eq!(store.export_jsonl(&mut out).unwrap(), 12);
     let text = String::from_utf8(out).unwrap();
@@ -176,70 +179,56 @@ fn export_lines_can_be_checked_without_the_store() {
     }
 }
 
-#[test]
-fn a_newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 1);
-    raw(&path)
-        .execute(
-            "INSERT INTO schema_version (version, applied_at) VALUES (?1, 0)",
-            [i64::from(SCHEMA_VERSION) + 1],
-        )
-        .unwrap();
-    let err = SqliteStore::open(&path).unwrap_err();
-    assert_eq!(err.code(), ErrorCode::SchemaTooNew);
-    let err = toolgate_store::SqliteOptions::new()
-        .read_only(true)
-        .open(&path)
-        .unwrap_err();
-    assert_eq!(err.code(), ErrorCode::SchemaTooNew);
+fn a_newer_schema_is_refused(db: &Db) {
+    filled(db, 1);
+    let newer = SCHEMA_VERSION.max(PG_SCHEMA_VERSION) + 1;
+    db.execute(&format!(
+        "INSERT INTO schema_version (version, applied_at) VALUES ({newer}, 0)"
+    ));
+    for read_only in [false, true] {
+        let Err(err) = db.try_open(read_only) else {
+            panic!("a newer schema opened (read-only: {read_only})");
+        };
+        assert_eq!(
+            err.code(),
+            ErrorCode::SchemaTooNew,
+            "read-only: {read_only}"
+        );
+    }
 }
 
-#[test]
-fn reopening_keeps_the_chain_going() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 3);
-    let store = SqliteStore::open(&path).unwrap();
+fn reopening_keeps_the_chain_going(db: &Db) {
+    filled(db, 3);
+    let store = open(db);
     assert_eq!(store.append(entry(4)).unwrap().seq, 4);
     assert!(store.verify().unwrap().is_intact());
 }
 
 // ---- tamper ----
 
-fn broken(path: &Path) -> (u64, BreakKind) {
-    let v = SqliteStore::open(path).unwrap().verify().unwrap();
+fn broken(db: &Db) -> (u64, BreakKind) {
+    let v = open(db).verify().unwrap();
     let b = v.broken.expect("the chain must be broken");
     (b.seq, b.kind)
 }
 
-#[test]
-fn tamper_changed_field_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    raw(&path)
-        .execute("UPDATE audit SET verdict = 'deny' WHERE seq = 4", [])
-        .unwrap();
-    assert_eq!(broken(&path), (4, BreakKind::Changed));
+fn tamper_changed_field_is_named(db: &Db) {
+    filled(db, 10);
+    db.execute("UPDATE audit SET verdict = 'deny' WHERE seq = 4");
+    assert_eq!(broken(db), (4, BreakKind::Changed));
 }
 
-#[test]
-fn tamper_changed_arguments_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    raw(&path)
-        .execute(
-            "UPDATE audit SET arguments = '{\"amount\":9999,\"order_id\":\"o-7\"}' WHERE seq = 7",
-            [],
-        )
-        .unwrap();
-    assert_eq!(broken(&path), (7, BreakKind::Changed));
+fn tamper_changed_arguments_is_named(db: &Db) {
+    filled(db, 10);
+    db.execute(
+        "UPDATE audit SET arguments = '{\"amount\":9999,\"order_id\":\"o-7\"}' WHERE seq = 7",
+    );
+    assert_eq!(broken(db), (7, BreakKind::Changed));
 }
 
-#[test]
-fn tamper_rehashed_record_breaks_the_next_link() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    let store = SqliteStore::open(&path).unwrap();
+fn tamper_rehashed_record_breaks_the_next_link(db: &Db) {
+    filled(db, 10);
+    let store = open(db);
     let mut rec = store
         .list(&AuditFilter::new().after(5).limit(1))
         .unwrap()
@@ -248,97 +237,85 @@ fn tamper_rehashed_record_breaks_the_next_link() {
     drop(store);
     rec.entry.verdict = Verdict::Deny;
     let forged = rec.expected_hash();
-    raw(&path)
-        .execute(
-            "UPDATE audit SET verdict = 'deny', hash = ?1 WHERE seq = 6",
-            [forged.as_bytes().as_slice()],
-        )
-        .unwrap();
-    assert_eq!(broken(&path), (7, BreakKind::Relinked));
+    db.execute(&format!(
+        "UPDATE audit SET verdict = 'deny', hash = {} WHERE seq = 6",
+        blob(db, forged.as_bytes())
+    ));
+    assert_eq!(broken(db), (7, BreakKind::Relinked));
 }
 
-#[test]
-fn tamper_deleted_record_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    raw(&path)
-        .execute("DELETE FROM audit WHERE seq = 5", [])
-        .unwrap();
-    assert_eq!(broken(&path), (5, BreakKind::Missing));
+fn tamper_deleted_record_is_named(db: &Db) {
+    filled(db, 10);
+    db.execute("DELETE FROM audit WHERE seq = 5");
+    assert_eq!(broken(db), (5, BreakKind::Missing));
 }
 
-#[test]
-fn tamper_deleted_last_record_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    raw(&path)
-        .execute("DELETE FROM audit WHERE seq = 10", [])
-        .unwrap();
-    assert_eq!(broken(&path), (10, BreakKind::Missing));
+fn tamper_deleted_last_record_is_named(db: &Db) {
+    filled(db, 10);
+    db.execute("DELETE FROM audit WHERE seq = 10");
+    assert_eq!(broken(db), (10, BreakKind::Missing));
 }
 
-#[test]
-fn tamper_reordered_records_are_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    let c = raw(&path);
-    c.execute_batch(
+fn tamper_reordered_records_are_named(db: &Db) {
+    filled(db, 10);
+    db.execute(
         "UPDATE audit SET seq = -1 WHERE seq = 3;
          UPDATE audit SET seq = 3 WHERE seq = 4;
          UPDATE audit SET seq = 4 WHERE seq = -1;",
-    )
-    .unwrap();
-    drop(c);
-    assert_eq!(broken(&path), (3, BreakKind::Relinked));
+    );
+    assert_eq!(broken(db), (3, BreakKind::Relinked));
 }
 
-#[test]
-fn tamper_inserted_record_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    let c = raw(&path);
+fn tamper_inserted_record_is_named(db: &Db) {
+    filled(db, 10);
     // Make room after record 6 and copy record 2 there, hash and all.
-    c.execute_batch(
+    db.execute(
         "UPDATE audit SET seq = seq + 1000 WHERE seq > 6;
          UPDATE audit SET seq = seq - 999 WHERE seq > 1000;
-         INSERT INTO audit SELECT 7, time, verdict, user, session, tool, call_id, reasons, policies,
+         INSERT INTO audit SELECT 7, time, verdict, \"user\", session, tool, call_id, reasons, policies,
              digest, arguments, approval, actor, note, prev, hash FROM audit WHERE seq = 2;
          UPDATE audit_head SET seq = 11;",
-    )
-    .unwrap();
-    drop(c);
-    assert_eq!(broken(&path), (7, BreakKind::Relinked));
+    );
+    assert_eq!(broken(db), (7, BreakKind::Relinked));
 }
 
-#[test]
-fn tamper_appended_record_around_the_store_is_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    let store = SqliteStore::open(&path).unwrap();
-    let last = store.tail(1).unwrap().pop().unwrap();
-    drop(store);
+fn tamper_appended_record_around_the_store_is_named(db: &Db) {
+    filled(db, 10);
+    let last = open(db).tail(1).unwrap().pop().unwrap();
     // A copy of the last record linked after it, written past the store's head.
-    let c = raw(&path);
-    c.execute(
-        "INSERT INTO audit SELECT 11, time, verdict, user, session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, ?1, hash FROM audit WHERE seq = 10",
-        [last.hash.as_bytes().as_slice()],
-    )
-    .unwrap();
-    drop(c);
-    let (seq, _) = broken(&path);
+    db.execute(&format!(
+        "INSERT INTO audit SELECT 11, time, verdict, \"user\", session, tool, call_id, reasons, policies,
+             digest, arguments, approval, actor, note, {}, hash FROM audit WHERE seq = 10",
+        blob(db, last.hash.as_bytes())
+    ));
+    let (seq, _) = broken(db);
     assert_eq!(seq, 11);
 }
 
-#[test]
-fn tamper_garbage_is_named_malformed() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = filled(dir.path(), 10);
-    raw(&path)
-        .execute("UPDATE audit SET hash = 'x' WHERE seq = 8", [])
-        .unwrap();
-    assert_eq!(broken(&path), (8, BreakKind::Malformed));
+fn tamper_garbage_is_named_malformed(db: &Db) {
+    filled(db, 10);
+    db.execute("UPDATE audit SET hash = 'x' WHERE seq = 8");
+    assert_eq!(broken(db), (8, BreakKind::Malformed));
     // Reading it back is a typed error too.
-    let store = SqliteStore::open(&path).unwrap();
+    let store = open(db);
     assert_eq!(store.tail(5).unwrap_err().code(), ErrorCode::Corrupt);
 }
+
+on_both_backends!(
+    appends_form_a_chain_that_verifies,
+    group_commit_gives_every_thread_its_own_committed_record,
+    tail_list_and_filters,
+    secret_fields_are_replaced_by_their_digest,
+    export_lines_can_be_checked_without_the_store,
+    a_newer_schema_is_refused,
+    reopening_keeps_the_chain_going,
+    tamper_changed_field_is_named,
+    tamper_changed_arguments_is_named,
+    tamper_rehashed_record_breaks_the_next_link,
+    tamper_deleted_record_is_named,
+    tamper_deleted_last_record_is_named,
+    tamper_reordered_records_are_named,
+    tamper_inserted_record_is_named,
+    tamper_appended_record_around_the_store_is_named,
+    tamper_garbage_is_named_malformed,
+);

@@ -1,0 +1,187 @@
+//! What only the PostgreSQL store has: replicas migrating one database at
+//! once, connections lost and regained without a restart, several stores
+//! (as replicas) writing one chain, and URLs that never leak a password.
+//!
+//! Without a reachable PostgreSQL these tests say so and pass, unless
+//! `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+mod common;
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use common::PgDatabase;
+use toolgate_store::{
+    AuditEntry, ErrorCode, KillMode, PgOptions, PgStore, Store, Timestamp, Verdict,
+};
+
+fn entry(i: u64) -> AuditEntry {
+    AuditEntry::new(
+        Timestamp::from_unix_millis(1_000 + i as i64),
+        Verdict::Allow,
+    )
+    .user("alice")
+    .session(format!("s-{}", i % 5))
+    .tool("refund")
+    .call_id(format!("call_{i}"))
+}
+
+fn open(db: &PgDatabase) -> PgStore {
+    PgOptions::new()
+        .lock_timeout(Duration::from_secs(30))
+        .open(&db.url)
+        .unwrap()
+}
+
+#[test]
+fn replicas_starting_together_migrate_once() {
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let barrier = Barrier::new(4);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                barrier.wait();
+                let store = open(&db);
+                store.append(entry(1)).unwrap();
+            });
+        }
+    });
+    let store = open(&db);
+    let v = store.verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    assert_eq!(v.records, 4);
+    let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let versions: i64 = c
+        .query_one("SELECT count(*) FROM schema_version", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(versions, 1);
+}
+
+#[test]
+fn three_stores_writing_concurrently_keep_one_chain() {
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let stores = [open(&db), open(&db), open(&db)];
+    let acknowledged: u64 = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..12u64)
+            .map(|t| {
+                let store = &stores[(t % 3) as usize];
+                s.spawn(move || {
+                    let mut n = 0u64;
+                    for i in 0..50 {
+                        store.append(entry(t * 1000 + i)).unwrap();
+                        n += 1;
+                    }
+                    n
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    let v = stores[0].verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    assert_eq!(v.records, acknowledged);
+    assert_eq!(acknowledged, 600);
+}
+
+#[test]
+fn lost_connections_deny_then_recover_without_a_restart() {
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let store = open(&db);
+    // Warm several connections of the pool.
+    std::thread::scope(|s| {
+        for i in 0..6 {
+            let store = &store;
+            s.spawn(move || store.append(entry(i)).unwrap());
+        }
+    });
+    // Connections killed while the database still accepts new ones: a call
+    // either fails as unavailable (never as a success) or reconnects.
+    assert!(db.terminate_connections() > 0);
+    recovers(&store);
+    // The database away: nothing connects, every call fails as unavailable.
+    db.set_allow_connections(false);
+    db.terminate_connections();
+    for _ in 0..5 {
+        assert_eq!(
+            store.append(entry(100)).unwrap_err().code(),
+            ErrorCode::Unavailable
+        );
+        assert_eq!(
+            store.kill_switch().unwrap_err().code(),
+            ErrorCode::Unavailable
+        );
+    }
+    // Back: the same store works again.
+    db.set_allow_connections(true);
+    recovers(&store);
+    for _ in 0..20 {
+        store.append(entry(200)).unwrap();
+        assert_eq!(store.kill_switch().unwrap().mode, KillMode::Off);
+    }
+    let v = store.verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+}
+
+/// Calls until one succeeds; every failure on the way is `unavailable`.
+fn recovers(store: &PgStore) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match store.append(entry(100)) {
+            Ok(_) => return,
+            Err(e) => assert_eq!(e.code(), ErrorCode::Unavailable, "{e}"),
+        }
+        assert!(Instant::now() < deadline, "the store did not recover");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_absent_server_is_unavailable_and_the_password_is_not_repeated() {
+    // A port where nothing listens.
+    let err = PgOptions::new()
+        .connect_timeout(Duration::from_secs(2))
+        .open("postgres://tg:hunter2-secret@127.0.0.1:9/toolgate")
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unavailable);
+    let text = format!("{err} {err:?}");
+    assert!(!text.contains("hunter2"), "{text}");
+    let err = PgOptions::new()
+        .open("postgres://tg:hunter2-secret@127.0.0.1:notaport/toolgate")
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
+    assert!(!format!("{err} {err:?}").contains("hunter2"), "{err}");
+}
+
+#[test]
+fn read_only_store_refuses_writes_and_an_unmigrated_database() {
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let err = PgOptions::new().read_only(true).open(&db.url).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unavailable);
+    assert!(err.message().contains("toolgate migrate"), "{err}");
+    open(&db).append(entry(1)).unwrap();
+    let ro = PgOptions::new().read_only(true).open(&db.url).unwrap();
+    assert!(ro.verify().unwrap().is_intact());
+    assert_eq!(ro.append(entry(2)).unwrap_err().code(), ErrorCode::ReadOnly);
+    assert_eq!(
+        ro.set_kill_switch(KillMode::DenyAll, "", "x")
+            .unwrap_err()
+            .code(),
+        ErrorCode::ReadOnly
+    );
+}
