@@ -1,12 +1,22 @@
 //! Bearer tokens: the SHA-256 of the presented token is compared, in
 //! constant time, with every configured hash; the matching token's role
 //! decides what the caller may do.
+//!
+//! A refused request is audited: `unauthorized` (reason `missing_token`,
+//! `malformed_token` or `unknown_token`) or `forbidden` (the token's name
+//! as `actor`, never the token; reason `role:` and its role), with the
+//! method and route as `note`; at most [`AUDITED_REFUSALS_PER_SECOND`] a
+//! second.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use axum::extract::FromRequestParts;
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{header, StatusCode};
 use sha2::{Digest as _, Sha256};
 use toolgate::config::{ServerRole, ServerToken};
+use toolgate::store::{AuditEntry, Verdict};
 
 use crate::error::ApiError;
 use crate::AppState;
@@ -64,15 +74,134 @@ pub fn authenticate(tokens: &[ServerToken], authorization: Option<&[u8]>) -> Opt
     })
 }
 
-fn require(parts: &Parts, state: &AppState, allowed: &[ServerRole]) -> Result<Caller, ApiError> {
+/// Why a request was refused, for its audit record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// No `Authorization` header.
+    Missing,
+    /// A header that is not `Bearer <token>`.
+    Malformed,
+    /// A bearer token that is not configured.
+    Unknown,
+}
+
+impl Refusal {
+    const fn as_str(self) -> &'static str {
+        match self {
+            Self::Missing => "missing_token",
+            Self::Malformed => "malformed_token",
+            Self::Unknown => "unknown_token",
+        }
+    }
+}
+
+/// How many refused requests a second are written to the audit log. An
+/// unauthenticated flood must not turn into a flood of durable writes (each
+/// one a commit): past the cap, refusals are counted, and the next record
+/// written says how many were left out (reason `dropped:N`). Every refusal
+/// is counted in the metrics.
+pub const AUDITED_REFUSALS_PER_SECOND: u32 = 10;
+
+/// The rate cap on audit records of refused requests.
+#[derive(Debug, Default)]
+pub struct FailureLimiter {
+    state: Mutex<LimiterState>,
+}
+
+#[derive(Debug, Default)]
+struct LimiterState {
+    window: Option<Instant>,
+    written: u32,
+    dropped: u64,
+}
+
+impl FailureLimiter {
+    /// `Some(dropped)` when this refusal is to be recorded (with how many
+    /// were left out before it), `None` when the cap is reached.
+    fn admit(&self) -> Option<u64> {
+        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let fresh = s
+            .window
+            .is_none_or(|w| now.duration_since(w) >= Duration::from_secs(1));
+        if fresh {
+            s.window = Some(now);
+            s.written = 0;
+        }
+        if s.written >= AUDITED_REFUSALS_PER_SECOND {
+            s.dropped = s.dropped.saturating_add(1);
+            return None;
+        }
+        s.written += 1;
+        Some(std::mem::take(&mut s.dropped))
+    }
+}
+
+/// The route of a request for its audit record: the method and the path
+/// (without the query), cut to 200 bytes.
+fn route(parts: &Parts) -> String {
+    let p = parts.uri.path();
+    let mut end = p.len().min(200);
+    while !p.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{} {}", parts.method, p.get(..end).unwrap_or_default())
+}
+
+/// Writes the audit record of a refused request (within the rate cap). A
+/// record that cannot be written goes to the server's log; the request is
+/// refused either way.
+async fn audit_refusal(state: &AppState, entry: AuditEntry) {
+    let Some(dropped) = state.inner.auth_failures.admit() else {
+        return;
+    };
+    let entry = if dropped > 0 {
+        entry.reason(format!("dropped:{dropped}"))
+    } else {
+        entry
+    };
+    let store = Arc::clone(state.inner.gate.store());
+    match tokio::task::spawn_blocking(move || store.append(entry)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => eprintln!("toolgate serve: cannot audit a refused request: {e}"),
+        Err(_) => eprintln!("toolgate serve: cannot audit a refused request"),
+    }
+}
+
+async fn require(
+    parts: &Parts,
+    state: &AppState,
+    allowed: &[ServerRole],
+) -> Result<Caller, ApiError> {
     let header = parts
         .headers
         .get(header::AUTHORIZATION)
         .map(axum::http::HeaderValue::as_bytes);
-    let caller = authenticate(state.tokens(), header).ok_or_else(ApiError::unauthorized)?;
+    let caller = authenticate(state.tokens(), header);
+    let Some(caller) = caller else {
+        let why = match header {
+            None => Refusal::Missing,
+            Some(v) if !(v.starts_with(b"Bearer ") || v.starts_with(b"bearer ")) => {
+                Refusal::Malformed
+            }
+            Some(_) => Refusal::Unknown,
+        };
+        state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
+        let entry = AuditEntry::new(crate::now(), Verdict::Unauthorized)
+            .reason(why.as_str())
+            .note(route(parts));
+        audit_refusal(state, entry).await;
+        return Err(ApiError::unauthorized());
+    };
     if allowed.contains(&caller.role) {
         Ok(caller)
     } else {
+        state.inner.metrics.refusal(StatusCode::FORBIDDEN);
+        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+            .actor(caller.actor.clone())
+            .reason(format!("role:{}", caller.role.as_str()))
+            .note(route(parts));
+        audit_refusal(state, entry).await;
         Err(ApiError::forbidden(caller.role.as_str()))
     }
 }
@@ -97,7 +226,9 @@ impl FromRequestParts<AppState> for Agent {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        require(parts, state, &[ServerRole::Agent, ServerRole::Admin]).map(Self)
+        require(parts, state, &[ServerRole::Agent, ServerRole::Admin])
+            .await
+            .map(Self)
     }
 }
 
@@ -110,6 +241,7 @@ impl FromRequestParts<AppState> for Waiter {
             state,
             &[ServerRole::Agent, ServerRole::Approver, ServerRole::Admin],
         )
+        .await
         .map(Self)
     }
 }
@@ -118,7 +250,9 @@ impl FromRequestParts<AppState> for Approver {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        require(parts, state, &[ServerRole::Approver, ServerRole::Admin]).map(Self)
+        require(parts, state, &[ServerRole::Approver, ServerRole::Admin])
+            .await
+            .map(Self)
     }
 }
 
@@ -126,7 +260,7 @@ impl FromRequestParts<AppState> for Admin {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        require(parts, state, &[ServerRole::Admin]).map(Self)
+        require(parts, state, &[ServerRole::Admin]).await.map(Self)
     }
 }
 

@@ -9,24 +9,39 @@
 //! | route | roles | answer |
 //! |---|---|---|
 //! | `POST /v1/decide` | agent, admin | the decisions, as `toolgate check --json` prints them (without `input`) |
+//! | `POST /v1/results` (`{"tool", "result", "call_id"?, "session"?}`) | agent, admin | the sanitized result: `content`, `wrapped`, `changed`, `truncated`, `findings` (see [`results`]) |
 //! | `GET /v1/approvals?state=pending\|approved\|denied\|all&limit=&after=` | approver, admin | `{"approvals": […]}` |
 //! | `GET /v1/approvals/{id}` | approver, admin | the approval |
 //! | `POST /v1/approvals/{id}/approve`, `…/deny` (optional `{"note"}`) | approver, admin | the approval |
 //! | `GET /v1/approvals/{id}/wait?timeout=SECONDS` | any | the approval and `timed_out`, once decided or after the timeout (at most 60 s) |
 //! | `GET /v1/kill`, `POST /v1/kill` (`{"mode", "reason"}`) | admin | the kill switch |
-//! | `GET /v1/audit?limit=&before=` | admin | `{"records": […], "next_before"}`, oldest first |
+//! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
+//! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |
 //! | `GET /healthz`, `GET /readyz`, `GET /metrics` | none | liveness, store reachability (503), Prometheus text |
 //!
 //! Every error is `{"error": {"code", "message", "pointer"}}`, with one of
 //! the stable codes `invalid_json`, `duplicate_key`, `invalid_request`,
 //! `unknown_field`, `invalid_query`, `unsupported_media_type`,
 //! `payload_too_large`, `unauthorized`, `forbidden`, `not_found`,
-//! `conflict`, `store_unavailable`.
+//! `conflict`, `invalid_config`, `store_unavailable`.
+//!
+//! `GET /v1/audit`'s `kind` is `decision` (`allow`, `deny`,
+//! `needs_approval`), `approval` (`approval_granted`, `approval_denied`,
+//! `approval_used`), `kill_switch`, `auth` (`unauthorized`, `forbidden`:
+//! refused requests, see [`auth`]) or `reload` (`config_reload`); `since`
+//! and `until` are Unix milliseconds (`[since, until)`).
+//!
+//! `/readyz` answers `503 store_unavailable` when the store does not answer
+//! or cannot take a write ([`Store::ping`]); `POST /v1/decide` then denies
+//! every call with `store_unavailable`: nothing is allowed without its
+//! audit record.
 
 pub mod auth;
 pub mod error;
 pub mod extract;
+pub mod live;
 pub mod metrics;
+mod results;
 pub mod wire;
 
 use std::future::Future;
@@ -41,9 +56,9 @@ use axum::Router;
 use serde::Deserialize;
 use toolgate::config::{Config, ServerConfig, ServerToken};
 use toolgate::store::{
-    ApprovalFilter, ApprovalId, ApprovalState, AuditFilter, SqliteOptions, Store,
+    ApprovalFilter, ApprovalId, ApprovalState, AuditFilter, Store, Timestamp, Verdict,
 };
-use toolgate::{Gate, StoreGate};
+use toolgate::StoreGate;
 
 use crate::auth::{Admin, Agent, Approver, Waiter};
 use crate::error::{json_response, ApiError};
@@ -62,7 +77,10 @@ pub struct AppState {
 }
 
 struct Inner {
-    gate: StoreGate,
+    gate: live::LiveGate,
+    source: Option<live::Source>,
+    reload_lock: tokio::sync::Mutex<()>,
+    auth_failures: auth::FailureLimiter,
     tokens: Vec<ServerToken>,
     max_body_bytes: usize,
     metrics: Metrics,
@@ -78,7 +96,10 @@ impl AppState {
     pub fn new(gate: StoreGate, server: &ServerConfig) -> Self {
         Self {
             inner: Arc::new(Inner {
-                gate,
+                gate: live::LiveGate::new(gate),
+                source: None,
+                reload_lock: tokio::sync::Mutex::new(()),
+                auth_failures: auth::FailureLimiter::default(),
                 tokens: server.tokens().to_vec(),
                 max_body_bytes: server.max_body_bytes(),
                 metrics: Metrics::default(),
@@ -89,20 +110,19 @@ impl AppState {
 
     /// The state as `toolgate check` builds its gate: the config's tools,
     /// limits, authorization and store (opened, created if needed).
+    /// `POST /v1/reload` re-reads the config's file ([`Config::path`]).
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
-        let g = config.gate();
-        let authorizer = toolgate::authz::from_config(config)?;
-        let gate = Gate::builder(config.registry().clone())
-            .max_turns(g.max_turns())
-            .max_calls_per_response(
-                usize::try_from(g.max_calls_per_response()).unwrap_or(usize::MAX),
-            )
-            .authorizer(authorizer)
-            .build()?;
-        let store = toolgate::open_config_store(config, SqliteOptions::new())?;
-        let gate =
-            StoreGate::new(gate, Arc::new(store)).with_approval_expiry(config.approvals().expiry());
-        Ok(Self::new(gate, config.server()))
+        let gate = live::gate_from_config(config)?;
+        let store = toolgate::open_config_store(config, toolgate::StoreOptions::new())?;
+        let gate = StoreGate::new(gate, store).with_approval_expiry(config.approvals().expiry());
+        let mut state = Self::new(gate, config.server());
+        if let Some(inner) = Arc::get_mut(&mut state.inner) {
+            inner.source = Some(live::Source {
+                path: config.path().to_path_buf(),
+                store_url: config.store().url().to_owned(),
+            });
+        }
+        Ok(state)
     }
 
     /// The configured tokens.
@@ -143,6 +163,8 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/approvals/{id}/wait", get(wait))
         .route("/v1/kill", get(get_kill).post(set_kill))
         .route("/v1/audit", get(audit))
+        .route("/v1/results", post(results::results))
+        .route("/v1/reload", post(live::reload))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -184,6 +206,13 @@ pub async fn shutdown_signal() {
     }
 }
 
+/// The time now, by the system clock (for records the service writes
+/// itself).
+pub(crate) fn now() -> Timestamp {
+    use toolgate::store::Clock as _;
+    toolgate::store::SystemClock::new().now()
+}
+
 fn ok_json(body: String) -> Response {
     json_response(StatusCode::OK, body)
 }
@@ -202,9 +231,11 @@ async fn decide(
     let started = Instant::now();
     let inner = Arc::clone(&state.inner);
     let decisions = tokio::task::spawn_blocking(move || {
-        inner
-            .gate
-            .decide_and_record(request.body.as_bytes(), request.format, &request.context)
+        inner.gate.current().decide_and_record(
+            request.body.as_bytes(),
+            request.format,
+            &request.context,
+        )
     })
     .await
     .map_err(|_| ApiError::store_unavailable("the decision did not finish"))?;
@@ -353,35 +384,113 @@ async fn set_kill(
     Ok(ok_json(wire::kill(&k)))
 }
 
+/// The query of `GET /v1/audit`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct AuditQuery {
+pub(crate) struct AuditQuery {
     limit: Option<u32>,
     before: Option<u64>,
+    after: Option<u64>,
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+    verdict: Option<String>,
+    kind: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
 }
 
+/// The verdicts of an audit `kind`.
+fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
+    Some(match kind {
+        "decision" => &[Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval],
+        "approval" => &[
+            Verdict::ApprovalGranted,
+            Verdict::ApprovalDenied,
+            Verdict::ApprovalUsed,
+        ],
+        "kill_switch" => &[Verdict::KillSwitch],
+        "auth" => &[Verdict::Unauthorized, Verdict::Forbidden],
+        "reload" => &[Verdict::ConfigReload],
+        _ => return None,
+    })
+}
+
+/// The audit kinds `GET /v1/audit?kind=` accepts.
+pub const AUDIT_KINDS: [&str; 5] = ["decision", "approval", "kill_switch", "auth", "reload"];
+
+fn invalid_query(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", message)
+}
+
+/// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages
+/// back (the page's first `seq` is the next cursor), `after=SEQ` pages
+/// forward; both filter, so pages never assume gapless numbers.
 async fn audit(
     State(state): State<AppState>,
     Admin(_caller): Admin,
     StrictQuery(q): StrictQuery<AuditQuery>,
 ) -> Result<Response, ApiError> {
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
-    let records = match q.before {
-        None => state.blocking(move |s| s.tail(limit)).await?,
-        Some(before) => {
-            // Sequence numbers are dense from 1: the page before `before`
-            // is the `limit` records after `before - limit - 1`.
-            let first = before.saturating_sub(u64::from(limit)).max(1);
-            let count = u32::try_from(before.saturating_sub(first)).unwrap_or(limit);
-            if count == 0 {
-                Vec::new()
-            } else {
-                let filter = AuditFilter::new().after(first - 1).limit(count);
-                state.blocking(move |s| s.list(&filter)).await?
-            }
+    let mut filter = AuditFilter::new().limit(limit);
+    if let Some(v) = q.verdict.as_deref() {
+        let v = Verdict::parse(v).ok_or_else(|| {
+            invalid_query(format!("`verdict`: no verdict `{}`", v.escape_debug()))
+        })?;
+        filter = filter.verdict(v);
+    }
+    if let Some(k) = q.kind.as_deref() {
+        let verdicts = kind_verdicts(k).ok_or_else(|| {
+            invalid_query(format!("`kind` must be one of {}", AUDIT_KINDS.join(", ")))
+        })?;
+        filter = filter.verdicts(verdicts.iter().copied());
+    }
+    for (name, value) in [
+        ("user", &q.user),
+        ("session", &q.session),
+        ("tool", &q.tool),
+    ] {
+        if value.as_deref().is_some_and(str::is_empty) {
+            return Err(invalid_query(format!("`{name}` must not be empty")));
         }
+    }
+    if let Some(u) = q.user {
+        filter = filter.user(u);
+    }
+    if let Some(s) = q.session {
+        filter = filter.session(s);
+    }
+    if let Some(t) = q.tool {
+        filter = filter.tool(t);
+    }
+    filter.since = q.since.map(Timestamp::from_unix_millis);
+    filter.until = q.until.map(Timestamp::from_unix_millis);
+    // Sequence numbers fit SQLite's signed integers.
+    let max_seq = u64::try_from(i64::MAX).unwrap_or(u64::MAX);
+    for (name, value) in [("before", q.before), ("after", q.after)] {
+        if value.is_some_and(|v| v > max_seq) {
+            return Err(invalid_query(format!("`{name}` is too large")));
+        }
+    }
+    filter.after = q.after;
+    filter.before = q.before;
+    let backward = q.after.is_none();
+    if backward {
+        filter = filter.newest_first();
+    }
+    let records = state.blocking(move |s| s.list(&filter)).await?;
+    let full = records.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
+    let next_before = if backward && full {
+        records.first().map(|r| r.seq)
+    } else {
+        None
     };
-    Ok(ok_json(wire::audit_page(&records)))
+    let next_after = if !backward && full {
+        records.last().map(|r| r.seq)
+    } else {
+        None
+    };
+    Ok(ok_json(wire::audit_page(&records, next_before, next_after)))
 }
 
 async fn healthz() -> Response {
@@ -389,8 +498,8 @@ async fn healthz() -> Response {
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    match state.blocking(|s| s.kill_switch()).await {
-        Ok(_) => ok_json("{\"status\":\"ready\"}".to_owned()),
+    match state.blocking(|s| s.ping()).await {
+        Ok(()) => ok_json("{\"status\":\"ready\"}".to_owned()),
         Err(e) => ApiError::store_unavailable(format!("the store is unreachable: {}", e.code()))
             .into_response(),
     }

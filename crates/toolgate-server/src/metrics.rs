@@ -17,6 +17,8 @@ pub struct Metrics {
     /// (verdict, tool) → decisions.
     decisions: Mutex<BTreeMap<(String, String), u64>>,
     buckets: [AtomicU64; 12],
+    unauthorized: AtomicU64,
+    forbidden: AtomicU64,
     count: AtomicU64,
     sum_micros: AtomicU64,
 }
@@ -27,6 +29,15 @@ impl Metrics {
         if let Ok(mut map) = self.decisions.lock() {
             *map.entry((verdict.to_owned(), tool.to_owned()))
                 .or_insert(0) += 1;
+        }
+    }
+
+    /// Counts one request refused with 401 or 403.
+    pub fn refusal(&self, status: axum::http::StatusCode) {
+        if status == axum::http::StatusCode::FORBIDDEN {
+            self.forbidden.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.unauthorized.fetch_add(1, Ordering::Relaxed);
         }
     }
 
@@ -76,6 +87,20 @@ impl Metrics {
         let sum = Duration::from_micros(self.sum_micros.load(Ordering::Relaxed)).as_secs_f64();
         let _ = writeln!(out, "toolgate_decision_seconds_sum {sum}");
         let _ = writeln!(out, "toolgate_decision_seconds_count {count}");
+        out.push_str(
+            "# HELP toolgate_refused_requests_total Requests refused for their token (401) or role (403).\n",
+        );
+        out.push_str("# TYPE toolgate_refused_requests_total counter\n");
+        let _ = writeln!(
+            out,
+            "toolgate_refused_requests_total{{status=\"401\"}} {}",
+            self.unauthorized.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "toolgate_refused_requests_total{{status=\"403\"}} {}",
+            self.forbidden.load(Ordering::Relaxed)
+        );
         if let Some(p) = pending {
             out.push_str("# HELP toolgate_pending_approvals Approvals waiting for a human.\n");
             out.push_str("# TYPE toolgate_pending_approvals gauge\n");

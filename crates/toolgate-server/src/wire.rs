@@ -29,12 +29,12 @@ pub struct KillRequest {
     pub reason: String,
 }
 
-fn object<'v>(v: &'v Value<'static>) -> Result<&'v Object<'static>, ApiError> {
+pub(crate) fn object<'v>(v: &'v Value<'static>) -> Result<&'v Object<'static>, ApiError> {
     v.as_object()
         .ok_or_else(|| ApiError::invalid_request("the body must be a JSON object", ""))
 }
 
-fn only(o: &Object<'_>, names: &[&str]) -> Result<(), ApiError> {
+pub(crate) fn only(o: &Object<'_>, names: &[&str]) -> Result<(), ApiError> {
     for k in o.keys() {
         if !names.contains(&k) {
             let mut p = String::new();
@@ -45,7 +45,11 @@ fn only(o: &Object<'_>, names: &[&str]) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn string_member(o: &Object<'_>, name: &str, required: bool) -> Result<Option<String>, ApiError> {
+pub(crate) fn string_member(
+    o: &Object<'_>,
+    name: &str,
+    required: bool,
+) -> Result<Option<String>, ApiError> {
     match o.get(name) {
         None if required => Err(ApiError::invalid_request(
             format!("missing member `{name}`"),
@@ -209,13 +213,17 @@ pub fn kill(k: &KillSwitchState) -> String {
 }
 
 /// A page of audit records, oldest first, each in the export's wire format:
-/// `{"records": […], "next_before": SEQ or null}`.
-pub fn audit_page(records: &[AuditRecord]) -> String {
-    let mut out = String::from("{\"next_before\":");
-    match records.first() {
-        Some(r) if r.seq > 1 => out.push_str(&r.seq.to_string()),
-        _ => out.push_str("null"),
-    }
+/// `{"next_after": SEQ or null, "next_before": SEQ or null, "records": […]}`.
+pub fn audit_page(
+    records: &[AuditRecord],
+    next_before: Option<u64>,
+    next_after: Option<u64>,
+) -> String {
+    let cursor = |c: Option<u64>| c.map_or_else(|| "null".to_owned(), |n| n.to_string());
+    let mut out = String::from("{\"next_after\":");
+    out.push_str(&cursor(next_after));
+    out.push_str(",\"next_before\":");
+    out.push_str(&cursor(next_before));
     out.push_str(",\"records\":[");
     for (i, r) in records.iter().enumerate() {
         if i > 0 {

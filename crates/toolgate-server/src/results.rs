@@ -1,0 +1,112 @@
+//! `POST /v1/results`: a tool's result in, the sanitized result out
+//! ([`toolgate::sanitize`], threat 7).
+//!
+//! Request: `{"tool": "…", "result": …, "call_id": "…", "session": "…"}`.
+//! `tool` must be a registered tool (exact name); `result` is the tool's
+//! output, a string (sanitized as is) or any other JSON value (sanitized as
+//! its canonical text); `call_id` and `session` are optional and echoed.
+//!
+//! Answer: `{"tool", "call_id", "session", "content", "wrapped",
+//! "truncated", "changed", "findings": [{"code", "offset"}]}`: `content` is
+//! the cleaned text, `wrapped` the text wrapped as untrusted data for the
+//! model's next turn, `changed` whether `content` differs from the result's
+//! text, `findings` what the sanitizer noticed (codes as in
+//! [`toolgate::sanitize::FindingCode`], offsets into `content`). The
+//! sanitizer's limits are its defaults (64 KiB of text, 64 findings).
+
+use std::borrow::Cow;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use toolgate::sanitize::{sanitize_str, SanitizeOptions};
+use toolgate_json::{canonical, Number, Object, Value};
+
+use crate::auth::Agent;
+use crate::error::{json_response, ApiError};
+use crate::extract::StrictJson;
+use crate::wire::{object, only, string_member};
+use crate::AppState;
+
+/// A parsed `POST /v1/results` body.
+struct ResultRequest {
+    tool: String,
+    result: String,
+    call_id: Option<String>,
+    session: Option<String>,
+}
+
+impl ResultRequest {
+    fn from_value(v: &Value<'static>) -> Result<Self, ApiError> {
+        let o = object(v)?;
+        only(o, &["tool", "result", "call_id", "session"])?;
+        let tool = string_member(o, "tool", true)?.unwrap_or_default();
+        let result = match o.get("result") {
+            None => {
+                return Err(ApiError::invalid_request(
+                    "missing member `result`",
+                    "/result",
+                ))
+            }
+            Some(Value::String(s)) => s.to_string(),
+            Some(other) => canonical::to_string(other),
+        };
+        Ok(Self {
+            tool,
+            result,
+            call_id: string_member(o, "call_id", false)?,
+            session: string_member(o, "session", false)?,
+        })
+    }
+}
+
+fn opt_string(s: Option<String>) -> Value<'static> {
+    s.map_or(Value::Null, |s| Value::String(Cow::Owned(s)))
+}
+
+fn count(n: usize) -> Value<'static> {
+    Value::Number(Number::from(u64::try_from(n).unwrap_or(u64::MAX)))
+}
+
+pub(crate) async fn results(
+    State(state): State<AppState>,
+    Agent(_caller): Agent,
+    StrictJson(value): StrictJson,
+) -> Result<Response, ApiError> {
+    let req = ResultRequest::from_value(&value)?;
+    if !state.inner.gate.gate().registry().contains(&req.tool) {
+        return Err(ApiError::invalid_request(
+            format!("no registered tool `{}`", req.tool.escape_debug()),
+            "/tool",
+        ));
+    }
+    // Bounded work: the sanitizer reads at most its cap.
+    let body = {
+        let clean = sanitize_str(&req.result, &SanitizeOptions::new());
+        let mut o = Object::new();
+        o.insert("tool", Value::String(Cow::Owned(req.tool)));
+        o.insert("call_id", opt_string(req.call_id));
+        o.insert("session", opt_string(req.session));
+        o.insert("changed", Value::Bool(clean.text != req.result));
+        o.insert("truncated", Value::Bool(clean.truncated));
+        o.insert(
+            "findings",
+            Value::Array(
+                clean
+                    .findings
+                    .iter()
+                    .map(|f| {
+                        let mut fo = Object::new();
+                        fo.insert("code", Value::String(Cow::Borrowed(f.code.as_str())));
+                        fo.insert("offset", count(f.offset));
+                        Value::Object(fo)
+                    })
+                    .collect(),
+            ),
+        );
+        o.insert("content", Value::String(Cow::Owned(clean.text)));
+        o.insert("wrapped", Value::String(Cow::Owned(clean.wrapped)));
+        canonical::to_string(&Value::Object(o))
+    };
+    Ok(json_response(StatusCode::OK, body))
+}
