@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use toolgate::store::{Approval, AuditRecord, KillMode, KillSwitchState};
+use toolgate::store::{Approval, AuditEntry, AuditRecord, KillMode, KillSwitchState};
 use toolgate::{Context, Decisions, Format};
 use toolgate_json::{canonical, Number, Object, Value};
 
@@ -173,6 +173,119 @@ pub fn approval_object(a: &Approval) -> Object<'static> {
     o
 }
 
+/// One approval with what a human needs to decide it: the tool's risk tier
+/// (`null` for a tool the config no longer has) and, from the audit record
+/// of the call that asked for it, `call_id`, `reasons` and `arguments` — the
+/// canonical arguments pretty-printed as text, secret fields already
+/// replaced by their digest (`null` when the record has none).
+pub fn approval_detail_object(
+    a: &Approval,
+    risk: Option<&str>,
+    asked: Option<&AuditEntry>,
+) -> Object<'static> {
+    let mut o = approval_object(a);
+    o.insert("risk", or_null(risk, string));
+    o.insert(
+        "call_id",
+        or_null(asked.and_then(|e| e.call_id.clone()), string),
+    );
+    o.insert(
+        "reasons",
+        Value::Array(
+            asked
+                .map(|e| e.reasons.iter().map(|r| string(r.clone())).collect())
+                .unwrap_or_default(),
+        ),
+    );
+    let arguments = asked
+        .and_then(|e| e.arguments.as_deref())
+        .and_then(|text| toolgate_json::from_str(text).ok())
+        .map(|v| pretty(&v));
+    o.insert("arguments", or_null(arguments, string));
+    o
+}
+
+/// JSON text indented by two spaces, members in the value's order (for a
+/// canonical value: sorted). Strings keep their JSON escapes.
+pub fn pretty(v: &Value<'_>) -> String {
+    let mut out = String::new();
+    write_pretty(&mut out, v, 0);
+    out
+}
+
+fn write_pretty(out: &mut String, v: &Value<'_>, depth: usize) {
+    let indent = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match v {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                write_pretty(out, item, depth + 1);
+            }
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(members) if !members.is_empty() => {
+            out.push('{');
+            for (i, (k, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                indent(out, depth + 1);
+                out.push_str(&canonical::to_string(&Value::String(Cow::Borrowed(k))));
+                out.push_str(": ");
+                write_pretty(out, item, depth + 1);
+            }
+            indent(out, depth);
+            out.push('}');
+        }
+        scalar => out.push_str(&canonical::to_string(scalar)),
+    }
+}
+
+/// One audit record as the approvals page lists it: who, what, the verdict
+/// and why, without the arguments, digests and hashes (the full record is
+/// `GET /v1/audit`, admin only).
+pub fn audit_summary_object(r: &AuditRecord) -> Object<'static> {
+    let e = &r.entry;
+    let mut o = Object::new();
+    o.insert("seq", u64_value(r.seq));
+    o.insert("time", i64_value(e.time.unix_millis()));
+    o.insert("verdict", string(e.verdict.as_str()));
+    o.insert("user", or_null(e.user.clone(), string));
+    o.insert("session", or_null(e.session.clone(), string));
+    o.insert("tool", or_null(e.tool.clone(), string));
+    o.insert(
+        "reasons",
+        Value::Array(e.reasons.iter().map(|r| string(r.clone())).collect()),
+    );
+    o.insert("approval", or_null(e.approval, |a| string(a.to_string())));
+    o.insert("actor", or_null(e.actor.clone(), string));
+    o.insert("note", or_null(e.note.clone(), string));
+    o
+}
+
+/// The kill switch as an object: `{"mode", "reason", "actor", "changed_at"}`.
+pub fn kill_object(k: &KillSwitchState) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("mode", string(k.mode.as_str()));
+    o.insert("reason", or_null(k.reason.clone(), string));
+    o.insert("actor", or_null(k.actor.clone(), string));
+    o.insert(
+        "changed_at",
+        or_null(k.changed_at, |t| i64_value(t.unix_millis())),
+    );
+    o
+}
+
 /// One approval as a document.
 pub fn approval(a: &Approval) -> String {
     canonical::to_string(&Value::Object(approval_object(a)))
@@ -201,15 +314,7 @@ pub fn approvals(list: &[Approval]) -> String {
 
 /// The kill switch: `{"mode", "reason", "actor", "changed_at"}`.
 pub fn kill(k: &KillSwitchState) -> String {
-    let mut o = Object::new();
-    o.insert("mode", string(k.mode.as_str()));
-    o.insert("reason", or_null(k.reason.clone(), string));
-    o.insert("actor", or_null(k.actor.clone(), string));
-    o.insert(
-        "changed_at",
-        or_null(k.changed_at, |t| i64_value(t.unix_millis())),
-    );
-    canonical::to_string(&Value::Object(o))
+    canonical::to_string(&Value::Object(kill_object(k)))
 }
 
 /// A page of audit records, oldest first, each in the export's wire format:

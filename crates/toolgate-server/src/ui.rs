@@ -1,0 +1,533 @@
+//! The approvals page at `/ui/`: plain HTML, CSS and JavaScript compiled
+//! into the binary (`ui/` beside `src/`), and the small JSON API it uses.
+//!
+//! # Login and sessions
+//!
+//! The page asks for an `approver` or `admin` token once and exchanges it
+//! (`POST /ui/login`) for a session: a random id in an `HttpOnly`,
+//! `SameSite=Strict` cookie scoped to `/ui`, valid for [`SESSION_TTL`], kept
+//! in the server's memory only (a restart logs everyone out). The token
+//! itself never stays in the page. Sessions act with their token's name as
+//! the actor, exactly like the token would on `/v1`.
+//!
+//! # CSRF
+//!
+//! Every state-changing request of the page (`approve`, `deny`, `kill`,
+//! `logout`) must carry the session's CSRF token in the `X-CSRF-Token`
+//! header; the page learns it from `GET /ui/api/state`, which a foreign
+//! site cannot read. Every `POST` under `/ui` (login included) is refused
+//! when its `Origin` names another origin than the request's `Host`, or
+//! when `Sec-Fetch-Site` says `cross-site` or `same-site`. Bodies must be
+//! `application/json`, which an HTML form cannot send. A refusal is
+//! `403 csrf_rejected` with the reason.
+//!
+//! # Roles
+//!
+//! Approvers see the pending calls (tool, user, session, risk tier, reasons,
+//! the redacted canonical arguments) and approve or deny them with a note;
+//! they see the kill switch's state and the recent audit entries (who, what,
+//! verdict, reasons, actor, note — not arguments or hashes) but cannot flip
+//! the switch. Admins can also set the kill switch from the page.
+//!
+//! # Headers
+//!
+//! Every answer under `/ui` carries a strict `Content-Security-Policy` (no
+//! inline script or style, nothing from other origins, no framing),
+//! `X-Content-Type-Options: nosniff`, `Referrer-Policy: no-referrer`,
+//! `X-Frame-Options: DENY` and `Cache-Control: no-store`. The page renders
+//! every value with `textContent`: arguments are the model's output, so
+//! they are attacker-controlled and never parsed as HTML.
+//!
+//! | route | needs | answer |
+//! |---|---|---|
+//! | `GET /ui/`, `/ui/app.js`, `/ui/app.css`, `/ui/favicon.svg` | none | the page |
+//! | `GET /ui/api/me` | none | `{"me": null}`, or `{"me": {"actor", "role", "csrf"}}` with a live session |
+//! | `POST /ui/login` `{"token"}` | an approver or admin token | `{"actor", "role", "csrf"}` and the session cookie |
+//! | `POST /ui/logout` | session, CSRF | `{}`, the cookie cleared |
+//! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "audit"}` |
+//! | `POST /ui/api/approvals/{id}/approve`, `…/deny` `{"note"}` | session, CSRF | the approval |
+//! | `POST /ui/api/kill` `{"mode", "reason"}` | admin session, CSRF | the kill switch |
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Extension, FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use sha2::{Digest as _, Sha256};
+use toolgate::config::ServerRole;
+use toolgate::store::{
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditFilter, Store, Timestamp,
+    Verdict,
+};
+use toolgate_json::{canonical, Object, Value};
+
+use crate::auth::{authenticate, Caller};
+use crate::error::{json_response, ApiError};
+use crate::extract::{MaybeJson, StrictJson};
+use crate::{wire, AppState};
+
+/// How long a page session lasts after login.
+pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
+/// The most sessions kept at once; the oldest goes first.
+const MAX_SESSIONS: usize = 1024;
+/// The session cookie's name.
+const COOKIE: &str = "toolgate_ui";
+/// The header carrying the CSRF token.
+const CSRF_HEADER: &str = "x-csrf-token";
+/// How many pending approvals and audit entries the page shows.
+const PENDING_LIMIT: u32 = 100;
+const AUDIT_LIMIT: u32 = 25;
+/// How far before an approval's creation its request's audit record may be
+/// (the gate's clock and the store's clock are read separately).
+const RECORD_SLACK: Duration = Duration::from_secs(60);
+
+/// The Content-Security-Policy of every `/ui` answer.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+const INDEX_HTML: &str = include_str!("../ui/index.html");
+const APP_JS: &str = include_str!("../ui/app.js");
+const APP_CSS: &str = include_str!("../ui/app.css");
+const FAVICON: &str = include_str!("../ui/favicon.svg");
+
+struct Session {
+    caller: Caller,
+    csrf: String,
+    expires: Instant,
+}
+
+/// The page's sessions, by the SHA-256 of their cookie value.
+#[derive(Clone, Default)]
+struct Sessions(Arc<Mutex<HashMap<[u8; 32], Session>>>);
+
+impl Sessions {
+    fn with<T>(&self, f: impl FnOnce(&mut HashMap<[u8; 32], Session>) -> T) -> T {
+        // A panic while holding the lock leaves the map consistent (every
+        // change is one insert or remove), so a poisoned lock is used as is.
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        f(&mut map)
+    }
+}
+
+/// The `/ui` routes, to be merged into the service's router.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/ui", get(|| async { Redirect::permanent("/ui/") }))
+        .route("/ui/", get(index))
+        .route("/ui/app.js", get(app_js))
+        .route("/ui/app.css", get(app_css))
+        .route("/ui/favicon.svg", get(favicon))
+        .route("/ui/api/me", get(who_am_i))
+        .route("/ui/login", post(login))
+        .route("/ui/logout", post(logout))
+        .route("/ui/api/state", get(page_state))
+        .route("/ui/api/approvals/{id}/approve", post(approve))
+        .route("/ui/api/approvals/{id}/deny", post(deny))
+        .route("/ui/api/kill", post(set_kill))
+        .layer(axum::middleware::map_response(security_headers))
+        .layer(Extension(Sessions::default()))
+}
+
+async fn security_headers(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+async fn favicon() -> Response {
+    asset("image/svg+xml", FAVICON)
+}
+
+fn csrf_rejected(why: &str) -> ApiError {
+    ApiError::new(StatusCode::FORBIDDEN, "csrf_rejected", why.to_owned())
+}
+
+/// Refuses a cross-site request: an `Origin` other than this host's, or a
+/// `Sec-Fetch-Site` other than `same-origin` or `none`.
+fn same_origin(headers: &HeaderMap) -> Result<(), ApiError> {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        let site = site.to_str().unwrap_or("");
+        if site != "same-origin" && site != "none" {
+            return Err(csrf_rejected(
+                "the request comes from another site (Sec-Fetch-Site)",
+            ));
+        }
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let matches = !host.is_empty()
+            && (origin.strip_prefix("http://") == Some(host)
+                || origin.strip_prefix("https://") == Some(host));
+        if !matches {
+            return Err(csrf_rejected(
+                "the request's Origin is not this server's origin",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn session_key(cookie_value: &str) -> [u8; 32] {
+    Sha256::digest(cookie_value.as_bytes()).into()
+}
+
+/// The session cookie's value, if the request has one.
+fn cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value)
+}
+
+fn random_hex() -> Result<String, ApiError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            "no randomness for a session",
+        )
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// The caller and CSRF token of the request's session, if it is live.
+fn live_session(sessions: &Sessions, headers: &HeaderMap) -> Option<(Caller, String)> {
+    let key = session_key(cookie(headers)?);
+    let now = Instant::now();
+    sessions.with(|map| match map.get(&key) {
+        Some(s) if s.expires > now => Some((s.caller.clone(), s.csrf.clone())),
+        Some(_) => {
+            map.remove(&key);
+            None
+        }
+        None => None,
+    })
+}
+
+/// A request with a live session. For every method but `GET` the origin
+/// and the CSRF token are checked too.
+struct PageUser {
+    caller: Caller,
+    csrf: String,
+}
+
+impl FromRequestParts<AppState> for PageUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, ApiError> {
+        let Extension(sessions) = Extension::<Sessions>::from_request_parts(parts, &())
+            .await
+            .map_err(|_| ApiError::unauthorized())?;
+        let writes = parts.method != Method::GET && parts.method != Method::HEAD;
+        if writes {
+            same_origin(&parts.headers)?;
+        }
+        let not_logged_in = || {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "log in first: no session, or it has expired",
+            )
+        };
+        let (caller, csrf) = live_session(&sessions, &parts.headers).ok_or_else(not_logged_in)?;
+        if writes {
+            let presented = parts
+                .headers
+                .get(HeaderName::from_static(CSRF_HEADER))
+                .map(HeaderValue::as_bytes)
+                .ok_or_else(|| csrf_rejected("the X-CSRF-Token header is missing"))?;
+            if !equal_in_constant_time(presented, csrf.as_bytes()) {
+                return Err(csrf_rejected(
+                    "the X-CSRF-Token header does not match the session",
+                ));
+            }
+        }
+        Ok(Self { caller, csrf })
+    }
+}
+
+fn string(s: impl Into<String>) -> Value<'static> {
+    Value::String(s.into().into())
+}
+
+fn me_object(caller: &Caller, csrf: &str) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("actor", string(caller.actor.clone()));
+    o.insert("role", string(caller.role.as_str()));
+    o.insert("csrf", string(csrf));
+    o
+}
+
+async fn login(
+    State(state): State<AppState>,
+    Extension(sessions): Extension<Sessions>,
+    headers: HeaderMap,
+    StrictJson(value): StrictJson,
+) -> Result<Response, ApiError> {
+    same_origin(&headers)?;
+    let o = wire::object(&value)?;
+    wire::only(o, &["token"])?;
+    let token = wire::string_member(o, "token", true)?.unwrap_or_default();
+    let mut bearer = b"Bearer ".to_vec();
+    bearer.extend_from_slice(token.trim().as_bytes());
+    let caller = authenticate(state.tokens(), Some(&bearer)).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the token is not one of the service's tokens",
+        )
+        .at("/token")
+    })?;
+    if caller.role == ServerRole::Agent {
+        return Err(ApiError::forbidden(caller.role.as_str()).at("/token"));
+    }
+    let id = random_hex()?;
+    let csrf = random_hex()?;
+    let body = canonical::to_string(&Value::Object(me_object(&caller, &csrf)));
+    let now = Instant::now();
+    sessions.with(|map| {
+        map.retain(|_, s| s.expires > now);
+        if map.len() >= MAX_SESSIONS {
+            let oldest = map.iter().min_by_key(|(_, s)| s.expires).map(|(k, _)| *k);
+            if let Some(k) = oldest {
+                map.remove(&k);
+            }
+        }
+        map.insert(
+            session_key(&id),
+            Session {
+                caller,
+                csrf,
+                expires: now + SESSION_TTL,
+            },
+        );
+    });
+    let cookie = format!(
+        "{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}",
+        SESSION_TTL.as_secs()
+    );
+    let mut response = json_response(StatusCode::OK, body);
+    if let Ok(v) = HeaderValue::from_str(&cookie) {
+        response.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    Ok(response)
+}
+
+/// Whether the browser has a live session: `{"me": null}` or
+/// `{"me": {"actor", "role", "csrf"}}` (always 200, so that the page's first
+/// look is not an error).
+async fn who_am_i(Extension(sessions): Extension<Sessions>, headers: HeaderMap) -> Response {
+    let me = live_session(&sessions, &headers).map_or(Value::Null, |(caller, csrf)| {
+        Value::Object(me_object(&caller, &csrf))
+    });
+    let mut o = Object::new();
+    o.insert("me", me);
+    json_response(StatusCode::OK, canonical::to_string(&Value::Object(o)))
+}
+
+async fn logout(
+    Extension(sessions): Extension<Sessions>,
+    headers: HeaderMap,
+    _user: PageUser,
+) -> Response {
+    if let Some(value) = cookie(&headers) {
+        let key = session_key(value);
+        sessions.with(|map| map.remove(&key));
+    }
+    let mut response = json_response(StatusCode::OK, "{}".to_owned());
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_static("toolgate_ui=; Path=/ui; HttpOnly; SameSite=Strict; Max-Age=0"),
+    );
+    response
+}
+
+/// The audit record of the call that asked for approval `a` (the first
+/// `needs_approval` record naming it).
+fn asked_record(
+    store: &dyn Store,
+    a: &Approval,
+) -> Result<Option<AuditEntry>, toolgate::store::Error> {
+    let since = a.created_at.saturating_sub(RECORD_SLACK);
+    let mut filter = AuditFilter::new()
+        .user(a.user.clone())
+        .tool(a.tool.clone())
+        .verdict(Verdict::NeedsApproval)
+        .between(since, Timestamp::from_unix_millis(i64::MAX))
+        .limit(200);
+    if let Some(s) = &a.session {
+        filter = filter.session(s.clone());
+    }
+    loop {
+        let page = store.list(&filter)?;
+        if let Some(r) = page.iter().find(|r| r.entry.approval == Some(a.id)) {
+            return Ok(Some(r.entry.clone()));
+        }
+        match page.last() {
+            Some(last) if page.len() >= 200 => filter = filter.after(last.seq),
+            _ => return Ok(None),
+        }
+    }
+}
+
+async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Response, ApiError> {
+    let inner = Arc::clone(&state.inner);
+    let body = state
+        .blocking(move |s| {
+            let kill = s.kill_switch()?;
+            let pending = s.list_approvals(
+                &ApprovalFilter::new()
+                    .state(ApprovalState::Pending)
+                    .limit(PENDING_LIMIT),
+            )?;
+            let mut approvals = Vec::with_capacity(pending.len());
+            for a in &pending {
+                let asked = asked_record(s, a)?;
+                let risk = inner
+                    .gate
+                    .gate()
+                    .registry()
+                    .get(&a.tool)
+                    .map(|t| t.risk().as_str());
+                approvals.push(Value::Object(wire::approval_detail_object(
+                    a,
+                    risk,
+                    asked.as_ref(),
+                )));
+            }
+            let audit = s.tail(AUDIT_LIMIT)?;
+            let mut o = Object::new();
+            o.insert("me", Value::Object(me_object(&user.caller, &user.csrf)));
+            o.insert("kill", Value::Object(wire::kill_object(&kill)));
+            o.insert("approvals", Value::Array(approvals));
+            o.insert(
+                "audit",
+                Value::Array(
+                    audit
+                        .iter()
+                        .rev()
+                        .map(|r| Value::Object(wire::audit_summary_object(r)))
+                        .collect(),
+                ),
+            );
+            Ok(canonical::to_string(&Value::Object(o)))
+        })
+        .await?;
+    Ok(json_response(StatusCode::OK, body))
+}
+
+fn approval_id(raw: &str) -> Result<ApprovalId, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::not_found(format!("no approval `{}`", raw.escape_debug())))
+}
+
+async fn decide_approval(
+    state: AppState,
+    user: PageUser,
+    id: &str,
+    body: Option<&Value<'static>>,
+    approve: bool,
+) -> Result<Response, ApiError> {
+    let id = approval_id(id)?;
+    let note = wire::note(body)?;
+    let actor = user.caller.actor;
+    let a = state
+        .blocking(move |s| {
+            if approve {
+                s.approve(id, &actor, &note)
+            } else {
+                s.deny(id, &actor, &note)
+            }
+        })
+        .await?;
+    state.inner.decided.notify_waiters();
+    Ok(json_response(StatusCode::OK, wire::approval(&a)))
+}
+
+async fn approve(
+    State(state): State<AppState>,
+    user: PageUser,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    decide_approval(state, user, &id, body.as_ref(), true).await
+}
+
+async fn deny(
+    State(state): State<AppState>,
+    user: PageUser,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    decide_approval(state, user, &id, body.as_ref(), false).await
+}
+
+async fn set_kill(
+    State(state): State<AppState>,
+    user: PageUser,
+    StrictJson(value): StrictJson,
+) -> Result<Response, ApiError> {
+    if user.caller.role != ServerRole::Admin {
+        return Err(ApiError::forbidden(user.caller.role.as_str()));
+    }
+    let req = wire::KillRequest::from_value(&value)?;
+    let actor = user.caller.actor;
+    let k = state
+        .blocking(move |s| s.set_kill_switch(req.mode, &req.reason, &actor))
+        .await?;
+    Ok(json_response(StatusCode::OK, wire::kill(&k)))
+}

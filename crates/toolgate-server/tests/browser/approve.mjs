@@ -1,0 +1,146 @@
+// Drives the approvals page of a running `toolgate serve` in headless
+// Chromium, while acting as the agent over HTTP. Run by tests/ui_browser.rs;
+// prints one line `RESULT {...}` for the Rust side to check, and exits
+// non-zero on the first failed expectation.
+//
+// Environment: TOOLGATE_URL (http://127.0.0.1:PORT), AGENT_TOKEN,
+// APPROVER_TOKEN, REFUND_BODY and NOTE_BODY (files holding provider
+// responses), CHROMIUM (default /usr/bin/chromium), SCREENSHOT (optional
+// PNG path).
+
+import { readFileSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const env = (name, fallback) => {
+  const v = process.env[name] ?? fallback;
+  if (v === undefined) throw new Error(`missing environment variable ${name}`);
+  return v;
+};
+const base = env("TOOLGATE_URL");
+const agentToken = env("AGENT_TOKEN");
+const approverToken = env("APPROVER_TOKEN");
+const refundBody = readFileSync(env("REFUND_BODY"), "utf8");
+const noteBody = readFileSync(env("NOTE_BODY"), "utf8");
+const screenshot = process.env.SCREENSHOT || "";
+const context = { user: "alice", session: "sess-ui", roles: ["customer"], turn: 2 };
+
+function expect(condition, what) {
+  if (!condition) throw new Error(`expectation failed: ${what}`);
+}
+
+async function agent(method, path, body) {
+  const res = await fetch(base + path, {
+    method,
+    headers: {
+      Authorization: `Bearer ${agentToken}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const data = await res.json();
+  expect(res.ok, `${method} ${path} answered ${res.status}: ${JSON.stringify(data)}`);
+  return data;
+}
+
+const decide = (body) => agent("POST", "/v1/decide", { body, format: "auto", context });
+
+const result = {};
+const browser = await chromium.launch({
+  executablePath: env("CHROMIUM", "/usr/bin/chromium"),
+  headless: true,
+  // Root in a container has no user namespaces for Chromium's sandbox.
+  args: ["--no-sandbox"],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
+  const problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(m.text());
+  });
+  page.on("pageerror", (e) => problems.push(String(e)));
+  let loads = 0;
+  page.on("load", () => (loads += 1));
+
+  // Log in with the approver token.
+  const answer = await page.goto(base + "/ui/");
+  expect(answer.status() === 200, "GET /ui/ is 200");
+  result.csp = answer.headers()["content-security-policy"];
+  await page.fill("#token", approverToken);
+  await page.click("#login-form button[type=submit]");
+  await page.waitForSelector("#app-view:not([hidden])");
+  result.who = await page.textContent("#who");
+  expect((await page.inputValue("#token")) === "", "the token field is cleared after login");
+
+  // The agent's calls are held; the page shows them without a reload.
+  const note = await decide(noteBody);
+  expect(note.verdict === "needs_approval", `add_note needs approval: ${JSON.stringify(note)}`);
+  const noteId = note.decisions[0].approval;
+  const refund = await decide(refundBody);
+  expect(refund.verdict === "needs_approval", `refund needs approval: ${JSON.stringify(refund)}`);
+  const refundId = refund.decisions[1].approval;
+  result.first_verdict = refund.verdict;
+  const noteCard = `[data-approval-id="${noteId}"]`;
+  const refundCard = `[data-approval-id="${refundId}"]`;
+  await page.waitForSelector(refundCard, { timeout: 10000 });
+  await page.waitForSelector(noteCard, { timeout: 10000 });
+
+  // Attacker-controlled arguments are text, not markup.
+  const args = await page.$eval(`${noteCard} pre.args`, (e) => ({
+    text: e.textContent,
+    elements: e.querySelectorAll("*").length,
+  }));
+  result.note_arguments = args.text;
+  result.note_argument_elements = args.elements;
+  result.script_elements = await page.$$eval("script", (s) => s.map((e) => e.getAttribute("src")));
+  result.img_elements = await page.$$eval("img", (s) => s.length);
+  result.xss_ran = await page.evaluate(() => window.__toolgateXss !== undefined);
+  result.refund_card = await page.textContent(refundCard);
+
+  if (screenshot) {
+    await page.screenshot({ path: screenshot, fullPage: true });
+  }
+
+  // The agent waits; the human approves in the page.
+  const waiting = agent("GET", `/v1/approvals/${refundId}/wait?timeout=30`);
+  await page.fill(`${refundCard} textarea`, "checked order ord_1002 with the customer");
+  await page.click(`${refundCard} button.approve`);
+  await page.waitForSelector(refundCard, { state: "detached", timeout: 10000 });
+  result.status_after_approve = await page.textContent("#status");
+  const waited = await waiting;
+  result.wait_state = waited.state;
+  result.wait_timed_out = waited.timed_out;
+  result.decided_by = waited.decided_by;
+  result.approval_note = waited.note;
+
+  // The agent sends the same call again: allowed by the approval.
+  const again = await decide(refundBody);
+  result.second_verdict = again.verdict;
+  result.second_refund_verdict = again.decisions[1].verdict;
+  result.second_refund_approval = again.decisions[1].approval;
+
+  // Deny the other call from the page.
+  await page.fill(`${noteCard} textarea`, "no markup in notes");
+  await page.click(`${noteCard} button.deny`);
+  await page.waitForSelector(noteCard, { state: "detached", timeout: 10000 });
+  const denied = await agent("GET", `/v1/approvals/${noteId}/wait?timeout=0`);
+  result.denied_state = denied.state;
+
+  // The audit table refreshes by itself with what the agent's retry did.
+  await page.waitForFunction(
+    () =>
+      Array.from(document.querySelectorAll("#audit-rows td")).some(
+        (td) => td.textContent === "approval_used"
+      ),
+    null,
+    { timeout: 10000 }
+  );
+  result.kill_readonly = await page.isVisible("#kill-readonly");
+  result.kill_form = await page.isVisible("#kill-form");
+  result.no_approvals_shown = await page.isVisible("#no-approvals");
+  result.loads = loads;
+  result.console_errors = problems;
+  result.xss_ran_at_end = await page.evaluate(() => window.__toolgateXss !== undefined);
+} finally {
+  await browser.close();
+}
+console.log("RESULT " + JSON.stringify(result));

@@ -1,0 +1,318 @@
+//! The approvals page end to end in a real browser: the service on a real
+//! socket, headless Chromium (Debian's `/usr/bin/chromium`) driven by
+//! `tests/browser/approve.mjs` with playwright-core. The script acts as the
+//! agent (decide → needs_approval → wait), approves in the page and sees the
+//! wait return approved and the same call allowed; it checks that an
+//! argument holding `<script>` shows as text.
+//!
+//! Needs node, Chromium and `npm ci` in `tests/browser`; without them the
+//! test says so and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
+//! `TOOLGATE_UI_SCREENSHOT=FILE` saves a screenshot of the page with two
+//! pending calls (the one in `docs/approvals-page.png`).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs,
+    reason = "test code"
+)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use toolgate::config::Config;
+use toolgate::store::{AuditFilter, SqliteOptions, Store as _, Verdict};
+use toolgate_json::Value;
+use toolgate_server::AppState;
+
+const AGENT: &str = "agent-demo-token";
+const APPROVER: &str = "approver-demo-token";
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn shop() -> PathBuf {
+    manifest().join("../../examples/shop")
+}
+
+/// Why the browser test cannot run here, if it cannot.
+fn missing_tool() -> Option<String> {
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !node.is_ok_and(|s| s.success()) {
+        return Some("node is not installed".into());
+    }
+    let chromium = chromium();
+    if !chromium.exists() {
+        return Some(format!(
+            "{} is missing (apt-get install chromium)",
+            chromium.display()
+        ));
+    }
+    let module = manifest().join("tests/browser/node_modules/playwright-core");
+    if !module.exists() {
+        return Some(format!(
+            "{} is missing (npm ci in tests/browser)",
+            module.display()
+        ));
+    }
+    None
+}
+
+fn chromium() -> PathBuf {
+    std::env::var_os("TOOLGATE_CHROMIUM")
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from)
+}
+
+/// The shop example in `dir`, with its store there, and one more tool,
+/// `add_note`, whose free-text argument can carry markup: a write that
+/// needs approval like the refund.
+fn shop_copy(dir: &Path) -> Config {
+    for name in ["policies.cedar", "shop.cedarschema", "entities.json"] {
+        std::fs::copy(shop().join(name), dir.join(name)).unwrap();
+    }
+    std::fs::create_dir(dir.join("schemas")).unwrap();
+    for entry in std::fs::read_dir(shop().join("schemas")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), dir.join("schemas").join(entry.file_name())).unwrap();
+    }
+    std::fs::write(
+        dir.join("schemas/add_note.json"),
+        r#"{
+  "type": "object",
+  "properties": {
+    "order_id": { "type": "string", "pattern": "^ord_[A-Za-z0-9]{1,32}$" },
+    "text": { "type": "string", "maxLength": 500 }
+  },
+  "required": ["order_id", "text"],
+  "additionalProperties": false
+}"#,
+    )
+    .unwrap();
+    let mut schema = std::fs::read_to_string(dir.join("shop.cedarschema")).unwrap();
+    schema.push_str(
+        "\naction add_note appliesTo {\n  principal: [User],\n  resource: [Order],\n  \
+         context: { args: { order_id: String, text: String }, turn: Long, risk: String },\n};\n",
+    );
+    std::fs::write(dir.join("shop.cedarschema"), schema).unwrap();
+    let mut policies = std::fs::read_to_string(dir.join("policies.cedar")).unwrap();
+    policies.push_str(
+        "\n@id(\"owner-notes-order\")\npermit(principal, action == Action::\"add_note\", resource)\n\
+         when { resource.owner == principal };\n",
+    );
+    std::fs::write(dir.join("policies.cedar"), policies).unwrap();
+
+    let mut config = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
+    let db = dir.join("toolgate.db");
+    config = config.replace(
+        "url = \"sqlite://toolgate.db\"",
+        &format!("url = \"sqlite://{}\"", db.display()),
+    );
+    config.push_str(
+        "\n[[tool]]\nname = \"add_note\"\ndescription = \"Add a note to an order.\"\n\
+         risk = \"write\"\nschema = \"schemas/add_note.json\"\n\
+         resource = { type = \"Order\", id = \"/order_id\" }\n",
+    );
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, &config).unwrap();
+    Config::parse(&config, &path).unwrap()
+}
+
+/// An OpenAI response proposing `add_note` with markup in its text.
+fn note_response() -> String {
+    let args = r#"{"order_id":"ord_1002","text":"<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more"}"#;
+    let mut call = toolgate_json::Object::new();
+    call.insert("name", Value::String("add_note".into()));
+    call.insert("arguments", Value::String(args.into()));
+    format!(
+        r#"{{"id":"chatcmpl-ui-1","object":"chat.completion","created":1767225600,"model":"gpt-4.1","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_note_1","type":"function","function":{}}}]}}}}]}}"#,
+        toolgate_json::canonical::to_string(&Value::Object(call))
+    )
+}
+
+fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
+}
+
+#[test]
+fn approve_in_the_browser_releases_the_waiting_call() {
+    if let Some(why) = missing_tool() {
+        assert!(
+            std::env::var("TOOLGATE_REQUIRE_EXTERNAL").as_deref() != Ok("1"),
+            "the browser test cannot run: {why}"
+        );
+        eprintln!("skipping the browser test: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = shop_copy(dir.path());
+    let note_file = dir.path().join("note-response.json");
+    std::fs::write(&note_file, note_response()).unwrap();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let state = AppState::from_config(&config).unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(toolgate_server::serve(listener, state, async move {
+        let _ = stopped.await;
+    }));
+
+    let mut node = Command::new("node");
+    node.arg("approve.mjs")
+        .current_dir(manifest().join("tests/browser"))
+        .env("TOOLGATE_URL", format!("http://{addr}"))
+        .env("AGENT_TOKEN", AGENT)
+        .env("APPROVER_TOKEN", APPROVER)
+        .env(
+            "REFUND_BODY",
+            shop().join("responses/openai-refund-needs-approval.json"),
+        )
+        .env("NOTE_BODY", &note_file)
+        .env("CHROMIUM", chromium())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(shot) = std::env::var_os("TOOLGATE_UI_SCREENSHOT") {
+        node.env("SCREENSHOT", shot);
+    }
+    let mut child = node.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let _ = stop.send(());
+    runtime.block_on(server).unwrap().unwrap();
+    assert!(
+        out.status.success(),
+        "the browser script failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("no RESULT line:\n{stdout}\n{stderr}"));
+    let r = toolgate_json::from_str(line).unwrap().into_owned();
+    let b = |p: &str| {
+        r.pointer(p)
+            .and_then(Value::as_bool)
+            .unwrap_or_else(|| panic!("no boolean at {p} in {line}"))
+    };
+
+    assert_eq!(s(&r, "/csp"), toolgate_server::ui::CSP);
+    assert_eq!(s(&r, "/who"), "demo-approver (approver)");
+    // decide → needs_approval → wait → approved in the page → allow.
+    assert_eq!(s(&r, "/first_verdict"), "needs_approval");
+    assert_eq!(s(&r, "/wait_state"), "approved");
+    assert!(!b("/wait_timed_out"));
+    assert_eq!(s(&r, "/decided_by"), "demo-approver");
+    assert_eq!(
+        s(&r, "/approval_note"),
+        "checked order ord_1002 with the customer"
+    );
+    assert_eq!(s(&r, "/second_verdict"), "allow");
+    assert_eq!(s(&r, "/second_refund_verdict"), "allow");
+    assert!(s(&r, "/status_after_approve").contains("approved by demo-approver"));
+    assert_eq!(s(&r, "/denied_state"), "denied");
+    // The refund's card showed what a human needs to decide.
+    let card = s(&r, "/refund_card");
+    for part in [
+        "refund",
+        "destructive",
+        "alice",
+        "sess-ui",
+        "approval_required",
+        "\"amount_cents\": 2599",
+        "\"order_id\": \"ord_1002\"",
+    ] {
+        assert!(card.contains(part), "the card lacks {part:?}: {card}");
+    }
+    // The markup in the arguments was shown as text and never ran.
+    let args = s(&r, "/note_arguments");
+    assert!(
+        args.contains(r#""text": "<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more""#),
+        "{args}"
+    );
+    assert_eq!(
+        r.pointer("/note_argument_elements")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some("0")
+    );
+    assert_eq!(
+        r.pointer("/script_elements")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some(r#"["/ui/app.js"]"#)
+    );
+    assert_eq!(
+        r.pointer("/img_elements")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some("0")
+    );
+    assert!(!b("/xss_ran"));
+    assert!(!b("/xss_ran_at_end"));
+    // Approvers see the kill switch read-only; the page never reloaded and
+    // the browser reported no error (a CSP violation would be one).
+    assert!(b("/kill_readonly"));
+    assert!(!b("/kill_form"));
+    assert!(b("/no_approvals_shown"));
+    assert_eq!(
+        r.pointer("/loads")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        r.pointer("/console_errors")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some("[]")
+    );
+
+    // The store agrees: granted by the page's user with its note, then used.
+    let store = SqliteOptions::new()
+        .open(dir.path().join("toolgate.db"))
+        .unwrap();
+    let records = store.list(&AuditFilter::new().limit(1000)).unwrap();
+    let granted = records
+        .iter()
+        .find(|r| r.entry.verdict == Verdict::ApprovalGranted)
+        .expect("an approval_granted record");
+    assert_eq!(granted.entry.actor.as_deref(), Some("demo-approver"));
+    assert_eq!(
+        granted.entry.note.as_deref(),
+        Some("checked order ord_1002 with the customer")
+    );
+    assert!(records
+        .iter()
+        .any(|r| r.entry.verdict == Verdict::ApprovalUsed));
+    let denied = records
+        .iter()
+        .find(|r| r.entry.verdict == Verdict::ApprovalDenied)
+        .expect("an approval_denied record");
+    assert_eq!(denied.entry.note.as_deref(), Some("no markup in notes"));
+    assert!(store.verify().unwrap().is_intact());
+}

@@ -1,0 +1,274 @@
+// The approvals page of `toolgate serve`. Plain JavaScript, no build step.
+//
+// Every value from the server is written with textContent (or as an
+// attribute value), never as HTML: a call's arguments are the model's
+// output and may contain markup.
+"use strict";
+
+(function () {
+  const POLL_MS = 2000;
+  let csrf = "";
+  let role = "";
+  let timer = null;
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, className, text) {
+    const e = document.createElement(tag);
+    if (className) e.className = className;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function time(ms) {
+    if (ms === null || ms === undefined) return "";
+    return new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+  }
+
+  function setStatus(text, bad) {
+    const s = $("status");
+    s.textContent = text;
+    s.classList.toggle("bad", !!bad);
+  }
+
+  async function api(method, path, body) {
+    const headers = {};
+    const init = { method, headers, credentials: "same-origin", cache: "no-store" };
+    if (method !== "GET") {
+      headers["X-CSRF-Token"] = csrf;
+      if (body !== undefined) {
+        headers["Content-Type"] = "application/json";
+        init.body = JSON.stringify(body);
+      }
+    }
+    const res = await fetch(path, init);
+    let data = null;
+    try {
+      data = await res.json();
+    } catch (_) {
+      data = null;
+    }
+    if (!res.ok) {
+      const e = new Error(
+        data && data.error ? data.error.code + ": " + data.error.message : "HTTP " + res.status
+      );
+      e.status = res.status;
+      throw e;
+    }
+    return data;
+  }
+
+  function showLogin(message) {
+    if (timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+    csrf = "";
+    role = "";
+    $("app-view").hidden = true;
+    $("logout").hidden = true;
+    $("who").textContent = "";
+    $("login-view").hidden = false;
+    $("login-error").textContent = message || "";
+    $("token").focus();
+  }
+
+  function showApp() {
+    $("login-view").hidden = true;
+    $("app-view").hidden = false;
+    $("logout").hidden = false;
+    if (timer === null) timer = setInterval(refresh, POLL_MS);
+  }
+
+  async function refresh() {
+    let state;
+    try {
+      state = await api("GET", "/ui/api/state");
+    } catch (e) {
+      if (e.status === 401) {
+        showLogin("Your session has ended; log in again.");
+      } else {
+        setStatus("Could not refresh: " + e.message, true);
+      }
+      return;
+    }
+    csrf = state.me.csrf;
+    role = state.me.role;
+    $("who").textContent = state.me.actor + " (" + state.me.role + ")";
+    showApp();
+    renderKill(state.kill);
+    renderApprovals(state.approvals);
+    renderAudit(state.audit);
+    $("app-view").dataset.refreshedAt = String(Date.now());
+  }
+
+  function renderKill(k) {
+    const mode = $("kill-mode");
+    mode.textContent = k.mode;
+    mode.classList.toggle("on", k.mode !== "off");
+    const parts = [];
+    if (k.changed_at !== null) parts.push("since " + time(k.changed_at));
+    if (k.actor) parts.push("by " + k.actor);
+    if (k.reason) parts.push("— " + k.reason);
+    $("kill-detail").textContent = parts.join(" ");
+    const admin = role === "admin";
+    $("kill-form").hidden = !admin;
+    $("kill-readonly").hidden = admin;
+  }
+
+  function field(dl, name, value) {
+    dl.append(el("dt", "", name), el("dd", "", value));
+  }
+
+  function approvalCard(a) {
+    const card = el("article", "card approval");
+    card.dataset.approvalId = a.id;
+
+    const head = el("header");
+    head.append(el("span", "id muted", "#" + a.id), el("span", "tool", a.tool));
+    const risk = el("span", "risk", a.risk === null ? "unknown risk" : a.risk);
+    if (a.risk) risk.classList.add("risk-" + a.risk);
+    head.append(risk);
+    card.append(head);
+
+    const dl = el("dl");
+    field(dl, "user", a.user);
+    field(dl, "session", a.session === null ? "—" : a.session);
+    field(dl, "reasons", a.reasons.length ? a.reasons.join(", ") : "—");
+    if (a.call_id !== null) field(dl, "call id", a.call_id);
+    field(dl, "requested", time(a.created_at));
+    field(dl, "expires", time(a.expires_at));
+    field(dl, "digest", a.digest === null ? "—" : a.digest);
+    card.append(dl);
+
+    const args = el("pre", "args");
+    args.textContent = a.arguments === null ? "(arguments not recorded)" : a.arguments;
+    card.append(args);
+
+    const noteId = "note-" + a.id;
+    const label = el("label", "", "Note (recorded in the audit log)");
+    label.htmlFor = noteId;
+    const note = el("textarea", "note");
+    note.id = noteId;
+    note.rows = 2;
+    note.maxLength = 1000;
+    card.append(label, note);
+
+    const actions = el("div", "actions");
+    const approve = el("button", "approve", "Approve");
+    approve.type = "button";
+    const deny = el("button", "deny", "Deny");
+    deny.type = "button";
+    approve.addEventListener("click", () => decide(a.id, "approve", note, [approve, deny]));
+    deny.addEventListener("click", () => decide(a.id, "deny", note, [approve, deny]));
+    actions.append(approve, deny);
+    card.append(actions);
+    return card;
+  }
+
+  async function decide(id, action, note, buttons) {
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const a = await api("POST", "/ui/api/approvals/" + encodeURIComponent(id) + "/" + action, {
+        note: note.value,
+      });
+      setStatus("Approval #" + a.id + " " + a.state + " by " + a.decided_by + ".");
+      await refresh();
+    } catch (e) {
+      setStatus("Could not " + action + " #" + id + ": " + e.message, true);
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  // Cards that stay pending are kept as they are, so a note being typed
+  // survives the refresh.
+  function renderApprovals(list) {
+    const box = $("approvals");
+    const keep = new Map();
+    for (const card of Array.from(box.children)) keep.set(card.dataset.approvalId, card);
+    const wanted = new Set(list.map((a) => a.id));
+    for (const [id, card] of keep) {
+      if (!wanted.has(id)) card.remove();
+    }
+    let previous = null;
+    for (const a of list) {
+      let card = keep.get(a.id);
+      if (!card || !card.isConnected) card = approvalCard(a);
+      if (previous === null) {
+        if (box.firstChild !== card) box.prepend(card);
+      } else if (previous.nextSibling !== card) {
+        previous.after(card);
+      }
+      previous = card;
+    }
+    $("pending-count").textContent = "(" + list.length + ")";
+    $("no-approvals").hidden = list.length > 0;
+  }
+
+  function renderAudit(records) {
+    const rows = records.map((r) => {
+      const tr = el("tr");
+      const verdict = el("td", "v-" + r.verdict, r.verdict);
+      tr.append(
+        el("td", "", r.seq),
+        el("td", "", time(r.time)),
+        verdict,
+        el("td", "", r.user),
+        el("td", "", r.session),
+        el("td", "", r.tool),
+        el("td", "", r.reasons.join(", ")),
+        el("td", "", r.approval),
+        el("td", "", r.actor),
+        el("td", "", r.note)
+      );
+      return tr;
+    });
+    $("audit-rows").replaceChildren(...rows);
+  }
+
+  $("login-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const input = $("token");
+    const token = input.value;
+    input.value = "";
+    try {
+      const me = await api("POST", "/ui/login", { token });
+      csrf = me.csrf;
+      $("login-error").textContent = "";
+      setStatus("Logged in as " + me.actor + ".");
+      await refresh();
+    } catch (e) {
+      $("login-error").textContent = "Log in failed: " + e.message;
+    }
+  });
+
+  $("logout").addEventListener("click", async () => {
+    try {
+      await api("POST", "/ui/logout");
+    } catch (_) {
+      // The session is gone either way.
+    }
+    showLogin("Logged out.");
+  });
+
+  $("kill-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    try {
+      const k = await api("POST", "/ui/api/kill", {
+        mode: $("kill-select").value,
+        reason: $("kill-reason").value,
+      });
+      setStatus("Kill switch set to " + k.mode + ".");
+      $("kill-reason").value = "";
+      await refresh();
+    } catch (e) {
+      setStatus("Could not set the kill switch: " + e.message, true);
+    }
+  });
+
+  // A session cookie from earlier may still be valid.
+  api("GET", "/ui/api/me").then(
+    (who) => (who.me === null ? showLogin("") : refresh()),
+    (e) => showLogin("The service did not answer: " + e.message)
+  );
+})();
