@@ -18,6 +18,7 @@
 //! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
 //! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |
 //! | `GET /healthz`, `GET /readyz`, `GET /metrics` | none | liveness, store reachability (503), Prometheus text |
+//! | `GET /ui/` and the page's own routes ([`ui`]) | a session from an approver or admin token | the approvals page |
 //!
 //! Every error is `{"error": {"code", "message", "pointer"}}`, with one of
 //! the stable codes `invalid_json`, `duplicate_key`, `invalid_request`,
@@ -42,6 +43,7 @@ pub mod extract;
 pub mod live;
 pub mod metrics;
 mod results;
+pub mod ui;
 pub mod wire;
 
 use std::future::Future;
@@ -168,6 +170,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .merge(ui::routes())
         .fallback(not_found)
         .with_state(state)
 }
