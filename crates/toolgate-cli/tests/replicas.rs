@@ -1,0 +1,474 @@
+//! Several `toolgate serve` replicas on one PostgreSQL database, driven
+//! from outside over HTTP against the real binary on copies of the shop
+//! example: one audit chain under a concurrent load across three replicas,
+//! a single-use approval raced on two replicas, an approval granted on one
+//! replica seen by a waiter on another, the kill switch and the turn limit
+//! shared, and the database's connections killed and refused mid-load.
+//!
+//! The database is a fresh one on the server `TOOLGATE_TEST_POSTGRES_URL`
+//! names (default `postgres://postgres@127.0.0.1:5432/test`), dropped
+//! afterwards. Without a reachable PostgreSQL the tests say so and pass,
+//! unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI), when they fail.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+mod serve_support;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+use serve_support::{
+    decide_body, external_required, first_decision, json_string, search_response, Server, Shop,
+    ADMIN, APPROVER,
+};
+use toolgate_json::Value;
+
+// ---- the database ----
+
+fn base_url() -> String {
+    std::env::var("TOOLGATE_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// `url` with its database name replaced by `db`.
+fn with_dbname(url: &str, db: &str) -> String {
+    let (main, query) = match url.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = main.find("://").map_or(0, |i| i + 3);
+    let host_end = main
+        .get(scheme_end..)
+        .and_then(|rest| rest.find('/'))
+        .map_or(main.len(), |i| scheme_end + i);
+    let mut out = format!("{}/{db}", &main[..host_end]);
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+fn admin() -> Option<postgres::Client> {
+    let mut config: postgres::Config = base_url().parse().expect("TOOLGATE_TEST_POSTGRES_URL");
+    config.connect_timeout(Duration::from_secs(3));
+    match config.connect(postgres::NoTls) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            let msg = format!(
+                "no PostgreSQL at TOOLGATE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test): {e}"
+            );
+            assert!(
+                !external_required(),
+                "{msg} (TOOLGATE_REQUIRE_EXTERNAL=1: PostgreSQL is required)"
+            );
+            eprintln!("skipped: {msg}");
+            None
+        }
+    }
+}
+
+/// A fresh database, dropped with the value.
+struct Database {
+    name: String,
+    url: String,
+}
+
+impl Database {
+    fn create(test: &str) -> Option<Self> {
+        let mut admin = admin()?;
+        let name = format!("toolgate_r{}_{test}", std::process::id());
+        admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+            .unwrap();
+        admin
+            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
+            .unwrap();
+        Some(Self {
+            url: with_dbname(&base_url(), &name),
+            name,
+        })
+    }
+
+    /// Ends every connection to the database; how many.
+    fn terminate(&self) -> i64 {
+        admin()
+            .unwrap()
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE datname = $1 AND pid <> pg_backend_pid()",
+                &[&self.name],
+            )
+            .unwrap()
+            .get(0)
+    }
+
+    /// Lets connections in, or keeps every new one out: for its clients the
+    /// database is away (the server runs on for the other tests).
+    fn allow_connections(&self, allow: bool) {
+        admin()
+            .unwrap()
+            .batch_execute(&format!(
+                "ALTER DATABASE \"{}\" ALLOW_CONNECTIONS {allow}",
+                self.name
+            ))
+            .unwrap();
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Some(mut admin) = admin() {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
+
+/// The shop with its store on `db`.
+fn shop_on(db: &Database) -> Shop {
+    let shop = Shop::new("");
+    let text = std::fs::read_to_string(&shop.config).unwrap();
+    let line = "url = \"sqlite://toolgate.db\"";
+    assert!(text.contains(line), "the shop config names its store");
+    let text = text.replacen(line, &format!("url = {}", json_string(&db.url)), 1);
+    std::fs::write(&shop.config, text).unwrap();
+    shop
+}
+
+/// `n` replicas of `shop`, started together.
+fn replicas(shop: &Shop, n: usize) -> Vec<Server> {
+    std::thread::scope(|s| {
+        let started: Vec<_> = (0..n)
+            .map(|_| s.spawn(|| Server::start(&shop.config)))
+            .collect();
+        started.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+// ---- requests ----
+
+fn refund_response() -> String {
+    std::fs::read_to_string(
+        serve_support::examples().join("shop/responses/openai-refund-needs-approval.json"),
+    )
+    .unwrap()
+}
+
+/// A decide body for `response` as alice in `session` at `turn`.
+fn decide_at(response: &str, session: &str, turn: u64) -> String {
+    decide_body(response, session).replacen("\"turn\":1", &format!("\"turn\":{turn}"), 1)
+}
+
+fn s(v: &Value<'_>, p: &str) -> String {
+    v.pointer(p)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no {p} in {v:?}"))
+        .to_owned()
+}
+
+fn decide(server: &Server, body: &str) -> Value<'static> {
+    let r = server.decide(body).unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()
+}
+
+fn post(server: &Server, path: &str, token: &str, body: &str) -> Value<'static> {
+    let r = server
+        .call(
+            "POST",
+            path,
+            Some(token),
+            Some("application/json"),
+            body.as_bytes(),
+        )
+        .unwrap();
+    assert_eq!(r.status, 200, "{path}: {}", r.body);
+    r.json()
+}
+
+// ---- tests ----
+
+#[test]
+fn three_replicas_under_load_keep_one_chain_with_a_record_per_decision() {
+    let Some(db) = Database::create("load") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 3);
+    const TOTAL: usize = 900;
+    let next = AtomicUsize::new(0);
+    let allowed = AtomicUsize::new(0);
+    let other = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for t in 0..12 {
+            let (servers, next, allowed, other) = (&servers, &next, &allowed, &other);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= TOTAL {
+                    return;
+                }
+                let call = format!("call-{i}");
+                let body = decide_body(&search_response(&call), &format!("load-{}", i % 16));
+                let r = servers[(i + t) % 3].decide(&body).unwrap();
+                let (id, verdict, reasons) = first_decision(&r);
+                assert_eq!(id, call);
+                if verdict == "allow" {
+                    allowed.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    other
+                        .lock()
+                        .unwrap()
+                        .push(format!("{call}: {verdict} {reasons:?}"));
+                }
+            });
+        }
+    });
+    let other = other.into_inner().unwrap();
+    assert!(other.is_empty(), "not allowed: {other:?}");
+    assert_eq!(allowed.load(Ordering::SeqCst), TOTAL);
+    // One chain, one record per decision returned: no fork, gap or duplicate.
+    assert_eq!(shop.verify(), TOTAL as u64);
+    let records = shop.export();
+    let mut calls: Vec<String> = records
+        .iter()
+        .filter_map(|r| r.pointer("/call_id").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect();
+    calls.sort_unstable();
+    calls.dedup();
+    assert_eq!(calls.len(), TOTAL);
+}
+
+#[test]
+fn a_single_use_approval_raced_on_two_replicas_passes_once() {
+    let Some(db) = Database::create("race") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 2);
+    let refund = refund_response();
+    for round in 0..5 {
+        let session = format!("race-{round}");
+        let body = decide_body(&refund, &session);
+        // Requested on replica A, approved on replica B.
+        let v = decide(&servers[0], &body);
+        assert_eq!(s(&v, "/decisions/1/verdict"), "needs_approval");
+        let id = s(&v, "/decisions/1/approval");
+        post(
+            &servers[1],
+            &format!("/v1/approvals/{id}/approve"),
+            APPROVER,
+            r#"{"note":"checked"}"#,
+        );
+        // The same call sent to both replicas at once: one passes.
+        let barrier = Barrier::new(2);
+        let verdicts: Vec<String> = std::thread::scope(|sc| {
+            let hs: Vec<_> = servers
+                .iter()
+                .map(|server| {
+                    let (barrier, body) = (&barrier, &body);
+                    sc.spawn(move || {
+                        barrier.wait();
+                        s(&decide(server, body), "/decisions/1/verdict")
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let passed = verdicts.iter().filter(|v| *v == "allow").count();
+        assert_eq!(passed, 1, "round {round}: {verdicts:?}");
+        assert!(
+            verdicts.iter().any(|v| v == "needs_approval"),
+            "{verdicts:?}"
+        );
+    }
+    let used = shop
+        .export()
+        .iter()
+        .filter(|r| r.pointer("/verdict").and_then(Value::as_str) == Some("approval_used"))
+        .count();
+    assert_eq!(used, 5);
+    shop.verify();
+}
+
+#[test]
+fn an_approval_granted_on_one_replica_wakes_a_waiter_on_another() {
+    let Some(db) = Database::create("wait") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 2);
+    let v = decide(&servers[0], &decide_body(&refund_response(), "wait-1"));
+    let id = s(&v, "/decisions/1/approval");
+    std::thread::scope(|sc| {
+        let waiter = sc.spawn(|| {
+            let started = Instant::now();
+            let r = servers[1]
+                .call(
+                    "GET",
+                    &format!("/v1/approvals/{id}/wait?timeout=20"),
+                    Some(serve_support::AGENT),
+                    None,
+                    b"",
+                )
+                .unwrap();
+            (r, started.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        let approved_at = Instant::now();
+        post(
+            &servers[0],
+            &format!("/v1/approvals/{id}/approve"),
+            APPROVER,
+            "{}",
+        );
+        let (r, waited) = waiter.join().unwrap();
+        assert_eq!(r.status, 200, "{}", r.body);
+        let v = r.json();
+        assert_eq!(s(&v, "/state"), "approved");
+        assert!(
+            approved_at.elapsed() < Duration::from_secs(3),
+            "the waiter saw the approval late ({waited:?})"
+        );
+    });
+    let v = decide(&servers[1], &decide_body(&refund_response(), "wait-1"));
+    assert_eq!(s(&v, "/verdict"), "allow");
+}
+
+#[test]
+fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
+    let Some(db) = Database::create("kill") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 3);
+    let refund = refund_response();
+    // Flipped through replica A's API: B and C stop writes at once.
+    let v = post(
+        &servers[0],
+        "/v1/kill",
+        ADMIN,
+        r#"{"mode":"deny_writes","reason":"incident 9"}"#,
+    );
+    assert_eq!(s(&v, "/mode"), "deny_writes");
+    for server in &servers[1..] {
+        let v = decide(server, &decide_body(&refund, "kill-1"));
+        assert_eq!(s(&v, "/decisions/1/verdict"), "deny");
+        assert_eq!(s(&v, "/decisions/1/reasons/0/code"), "kill_switch");
+        assert_eq!(s(&v, "/decisions/0/verdict"), "allow", "reads still run");
+    }
+    post(
+        &servers[2],
+        "/v1/kill",
+        ADMIN,
+        r#"{"mode":"off","reason":"over"}"#,
+    );
+    let v = decide(&servers[0], &decide_body(&refund, "kill-2"));
+    assert_eq!(s(&v, "/decisions/1/verdict"), "needs_approval");
+
+    // The shop's max_turns is 8: turns spread over the replicas count as one
+    // session's turns.
+    for turn in 1..=8u64 {
+        let body = decide_at(&search_response(&format!("t-{turn}")), "turns-1", turn);
+        let v = decide(&servers[(turn % 3) as usize], &body);
+        assert_eq!(s(&v, "/verdict"), "allow", "turn {turn}: {v:?}");
+    }
+    let body = decide_at(&search_response("t-9"), "turns-1", 9);
+    let v = decide(&servers[0], &body);
+    assert_eq!(s(&v, "/verdict"), "deny");
+    assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "loop_limit");
+    shop.verify();
+}
+
+#[test]
+fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
+    let Some(db) = Database::create("away") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 2);
+    let stop = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let allowed = Mutex::new(Vec::new());
+    let unavailable = AtomicUsize::new(0);
+    std::thread::scope(|sc| {
+        for t in 0..6 {
+            let (servers, stop, next, allowed, unavailable) =
+                (&servers, &stop, &next, &allowed, &unavailable);
+            sc.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let call = format!("call-{i}");
+                    let body = decide_body(&search_response(&call), &format!("away-{}", i % 8));
+                    let r = servers[(i + t) % 2].decide(&body).unwrap();
+                    let (id, verdict, reasons) = first_decision(&r);
+                    assert_eq!(id, call);
+                    match verdict.as_str() {
+                        "allow" => allowed.lock().unwrap().push(call),
+                        "deny" => {
+                            assert_eq!(reasons, ["store_unavailable"], "{call}");
+                            unavailable.fetch_add(1, Ordering::SeqCst);
+                        }
+                        other => panic!("{call}: {other} {reasons:?}"),
+                    }
+                }
+            });
+        }
+        let wait_for = |what: &str, f: &dyn Fn() -> bool| {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !f() {
+                assert!(Instant::now() < deadline, "timed out waiting for {what}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait_for("a first load", &|| allowed.lock().unwrap().len() >= 100);
+        // Connections killed while the database accepts new ones.
+        assert!(db.terminate() > 0);
+        let after_kill = allowed.lock().unwrap().len();
+        wait_for("decisions after the kill", &|| {
+            allowed.lock().unwrap().len() >= after_kill + 100
+        });
+        // The database away: nothing connects, every decision denies.
+        db.allow_connections(false);
+        db.terminate();
+        let before = unavailable.load(Ordering::SeqCst);
+        wait_for("denials while away", &|| {
+            unavailable.load(Ordering::SeqCst) >= before + 50
+        });
+        db.allow_connections(true);
+        // Back, without a restart of either replica.
+        let back = allowed.lock().unwrap().len();
+        wait_for("recovery", &|| allowed.lock().unwrap().len() >= back + 200);
+        stop.store(true, Ordering::SeqCst);
+    });
+    for server in &servers {
+        let v = decide(server, &decide_body(&search_response("last"), "away-last"));
+        assert_eq!(s(&v, "/verdict"), "allow");
+    }
+    // Every allow a client received has its committed record; the chain is
+    // one and intact.
+    let records = shop.export();
+    let recorded: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| r.pointer("/verdict").and_then(Value::as_str) == Some("allow"))
+        .filter_map(|r| r.pointer("/call_id").and_then(Value::as_str))
+        .collect();
+    let allowed = allowed.into_inner().unwrap();
+    let missing: Vec<&String> = allowed
+        .iter()
+        .filter(|c| !recorded.contains(c.as_str()))
+        .collect();
+    assert!(missing.is_empty(), "allowed without a record: {missing:?}");
+    assert!(unavailable.load(Ordering::SeqCst) >= 50);
+    shop.verify();
+}
