@@ -7,8 +7,8 @@
 //!
 //! Needs node, Chromium and `npm ci` in `tests/browser`; without them the
 //! test says so and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
-//! `TOOLGATE_UI_SCREENSHOT=FILE` saves a screenshot of the page with two
-//! pending calls (the one in `docs/approvals-page.png`).
+//! `TOOLGATE_UI_SCREENSHOT=FILE` (relative to the checkout) saves a
+//! screenshot of the page with two pending calls: `docs/approvals-page.png`.
 
 #![allow(
     clippy::unwrap_used,
@@ -188,7 +188,8 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     if let Some(shot) = std::env::var_os("TOOLGATE_UI_SCREENSHOT") {
-        node.env("SCREENSHOT", shot);
+        // A relative path is relative to the checkout.
+        node.env("SCREENSHOT", manifest().join("../..").join(shot));
     }
     let mut child = node.spawn().unwrap();
     let deadline = Instant::now() + Duration::from_secs(120);
