@@ -1126,6 +1126,32 @@ impl Store for PgStore {
         self.pool.with(read_kill_switch)
     }
 
+    /// Reads the kill switch and checks that the database takes writes (a
+    /// read-only store, or a server in recovery as a standby, is
+    /// `store_read_only`).
+    fn ping(&self) -> Result<(), Error> {
+        self.refuse_read_only()?;
+        self.pool.with(|client| {
+            read_kill_switch(client)?;
+            let row = client
+                .query_one(
+                    "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
+                    &[],
+                )
+                .map_err(|e| Error::pg("checking the database", e))?;
+            if row
+                .try_get::<_, bool>(0)
+                .map_err(|e| Error::pg("checking the database", e))?
+            {
+                return Err(Error::new(
+                    ErrorCode::ReadOnly,
+                    "the database takes no writes (a standby, or read-only)",
+                ));
+            }
+            Ok(())
+        })
+    }
+
     fn set_kill_switch(
         &self,
         mode: KillMode,

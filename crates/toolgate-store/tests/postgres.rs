@@ -124,6 +124,7 @@ fn lost_connections_deny_then_recover_without_a_restart() {
             store.kill_switch().unwrap_err().code(),
             ErrorCode::Unavailable
         );
+        assert_eq!(store.ping().unwrap_err().code(), ErrorCode::Unavailable);
     }
     // Back: the same store works again.
     db.set_allow_connections(true);
@@ -132,6 +133,7 @@ fn lost_connections_deny_then_recover_without_a_restart() {
         store.append(entry(200)).unwrap();
         assert_eq!(store.kill_switch().unwrap().mode, KillMode::Off);
     }
+    store.ping().unwrap();
     let v = store.verify().unwrap();
     assert!(v.is_intact(), "{v:?}");
 }
@@ -178,6 +180,7 @@ fn read_only_store_refuses_writes_and_an_unmigrated_database() {
     let ro = PgOptions::new().read_only(true).open(&db.url).unwrap();
     assert!(ro.verify().unwrap().is_intact());
     assert_eq!(ro.append(entry(2)).unwrap_err().code(), ErrorCode::ReadOnly);
+    assert_eq!(ro.ping().unwrap_err().code(), ErrorCode::ReadOnly);
     assert_eq!(
         ro.set_kill_switch(KillMode::DenyAll, "", "x")
             .unwrap_err()
