@@ -78,9 +78,29 @@ async fn read(
             "the body must be `Content-Type: application/json`",
         ));
     }
-    let bytes: Bytes = axum::body::to_bytes(req.into_body(), cap)
-        .await
-        .map_err(|_| too_large())?;
+    let timeout = state.body_timeout();
+    let bytes: Bytes =
+        match tokio::time::timeout(timeout, axum::body::to_bytes(req.into_body(), cap)).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(e)) if is_length_limit(&e) => return Err(too_large()),
+            Ok(Err(_)) => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "the body could not be read (cut off or malformed framing)",
+                ))
+            }
+            Err(_) => {
+                return Err(ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request_timeout",
+                    format!(
+                        "the body did not arrive within {} seconds",
+                        timeout.as_secs()
+                    ),
+                ))
+            }
+        };
     if bytes.is_empty() {
         return Ok(None);
     }
@@ -92,6 +112,18 @@ async fn read(
         ));
     }
     parse(&bytes, cap).map(Some)
+}
+
+/// Whether reading the body failed because it is larger than the cap.
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 /// Parses a request body strictly; the string limit is the body cap (a raw

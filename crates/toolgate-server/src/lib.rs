@@ -23,8 +23,9 @@
 //! Every error is `{"error": {"code", "message", "pointer"}}`, with one of
 //! the stable codes `invalid_json`, `duplicate_key`, `invalid_request`,
 //! `unknown_field`, `invalid_query`, `unsupported_media_type`,
-//! `payload_too_large`, `unauthorized`, `forbidden`, `not_found`,
-//! `conflict`, `invalid_config`, `store_unavailable`.
+//! `payload_too_large`, `request_timeout`, `unauthorized`, `forbidden`,
+//! `not_found`, `method_not_allowed`, `conflict`, `invalid_config`,
+//! `store_unavailable`.
 //!
 //! `GET /v1/audit`'s `kind` is `decision` (`allow`, `deny`,
 //! `needs_approval`), `approval` (`approval_granted`, `approval_denied`,
@@ -36,6 +37,13 @@
 //! or cannot take a write ([`Store::ping`]); `POST /v1/decide` then denies
 //! every call with `store_unavailable`: nothing is allowed without its
 //! audit record.
+//!
+//! Slow clients: a request's headers must arrive within `[server]
+//! header_timeout_seconds` (10 s; the connection is closed, as is an idle
+//! keep-alive connection after as long), its body within
+//! `body_timeout_seconds` (30 s; `408 request_timeout`). At most
+//! `max_connections` (1024) connections are served at once; more wait in
+//! the listener's backlog.
 
 pub mod auth;
 pub mod error;
@@ -85,6 +93,9 @@ struct Inner {
     auth_failures: auth::FailureLimiter,
     tokens: Vec<ServerToken>,
     max_body_bytes: usize,
+    header_timeout: Duration,
+    body_timeout: Duration,
+    max_connections: usize,
     metrics: Metrics,
     decided: tokio::sync::Notify,
 }
@@ -104,6 +115,9 @@ impl AppState {
                 auth_failures: auth::FailureLimiter::default(),
                 tokens: server.tokens().to_vec(),
                 max_body_bytes: server.max_body_bytes(),
+                header_timeout: server.header_timeout(),
+                body_timeout: server.body_timeout(),
+                max_connections: server.max_connections(),
                 metrics: Metrics::default(),
                 decided: tokio::sync::Notify::new(),
             }),
@@ -135,6 +149,11 @@ impl AppState {
     /// The request body cap.
     pub fn max_body_bytes(&self) -> usize {
         self.inner.max_body_bytes
+    }
+
+    /// How long a request's body may take to arrive.
+    pub fn body_timeout(&self) -> Duration {
+        self.inner.body_timeout
     }
 
     fn store(&self) -> Arc<dyn Store> {
@@ -172,19 +191,79 @@ pub fn app(state: AppState) -> Router {
         .route("/metrics", get(metrics))
         .merge(ui::routes())
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)
 }
 
-/// Serves `app(state)` on `listener` until `shutdown` resolves; requests in
-/// flight then finish before it returns.
+/// Serves `app(state)` on `listener` (HTTP/1.1) until `shutdown` resolves:
+/// it then stops accepting, lets every request in flight finish (a
+/// decision's audit records are committed before its answer is written),
+/// closes idle connections, and returns once every connection is closed.
+///
+/// Each connection has the header read timeout of the state's `[server]`
+/// table; at most `max_connections` are served at once (the others wait in
+/// the listener's backlog).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let header_timeout = state.inner.header_timeout;
+    let max = state.inner.max_connections.max(1);
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    let permits = Arc::new(tokio::sync::Semaphore::new(
+        usize::try_from(all).unwrap_or(1),
+    ));
+    let router = app(state);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, a connection reset before it
+                    // was accepted…: the listener itself is fine.
+                    eprintln!("toolgate serve: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = stop.wait_for(|stopping| *stopping) => {}
+            }
+            // The request in flight (if any) finishes, then the connection
+            // closes.
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    stop_tx.send_replace(true);
+    // Every connection holds a permit until it is closed.
+    let _all = permits.acquire_many(all).await;
+    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -404,7 +483,7 @@ pub(crate) struct AuditQuery {
 }
 
 /// The verdicts of an audit `kind`.
-fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
+pub(crate) fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
     Some(match kind {
         "decision" => &[Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval],
         "approval" => &[
@@ -531,6 +610,14 @@ async fn metrics(State(state): State<AppState>) -> Response {
         HeaderValue::from_static("text/plain; version=0.0.4"),
     );
     response
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "the route does not take this method",
+    )
 }
 
 async fn not_found() -> ApiError {

@@ -1,0 +1,631 @@
+//! Faults around `toolgate serve`, driven from outside against the real
+//! binary on a copy of the shop example: the process killed with SIGKILL
+//! during a load of 5,000 decisions, the store made unwritable mid-run,
+//! malformed, mistyped, oversized and slow requests beside good ones, a
+//! connection cap, and SIGTERM during load.
+//!
+//! The invariant checked after every fault: `toolgate audit verify` passes
+//! and every decision a client received has its audit record (each call in
+//! the load has its own call id, recorded with the decision).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+mod serve_support;
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serve_support::{
+    decide_body, first_decision, head, read_response, search_response, Server, Shop, ADMIN, AGENT,
+};
+use toolgate_json::Value;
+
+/// The audit records' verdicts by call id.
+fn verdicts_by_call(shop: &Shop) -> HashMap<String, Vec<String>> {
+    let mut by_call: HashMap<String, Vec<String>> = HashMap::new();
+    for r in shop.export() {
+        if let Some(id) = r.pointer("/call_id").and_then(Value::as_str) {
+            let verdict = r.pointer("/verdict").and_then(Value::as_str).unwrap();
+            by_call
+                .entry(id.to_owned())
+                .or_default()
+                .push(verdict.to_owned());
+        }
+    }
+    by_call
+}
+
+/// Asserts that every call id in `answered` has an `allow` record.
+fn assert_recorded(shop: &Shop, answered: &[String]) {
+    let by_call = verdicts_by_call(shop);
+    let missing: Vec<&String> = answered
+        .iter()
+        .filter(|id| {
+            !by_call
+                .get(*id)
+                .is_some_and(|v| v.iter().any(|x| x == "allow"))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "{} of {} answered decisions have no audit record, e.g. {:?}",
+        missing.len(),
+        answered.len(),
+        missing.iter().take(5).collect::<Vec<_>>()
+    );
+}
+
+/// Load from `threads` clients: indices taken from `next` up to `total`,
+/// each decided once as `call-{i}`. A client stops at its first transport
+/// error (the server went away) and leaves that index in `unanswered`.
+struct Load {
+    next: AtomicUsize,
+    total: usize,
+    answered: Mutex<Vec<String>>,
+    unanswered: Mutex<Vec<usize>>,
+    denied: Mutex<Vec<String>>,
+}
+
+impl Load {
+    fn new(total: usize) -> Arc<Self> {
+        Arc::new(Self {
+            next: AtomicUsize::new(0),
+            total,
+            answered: Mutex::new(Vec::new()),
+            unanswered: Mutex::new(Vec::new()),
+            denied: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn answered(&self) -> usize {
+        self.answered.lock().unwrap().len()
+    }
+
+    /// One client: decides indices until they run out or the server fails.
+    fn client(self: &Arc<Self>, addr: SocketAddr, retry: Arc<Mutex<Vec<usize>>>) {
+        loop {
+            let i = match retry.lock().unwrap().pop() {
+                Some(i) => i,
+                None => {
+                    let i = self.next.fetch_add(1, Ordering::SeqCst);
+                    if i >= self.total {
+                        return;
+                    }
+                    i
+                }
+            };
+            let call = format!("call-{i}");
+            let body = decide_body(&search_response(&call), &format!("load-{}", i % 16));
+            let r = serve_support::request(
+                addr,
+                "POST",
+                "/v1/decide",
+                Some(AGENT),
+                Some("application/json"),
+                body.as_bytes(),
+            );
+            match r {
+                Ok(r) => {
+                    let (id, verdict, reasons) = first_decision(&r);
+                    assert_eq!(id, call);
+                    if verdict == "allow" {
+                        self.answered.lock().unwrap().push(call);
+                    } else {
+                        self.denied
+                            .lock()
+                            .unwrap()
+                            .push(format!("{call}: {verdict} {reasons:?}"));
+                    }
+                }
+                Err(_) => {
+                    self.unanswered.lock().unwrap().push(i);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Runs `threads` clients against `addr` in the background.
+    fn spawn(
+        self: &Arc<Self>,
+        addr: SocketAddr,
+        threads: usize,
+        retry: Vec<usize>,
+    ) -> Vec<std::thread::JoinHandle<()>> {
+        let retry = Arc::new(Mutex::new(retry));
+        (0..threads)
+            .map(|_| {
+                let load = Arc::clone(self);
+                let retry = Arc::clone(&retry);
+                std::thread::spawn(move || load.client(addr, retry))
+            })
+            .collect()
+    }
+}
+
+fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn kill_9_during_load_loses_no_answered_decision() {
+    const TOTAL: usize = 5000;
+    let shop = Shop::new("");
+    let server = Server::start(&shop.config);
+    let load = Load::new(TOTAL);
+    let clients = load.spawn(server.addr, 4, Vec::new());
+    wait_for("1,500 answers", Duration::from_secs(120), || {
+        load.answered() >= 1500
+    });
+    server.signal("KILL");
+    for c in clients {
+        c.join().unwrap();
+    }
+    drop(server);
+    let before = load.answered();
+    assert!(before < TOTAL, "the kill came after the load");
+    // Every answered decision survived the kill, and the chain is intact.
+    shop.verify();
+    assert_recorded(&shop, &load.answered.lock().unwrap());
+
+    // Restarted on the same store, the server takes the rest of the load.
+    let server = Server::start(&shop.config);
+    let retry = std::mem::take(&mut *load.unanswered.lock().unwrap());
+    for c in load.spawn(server.addr, 4, retry) {
+        c.join().unwrap();
+    }
+    assert!(
+        load.unanswered.lock().unwrap().is_empty(),
+        "the restarted server failed requests: {}",
+        server.log()
+    );
+    assert!(
+        load.denied.lock().unwrap().is_empty(),
+        "{:?}",
+        load.denied.lock().unwrap()
+    );
+    drop(server);
+    let answered = load.answered.lock().unwrap().clone();
+    let unique: HashSet<&String> = answered.iter().collect();
+    assert_eq!(unique.len(), TOTAL, "every call answered once");
+    let records = shop.verify();
+    assert!(records >= u64::try_from(TOTAL).unwrap());
+    assert_recorded(&shop, &answered);
+}
+
+/// `chattr +i` on the given files, undone when dropped (also on a failed
+/// assertion, so the temporary folder can be removed).
+struct Immutable(Vec<PathBuf>);
+
+impl Immutable {
+    fn set(paths: &[PathBuf]) -> Result<Self, String> {
+        let out = Command::new("chattr")
+            .arg("+i")
+            .args(paths)
+            .output()
+            .map_err(|e| format!("chattr: {e}"))?;
+        let guard = Self(paths.to_vec());
+        if out.status.success() {
+            Ok(guard)
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = Command::new("chattr").arg("-i").args(&self.0).status();
+    }
+}
+
+#[test]
+fn unwritable_store_denies_then_recovers() {
+    let shop = Shop::new("");
+    let mut server = Server::start(&shop.config);
+    let decide = |call: &str| {
+        let r = server
+            .decide(&decide_body(&search_response(call), "ro-1"))
+            .unwrap();
+        first_decision(&r)
+    };
+    assert_eq!(decide("before").1, "allow");
+    // The store in WAL mode writes to `toolgate.db-wal` (and checkpoints
+    // into `toolgate.db`). The tests run as root, which writes through file
+    // modes, so `chmod` would prove nothing: the immutable attribute
+    // refuses writes to root too, even through descriptors already open
+    // (the server keeps its connections), which is what a store that turned
+    // read-only under a running service looks like to SQLite.
+    let db = shop.db();
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    assert!(wal.exists(), "the store runs in WAL mode");
+    let guard = match Immutable::set(&[db.clone(), wal.clone()]) {
+        Ok(g) => g,
+        Err(e) => {
+            assert!(
+                !serve_support::external_required(),
+                "chattr +i is needed (e2fsprogs, a file system with the immutable attribute): {e}"
+            );
+            eprintln!("skipped: cannot make the store immutable with chattr +i: {e}");
+            return;
+        }
+    };
+    let written = std::fs::OpenOptions::new().append(true).open(&wal);
+    assert!(written.is_err(), "the WAL is not writable any more");
+    for i in 0..3 {
+        let (id, verdict, reasons) = decide(&format!("while-ro-{i}"));
+        assert_eq!(id, format!("while-ro-{i}"));
+        assert_eq!(
+            verdict, "deny",
+            "a decision that cannot be audited is denied"
+        );
+        assert_eq!(reasons, ["store_unavailable"]);
+    }
+    // A write of the kill switch is refused with the stable code.
+    let r = server
+        .call(
+            "POST",
+            "/v1/kill",
+            Some(ADMIN),
+            Some("application/json"),
+            br#"{"mode":"deny_all","reason":"test"}"#,
+        )
+        .unwrap();
+    assert_eq!(r.status, 503, "{}", r.body);
+    assert_eq!(r.error_code(), "store_unavailable");
+    assert!(
+        !r.body.contains(".db"),
+        "the client is not told the store's file: {}",
+        r.body
+    );
+    // The server itself stays up.
+    let r = server.call("GET", "/healthz", None, None, b"").unwrap();
+    assert_eq!(r.status, 200);
+
+    drop(guard);
+    let mut recovered = Vec::new();
+    for i in 0..3 {
+        let call = format!("after-{i}");
+        let (_, verdict, reasons) = decide(&call);
+        assert_eq!(verdict, "allow", "writable again: {reasons:?}");
+        recovered.push(call);
+    }
+    server.signal("TERM");
+    assert!(server.wait(Duration::from_secs(30)).success());
+    shop.verify();
+    let mut answered = recovered;
+    answered.push("before".to_owned());
+    assert_recorded(&shop, &answered);
+    let by_call = verdicts_by_call(&shop);
+    for i in 0..3 {
+        assert!(
+            !by_call
+                .get(&format!("while-ro-{i}"))
+                .is_some_and(|v| v.iter().any(|x| x == "allow")),
+            "no allow was recorded while the store was unwritable"
+        );
+    }
+}
+
+/// A client that keeps deciding good requests until told to stop; every
+/// answer must be a 200 allow.
+struct Good {
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicUsize>,
+    handle: std::thread::JoinHandle<Vec<String>>,
+}
+
+impl Good {
+    fn start(addr: SocketAddr) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicUsize::new(0));
+        let (s, d) = (Arc::clone(&stop), Arc::clone(&done));
+        let handle = std::thread::spawn(move || {
+            let mut failures = Vec::new();
+            let mut i = 0;
+            while !s.load(Ordering::SeqCst) {
+                i += 1;
+                let body = decide_body(&search_response(&format!("good-{i}")), "good");
+                match serve_support::request(
+                    addr,
+                    "POST",
+                    "/v1/decide",
+                    Some(AGENT),
+                    Some("application/json"),
+                    body.as_bytes(),
+                ) {
+                    Ok(r) if r.status == 200 && first_decision(&r).1 == "allow" => {}
+                    Ok(r) => failures.push(format!("{} {}", r.status, r.body)),
+                    Err(e) => failures.push(e.to_string()),
+                }
+                d.fetch_add(1, Ordering::SeqCst);
+            }
+            failures
+        });
+        Self { stop, done, handle }
+    }
+
+    fn done(&self) -> usize {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    fn finish(self) -> usize {
+        self.stop.store(true, Ordering::SeqCst);
+        let failures = self.handle.join().unwrap();
+        assert!(failures.is_empty(), "good requests failed: {failures:?}");
+        self.done.load(Ordering::SeqCst)
+    }
+}
+
+fn raw(addr: SocketAddr, bytes: &[u8]) -> serve_support::Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(bytes).unwrap();
+    read_response(&mut s).unwrap()
+}
+
+#[test]
+fn bad_requests_get_clean_errors_and_do_not_disturb_others() {
+    let shop =
+        Shop::new("header_timeout_seconds = 1\nbody_timeout_seconds = 1\nmax_body_bytes = 65536\n");
+    let server = Server::start(&shop.config);
+    let addr = server.addr;
+    let good = Good::start(addr);
+    let json = Some("application/json");
+
+    // Malformed, duplicate keys, the wrong shape: 400 with code and pointer.
+    let cases: [(&[u8], &str, &str); 5] = [
+        (b"{\"body\":", "invalid_json", "/body"),
+        (b"{\"body\":\"{}\",\"body\":\"{}\"}", "duplicate_key", ""),
+        (b"{\"body\":\"{}\",\"bodx\":1}", "unknown_field", "/bodx"),
+        (b"[1,2]", "invalid_request", ""),
+        (b"{\"body\":\"{}\"} trailing", "invalid_json", ""),
+    ];
+    for (body, code, pointer) in cases {
+        let r = server
+            .call("POST", "/v1/decide", Some(AGENT), json, body)
+            .unwrap();
+        assert_eq!(r.status, 400, "{}", r.body);
+        assert_eq!(r.error_code(), code, "{}", r.body);
+        let v = r.json();
+        let p = v.pointer("/error/pointer").and_then(Value::as_str).unwrap();
+        assert_eq!(p, pointer, "{}", r.body);
+        assert!(!v
+            .pointer("/error/message")
+            .and_then(Value::as_str)
+            .unwrap()
+            .is_empty());
+    }
+    // The invalid_json error points at where the parse stopped.
+    let r = server
+        .call("POST", "/v1/decide", Some(AGENT), json, b"{\"body\": nul}")
+        .unwrap();
+    assert_eq!(r.error_code(), "invalid_json", "{}", r.body);
+
+    // Wrong or missing content type: 415.
+    let body = decide_body(&search_response("typed"), "s");
+    for ct in [
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        None,
+    ] {
+        let r = server
+            .call("POST", "/v1/decide", Some(AGENT), ct, body.as_bytes())
+            .unwrap();
+        assert_eq!(r.status, 415, "{ct:?}: {}", r.body);
+        assert_eq!(r.error_code(), "unsupported_media_type");
+    }
+
+    // Oversized: declared, sent in full, and chunked without a length.
+    let big = vec![b' '; 70_000];
+    let r = server
+        .call("POST", "/v1/decide", Some(AGENT), json, &big)
+        .unwrap();
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (413, "payload_too_large")
+    );
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(head("POST", "/v1/decide", Some(AGENT), json, 1 << 30).as_bytes())
+        .unwrap();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (413, "payload_too_large")
+    );
+    let mut chunked = format!(
+        "POST /v1/decide HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {AGENT}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .into_bytes();
+    for _ in 0..20 {
+        chunked.extend_from_slice(format!("{:x}\r\n", 4096).as_bytes());
+        chunked.extend_from_slice(&[b' '; 4096]);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let r = raw(addr, &chunked);
+    assert_eq!(
+        (r.status, r.error_code().as_str()),
+        (413, "payload_too_large")
+    );
+    // Broken chunked framing.
+    let r = raw(
+        addr,
+        format!(
+            "POST /v1/decide HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {AGENT}\r\n\
+             Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{{}}\r\n0\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert_eq!(r.error_code(), "invalid_request");
+    // Not HTTP at all: 400 from the HTTP layer, connection closed.
+    let r = raw(addr, b"HELLO THERE\r\n\r\n");
+    assert_eq!(r.status, 400);
+
+    // Slow clients. Twenty connections that send half a head and stall,
+    // one that sends its head and part of its body and stalls, one that
+    // stalls in a chunked body: the heads are cut at the header timeout
+    // (the connection closed), the bodies answered 408.
+    let before = good.done();
+    let started = Instant::now();
+    let mut stalled_heads = Vec::new();
+    for _ in 0..20 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        s.write_all(b"POST /v1/decide HTTP/1.1\r\nHost: x\r\nContent-Ty")
+            .unwrap();
+        stalled_heads.push(s);
+    }
+    let mut stalled_body = TcpStream::connect(addr).unwrap();
+    stalled_body
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stalled_body
+        .write_all(head("POST", "/v1/decide", Some(AGENT), json, 1000).as_bytes())
+        .unwrap();
+    stalled_body.write_all(b"{\"body\":\"").unwrap();
+    let mut stalled_chunk = TcpStream::connect(addr).unwrap();
+    stalled_chunk
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    stalled_chunk
+        .write_all(
+            format!(
+                "POST /v1/decide HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {AGENT}\r\n\
+                 Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{{\"bo"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    // A client that gives up mid-body: its connection closes, nothing else
+    // changes.
+    {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(head("POST", "/v1/decide", Some(AGENT), json, 1000).as_bytes())
+            .unwrap();
+        s.write_all(b"{\"body\":\"abc").unwrap();
+    }
+    for (what, s) in [
+        ("body", &mut stalled_body),
+        ("chunked body", &mut stalled_chunk),
+    ] {
+        let r = read_response(s).unwrap();
+        assert_eq!(r.status, 408, "{what}: {}", r.body);
+        assert_eq!(r.error_code(), "request_timeout");
+    }
+    for mut s in stalled_heads {
+        let mut rest = Vec::new();
+        // Closed by the server: end of stream (or a reset), no answer;
+        // not the client's own read timeout.
+        if let Err(e) = s.read_to_end(&mut rest) {
+            assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
+        }
+        assert!(
+            rest.is_empty() || rest.starts_with(b"HTTP/1.1 408"),
+            "{}",
+            String::from_utf8_lossy(&rest)
+        );
+    }
+    let slow = started.elapsed();
+    assert!(
+        slow >= Duration::from_millis(900),
+        "the timeouts waited: {slow:?}"
+    );
+    assert!(
+        slow < Duration::from_secs(20),
+        "the timeouts fired: {slow:?}"
+    );
+    // Good requests went on while the slow clients stalled.
+    assert!(
+        good.done() > before + 5,
+        "good requests were served meanwhile: {} then {}",
+        before,
+        good.done()
+    );
+    let served = good.finish();
+    assert!(served > 0);
+    // Unknown routes and tokens keep their JSON shape.
+    let r = server.call("GET", "/nope", None, None, b"").unwrap();
+    assert_eq!((r.status, r.error_code().as_str()), (404, "not_found"));
+    let r = server
+        .call("POST", "/v1/decide", Some("wrong"), json, body.as_bytes())
+        .unwrap();
+    assert_eq!((r.status, r.error_code().as_str()), (401, "unauthorized"));
+    drop(server);
+    shop.verify();
+}
+
+#[test]
+fn connections_above_the_cap_wait_their_turn() {
+    let shop = Shop::new("header_timeout_seconds = 1\nmax_connections = 2\n");
+    let server = Server::start(&shop.config);
+    // Two idle connections take both places…
+    let idle: Vec<TcpStream> = (0..2)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(100));
+    // …so a third is answered only once the header timeout closed them.
+    let started = Instant::now();
+    let r = server
+        .decide(&decide_body(&search_response("third"), "cap"))
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(first_decision(&r).1, "allow");
+    assert!(waited >= Duration::from_millis(500), "{waited:?}");
+    drop(idle);
+    // With the places free, requests go straight through.
+    let started = Instant::now();
+    for i in 0..5 {
+        let r = server
+            .decide(&decide_body(&search_response(&format!("n-{i}")), "cap"))
+            .unwrap();
+        assert_eq!(first_decision(&r).1, "allow");
+    }
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn sigterm_during_load_commits_every_answered_decision() {
+    let shop = Shop::new("");
+    let mut server = Server::start(&shop.config);
+    let load = Load::new(100_000);
+    let clients = load.spawn(server.addr, 6, Vec::new());
+    wait_for("500 answers", Duration::from_secs(120), || {
+        load.answered() >= 500
+    });
+    server.signal("TERM");
+    let status = server.wait(Duration::from_secs(60));
+    for c in clients {
+        c.join().unwrap();
+    }
+    assert!(status.success(), "exit: {status:?}\n{}", server.log());
+    assert!(
+        server.log().contains("toolgate: stopped"),
+        "{}",
+        server.log()
+    );
+    assert!(load.denied.lock().unwrap().is_empty());
+    let answered = load.answered.lock().unwrap().clone();
+    assert!(answered.len() < load.total);
+    shop.verify();
+    assert_recorded(&shop, &answered);
+}
