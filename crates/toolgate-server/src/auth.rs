@@ -151,7 +151,7 @@ fn route(parts: &Parts) -> String {
 /// Writes the audit record of a refused request (within the rate cap). A
 /// record that cannot be written goes to the server's log; the request is
 /// refused either way.
-async fn audit_refusal(state: &AppState, entry: AuditEntry) {
+pub(crate) async fn audit_refusal(state: &AppState, entry: AuditEntry) {
     let Some(dropped) = state.inner.auth_failures.admit() else {
         return;
     };

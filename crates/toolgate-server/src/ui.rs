@@ -66,7 +66,7 @@ use toolgate::store::{
 };
 use toolgate_json::{canonical, Object, Value};
 
-use crate::auth::{authenticate, Caller};
+use crate::auth::{audit_refusal, authenticate, Caller};
 use crate::error::{json_response, ApiError};
 use crate::extract::{MaybeJson, StrictJson};
 use crate::{wire, AppState};
@@ -209,6 +209,27 @@ fn same_origin(headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Counts and audits (as `forbidden`, reason `csrf`, within the refusals'
+/// rate cap) a write refused by the CSRF checks; returns the refusal.
+async fn audited_csrf(
+    state: &AppState,
+    refusal: ApiError,
+    actor: Option<String>,
+    parts: &Parts,
+) -> ApiError {
+    state.inner.metrics.refusal(StatusCode::FORBIDDEN);
+    let path = parts.uri.path();
+    let path: String = path.chars().take(200).collect();
+    let mut entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+        .reason("csrf")
+        .note(format!("{} {path}", parts.method));
+    if let Some(actor) = actor {
+        entry = entry.actor(actor);
+    }
+    audit_refusal(state, entry).await;
+    refusal
+}
+
 fn session_key(cookie_value: &str) -> [u8; 32] {
     Sha256::digest(cookie_value.as_bytes()).into()
 }
@@ -268,13 +289,16 @@ struct PageUser {
 impl FromRequestParts<AppState> for PageUser {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, ApiError> {
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let Extension(sessions) = Extension::<Sessions>::from_request_parts(parts, &())
             .await
             .map_err(|_| ApiError::unauthorized())?;
         let writes = parts.method != Method::GET && parts.method != Method::HEAD;
         if writes {
-            same_origin(&parts.headers)?;
+            if let Err(e) = same_origin(&parts.headers) {
+                let actor = live_session(&sessions, &parts.headers).map(|(c, _)| c.actor);
+                return Err(audited_csrf(state, e, actor, parts).await);
+            }
         }
         let not_logged_in = || {
             ApiError::new(
@@ -285,15 +309,15 @@ impl FromRequestParts<AppState> for PageUser {
         };
         let (caller, csrf) = live_session(&sessions, &parts.headers).ok_or_else(not_logged_in)?;
         if writes {
-            let presented = parts
-                .headers
-                .get(HeaderName::from_static(CSRF_HEADER))
-                .map(HeaderValue::as_bytes)
-                .ok_or_else(|| csrf_rejected("the X-CSRF-Token header is missing"))?;
-            if !equal_in_constant_time(presented, csrf.as_bytes()) {
-                return Err(csrf_rejected(
-                    "the X-CSRF-Token header does not match the session",
-                ));
+            let refusal = match parts.headers.get(HeaderName::from_static(CSRF_HEADER)) {
+                None => Some(csrf_rejected("the X-CSRF-Token header is missing")),
+                Some(v) if !equal_in_constant_time(v.as_bytes(), csrf.as_bytes()) => Some(
+                    csrf_rejected("the X-CSRF-Token header does not match the session"),
+                ),
+                Some(_) => None,
+            };
+            if let Some(e) = refusal {
+                return Err(audited_csrf(state, e, Some(caller.actor), parts).await);
             }
         }
         Ok(Self { caller, csrf })
@@ -318,21 +342,39 @@ async fn login(
     headers: HeaderMap,
     StrictJson(value): StrictJson,
 ) -> Result<Response, ApiError> {
-    same_origin(&headers)?;
+    if let Err(refusal) = same_origin(&headers) {
+        state.inner.metrics.refusal(StatusCode::FORBIDDEN);
+        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+            .reason("csrf")
+            .note("POST /ui/login");
+        audit_refusal(&state, entry).await;
+        return Err(refusal);
+    }
     let o = wire::object(&value)?;
     wire::only(o, &["token"])?;
     let token = wire::string_member(o, "token", true)?.unwrap_or_default();
     let mut bearer = b"Bearer ".to_vec();
     bearer.extend_from_slice(token.trim().as_bytes());
-    let caller = authenticate(state.tokens(), Some(&bearer)).ok_or_else(|| {
-        ApiError::new(
+    let Some(caller) = authenticate(state.tokens(), Some(&bearer)) else {
+        state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
+        let entry = AuditEntry::new(crate::now(), Verdict::Unauthorized)
+            .reason("unknown_token")
+            .note("POST /ui/login");
+        audit_refusal(&state, entry).await;
+        return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "the token is not one of the service's tokens",
         )
-        .at("/token")
-    })?;
+        .at("/token"));
+    };
     if caller.role == ServerRole::Agent {
+        state.inner.metrics.refusal(StatusCode::FORBIDDEN);
+        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+            .actor(caller.actor.clone())
+            .reason(format!("role:{}", caller.role.as_str()))
+            .note("POST /ui/login");
+        audit_refusal(&state, entry).await;
         return Err(ApiError::forbidden(caller.role.as_str()).at("/token"));
     }
     let id = random_hex()?;

@@ -227,6 +227,28 @@ async fn approval_state(app: &Router, id: &str) -> String {
     s(&a.json(), "/state").to_owned()
 }
 
+/// The audit records (as `GET /v1/audit` writes them) with this verdict.
+async fn audited(app: &Router, verdict: &str) -> Vec<Value<'static>> {
+    let auth = format!("Bearer {ADMIN}");
+    let a = send(
+        app,
+        "GET",
+        "/v1/audit?limit=1000",
+        &[("authorization", auth.as_str())],
+        None,
+    )
+    .await;
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text);
+    a.json()
+        .pointer("/records")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .filter(|r| r.pointer("/verdict").and_then(Value::as_str) == Some(verdict))
+        .cloned()
+        .collect()
+}
+
 #[tokio::test]
 async fn the_page_is_served_with_a_strict_policy_and_no_inline_code() {
     let f = fixture();
@@ -333,6 +355,17 @@ async fn login_takes_an_approver_or_admin_token_only() {
         (a.status, a.text.as_str()),
         (StatusCode::OK, r#"{"me":null}"#)
     );
+
+    // The refused logins are in the audit log.
+    let refused = audited(&f.app, "unauthorized").await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(s(&refused[0], "/note"), "POST /ui/login");
+    assert_eq!(s(&refused[0], "/reasons/0"), "unknown_token");
+    let refused = audited(&f.app, "forbidden").await;
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert_eq!(s(&refused[0], "/reasons/0"), "role:agent");
+    assert_eq!(s(&refused[0], "/actor"), "agent-1");
+    assert_eq!(s(&refused[1], "/reasons/0"), "csrf");
 
     let page = login(&f.app, APPROVER).await;
     let a = send(&f.app, "GET", "/ui/api/me", &page.read(), None).await;
@@ -479,8 +512,18 @@ async fn writes_without_a_valid_csrf_token_or_from_another_site_are_refused() {
     .await;
     assert_eq!(a.error_code(), "csrf_rejected");
 
-    // Nothing was decided.
+    // Nothing was decided, and every refusal is in the audit log.
     assert_eq!(approval_state(&f.app, &id).await, "pending");
+    let refused = audited(&f.app, "forbidden").await;
+    assert_eq!(refused.len(), 7, "{refused:?}");
+    assert!(refused.iter().all(|r| s(r, "/reasons/0") == "csrf"));
+    assert_eq!(s(&refused[0], "/actor"), "approver-1");
+    assert_eq!(
+        s(&refused[0], "/note"),
+        format!("POST /ui/api/approvals/{id}/approve")
+    );
+    assert_eq!(s(&refused[6], "/actor"), "admin-1");
+    assert_eq!(s(&refused[6], "/note"), "POST /ui/api/kill");
 
     // With the session's token, from the page's origin.
     let a = send(&f.app, "POST", &uri, &page.write(), body).await;
