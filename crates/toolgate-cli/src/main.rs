@@ -71,6 +71,10 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::KillCommand,
     },
+    /// Create the store if needed and apply pending schema migrations
+    /// (`[store] url`: SQLite or PostgreSQL); safe while replicas run.
+    #[command(after_help = MIGRATE_EXIT_CODES)]
+    Migrate(store_cmds::MigrateArgs),
     /// The HTTP decision service: decide, approvals (with long-poll wait),
     /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
     Serve(serve::Args),
@@ -91,6 +95,11 @@ Exit codes:
   0  every response allowed
   1  at least one call denied or needing approval (or a response denied)
   2  usage error, a config or context that does not load, or an unreadable input";
+
+const MIGRATE_EXIT_CODES: &str = "\
+Exit codes:
+  0  the store's schema is current
+  2  usage error, or a store that cannot be reached, migrated or written";
 
 const VALIDATE_EXIT_CODES: &str = "\
 Exit codes:
@@ -125,6 +134,7 @@ fn main() -> ExitCode {
         Command::Audit { command } => store_cmds::audit(&command),
         Command::Approvals { command } => store_cmds::approvals(&command),
         Command::Kill { command } => store_cmds::kill(&command),
+        Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),
     };
     match result {

@@ -65,13 +65,55 @@ pub fn open(
     };
     toolgate::open_store(url, &base, options).map_err(|e| {
         let err = anyhow::Error::new(e.clone());
+        let shared = toolgate::StoreUrl::parse(url, &base).is_ok_and(|u| u.is_shared());
         match e.store_error().map(toolgate::store::Error::code) {
+            Some(ErrorCode::Unavailable) if shared => err.context(
+                "the PostgreSQL store cannot be reached or is not prepared (`toolgate migrate` prepares it)",
+            ),
             Some(ErrorCode::Unavailable) => err.context(
                 "the store does not exist or cannot be opened (has `toolgate check` run yet?)",
             ),
             _ => err,
         }
     })
+}
+
+/// `toolgate migrate`: where the store is.
+#[derive(Debug, clap::Args)]
+pub struct MigrateArgs {
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Runs `toolgate migrate`: creates the store if needed and applies pending
+/// migrations (safe while replicas run or start: PostgreSQL migrations take
+/// an advisory lock, SQLite's a write lock), then checks that it answers.
+pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    let store = args.store.open(false)?;
+    store
+        .ping()
+        .context("the store was migrated but does not take writes")?;
+    let shared = match &args.store.store {
+        Some(url) => url.starts_with("postgres"),
+        None => match &args.store.config {
+            Some(path) => Config::load(path)
+                .with_context(|| format!("cannot load config `{}`", path.display()))?
+                .store()
+                .url()
+                .starts_with("postgres"),
+            None => false,
+        },
+    };
+    let (kind, version) = if shared {
+        ("PostgreSQL", toolgate::store::PG_SCHEMA_VERSION)
+    } else {
+        ("SQLite", toolgate::store::SCHEMA_VERSION)
+    };
+    writeln!(
+        std::io::stdout().lock(),
+        "store schema is current: {kind} version {version}"
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `toolgate audit …`.

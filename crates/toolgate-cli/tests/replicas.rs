@@ -472,3 +472,33 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
     assert!(unavailable.load(Ordering::SeqCst) >= 50);
     shop.verify();
 }
+
+#[test]
+fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
+    let Some(db) = Database::create("migrate") else {
+        return;
+    };
+    let shop = shop_on(&db);
+    // Read-only commands never create or migrate: they say what to run.
+    let (status, out, err) = shop.toolgate(&["audit", "verify"]);
+    assert_eq!(status.code(), Some(2), "{out}{err}");
+    assert!(err.contains("toolgate migrate"), "{err}");
+    let (status, out, err) = shop.toolgate(&["migrate"]);
+    assert!(status.success(), "{out}{err}");
+    assert_eq!(out, "store schema is current: PostgreSQL version 1\n");
+    // Twice is fine.
+    let (status, out, _) = shop.toolgate(&["migrate"]);
+    assert!(status.success(), "{out}");
+    assert_eq!(shop.verify(), 0);
+    // A wrong password or host is named by kind, never echoed.
+    let bad = with_dbname(&base_url(), &db.name).replacen("://", "://nobody:s3cret-pw@", 1);
+    let bad = bad.replacen("postgres@", "", 1);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["kill", "status", "--store", &bad.replacen("5432", "9", 1)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("cannot open the store"), "{err}");
+    assert!(!err.contains("s3cret"), "{err}");
+}
