@@ -8,7 +8,11 @@
 //! `SameSite=Strict` cookie scoped to `/ui`, valid for [`SESSION_TTL`], kept
 //! in the server's memory only (a restart logs everyone out). The token
 //! itself never stays in the page. Sessions act with their token's name as
-//! the actor, exactly like the token would on `/v1`.
+//! the actor, exactly like the token would on `/v1`. Tokens change only with
+//! a restart (a reload keeps them), which also ends every session: removing
+//! a token logs its sessions out. Refused logins are audited and counted
+//! like refused `/v1` requests, and so are CSRF refusals (`forbidden`,
+//! reason `csrf`).
 //!
 //! # CSRF
 //!
@@ -476,15 +480,12 @@ async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Res
                     .state(ApprovalState::Pending)
                     .limit(PENDING_LIMIT),
             )?;
+            // The tools as configured now (a reload may have changed them).
+            let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
             for a in &pending {
                 let asked = asked_record(s, a)?;
-                let risk = inner
-                    .gate
-                    .gate()
-                    .registry()
-                    .get(&a.tool)
-                    .map(|t| t.risk().as_str());
+                let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
                 approvals.push(Value::Object(wire::approval_detail_object(
                     a,
                     risk,
