@@ -18,6 +18,7 @@
 //! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
 //! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |
 //! | `GET /healthz`, `GET /readyz`, `GET /metrics` | none | liveness, store reachability (503), Prometheus text |
+//! | `GET /openapi.json` | none | the OpenAPI 3.1 document of every route above but `/ui/` ([`openapi`]) |
 //! | `GET /ui/` and the page's own routes ([`ui`]) | a session from an approver or admin token | the approvals page |
 //!
 //! Every error is `{"error": {"code", "message", "pointer"}}`, with one of
@@ -50,6 +51,7 @@ pub mod error;
 pub mod extract;
 pub mod live;
 pub mod metrics;
+pub mod openapi;
 mod results;
 pub mod ui;
 pub mod wire;
@@ -186,6 +188,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/audit", get(audit))
         .route("/v1/results", post(results::results))
         .route("/v1/reload", post(live::reload))
+        .route("/openapi.json", get(openapi::document))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
@@ -360,6 +363,10 @@ async fn list_approvals(
         }
     }
     if let Some(after) = q.after {
+        // Ids fit the store's signed integers.
+        if i64::try_from(after).is_err() {
+            return Err(invalid_query("`after` is too large"));
+        }
         filter = filter.after(ApprovalId::new(after));
     }
     let list = state.blocking(move |s| s.list_approvals(&filter)).await?;

@@ -11,14 +11,12 @@
     reason = "test code"
 )]
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use sha2::{Digest as _, Sha256};
 use toolgate::config::Config;
 use toolgate::store::{SqliteOptions, Store};
 use toolgate::StoreGate;
@@ -26,56 +24,9 @@ use toolgate_json::Value;
 use toolgate_server::{app, AppState};
 use tower::ServiceExt as _;
 
-const AGENT: &str = "agent-secret";
-const APPROVER: &str = "approver-secret";
-const ADMIN: &str = "admin-secret";
+mod shop_copy;
 
-fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
-
-fn hex(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else if e.file_name() != "toolgate.db" {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
-/// The shop example copied into `dir`, its store there, three tokens; the
-/// config file's path.
-fn write_shop(dir: &Path) -> PathBuf {
-    copy_dir(&shop(), dir);
-    let path = dir.join("toolgate.toml");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let start = text.find("[server]").unwrap();
-    let end = text.find("[authorization]").unwrap();
-    let mut text = format!(
-        "{}[server]\nlisten = \"127.0.0.1:0\"\n\n{}",
-        &text[..start],
-        &text[end..]
-    );
-    for (token, role) in [(AGENT, "agent"), (APPROVER, "approver"), (ADMIN, "admin")] {
-        text.push_str(&format!(
-            "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
-            hex(token)
-        ));
-    }
-    std::fs::write(&path, text).unwrap();
-    path
-}
+use shop_copy::{shop, write_shop, ADMIN, AGENT, APPROVER};
 
 struct Fixture {
     dir: tempfile::TempDir,
