@@ -3,12 +3,14 @@
 //! `tests/browser/approve.mjs` with playwright-core. The script acts as the
 //! agent (decide → needs_approval → wait), approves in the page and sees the
 //! wait return approved and the same call allowed; it checks that an
-//! argument holding `<script>` shows as text.
+//! argument holding `<script>` shows as text, denies the other call, logs
+//! out, and sets the kill switch as an admin.
 //!
 //! Needs node, Chromium and `npm ci` in `tests/browser`; without them the
 //! test says so and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
 //! `TOOLGATE_UI_SCREENSHOT=FILE` (relative to the checkout) saves a
 //! screenshot of the page with two pending calls: `docs/approvals-page.png`.
+//! `TOOLGATE_CHROMIUM` names another Chromium binary.
 
 #![allow(
     clippy::unwrap_used,
@@ -30,6 +32,7 @@ use toolgate_server::AppState;
 
 const AGENT: &str = "agent-demo-token";
 const APPROVER: &str = "approver-demo-token";
+const ADMIN: &str = "admin-demo-token";
 
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -179,6 +182,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .env("TOOLGATE_URL", format!("http://{addr}"))
         .env("AGENT_TOKEN", AGENT)
         .env("APPROVER_TOKEN", APPROVER)
+        .env("ADMIN_TOKEN", ADMIN)
         .env(
             "REFUND_BODY",
             shop().join("responses/openai-refund-needs-approval.json"),
@@ -280,6 +284,27 @@ fn approve_in_the_browser_releases_the_waiting_call() {
     assert!(b("/kill_readonly"));
     assert!(!b("/kill_form"));
     assert!(b("/no_approvals_shown"));
+    // Logging out ends the session; an admin sets the kill switch from the
+    // page (its reason shown as text) and the agent's refund is then denied.
+    assert_eq!(
+        r.pointer("/after_logout")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some(r#"{"me":null}"#)
+    );
+    let detail = s(&r, "/kill_detail");
+    assert!(
+        detail.starts_with("since ") && detail.ends_with(" by demo-admin — <b>incident</b> 7"),
+        "{detail}"
+    );
+    assert_eq!(
+        r.pointer("/kill_detail_elements")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some("0")
+    );
+    assert_eq!(s(&r, "/verdict_under_kill"), "deny");
+    assert_eq!(s(&r, "/reasons_under_kill/0/code"), "kill_switch");
     assert_eq!(
         r.pointer("/loads")
             .map(Value::to_canonical_string)

@@ -4,7 +4,7 @@
 // non-zero on the first failed expectation.
 //
 // Environment: TOOLGATE_URL (http://127.0.0.1:PORT), AGENT_TOKEN,
-// APPROVER_TOKEN, REFUND_BODY and NOTE_BODY (files holding provider
+// APPROVER_TOKEN, ADMIN_TOKEN, REFUND_BODY and NOTE_BODY (files holding provider
 // responses), CHROMIUM (default /usr/bin/chromium), SCREENSHOT (optional
 // PNG path).
 
@@ -19,6 +19,7 @@ const env = (name, fallback) => {
 const base = env("TOOLGATE_URL");
 const agentToken = env("AGENT_TOKEN");
 const approverToken = env("APPROVER_TOKEN");
+const adminToken = env("ADMIN_TOKEN");
 const refundBody = readFileSync(env("REFUND_BODY"), "utf8");
 const noteBody = readFileSync(env("NOTE_BODY"), "utf8");
 const screenshot = process.env.SCREENSHOT || "";
@@ -137,6 +138,23 @@ try {
   result.kill_readonly = await page.isVisible("#kill-readonly");
   result.kill_form = await page.isVisible("#kill-form");
   result.no_approvals_shown = await page.isVisible("#no-approvals");
+
+  // Log out; an admin logs in and sets the kill switch from the page.
+  await page.click("#logout");
+  await page.waitForSelector("#login-view:not([hidden])");
+  result.after_logout = await page.evaluate(async () => (await fetch("/ui/api/me")).json());
+  await page.fill("#token", adminToken);
+  await page.click("#login-form button[type=submit]");
+  await page.waitForSelector("#kill-form:not([hidden])");
+  await page.selectOption("#kill-select", "deny_writes");
+  await page.fill("#kill-reason", "<b>incident</b> 7");
+  await page.click("#kill-form button[type=submit]");
+  await page.waitForFunction(() => document.getElementById("kill-mode").textContent === "deny_writes");
+  result.kill_detail = await page.textContent("#kill-detail");
+  result.kill_detail_elements = await page.$$eval("#kill-detail *", (e) => e.length);
+  const blocked = await decide(refundBody);
+  result.verdict_under_kill = blocked.decisions[1].verdict;
+  result.reasons_under_kill = blocked.decisions[1].reasons;
   result.loads = loads;
   result.console_errors = problems;
   result.xss_ran_at_end = await page.evaluate(() => window.__toolgateXss !== undefined);
