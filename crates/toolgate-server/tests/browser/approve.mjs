@@ -49,8 +49,9 @@ const result = {};
 const browser = await chromium.launch({
   executablePath: env("CHROMIUM", "/usr/bin/chromium"),
   headless: true,
-  // Root in a container has no user namespaces for Chromium's sandbox.
-  args: ["--no-sandbox"],
+  // Root in a container has no user namespaces for Chromium's sandbox, and
+  // a container's /dev/shm is often too small for it.
+  args: ["--no-sandbox", "--disable-dev-shm-usage"],
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
