@@ -23,7 +23,8 @@
 //! when its `Origin` names another origin than the request's `Host`, or
 //! when `Sec-Fetch-Site` says `cross-site` or `same-site`. Bodies must be
 //! `application/json`, which an HTML form cannot send. A refusal is
-//! `403 csrf_rejected` with the reason.
+//! `403 csrf_rejected` with the reason. A reverse proxy in front must pass
+//! the `Host` header through.
 //!
 //! # Roles
 //!
