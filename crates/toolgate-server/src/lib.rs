@@ -52,7 +52,7 @@ pub mod extract;
 pub mod live;
 pub mod metrics;
 pub mod openapi;
-mod results;
+pub mod results;
 pub mod ui;
 pub mod wire;
 
