@@ -442,6 +442,15 @@ async fn refusals_are_audited_without_the_token() {
         assert!(!text.contains(secret), "{secret} in the audit log");
     }
 
+    // The records are in the chain like any other (`toolgate audit verify`).
+    let store = SqliteOptions::new()
+        .read_only(true)
+        .open(f.dir.path().join("toolgate.db"))
+        .unwrap();
+    let verified = store.verify().unwrap();
+    assert!(verified.is_intact());
+    assert_eq!(verified.records, 4);
+
     // The metrics count every refusal.
     let (_, m) = call(&f.app, "GET", "/metrics", None, None).await;
     let m = m.as_str().unwrap();
