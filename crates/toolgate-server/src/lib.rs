@@ -138,6 +138,7 @@ impl AppState {
             inner.source = Some(live::Source {
                 path: config.path().to_path_buf(),
                 store_url: config.store().url().to_owned(),
+                escalate_after: config.gate().escalate_after(),
             });
         }
         Ok(state)

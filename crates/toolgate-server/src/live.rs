@@ -8,8 +8,8 @@
 //! answer says what is wrong and where (file, line, member). Either way the
 //! reload is audited (`config_reload`, reasons `applied` or `refused`).
 //!
-//! What a reload does not change: the store (a different `[store] url` is
-//! refused), the `[server]` table (listen address, body cap, timeouts,
+//! What a reload does not change: the store (a different `[store] url` or
+//! `[gate] escalate_after` is refused), the `[server]` table (listen address, body cap, timeouts,
 //! tokens). Those take a restart.
 
 use std::ops::Deref;
@@ -83,6 +83,8 @@ impl LiveGate {
 pub(crate) struct Source {
     pub(crate) path: PathBuf,
     pub(crate) store_url: String,
+    /// `[gate] escalate_after`, which the store applies.
+    pub(crate) escalate_after: u32,
 }
 
 /// The gate a config describes, without its store.
@@ -106,6 +108,14 @@ fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize),
             source.path.display(),
             source.store_url,
             config.store().url()
+        ));
+    }
+    let escalate_after = config.gate().escalate_after();
+    if escalate_after != source.escalate_after {
+        return Err(format!(
+            "{}: [gate] escalate_after changed from {} to {escalate_after}: the store applies it; restart the service to change it",
+            source.path.display(),
+            source.escalate_after,
         ));
     }
     let gate = gate_from_config(&config)

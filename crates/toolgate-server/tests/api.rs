@@ -276,7 +276,7 @@ async fn reload_applies_a_good_config_and_keeps_the_old_one_on_a_bad_one() {
 }
 
 #[tokio::test]
-async fn a_changed_store_url_is_refused_on_reload() {
+async fn a_changed_store_is_refused_on_reload() {
     let f = fixture();
     let config = f.dir.path().join("toolgate.toml");
     let text = std::fs::read_to_string(&config).unwrap();
@@ -288,6 +288,21 @@ async fn a_changed_store_url_is_refused_on_reload() {
     let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v:?}");
     assert!(s(&v, "/error/message").contains("[store] url changed"));
+
+    std::fs::write(
+        &config,
+        text.replace("max_turns = 8", "max_turns = 8\nescalate_after = 9"),
+    )
+    .unwrap();
+    let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{v:?}");
+    assert!(
+        s(&v, "/error/message").contains("[gate] escalate_after changed"),
+        "{v:?}"
+    );
+    std::fs::write(&config, &text).unwrap();
+    let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
 }
 
 #[tokio::test]
