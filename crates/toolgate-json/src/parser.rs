@@ -218,35 +218,41 @@ fn class(b: u8) -> u8 {
     CLASSES[usize::from(b)]
 }
 
-/// Skips plain string bytes from `i`, eight at a time while no byte in the
-/// word can be special (quote, backslash, control, or non-ASCII).
+/// Skips plain string bytes from `i`: a word of eight bytes at a time, the
+/// first byte that may be special (quote, backslash, control, non-ASCII)
+/// located in the word by its bit position; non-ASCII bytes that are plain
+/// are stepped over one by one.
 fn skip_plain(input: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-    loop {
-        // Byte by byte first (most member names and short values end within
-        // a word), then a word at a time; non-ASCII text is plain too.
-        for _ in 0..8 {
-            match input.get(i) {
-                Some(&b) if class(b) == PLAIN => i += 1,
-                _ => return i,
-            }
-        }
-        while let Some(word) = input.get(i..i + 8) {
-            let mut buf = [0u8; 8];
-            buf.copy_from_slice(word);
-            let w = u64::from_le_bytes(buf);
-            let special = has_zero(w ^ (ONES * u64::from(b'"')))
-                | has_zero(w ^ (ONES * u64::from(b'\\')))
-                | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
-                | (w & HIGH);
-            if special != 0 {
-                break;
-            }
+    while let Some(word) = input.get(i..i + 8) {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(word);
+        let w = u64::from_le_bytes(buf);
+        // The lowest set bit of each mask marks a byte that really matches
+        // (borrows only spill upwards), so the lowest of all is exact.
+        let special = has_zero(w ^ (ONES * u64::from(b'"')))
+            | has_zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+            | (w & HIGH);
+        if special == 0 {
             i += 8;
+            continue;
+        }
+        i += (special.trailing_zeros() / 8) as usize;
+        match input.get(i) {
+            Some(&b) if class(b) == PLAIN => i += 1,
+            _ => return i,
         }
     }
+    while let Some(&b) = input.get(i) {
+        if class(b) != PLAIN {
+            break;
+        }
+        i += 1;
+    }
+    i
 }
 
 fn is_noncharacter(cp: u32) -> bool {
@@ -517,7 +523,25 @@ impl<'a> Parser<'a> {
     }
 
     /// Reads a string whose opening quote is at `self.pos`.
+    /// The string whose opening quote is at `self.pos`. Most strings have
+    /// no escape and no byte that needs a closer look: they are sliced out of
+    /// the validated input here; the others take [`Self::parse_string_slow`].
+    #[inline]
     fn parse_string(&mut self) -> Result<Cow<'a, str>, Error> {
+        let start = self.pos + 1;
+        let end = skip_plain(self.input, start);
+        if self.input.get(end) == Some(&b'"') {
+            if let Some(run) = self.text.and_then(|t| t.get(start..end)) {
+                if run.len() <= self.options.limits.string_bytes {
+                    self.pos = end + 1;
+                    return Ok(Cow::Borrowed(run));
+                }
+            }
+        }
+        self.parse_string_slow()
+    }
+
+    fn parse_string_slow(&mut self) -> Result<Cow<'a, str>, Error> {
         let open = self.pos;
         let mut i = open + 1;
         let mut run_start = i;

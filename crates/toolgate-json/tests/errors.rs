@@ -182,3 +182,43 @@ fn display_is_one_line_with_position() {
         "invalid_syntax: invalid json syntax at line 3 column 2 at `/1`"
     );
 }
+
+/// Strings are scanned a word at a time: put each kind of special byte at
+/// every position of strings of every length across two words, and check
+/// that the parser finds it exactly there.
+#[test]
+fn special_bytes_are_found_at_every_position_in_a_word() {
+    for len in 0..24usize {
+        for at in 0..len {
+            let plain = |i: usize| (b'a' + u8::try_from(i % 26).unwrap()) as char;
+            let before: String = (0..at).map(plain).collect();
+            let after: String = (at + 1..len).map(plain).collect();
+            // An escape is decoded, wherever it sits.
+            let text = format!("[\"{before}\\n{after}\",1]");
+            let v = from_str(&text).unwrap();
+            let s = v.pointer("/0").and_then(|s| s.as_str()).unwrap();
+            assert_eq!(s, format!("{before}\n{after}"), "{text}");
+            // A raw control character is refused at its own offset.
+            let text = format!("[\"{before}\u{1}{after}\",1]");
+            err(text.as_bytes(), ErrorCode::ControlCharacter, 2 + at, "/0");
+            // Non-ASCII text is kept; a noncharacter is refused where it starts.
+            let text = format!("[\"{before}é€{after}\",1]");
+            let v = from_str(&text).unwrap();
+            let s = v.pointer("/0").and_then(|s| s.as_str()).unwrap();
+            assert_eq!(s, format!("{before}é€{after}"), "{text}");
+            let text = format!("[\"{before}\u{FFFE}{after}\",1]");
+            err(text.as_bytes(), ErrorCode::Noncharacter, 2 + at, "/0");
+            // The closing quote ends the string exactly.
+            let text = format!("[\"{before}\",\"{after}\"]");
+            let v = from_str(&text).unwrap();
+            assert_eq!(
+                v.pointer("/0").and_then(|s| s.as_str()),
+                Some(before.as_str())
+            );
+            assert_eq!(
+                v.pointer("/1").and_then(|s| s.as_str()),
+                Some(after.as_str())
+            );
+        }
+    }
+}

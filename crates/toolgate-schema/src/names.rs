@@ -53,17 +53,41 @@ fn slot(bytes: &[u8], seed: u32, shift: u32) -> usize {
     usize::try_from(key.wrapping_mul(seed) >> shift).unwrap_or(0)
 }
 
+/// The first eight bytes of `bytes` as a little-endian word, zero-padded.
+/// Lengths 4 to 7 are read as two overlapping four-byte loads.
 fn head(bytes: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    match bytes.get(..8) {
-        Some(first) => word.copy_from_slice(first),
-        None => {
-            for (slot, b) in word.iter_mut().zip(bytes) {
-                *slot = *b;
-            }
+    let four = |b: Option<&[u8]>| {
+        let mut w = [0u8; 4];
+        if let Some(b) = b {
+            w.copy_from_slice(b);
         }
+        u64::from(u32::from_le_bytes(w))
+    };
+    if let Some(first) = bytes.get(..8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(first);
+        return u64::from_le_bytes(word);
+    }
+    let n = bytes.len();
+    if n >= 4 {
+        let lo = four(bytes.get(..4));
+        let hi = four(bytes.get(n - 4..n));
+        return lo | (hi << (8 * (n - 4)));
+    }
+    let mut word = [0u8; 8];
+    for (slot, b) in word.iter_mut().zip(bytes) {
+        *slot = *b;
     }
     u64::from_le_bytes(word)
+}
+
+/// Whether `bytes` is the entry's name.
+#[inline]
+fn same(e: &Entry, bytes: &[u8]) -> bool {
+    e.len == bytes.len()
+        && e.head == head(bytes)
+        && (bytes.len() <= 8 || e.tail == head(bytes.get(8..).unwrap_or_default()))
+        && (bytes.len() <= 16 || e.name.as_bytes() == bytes)
 }
 
 impl NameSet {
@@ -124,7 +148,7 @@ impl NameSet {
             let bytes = name.as_bytes();
             let i = usize::from(*table.get(slot(bytes, *seed, *shift))?).checked_sub(1)?;
             let e = self.entries.get(i)?;
-            return (e.name.as_bytes() == bytes).then_some(i);
+            return same(e, bytes).then_some(i);
         }
         if let Some(index) = &self.index {
             return index.get(name).copied();
