@@ -242,7 +242,16 @@ fn skip_plain(input: &[u8], mut i: usize) -> usize {
         }
         i += (special.trailing_zeros() / 8) as usize;
         match input.get(i) {
-            Some(&b) if class(b) == PLAIN => i += 1,
+            // Plain non-ASCII text: its run is stepped over byte by byte.
+            Some(&b) if class(b) == PLAIN => {
+                i += 1;
+                while let Some(&b) = input.get(i) {
+                    if b < 0x80 || class(b) != PLAIN {
+                        break;
+                    }
+                    i += 1;
+                }
+            }
             _ => return i,
         }
     }
