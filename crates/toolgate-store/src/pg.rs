@@ -24,6 +24,7 @@
 
 mod pool;
 mod schema;
+mod statements;
 
 // The same leader/follower group commit as the SQLite store (one file,
 // compiled into each store's module).
@@ -61,6 +62,7 @@ use crate::time::{Clock, SystemClock, Timestamp};
 use self::group::GroupCommit;
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
+use self::statements::Prepared;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
      policies, digest, arguments, approval, actor, note, prev, hash";
@@ -264,6 +266,7 @@ impl fmt::Debug for PgStore {
 /// one statement, while the chain's head stays locked).
 struct Tx<'a> {
     tx: Transaction<'a>,
+    prepared: &'a Prepared,
     head: Option<(u64, Digest)>,
     pending: Vec<(u64, Digest, Digest, AuditEntry)>,
 }
@@ -276,10 +279,7 @@ impl Tx<'_> {
             None => {
                 let row = self
                     .tx
-                    .query_opt(
-                        "SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE",
-                        &[],
-                    )
+                    .query_opt(&self.prepared.head_for_update, &[])
                     .map_err(|e| Error::pg("locking the audit chain's head", e))?
                     .ok_or_else(|| {
                         Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
@@ -356,27 +356,18 @@ impl Tx<'_> {
             prev.push(p.as_bytes().to_vec());
             hash.push(h.as_bytes().to_vec());
         }
-        let db = |e| Error::pg("appending audit records", e);
+        let head_seq = to_i64(head_seq, "seq")?;
+        let head_hash = head_hash.as_bytes().as_slice();
         self.tx
             .execute(
-                &format!(
-                    "INSERT INTO audit ({AUDIT_COLUMNS}) SELECT * FROM UNNEST(\
-                     $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], \
-                     $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[], $12::bigint[], \
-                     $13::text[], $14::text[], $15::bytea[], $16::bytea[])"
-                ),
+                &self.prepared.append,
                 &[
                     &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
-                    &dig, &arguments, &approval, &actor, &note, &prev, &hash,
+                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &head_seq,
+                    &head_hash,
                 ],
             )
-            .map_err(db)?;
-        self.tx
-            .execute(
-                "UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
-                &[&to_i64(head_seq, "seq")?, &head_hash.as_bytes().as_slice()],
-            )
-            .map_err(|e| Error::pg("saving the audit chain's head", e))?;
+            .map_err(|e| Error::pg("appending audit records", e))?;
         Ok(())
     }
 }
@@ -400,12 +391,13 @@ impl PgStore {
     /// Runs `f` in one read-committed transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.refuse_read_only()?;
-        self.pool.with(|client| {
+        self.pool.with(|client, prepared| {
             let tx = client
                 .transaction()
                 .map_err(|e| Error::pg("starting a write", e))?;
             let mut w = Tx {
                 tx,
+                prepared,
                 head: None,
                 pending: Vec::new(),
             };
@@ -425,7 +417,7 @@ impl PgStore {
         sql: &str,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<Vec<AuditRecord>, Error> {
-        self.pool.with(|client| {
+        self.pool.with(|client, _| {
             let rows = client
                 .query(sql, params)
                 .map_err(|e| Error::pg("reading the audit log", e))?;
@@ -445,7 +437,7 @@ impl PgStore {
         &self,
         f: impl FnOnce(&mut Transaction<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        self.pool.with(|client| {
+        self.pool.with(|client, _| {
             let mut tx = client
                 .build_transaction()
                 .isolation_level(IsolationLevel::RepeatableRead)
@@ -990,7 +982,7 @@ impl Store for PgStore {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(None);
         };
-        self.pool.with(|client| get_approval(client, id, false))
+        self.pool.with(|client, _| get_approval(client, id, false))
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
@@ -1018,7 +1010,7 @@ impl Store for PgStore {
             w.sql,
             i64::from(f.limit)
         );
-        self.pool.with(|client| {
+        self.pool.with(|client, _| {
             client
                 .query(&sql, &w.refs())
                 .map_err(|e| Error::pg("listing approvals", e))?
@@ -1057,7 +1049,7 @@ impl Store for PgStore {
                     &[&session, &now.unix_millis()],
                 )
                 .map_err(db)?;
-            let mut c = read_session(&mut tx.tx, session, true)?;
+            let mut c = read_session(&mut tx.tx, tx.prepared, session, true)?;
             if turn > c.last_turn {
                 c.turns += 1;
                 c.last_turn = turn;
@@ -1113,17 +1105,18 @@ impl Store for PgStore {
                     ],
                 )
                 .map_err(db)?;
-            read_session(&mut tx.tx, session, false)
+            read_session(&mut tx.tx, tx.prepared, session, false)
         })
     }
 
     fn session(&self, session: &str) -> Result<SessionCounters, Error> {
         self.pool
-            .with(|client| read_session(client, session, false))
+            .with(|client, p| read_session(client, p, session, false))
     }
 
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {
-        self.pool.with(read_kill_switch)
+        self.pool
+            .with(|client, p| read_kill_switch(client, &p.kill_switch))
     }
 
     /// Reads the kill switch and checks that the database takes writes (a
@@ -1131,8 +1124,8 @@ impl Store for PgStore {
     /// `store_read_only`).
     fn ping(&self) -> Result<(), Error> {
         self.refuse_read_only()?;
-        self.pool.with(|client| {
-            read_kill_switch(client)?;
+        self.pool.with(|client, prepared| {
+            read_kill_switch(client, &prepared.kill_switch)?;
             let row = client
                 .query_one(
                     "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on'",
@@ -1172,23 +1165,25 @@ impl Store for PgStore {
                 .actor(actor);
             entry.note = reason.map(str::to_owned);
             tx.append(entry)?;
-            read_kill_switch(&mut tx.tx)
+            read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }
 }
 
 fn read_session(
     client: &mut impl postgres::GenericClient,
+    prepared: &Prepared,
     session: &str,
     lock: bool,
 ) -> Result<SessionCounters, Error> {
     let db = |e| Error::pg("reading a session", e);
     let corrupt = || Error::new(ErrorCode::Corrupt, "a session cannot be read");
-    let sql = format!(
-        "SELECT turns, last_turn, calls, rejections, consecutive, escalated_at FROM sessions WHERE session = $1{}",
-        if lock { " FOR UPDATE" } else { "" }
-    );
-    let row = client.query_opt(&sql, &[&session]).map_err(db)?;
+    let stmt = if lock {
+        &prepared.session_for_update
+    } else {
+        &prepared.session
+    };
+    let row = client.query_opt(stmt, &[&session]).map_err(db)?;
     let mut c = SessionCounters {
         session: session.to_owned(),
         ..SessionCounters::default()
@@ -1208,13 +1203,7 @@ fn read_session(
         .try_get::<_, Option<i64>>(5)
         .map_err(|_| corrupt())?
         .map(Timestamp::from_unix_millis);
-    for row in client
-        .query(
-            "SELECT reason, consecutive FROM session_reasons WHERE session = $1 ORDER BY reason COLLATE \"C\"",
-            &[&session],
-        )
-        .map_err(db)?
-    {
+    for row in client.query(&prepared.reasons, &[&session]).map_err(db)? {
         let reason: String = row.try_get(0).map_err(|_| corrupt())?;
         let k: i64 = row.try_get(1).map_err(|_| corrupt())?;
         c.consecutive_by_reason.push((reason, to_u64(k)?));
@@ -1222,13 +1211,13 @@ fn read_session(
     Ok(c)
 }
 
-fn read_kill_switch(client: &mut impl postgres::GenericClient) -> Result<KillSwitchState, Error> {
+fn read_kill_switch<T: postgres::ToStatement + ?Sized>(
+    client: &mut impl postgres::GenericClient,
+    statement: &T,
+) -> Result<KillSwitchState, Error> {
     let corrupt = || Error::new(ErrorCode::Corrupt, "the kill switch cannot be read");
     let row = client
-        .query_opt(
-            "SELECT mode, reason, actor, changed_at FROM kill_switch WHERE id = 1",
-            &[],
-        )
+        .query_opt(statement, &[])
         .map_err(|e| Error::pg("reading the kill switch", e))?
         .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the kill switch is missing"))?;
     let mode: String = row.try_get(0).map_err(|_| corrupt())?;

@@ -15,11 +15,19 @@ use postgres::{Client, Config, NoTls};
 
 use crate::error::{Error, ErrorCode};
 
+use super::statements::Prepared;
+
+/// A pooled connection and its prepared statements (prepared on first use).
+pub(crate) struct Conn {
+    client: Client,
+    prepared: Option<Prepared>,
+}
+
 pub(crate) struct Pool {
     config: Config,
     /// Run on every new connection (session settings).
     setup: String,
-    slots: Vec<Mutex<Option<Client>>>,
+    slots: Vec<Mutex<Option<Conn>>>,
     next: AtomicUsize,
 }
 
@@ -49,7 +57,7 @@ impl Pool {
 
     /// A free slot (the first free one from a rotating start), else waits
     /// for one.
-    fn slot(&self) -> Result<MutexGuard<'_, Option<Client>>, Error> {
+    fn slot(&self) -> Result<MutexGuard<'_, Option<Conn>>, Error> {
         let n = self.slots.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
@@ -70,29 +78,41 @@ impl Pool {
             .map_err(|_| Error::poisoned("database connection"))
     }
 
-    /// Runs `f` on a pooled connection, connecting it first if needed. A
-    /// connection that failed with `store_unavailable` (or is closed) is
-    /// dropped, so the next call connects afresh.
+    /// Runs `f` on a pooled connection and its prepared statements,
+    /// connecting and preparing first if needed. A connection that failed
+    /// with `store_unavailable` (or is closed) is dropped, so the next call
+    /// connects afresh.
     pub(crate) fn with<T>(
         &self,
-        f: impl FnOnce(&mut Client) -> Result<T, Error>,
+        f: impl FnOnce(&mut Client, &Prepared) -> Result<T, Error>,
     ) -> Result<T, Error> {
         let mut slot = self.slot()?;
-        if slot.as_ref().is_some_and(Client::is_closed) {
-            *slot = None;
+        if slot.as_ref().is_some_and(|c| c.client.is_closed()) {
+            if let Some(c) = slot.take() {
+                drop_elsewhere(vec![c.client]);
+            }
         }
-        let client = match slot.as_mut() {
+        let conn = match slot.as_mut() {
             Some(c) => c,
-            None => slot.insert(self.connect()?),
+            None => slot.insert(Conn {
+                client: self.connect()?,
+                prepared: None,
+            }),
         };
-        let result = f(client);
-        let lost = client.is_closed()
+        let result = match &conn.prepared {
+            Some(p) => f(&mut conn.client, p),
+            None => match Prepared::new(&mut conn.client) {
+                Ok(p) => f(&mut conn.client, conn.prepared.insert(p)),
+                Err(e) => Err(e),
+            },
+        };
+        let lost = conn.client.is_closed()
             || result
                 .as_ref()
                 .is_err_and(|e| e.code() == ErrorCode::Unavailable);
         if lost {
-            if let Some(client) = slot.take() {
-                drop_elsewhere(vec![client]);
+            if let Some(c) = slot.take() {
+                drop_elsewhere(vec![c.client]);
             }
         }
         result
@@ -105,6 +125,7 @@ impl Drop for Pool {
             .slots
             .iter_mut()
             .filter_map(|m| m.get_mut().unwrap_or_else(PoisonError::into_inner).take())
+            .map(|c| c.client)
             .collect();
         drop_elsewhere(clients);
     }
