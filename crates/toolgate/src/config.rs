@@ -445,7 +445,7 @@ impl Config {
     /// lists it names (relative to its folder), and compiles every schema.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::fsread::read_to_string(path).map_err(|e| {
             Error::new(ErrorCode::Io, path, format!("cannot read the config: {e}"))
                 .cause(Cause::Io(e))
         })?;
@@ -520,7 +520,7 @@ impl Config {
 /// `destructive`) and approval required for every tool that is not `read`.
 pub fn import_file(path: impl AsRef<Path>, format: ImportFormat) -> Result<Registry, Error> {
     let path = path.as_ref();
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::fsread::read(path).map_err(|e| {
         Error::new(
             ErrorCode::Io,
             path,
@@ -742,7 +742,7 @@ impl Loader<'_> {
             let path = entry.get_ref().path.get_ref();
             let span = entry.get_ref().path.span();
             let file = self.resolve(path);
-            let bytes = std::fs::read(&file).map_err(|e| {
+            let bytes = crate::fsread::read(&file).map_err(|e| {
                 self.at_key(
                     ErrorCode::Io,
                     span.start,
@@ -1287,7 +1287,7 @@ impl Loader<'_> {
                 match s.get_ref() {
                     toml::Value::String(path) => {
                         let file = self.resolve(path);
-                        let bytes = std::fs::read(&file).map_err(|e| {
+                        let bytes = crate::fsread::read(&file).map_err(|e| {
                             self.at_key(
                                 ErrorCode::Io,
                                 span.start,

@@ -14,6 +14,7 @@ mod context;
 pub mod danger;
 mod decision;
 pub mod feedback;
+mod fsread;
 mod gate;
 mod persist;
 mod reason;

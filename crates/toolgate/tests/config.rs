@@ -170,6 +170,22 @@ fn bad_configs_name_file_line_column_and_key() {
             "`schema`: cannot read `schemas/nope.json`",
         ),
         bad(
+            "schema path that is a device, not a file",
+            format!("{TOOL}schema = \"/dev/zero\"\n"),
+            ErrorCode::Io,
+            "fixtures/toolgate.toml:4:1: tool `a`: ",
+            Some("schema"),
+            "`schema`: cannot read `/dev/zero`: not a regular file",
+        ),
+        bad(
+            "schema path that is a folder",
+            format!("{TOOL}schema = \"schemas\"\n"),
+            ErrorCode::Io,
+            "fixtures/toolgate.toml:4:1: tool `a`: ",
+            Some("schema"),
+            "`schema`: cannot read `schemas`: ",
+        ),
+        bad(
             "schema file with a duplicate key (escaped spelling)",
             format!("{TOOL}schema = \"schemas/dup_key.json\"\n"),
             ErrorCode::InvalidJson,

@@ -126,7 +126,7 @@ impl CedarAuthorizer {
         entities: Option<&Path>,
     ) -> Result<Self, LoadError> {
         let read = |path: &Path, what: &str| {
-            std::fs::read_to_string(path).map_err(|e| {
+            crate::fsread::read_to_string(path).map_err(|e| {
                 LoadError::new(
                     LoadErrorCode::Io,
                     path,
