@@ -502,3 +502,56 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
     assert!(err.contains("cannot open the store"), "{err}");
     assert!(!err.contains("s3cret"), "{err}");
 }
+
+/// Durable decisions/s through 1, 2 and 3 replicas on one PostgreSQL
+/// database, beside one replica on SQLite, from one load of `search`
+/// decisions over HTTP (32 clients, one connection per request). A
+/// measurement, not a check; run it on a release build:
+///
+/// ```text
+/// cargo test --release -p toolgate-cli --test replicas -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "a measurement (BENCHMARKS.md), not a check"]
+fn measure_durable_decisions_per_second() {
+    const TOTAL: usize = 6_000;
+    const CLIENTS: usize = 32;
+    let run = |servers: &[Server], label: &str| {
+        let next = AtomicUsize::new(0);
+        let started = Instant::now();
+        std::thread::scope(|s| {
+            for t in 0..CLIENTS {
+                let next = &next;
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= TOTAL {
+                        return;
+                    }
+                    let body = decide_body(
+                        &search_response(&format!("{label}-{i}")),
+                        &format!("bench-{}", i % 64),
+                    );
+                    let r = servers[(i + t) % servers.len()].decide(&body).unwrap();
+                    assert_eq!(first_decision(&r).1, "allow");
+                });
+            }
+        });
+        let rate = TOTAL as f64 / started.elapsed().as_secs_f64();
+        println!("{label}: {rate:.0} durable decisions/s ({TOTAL} decisions, {CLIENTS} clients)");
+    };
+    {
+        let shop = Shop::new("");
+        let servers = replicas(&shop, 1);
+        run(&servers, "sqlite, 1 replica");
+        assert_eq!(shop.verify(), TOTAL as u64);
+    }
+    for n in 1..=3 {
+        let Some(db) = Database::create(&format!("bench{n}")) else {
+            return;
+        };
+        let shop = shop_on(&db);
+        let servers = replicas(&shop, n);
+        run(&servers, &format!("postgres, {n} replica(s)"));
+        assert_eq!(shop.verify(), TOTAL as u64);
+    }
+}
