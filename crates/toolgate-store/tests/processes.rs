@@ -1,5 +1,6 @@
-//! Several processes on one database file: one unbroken chain, single-use
-//! approvals used once, the kill switch honoured across processes.
+//! Several processes on one database: one unbroken chain, single-use
+//! approvals used once, the kill switch honoured across processes. Each test
+//! body runs on a SQLite file and on a PostgreSQL database (see `common`).
 //!
 //! The test binary spawns itself: `child` below does nothing unless
 //! `TOOLGATE_STORE_CHILD` names a mode, so it passes in a normal run.
@@ -11,38 +12,71 @@
     reason = "test code"
 )]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
-    AuditEntry, AuditFilter, KillMode, ManualClock, SqliteOptions, SqliteStore, Store, Timestamp,
+    AuditEntry, AuditFilter, KillMode, ManualClock, PgOptions, SqliteOptions, Store, Timestamp,
     Verdict,
 };
 
 const MODE: &str = "TOOLGATE_STORE_CHILD";
 const DB: &str = "TOOLGATE_STORE_DB";
 const NAME: &str = "TOOLGATE_STORE_NAME";
+const GO: &str = "TOOLGATE_STORE_GO";
 const WRITES: u64 = 10_000;
 const THREADS: u64 = 40;
 const ROUNDS: u32 = 30;
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 
-fn open(path: &Path) -> SqliteStore {
-    SqliteOptions::new()
-        .clock(Arc::new(ManualClock::new(T0)))
-        .busy_timeout(Duration::from_secs(30))
-        .open(path)
-        .unwrap()
+/// The database a child opens: a PostgreSQL URL, or an SQLite file.
+fn spec(db: &Db) -> String {
+    match db {
+        Db::Sqlite(dir) => dir.path().join("state.db").display().to_string(),
+        Db::Postgres(pg) => pg.url.clone(),
+    }
 }
 
-fn spawn(mode: &str, db: &Path, name: &str) -> Child {
+fn open(spec: &str) -> Box<dyn Store> {
+    let clock = Arc::new(ManualClock::new(T0));
+    if spec.starts_with("postgres://") {
+        Box::new(
+            PgOptions::new()
+                .clock(clock)
+                .lock_timeout(Duration::from_secs(30))
+                .open(spec)
+                .unwrap(),
+        )
+    } else {
+        Box::new(
+            SqliteOptions::new()
+                .clock(clock)
+                .busy_timeout(Duration::from_secs(30))
+                .open(spec)
+                .unwrap(),
+        )
+    }
+}
+
+/// The start signal's file, in a folder of its own.
+fn go_file() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    (dir, go)
+}
+
+fn spawn(mode: &str, db: &str, go: &Path, name: &str) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["child", "--exact", "--nocapture", "--test-threads=1"])
         .env(MODE, mode)
         .env(DB, db)
+        .env(GO, go)
         .env(NAME, name)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -74,12 +108,13 @@ fn child() {
     let Ok(mode) = std::env::var(MODE) else {
         return;
     };
-    let db = PathBuf::from(std::env::var(DB).unwrap());
+    let db = std::env::var(DB).unwrap();
+    let go = PathBuf::from(std::env::var(GO).unwrap());
     let name = std::env::var(NAME).unwrap();
-    let store = Arc::new(open(&db));
+    let store: Arc<dyn Store> = Arc::from(open(&db));
     match mode.as_str() {
         "writer" => {
-            wait_for(&db.with_extension("go"));
+            wait_for(&go);
             let per_thread = WRITES / THREADS;
             let threads: Vec<_> = (0..THREADS)
                 .map(|t| {
@@ -102,7 +137,6 @@ fn child() {
             }
         }
         "consume" => {
-            let go = db.with_extension("go");
             wait_for(&go);
             for round in 0..ROUNDS {
                 let used = store
@@ -125,14 +159,13 @@ fn child() {
     }
 }
 
-#[test]
-fn two_processes_writing_10000_decisions_each_keep_one_chain() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("shared.db");
+fn two_processes_writing_10000_decisions_each_keep_one_chain(db: &Db) {
+    let db = spec(db);
+    let (_dir, go) = go_file();
     drop(open(&db)); // create and migrate once
-    let a = spawn("writer", &db, "p1");
-    let b = spawn("writer", &db, "p2");
-    std::fs::write(db.with_extension("go"), b"").unwrap();
+    let a = spawn("writer", &db, &go, "p1");
+    let b = spawn("writer", &db, &go, "p2");
+    std::fs::write(&go, b"").unwrap();
     finish(a);
     finish(b);
     let store = open(&db);
@@ -154,10 +187,9 @@ fn two_processes_writing_10000_decisions_each_keep_one_chain() {
     }
 }
 
-#[test]
-fn double_consume_racing_in_two_processes_passes_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("race.db");
+fn double_consume_racing_in_two_processes_passes_once(db: &Db) {
+    let db = spec(db);
+    let (_dir, go) = go_file();
     let store = open(&db);
     for round in 0..ROUNDS {
         let id = store
@@ -171,9 +203,9 @@ fn double_consume_racing_in_two_processes_passes_once() {
             .unwrap();
         store.approve(id, "bob", "").unwrap();
     }
-    let a = spawn("consume", &db, "p1");
-    let b = spawn("consume", &db, "p2");
-    std::fs::write(db.with_extension("go"), b"").unwrap();
+    let a = spawn("consume", &db, &go, "p1");
+    let b = spawn("consume", &db, &go, "p2");
+    std::fs::write(&go, b"").unwrap();
     let mut wins: Vec<u32> = [finish(a), finish(b)]
         .iter()
         .flat_map(|out| {
@@ -197,13 +229,12 @@ fn double_consume_racing_in_two_processes_passes_once() {
     assert!(store.verify().unwrap().is_intact());
 }
 
-#[test]
-fn kill_switch_flipped_by_one_process_is_honoured_by_another() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("kill.db");
+fn kill_switch_flipped_by_one_process_is_honoured_by_another(db: &Db) {
+    let db = spec(db);
+    let (_dir, go) = go_file();
     let store = open(&db);
     assert_eq!(store.kill_switch().unwrap().mode, KillMode::Off);
-    finish(spawn("kill", &db, "oncall"));
+    finish(spawn("kill", &db, &go, "oncall"));
     // The same open store sees the flip on its next read.
     let s = store.kill_switch().unwrap();
     assert_eq!(s.mode, KillMode::DenyAll);
@@ -212,6 +243,12 @@ fn kill_switch_flipped_by_one_process_is_honoured_by_another() {
     store
         .set_kill_switch(KillMode::DenyWrites, "", "me")
         .unwrap();
-    let out = finish(spawn("read-kill", &db, "reader"));
+    let out = finish(spawn("read-kill", &db, &go, "reader"));
     assert!(out.contains("mode deny_writes"), "{out}");
 }
+
+on_both_backends!(
+    two_processes_writing_10000_decisions_each_keep_one_chain,
+    double_consume_racing_in_two_processes_passes_once,
+    kill_switch_flipped_by_one_process_is_honoured_by_another,
+);
