@@ -200,7 +200,17 @@ impl PgOptions {
         if config.get_application_name().is_none() {
             config.application_name("toolgate");
         }
-        config.keepalives_idle(Duration::from_secs(30));
+        // A database host that vanishes without closing its connections (a
+        // crash, a cut network) is noticed within about 25 s, after which
+        // calls fail `store_unavailable` and the pool reconnects.
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(5))
+            .keepalives_retries(3);
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(Duration::from_secs(15));
+        }
         let mut setup = format!(
             "SET lock_timeout = {}",
             self.lock_timeout.as_millis().max(1)
