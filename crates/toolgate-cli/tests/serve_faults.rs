@@ -629,3 +629,51 @@ fn sigterm_during_load_commits_every_answered_decision() {
     shop.verify();
     assert_recorded(&shop, &answered);
 }
+
+#[test]
+fn sigterm_ends_a_long_poll_wait_at_once() {
+    let shop = Shop::new("");
+    let mut server = Server::start(&shop.config);
+    // alice's refund needs a human: a pending approval.
+    let refund = std::fs::read_to_string(
+        serve_support::examples().join("shop/responses/openai-refund-needs-approval.json"),
+    )
+    .unwrap();
+    let r = server.decide(&decide_body(&refund, "wait-1")).unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    let id = v
+        .pointer("/decisions/1/approval")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{}", r.body))
+        .to_owned();
+    let addr = server.addr;
+    let waiter = std::thread::spawn(move || {
+        let started = Instant::now();
+        let r = serve_support::request(
+            addr,
+            "GET",
+            &format!("/v1/approvals/{id}/wait?timeout=60"),
+            Some(AGENT),
+            None,
+            b"",
+        );
+        (r, started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let stopped = Instant::now();
+    server.signal("TERM");
+    assert!(server.wait(Duration::from_secs(10)).success());
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        stopped.elapsed()
+    );
+    let (r, waited) = waiter.join().unwrap();
+    let r = r.unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v.pointer("/timed_out").and_then(Value::as_bool), Some(true));
+    assert_eq!(v.pointer("/state").and_then(Value::as_str), Some("pending"));
+    assert!(waited < Duration::from_secs(10), "{waited:?}");
+}

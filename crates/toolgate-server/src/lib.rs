@@ -13,7 +13,7 @@
 //! | `GET /v1/approvals?state=pending\|approved\|denied\|all&limit=&after=` | approver, admin | `{"approvals": […]}` |
 //! | `GET /v1/approvals/{id}` | approver, admin | the approval |
 //! | `POST /v1/approvals/{id}/approve`, `…/deny` (optional `{"note"}`) | approver, admin | the approval |
-//! | `GET /v1/approvals/{id}/wait?timeout=SECONDS` | any | the approval and `timed_out`, once decided or after the timeout (at most 60 s) |
+//! | `GET /v1/approvals/{id}/wait?timeout=SECONDS` | any | the approval and `timed_out`, once decided, after the timeout (at most 60 s), or as the service stops |
 //! | `GET /v1/kill`, `POST /v1/kill` (`{"mode", "reason"}`) | admin | the kill switch |
 //! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
 //! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |
@@ -100,6 +100,8 @@ struct Inner {
     max_connections: usize,
     metrics: Metrics,
     decided: tokio::sync::Notify,
+    /// Set when [`serve`] begins its graceful shutdown: waits end early.
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// Why the service could not be built from a config.
@@ -122,6 +124,7 @@ impl AppState {
                 max_connections: server.max_connections(),
                 metrics: Metrics::default(),
                 decided: tokio::sync::Notify::new(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -218,7 +221,7 @@ pub async fn serve(
     let permits = Arc::new(tokio::sync::Semaphore::new(
         usize::try_from(all).unwrap_or(1),
     ));
-    let router = app(state);
+    let router = app(state.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
@@ -264,6 +267,13 @@ pub async fn serve(
         });
     }
     drop(listener);
+    // Long-poll waits answer now (`timed_out`, the approval still pending)
+    // instead of holding the shutdown for up to a minute.
+    state
+        .inner
+        .stopping
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    state.inner.decided.notify_waiters();
     stop_tx.send_replace(true);
     // Every connection holds a permit until it is closed.
     let _all = permits.acquire_many(all).await;
@@ -446,7 +456,11 @@ async fn wait(
             return Ok(ok_json(wire::waited(&a, false)));
         }
         let now = tokio::time::Instant::now();
-        if now >= deadline {
+        let stopping = state
+            .inner
+            .stopping
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if now >= deadline || stopping {
             return Ok(ok_json(wire::waited(&a, true)));
         }
         let nap = (deadline - now).min(POLL);
