@@ -445,6 +445,14 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
         wait_for("denials while away", &|| {
             unavailable.load(Ordering::SeqCst) >= before + 50
         });
+        for server in &servers {
+            let r = server.call("GET", "/readyz", None, None, b"").unwrap();
+            assert_eq!(
+                r.status, 503,
+                "readyz while the database is away: {}",
+                r.body
+            );
+        }
         db.allow_connections(true);
         // Back, without a restart of either replica.
         let back = allowed.lock().unwrap().len();
@@ -454,6 +462,8 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
     for server in &servers {
         let v = decide(server, &decide_body(&search_response("last"), "away-last"));
         assert_eq!(s(&v, "/verdict"), "allow");
+        let r = server.call("GET", "/readyz", None, None, b"").unwrap();
+        assert_eq!(r.status, 200, "{}", r.body);
     }
     // Every allow a client received has its committed record; the chain is
     // one and intact.
