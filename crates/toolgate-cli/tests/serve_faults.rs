@@ -235,9 +235,41 @@ impl Drop for Immutable {
     }
 }
 
+/// A folder whose file system takes `chattr +i` from this process (ext4,
+/// XFS, tmpfs on recent kernels; not every overlay): the temporary folder,
+/// the build's, or `/dev/shm`. The reasons it is refused otherwise.
+fn immutable_capable_dir() -> Result<PathBuf, String> {
+    let mut why = Vec::new();
+    for dir in [
+        std::env::temp_dir(),
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+        PathBuf::from("/dev/shm"),
+    ] {
+        let Ok(probe) = tempfile::NamedTempFile::new_in(&dir) else {
+            continue;
+        };
+        match Immutable::set(&[probe.path().to_path_buf()]) {
+            Ok(_undone_on_drop) => return Ok(dir),
+            Err(e) => why.push(format!("{}: {}", dir.display(), e.trim())),
+        }
+    }
+    Err(why.join("; "))
+}
+
 #[test]
 fn unwritable_store_denies_then_recovers() {
-    let shop = Shop::new("");
+    let dir = match immutable_capable_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            assert!(
+                !serve_support::external_required(),
+                "chattr +i is needed (e2fsprogs, CAP_LINUX_IMMUTABLE, a file system with the immutable attribute): {e}"
+            );
+            eprintln!("skipped: cannot make a file immutable with chattr +i: {e}");
+            return;
+        }
+    };
+    let shop = Shop::new_in(&dir, "");
     let mut server = Server::start(&shop.config);
     let decide = |call: &str| {
         let r = server

@@ -42,7 +42,12 @@ pub struct Shop {
 impl Shop {
     /// Copies the shop; `server` is added to its `[server]` table.
     pub fn new(server: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
+        Self::new_in(&std::env::temp_dir(), server)
+    }
+
+    /// [`Shop::new`] in a temporary folder under `parent`.
+    pub fn new_in(parent: &Path, server: &str) -> Self {
+        let dir = tempfile::tempdir_in(parent).unwrap();
         let src = examples().join("shop");
         for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
             std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
