@@ -22,8 +22,9 @@ use crate::time::Timestamp;
 /// record in the same transaction as the change it records, so the log
 /// never misses a change and never holds one that did not happen.
 ///
-/// Implementations: [`crate::SqliteStore`] (embedded); a PostgreSQL
-/// implementation keeps the same contract for several gate replicas.
+/// Implementations: [`crate::SqliteStore`] (embedded) and
+/// [`crate::PgStore`] (one PostgreSQL database shared by several gate
+/// replicas), with the same contract, records and hashes.
 pub trait Store: Send + Sync {
     // ---- audit log ----
 
