@@ -13,7 +13,8 @@ use toolgate::config::Config;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The toolgate config (TOML): tools, policies, store, and the `[server]`
-    /// table (listen address, body cap, bearer tokens).
+    /// table (listen address, body cap, header and body timeouts, connection
+    /// cap, bearer tokens).
     #[arg(long, value_name = "FILE")]
     config: PathBuf,
 
