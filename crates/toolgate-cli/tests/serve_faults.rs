@@ -2,7 +2,8 @@
 //! binary on a copy of the shop example: the process killed with SIGKILL
 //! during a load of 5,000 decisions, the store made unwritable mid-run,
 //! malformed, mistyped, oversized and slow requests beside good ones, a
-//! connection cap, and SIGTERM during load.
+//! connection cap, SIGTERM during load, with a request half sent and with a
+//! long-poll wait in flight.
 //!
 //! The invariant checked after every fault: `toolgate audit verify` passes
 //! and every decision a client received has its audit record (each call in
@@ -708,4 +709,44 @@ fn sigterm_ends_a_long_poll_wait_at_once() {
     assert_eq!(v.pointer("/timed_out").and_then(Value::as_bool), Some(true));
     assert_eq!(v.pointer("/state").and_then(Value::as_str), Some("pending"));
     assert!(waited < Duration::from_secs(10), "{waited:?}");
+}
+
+#[test]
+fn sigterm_lets_a_request_in_flight_finish_with_its_record() {
+    let shop = Shop::new("");
+    let mut server = Server::start(&shop.config);
+    let body = decide_body(&search_response("in-flight"), "term-1");
+    let (first, rest) = body.as_bytes().split_at(body.len() / 2);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(
+        head(
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            Some("application/json"),
+            body.len(),
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    s.write_all(first).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    // The request is half read when the shutdown begins…
+    server.signal("TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        server.child.try_wait().unwrap().is_none(),
+        "the server waits for the request in flight"
+    );
+    // …new connections are refused…
+    assert!(server.decide(&body).is_err(), "no new connections");
+    // …and the request in flight is decided, answered and recorded.
+    s.write_all(rest).unwrap();
+    let r = read_response(&mut s).unwrap();
+    let (id, verdict, _) = first_decision(&r);
+    assert_eq!((id.as_str(), verdict.as_str()), ("in-flight", "allow"));
+    assert!(server.wait(Duration::from_secs(10)).success());
+    shop.verify();
+    assert_recorded(&shop, &["in-flight".to_owned()]);
 }
