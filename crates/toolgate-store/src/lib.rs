@@ -63,6 +63,7 @@
 mod approval;
 pub mod audit;
 mod error;
+mod group;
 mod kill;
 mod pg;
 mod session;

@@ -26,15 +26,6 @@ mod pool;
 mod schema;
 mod statements;
 
-// The same leader/follower group commit as the SQLite store (one file,
-// compiled into each store's module).
-#[allow(
-    clippy::duplicate_mod,
-    reason = "the SQLite store's group commit, shared without moving its file"
-)]
-#[path = "sqlite/group.rs"]
-mod group;
-
 use std::fmt;
 use std::io::Write;
 use std::str::FromStr;
@@ -59,10 +50,10 @@ use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, SystemClock, Timestamp};
 
-use self::group::GroupCommit;
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
 use self::statements::Prepared;
+use crate::group::GroupCommit;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
      policies, digest, arguments, approval, actor, note, prev, hash";

@@ -15,7 +15,6 @@
 /// Reader connections per store.
 const READERS: usize = 4;
 
-mod group;
 mod rows;
 mod schema;
 
@@ -43,9 +42,9 @@ use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, SystemClock, Timestamp};
 
-use self::group::GroupCommit;
 use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
+use crate::group::GroupCommit;
 
 /// How hard a commit works to survive a crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
