@@ -535,7 +535,7 @@ impl<'a> Parser<'a> {
     /// The string whose opening quote is at `self.pos`. Most strings have
     /// no escape and no byte that needs a closer look: they are sliced out of
     /// the validated input here; the others take [`Self::parse_string_slow`].
-    #[inline]
+    #[inline(always)]
     fn parse_string(&mut self) -> Result<Cow<'a, str>, Error> {
         let start = self.pos + 1;
         let end = skip_plain(self.input, start);
