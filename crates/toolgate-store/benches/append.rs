@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolgate_store::{
-    AuditEntry, Durability, SqliteOptions, SqliteStore, Store, Timestamp, Verdict,
+    AuditEntry, Durability, RedactionKey, SqliteOptions, SqliteStore, Store, Timestamp, Verdict,
 };
 
 fn entry(i: u64) -> AuditEntry {
@@ -27,7 +27,10 @@ fn entry(i: u64) -> AuditEntry {
     .call_id(format!("call_{i}"))
     .policy("owner-may-refund");
     if let Ok(args) = toolgate_json::from_str(&text) {
-        if let Ok(with_args) = e.clone().arguments(&args, &[]) {
+        if let Ok(with_args) = e
+            .clone()
+            .arguments(&args, &[], &RedactionKey::from_bytes([0; 32]))
+        {
             e = with_args;
         }
     }

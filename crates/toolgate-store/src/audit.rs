@@ -21,7 +21,7 @@
 //! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`) |
 //! | `policies` | array of strings | the ids of the policies that decided |
 //! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
-//! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"sha256:…"` of its own canonical text |
+//! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"hmac-sha256:…"`: HMAC-SHA256 of its own canonical text under the store's [`RedactionKey`] |
 //! | `approval` | integer or `null` | the approval the record concerns |
 //! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch; the token's name for `forbidden` and `config_reload` (never the token itself) |
 //! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval; the method and route for `unauthorized` and `forbidden`; why a reload was refused |
@@ -51,8 +51,13 @@
 //! rewrite the whole chain: keep the head that [`Verification::head`] reports
 //! somewhere else (a log shipper, a ticket) to pin history up to that point.
 //!
-//! Secret fields are replaced by an unkeyed digest. That hides high-entropy
-//! secrets (tokens, keys) but not guessable ones (a 4-digit PIN).
+//! Secret fields are replaced by a keyed digest: HMAC-SHA256 under a random
+//! 32-byte key that the store creates once and keeps in its own database
+//! ([`crate::Store::redaction_key`]). Whoever reads records (the API, the
+//! approvals page, an export) cannot test guesses of a low-entropy secret (a
+//! 4-digit PIN) against them; equal secrets still give equal digests within
+//! one store, so records can be correlated. Whoever can read the database
+//! itself has the key.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -146,13 +151,14 @@ impl fmt::Display for Verdict {
 /// use toolgate_store::{AuditEntry, Timestamp, Verdict};
 ///
 /// let args = toolgate_json::from_str(r#"{"order_id":"o-1","card":"4111"}"#)?;
+/// let key = toolgate_store::RedactionKey::from_bytes([7; 32]);
 /// let entry = AuditEntry::new(Timestamp::from_unix_seconds(1_767_225_600), Verdict::Allow)
 ///     .user("alice")
 ///     .session("s-42")
 ///     .tool("refund")
 ///     .call_id("call_1")
 ///     .policy("owner-may-refund")
-///     .arguments(&args, &["/card"])?;
+///     .arguments(&args, &["/card"], &key)?;
 /// assert!(entry.arguments.as_deref().is_some_and(|a| !a.contains("4111")));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -258,12 +264,18 @@ impl AuditEntry {
 
     /// Records the arguments: their digest, and their canonical text with the
     /// value at each of `secrets` (JSON Pointers) replaced by the string
-    /// `"sha256:…"` of that value's canonical text. A pointer that names no
+    /// `"hmac-sha256:…"` of that value's canonical text under `key` (the
+    /// store's, [`crate::Store::redaction_key`]). A pointer that names no
     /// value is skipped; one that does not start with `/` is an
     /// `invalid_input` error (`""`, the whole value, is allowed).
-    pub fn arguments(mut self, arguments: &Value<'_>, secrets: &[&str]) -> Result<Self, Error> {
+    pub fn arguments(
+        mut self,
+        arguments: &Value<'_>,
+        secrets: &[&str],
+        key: &RedactionKey,
+    ) -> Result<Self, Error> {
         self.digest = Some(canonical::digest(arguments));
-        self.arguments = Some(canonical::to_string(&redact(arguments, secrets)?));
+        self.arguments = Some(canonical::to_string(&redact(arguments, secrets, key)?));
         Ok(self)
     }
 
@@ -286,6 +298,47 @@ impl AuditEntry {
     pub fn note(mut self, note: impl Into<String>) -> Self {
         self.note = Some(note.into());
         self
+    }
+}
+
+/// The store's secret for redacted argument values: their audit text is
+/// `"hmac-sha256:"` and the hex HMAC-SHA256 of their canonical text under
+/// this key. Each store creates one at random when its database is created
+/// (see [`crate::Store::redaction_key`]); its `Debug` shows nothing.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedactionKey([u8; 32]);
+
+impl RedactionKey {
+    /// A key from its 32 bytes.
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        Self(bytes)
+    }
+
+    /// A key from bytes read back from a database; `None` unless 32 long.
+    pub(crate) fn from_slice(bytes: &[u8]) -> Option<Self> {
+        <[u8; 32]>::try_from(bytes).ok().map(Self)
+    }
+
+    /// `"hmac-sha256:"` and the hex HMAC-SHA256 of `text` under this key.
+    pub fn digest(&self, text: &[u8]) -> String {
+        use hmac::Mac as _;
+        // HMAC takes keys of any length: this cannot fail.
+        let mac = <hmac::Hmac<sha2::Sha256> as hmac::Mac>::new_from_slice(&self.0)
+            .map(|m| m.chain_update(text).finalize().into_bytes());
+        let mut out = String::with_capacity(12 + 64);
+        out.push_str("hmac-sha256:");
+        if let Ok(bytes) = mac {
+            for b in bytes {
+                out.push_str(&format!("{b:02x}"));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Debug for RedactionKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RedactionKey(..)")
     }
 }
 
@@ -641,11 +694,15 @@ pub fn parse_digest(s: &str) -> Option<Digest> {
 }
 
 /// The value with the value at each pointer replaced by its digest string.
-pub(crate) fn redact(value: &Value<'_>, secrets: &[&str]) -> Result<Value<'static>, Error> {
+pub(crate) fn redact(
+    value: &Value<'_>,
+    secrets: &[&str],
+    key: &RedactionKey,
+) -> Result<Value<'static>, Error> {
     let mut out = value.clone().into_owned();
     for pointer in secrets {
         if pointer.is_empty() {
-            out = digest_value(&out);
+            out = digest_value(&out, key);
             continue;
         }
         let Some(rest) = pointer.strip_prefix('/') else {
@@ -658,25 +715,25 @@ pub(crate) fn redact(value: &Value<'_>, secrets: &[&str]) -> Result<Value<'stati
             .split('/')
             .map(|t| toolgate_json::pointer::unescape_token(t).into_owned())
             .collect();
-        out = replace_at(out, &tokens);
+        out = replace_at(out, &tokens, key);
     }
     Ok(out)
 }
 
-fn digest_value(v: &Value<'_>) -> Value<'static> {
-    Value::String(Cow::Owned(canonical::digest(v).to_string()))
+fn digest_value(v: &Value<'_>, key: &RedactionKey) -> Value<'static> {
+    Value::String(Cow::Owned(key.digest(canonical::to_string(v).as_bytes())))
 }
 
-fn replace_at(value: Value<'static>, tokens: &[String]) -> Value<'static> {
+fn replace_at(value: Value<'static>, tokens: &[String], key: &RedactionKey) -> Value<'static> {
     let Some((first, rest)) = tokens.split_first() else {
-        return digest_value(&value);
+        return digest_value(&value, key);
     };
     match value {
         Value::Object(object) => {
             let mut rebuilt = Object::new();
             for (k, v) in object.iter() {
                 let v = if k == first {
-                    replace_at(v.clone(), rest)
+                    replace_at(v.clone(), rest, key)
                 } else {
                     v.clone()
                 };
@@ -696,7 +753,7 @@ fn replace_at(value: Value<'static>, tokens: &[String]) -> Value<'static> {
                     .enumerate()
                     .map(|(i, v)| {
                         if Some(i) == index {
-                            replace_at(v, rest)
+                            replace_at(v, rest, key)
                         } else {
                             v
                         }
@@ -719,7 +776,11 @@ mod tests {
         let e = AuditEntry::new(Timestamp::from_unix_millis(5), Verdict::Deny)
             .user("u\"1")
             .reason("not_owner")
-            .arguments(&args, &["/b/1/s", "/missing", "/b/7"])
+            .arguments(
+                &args,
+                &["/b/1/s", "/missing", "/b/7"],
+                &RedactionKey::from_bytes([1; 32]),
+            )
             .unwrap();
         let mut body = String::new();
         write_record(&mut body, 3, &e, None);
@@ -738,19 +799,38 @@ mod tests {
     }
 
     #[test]
-    fn redaction_replaces_with_digest() {
+    fn redaction_replaces_with_a_keyed_digest() {
+        let key = RedactionKey::from_bytes([9; 32]);
         let args = toolgate_json::from_str(r#"{"card":"4111","n":1}"#).unwrap();
-        let r = redact(&args, &["/card"]).unwrap();
+        let r = redact(&args, &["/card"], &key).unwrap();
+        let shown = r.pointer("/card").and_then(Value::as_str).unwrap();
+        assert_eq!(shown, key.digest(br#""4111""#));
+        assert!(shown.starts_with("hmac-sha256:") && shown.len() == 12 + 64);
+        // Not the unkeyed digest, and another key gives another digest.
         let card = toolgate_json::from_str(r#""4111""#).unwrap();
+        assert!(!shown.contains(&canonical::digest(&card).to_string()["sha256:".len()..]));
+        let other = RedactionKey::from_bytes([8; 32]);
+        assert_ne!(shown, other.digest(br#""4111""#));
+        assert!(redact(&args, &["card"], &key).is_err());
         assert_eq!(
-            r.pointer("/card").and_then(Value::as_str),
-            Some(canonical::digest(&card).to_string().as_str())
+            redact(&args, &[""], &key).unwrap().as_str(),
+            Some(key.digest(canonical::to_string(&args).as_bytes()).as_str())
         );
-        assert!(redact(&args, &["card"]).is_err());
+    }
+
+    /// RFC 4231, test case 2: the HMAC is the standard one.
+    #[test]
+    fn hmac_matches_the_rfc_4231_vector() {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(b"Jefe");
+        // The RFC's key is 4 bytes; zero padding to the block size gives the
+        // same HMAC, so a 32-byte key with zeros after "Jefe" is equivalent.
+        let key = RedactionKey::from_bytes(k);
         assert_eq!(
-            redact(&args, &[""]).unwrap().as_str(),
-            Some(canonical::digest(&args).to_string().as_str())
+            key.digest(b"what do ya want for nothing?"),
+            "hmac-sha256:5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+        assert_eq!(format!("{key:?}"), "RedactionKey(..)");
     }
 
     #[test]

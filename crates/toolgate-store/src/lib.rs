@@ -40,7 +40,7 @@
 //! store.append(
 //!     AuditEntry::new(t0, Verdict::NeedsApproval)
 //!         .user("alice").session("s-1").tool("refund").call_id("call_1")
-//!         .arguments(&args, &[])?,
+//!         .arguments(&args, &[], &store.redaction_key()?)?,
 //! )?;
 //!
 //! let in_an_hour = Timestamp::from_unix_seconds(1_767_229_200);
@@ -75,8 +75,8 @@ mod time;
 pub use crate::{
     approval::{Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse},
     audit::{
-        AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
-        Verification, GENESIS,
+        AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
+        Verdict, Verification, GENESIS,
     },
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},

@@ -41,8 +41,8 @@ use crate::approval::{
     Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
 };
 use crate::audit::{
-    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
-    Verification, GENESIS,
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
+    Verdict, Verification, GENESIS,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
@@ -223,6 +223,7 @@ impl PgOptions {
             clock: self.clock,
             escalate_after: u64::from(self.escalate_after),
             read_only: self.read_only,
+            redaction_key: std::sync::OnceLock::new(),
         })
     }
 }
@@ -252,6 +253,8 @@ pub struct PgStore {
     clock: Arc<dyn Clock>,
     escalate_after: u64,
     read_only: bool,
+    /// Read from the database on first use.
+    redaction_key: std::sync::OnceLock<RedactionKey>,
 }
 
 impl fmt::Debug for PgStore {
@@ -684,6 +687,21 @@ impl Store for PgStore {
 
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.commit_batch(entries)
+    }
+
+    fn redaction_key(&self) -> Result<RedactionKey, Error> {
+        if let Some(key) = self.redaction_key.get() {
+            return Ok(key.clone());
+        }
+        let bytes: Vec<u8> = self.snapshot(|tx| {
+            tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
+                .and_then(|r| r.try_get(0))
+                .map_err(|e| Error::pg("reading the redaction key", e))
+        })?;
+        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
+            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
+        })?;
+        Ok(self.redaction_key.get_or_init(|| key).clone())
     }
 
     fn verify(&self) -> Result<Verification, Error> {

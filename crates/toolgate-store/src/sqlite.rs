@@ -33,8 +33,8 @@ use crate::approval::{
     Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
 };
 use crate::audit::{
-    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, Verdict,
-    Verification, GENESIS,
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
+    Verdict, Verification, GENESIS,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
@@ -260,6 +260,8 @@ pub struct SqliteStore {
     clock: Arc<dyn Clock>,
     escalate_after: u64,
     read_only: bool,
+    /// Read from the database on first use.
+    redaction_key: std::sync::OnceLock<RedactionKey>,
 }
 
 impl fmt::Debug for SqliteStore {
@@ -304,6 +306,7 @@ impl SqliteStore {
             clock: options.clock,
             escalate_after: u64::from(options.escalate_after),
             read_only: options.read_only,
+            redaction_key: std::sync::OnceLock::new(),
         }
     }
 
@@ -520,6 +523,24 @@ impl Store for SqliteStore {
 
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.commit_batch(entries)
+    }
+
+    fn redaction_key(&self) -> Result<RedactionKey, Error> {
+        if let Some(key) = self.redaction_key.get() {
+            return Ok(key.clone());
+        }
+        let bytes: Vec<u8> = self
+            .read_conn()?
+            .query_row(
+                "SELECT value FROM meta WHERE name = 'redaction_key'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| Error::db("reading the redaction key", e))?;
+        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
+            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
+        })?;
+        Ok(self.redaction_key.get_or_init(|| key).clone())
     }
 
     fn verify(&self) -> Result<Verification, Error> {

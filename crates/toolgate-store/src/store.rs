@@ -5,7 +5,9 @@ use std::io::Write;
 use toolgate_json::Digest;
 
 use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse};
-use crate::audit::{AppendReceipt, AuditEntry, AuditFilter, AuditRecord, Verdict, Verification};
+use crate::audit::{
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
+};
 use crate::error::Error;
 use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
@@ -35,6 +37,11 @@ pub trait Store: Send + Sync {
 
     /// Appends several records in one transaction, in order: all or none.
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error>;
+
+    /// The key that redacted argument values are digested under (see
+    /// [`AuditEntry::arguments`]): created at random with the database, the
+    /// same for every process and replica sharing it.
+    fn redaction_key(&self) -> Result<RedactionKey, Error>;
 
     /// Walks the whole chain and names the first broken record.
     fn verify(&self) -> Result<Verification, Error>;

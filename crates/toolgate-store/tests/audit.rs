@@ -15,8 +15,8 @@ use common::Db;
 use toolgate_json::{canonical, Digest, Value};
 use toolgate_store::audit::parse_digest;
 use toolgate_store::{
-    AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, Store, Timestamp, Verdict,
-    PG_SCHEMA_VERSION, SCHEMA_VERSION,
+    AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, RedactionKey, SqliteStore, Store,
+    Timestamp, Verdict, PG_SCHEMA_VERSION, SCHEMA_VERSION,
 };
 
 fn open(db: &Db) -> Box<dyn Store> {
@@ -37,7 +37,7 @@ fn entry(i: u64) -> AuditEntry {
     .tool("refund")
     .call_id(format!("call_{i}"))
     .policy("owner-may-refund")
-    .arguments(&args, &[])
+    .arguments(&args, &[], &RedactionKey::from_bytes([0; 32]))
     .unwrap()
 }
 
@@ -142,18 +142,32 @@ fn tail_list_and_filters(db: &Db) {
 fn secret_fields_are_replaced_by_their_digest(db: &Db) {
     let store = open(db);
     let args = toolgate_json::from_str(r#"{"card":{"number":"4111111111111111"},"n":1}"#).unwrap();
+    let key = store.redaction_key().unwrap();
     let e = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny)
         .reason("not_owner")
-        .arguments(&args, &["/card/number"])
+        .arguments(&args, &["/card/number"], &key)
         .unwrap();
     assert_eq!(e.digest, Some(canonical::digest(&args)));
     store.append(e).unwrap();
     let rec = store.tail(1).unwrap().pop().unwrap();
     let stored = rec.entry.arguments.unwrap();
     assert!(!stored.contains("4111"));
+    assert!(stored.contains(&key.digest(br#""4111111111111111""#)));
+    // The unkeyed digest of the secret is nowhere: a reader of the log
+    // cannot test guesses without the store's key.
     let secret = toolgate_json::from_str(r#""4111111111111111""#).unwrap();
-    assert!(stored.contains(&canonical::digest(&secret).to_string()));
-    let bad = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny).arguments(&args, &["card"]);
+    let plain = canonical::digest(&secret).to_string();
+    assert!(!stored.contains(&plain["sha256:".len()..]));
+    // The key is the store's: stable across opens, another store's differs.
+    assert_eq!(open(db).redaction_key().unwrap(), key);
+    assert_ne!(
+        SqliteStore::open_in_memory()
+            .unwrap()
+            .redaction_key()
+            .unwrap(),
+        key
+    );
+    let bad = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny).arguments(&args, &["card"], &key);
     assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidInput);
 }
 

@@ -350,10 +350,13 @@ impl StoreGate {
             if let Ok(value) = tool.parse_options().parse(text.as_bytes()) {
                 let secrets = secrets::pointers(tool, &value);
                 let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-                // A secret pointer the store refuses leaves the arguments out
-                // rather than recording them unredacted.
-                if let Ok(with_args) = e.clone().arguments(&value, &secrets) {
-                    e = with_args;
+                // A secret pointer the store refuses, or a key it cannot
+                // read, leaves the arguments out rather than recording them
+                // unredacted or under a guessable digest.
+                if let Ok(key) = self.store.redaction_key() {
+                    if let Ok(with_args) = e.clone().arguments(&value, &secrets, &key) {
+                        e = with_args;
+                    }
                 }
             }
         }

@@ -311,13 +311,19 @@ fn every_decision_is_audited_before_it_is_returned() {
     assert_eq!(refund.digest, d.decisions[1].digest);
     let pending: ApprovalId = d.decisions[1].approval.as_deref().unwrap().parse().unwrap();
     assert_eq!(refund.approval, Some(pending));
-    // Secret fields, by schema annotation and by config, are digests.
+    // Secret fields, by schema annotation and by config, are keyed digests
+    // (under the store's key), never the unkeyed digest a reader could
+    // test guesses against.
     let recorded = refund.arguments.as_deref().unwrap();
     assert!(!recorded.contains("4111111111111111"), "{recorded}");
     assert!(!recorded.contains("private"), "{recorded}");
-    let secret = |s: &str| canonical::digest(&Value::String(Cow::Borrowed(s))).to_string();
+    let key = store.redaction_key().unwrap();
+    let secret =
+        |s: &str| key.digest(canonical::to_string(&Value::String(Cow::Borrowed(s))).as_bytes());
     assert!(recorded.contains(&secret("4111111111111111")), "{recorded}");
     assert!(recorded.contains(&secret("private")), "{recorded}");
+    let plain = canonical::digest(&Value::String(Cow::Borrowed("private"))).to_string();
+    assert!(!recorded.contains(&plain["sha256:".len()..]), "{recorded}");
     assert!(recorded.contains(r#""amount":30"#), "{recorded}");
     assert_eq!(calls[2].entry.reasons, ["unknown_tool"]);
     // A refused body is audited too.
@@ -375,6 +381,9 @@ impl Store for AuditDown {
     ) -> Result<ApprovalId, StoreError> {
         self.inner
             .request_approval(user, session, tool, digest, expires_at)
+    }
+    fn redaction_key(&self) -> Result<toolgate::store::RedactionKey, StoreError> {
+        self.inner.redaction_key()
     }
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, StoreError> {
         self.inner.approve(id, actor, note)

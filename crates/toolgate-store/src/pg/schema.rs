@@ -9,14 +9,28 @@ use postgres::Client;
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 1;
+pub const PG_SCHEMA_VERSION: u32 = 2;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2];
+
+/// Version 2: the store's redaction key, 32 bytes from two
+/// `gen_random_uuid()`s (PostgreSQL's strong random source; 244 random
+/// bits), created once with the database, under the migration lock.
+const V2: &str = r#"
+CREATE TABLE meta (
+    name  TEXT PRIMARY KEY,
+    value BYTEA NOT NULL
+);
+INSERT INTO meta (name, value) VALUES (
+    'redaction_key',
+    decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex')
+);
+"#;
 
 // `user` is a reserved word in PostgreSQL, hence the quotes.
 const V1: &str = r#"

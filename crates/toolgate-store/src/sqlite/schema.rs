@@ -8,10 +8,21 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2];
+
+/// Version 2: the store's redaction key, 32 random bytes (SQLite's
+/// `randomblob`, seeded from the operating system's randomness), created
+/// once with the database.
+const V2: &str = "
+CREATE TABLE meta (
+    name  TEXT PRIMARY KEY,
+    value BLOB NOT NULL
+);
+INSERT INTO meta (name, value) VALUES ('redaction_key', randomblob(32));
+";
 
 const V1: &str = "
 CREATE TABLE audit (
