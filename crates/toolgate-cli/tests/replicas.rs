@@ -495,7 +495,13 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
     assert!(err.contains("toolgate migrate"), "{err}");
     let (status, out, err) = shop.toolgate(&["migrate"]);
     assert!(status.success(), "{out}{err}");
-    assert_eq!(out, "store schema is current: PostgreSQL version 1\n");
+    assert_eq!(
+        out,
+        format!(
+            "store schema is current: PostgreSQL version {}\n",
+            toolgate::store::PG_SCHEMA_VERSION
+        )
+    );
     // Twice is fine.
     let (status, out, _) = shop.toolgate(&["migrate"]);
     assert!(status.success(), "{out}");
