@@ -401,13 +401,7 @@ async fn approve(
     Path(id): Path<String>,
     MaybeJson(body): MaybeJson,
 ) -> Result<Response, ApiError> {
-    let id = approval_id(&id)?;
-    let note = wire::note(body.as_ref())?;
-    let a = state
-        .blocking(move |s| s.approve(id, &caller.actor, &note))
-        .await?;
-    state.inner.decided.notify_waiters();
-    Ok(ok_json(wire::approval(&a)))
+    decide_approval(&state, caller.actor, &id, body.as_ref(), true).await
 }
 
 async fn deny(
@@ -416,10 +410,28 @@ async fn deny(
     Path(id): Path<String>,
     MaybeJson(body): MaybeJson,
 ) -> Result<Response, ApiError> {
-    let id = approval_id(&id)?;
-    let note = wire::note(body.as_ref())?;
+    decide_approval(&state, caller.actor, &id, body.as_ref(), false).await
+}
+
+/// Approves (`grant`) or denies approval `id` as `actor`, with the body's
+/// optional note, and wakes the waiters.
+async fn decide_approval(
+    state: &AppState,
+    actor: String,
+    id: &str,
+    body: Option<&toolgate_json::Value<'static>>,
+    grant: bool,
+) -> Result<Response, ApiError> {
+    let id = approval_id(id)?;
+    let note = wire::note(body)?;
     let a = state
-        .blocking(move |s| s.deny(id, &caller.actor, &note))
+        .blocking(move |s| {
+            if grant {
+                s.approve(id, &actor, &note)
+            } else {
+                s.deny(id, &actor, &note)
+            }
+        })
         .await?;
     state.inner.decided.notify_waiters();
     Ok(ok_json(wire::approval(&a)))
