@@ -351,10 +351,16 @@ fn reason_text(r: &Reason) -> String {
 /// Text from the model, made safe for a terminal: control characters
 /// escaped, at most 48 characters.
 fn display(s: &str) -> String {
-    const MAX: usize = 48;
-    let mut out = String::with_capacity(s.len().min(MAX + 8));
+    terminal_safe(s, 48)
+}
+
+/// Text from outside (models, callers, the store) made safe for a terminal:
+/// control and invisible direction characters escaped, at most `max`
+/// characters, `""` for nothing.
+pub(crate) fn terminal_safe(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max + 8));
     for (i, c) in s.chars().enumerate() {
-        if i == MAX {
+        if i == max {
             out.push('…');
             break;
         }

@@ -611,25 +611,7 @@ fn time(t: Timestamp) -> String {
 /// models), made safe for a terminal: control characters escaped, at most
 /// 64 characters.
 fn display(s: &str) -> String {
-    const MAX: usize = 64;
-    let mut out = String::with_capacity(s.len().min(MAX + 8));
-    for (i, c) in s.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        if c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    if out.is_empty() {
-        out.push_str("\"\"");
-    }
-    out
+    crate::check::terminal_safe(s, 64)
 }
 
 #[cfg(test)]
