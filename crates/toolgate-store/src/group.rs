@@ -10,23 +10,69 @@
 //! commits (an fsync), the next one fills up, so throughput grows with
 //! concurrency and each caller still returns only after its own record is
 //! committed.
+//!
+//! Deferred appenders ([`GroupCommit::submit_deferred`], for async callers
+//! that must not block) queue their entry with a callback instead of a slot
+//! and return at once. Their entries are committed by whoever leads; when
+//! nobody does, or the lead would pass to a deferred entry, the store's
+//! committer thread (started on the first deferred append) takes the lead
+//! and commits until the queue is empty. Each callback is called once, with
+//! its entry's result, after the batch holding it committed or failed.
 
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
 
 use crate::audit::{AppendReceipt, AuditEntry};
 use crate::error::{Error, ErrorCode};
+use crate::store::AppendDone;
+
+/// Commits one batch in one transaction: a receipt per entry, in order.
+pub(crate) type CommitFn =
+    Arc<dyn Fn(Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> + Send + Sync>;
 
 pub(crate) struct GroupCommit {
-    queue: Mutex<Queue>,
+    shared: Arc<Shared>,
     max_batch: usize,
+    /// The committer thread, once a deferred append started it.
+    committer: Mutex<Option<JoinHandle<()>>>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the committer thread (lead given, or stop).
+    committer_wake: Condvar,
 }
 
 #[derive(Default)]
 struct Queue {
-    pending: VecDeque<(AuditEntry, Arc<Slot>)>,
-    /// Whether some appender leads (commits, or was told to and will).
+    pending: VecDeque<(AuditEntry, Waiter)>,
+    /// Whether some appender or the committer thread leads (commits, or was
+    /// told to and will).
     leading: bool,
+    /// The committer thread is to take the lead.
+    committer_leads: bool,
+    /// The store is dropped: the committer thread empties the queue and
+    /// ends.
+    stop: bool,
+}
+
+/// Who hears an entry's result.
+enum Waiter {
+    /// A blocked appender.
+    Slot(Arc<Slot>),
+    /// A deferred appender's callback.
+    Done(AppendDone),
+}
+
+impl Waiter {
+    fn post(self, result: Result<AppendReceipt, Error>) {
+        match self {
+            Waiter::Slot(s) => s.set(State::Done(result)),
+            Waiter::Done(done) => done(result),
+        }
+    }
 }
 
 /// Where one appender waits for its result or for the lead.
@@ -73,9 +119,53 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl GroupCommit {
     pub(crate) fn new(max_batch: usize) -> Self {
         Self {
-            queue: Mutex::new(Queue::default()),
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue::default()),
+                committer_wake: Condvar::new(),
+            }),
             max_batch: max_batch.max(1),
+            committer: Mutex::new(None),
         }
+    }
+
+    /// Queues `entry` and returns at once; `done` is called with its result
+    /// once a batch holding it was committed by `commit` (on the committer
+    /// thread, or by a blocked appender that leads). If the committer thread
+    /// cannot be started, `done` gets an error and nothing is queued.
+    pub(crate) fn submit_deferred(&self, entry: AuditEntry, done: AppendDone, commit: &CommitFn) {
+        if let Err(e) = self.start_committer(commit) {
+            done(Err(e));
+            return;
+        }
+        let mut q = lock(&self.shared.queue);
+        q.pending.push_back((entry, Waiter::Done(done)));
+        if !q.leading {
+            q.leading = true;
+            q.committer_leads = true;
+            drop(q);
+            self.shared.committer_wake.notify_one();
+        }
+    }
+
+    fn start_committer(&self, commit: &CommitFn) -> Result<(), Error> {
+        let mut thread = lock(&self.committer);
+        if thread.is_some() {
+            return Ok(());
+        }
+        let shared = Arc::clone(&self.shared);
+        let commit = Arc::clone(commit);
+        let max_batch = self.max_batch;
+        let handle = std::thread::Builder::new()
+            .name("toolgate-commit".to_owned())
+            .spawn(move || committer(&shared, &commit, max_batch))
+            .map_err(|e| {
+                Error::new(
+                    ErrorCode::Unavailable,
+                    format!("cannot start the audit committer thread: {e}"),
+                )
+            })?;
+        *thread = Some(handle);
+        Ok(())
     }
 
     /// Queues `entry` and returns once a batch holding it was committed by
@@ -86,8 +176,9 @@ impl GroupCommit {
     {
         let slot = Slot::new();
         let lead_now = {
-            let mut q = lock(&self.queue);
-            q.pending.push_back((entry, Arc::clone(&slot)));
+            let mut q = lock(&self.shared.queue);
+            q.pending
+                .push_back((entry, Waiter::Slot(Arc::clone(&slot))));
             !std::mem::replace(&mut q.leading, true)
         };
         if !lead_now {
@@ -98,71 +189,136 @@ impl GroupCommit {
         }
         // Leading: commit batches until this appender's own entry is done.
         loop {
-            let batch: Vec<(AuditEntry, Arc<Slot>)> = {
-                let mut q = lock(&self.queue);
-                let n = q.pending.len().min(self.max_batch);
-                q.pending.drain(..n).collect()
-            };
+            let (entries, waiters) = self.shared.take_batch(self.max_batch);
             let mut guard = LeadGuard {
-                group: self,
-                slots: Vec::with_capacity(batch.len()),
-                armed: true,
+                shared: &self.shared,
+                waiters,
             };
-            let mut entries = Vec::with_capacity(batch.len());
-            for (entry, s) in batch {
-                entries.push(entry);
-                guard.slots.push(s);
-            }
             let result = commit(entries);
-            guard.armed = false;
             // Only the leader posts results, so an entry of its own that
             // was not in this batch (the queue was longer than a batch) is
             // still queued: lead the next batch too.
-            let Some(own) = post(&guard.slots, result, &slot) else {
+            let Some(own) = post(std::mem::take(&mut guard.waiters), result, &slot) else {
                 continue;
             };
-            self.pass_lead();
+            self.shared.pass_lead();
             return own;
         }
     }
+}
 
-    /// Gives the lead to the oldest queued appender, or gives it up.
+impl Drop for GroupCommit {
+    /// Stops the committer thread once it has emptied the queue.
+    fn drop(&mut self) {
+        let thread = lock(&self.committer).take();
+        if let Some(thread) = thread {
+            lock(&self.shared.queue).stop = true;
+            self.shared.committer_wake.notify_one();
+            // A panic there was caught per batch; nothing left to report.
+            let _ignored = thread.join();
+        }
+    }
+}
+
+impl Shared {
+    /// Takes up to `max` queued entries, with who waits for each.
+    fn take_batch(&self, max: usize) -> (Vec<AuditEntry>, Vec<Waiter>) {
+        let mut q = lock(&self.queue);
+        let n = q.pending.len().min(max);
+        q.pending.drain(..n).unzip()
+    }
+
+    /// Gives the lead to the oldest queued appender (the committer thread
+    /// if that one is deferred), or gives it up.
     fn pass_lead(&self) {
         let mut q = lock(&self.queue);
         match q.pending.front() {
-            Some((_, next)) => {
+            Some((_, Waiter::Slot(next))) => {
                 let next = Arc::clone(next);
                 drop(q);
                 next.set(State::Lead);
+            }
+            Some((_, Waiter::Done(_))) => {
+                q.committer_leads = true;
+                drop(q);
+                self.committer_wake.notify_one();
             }
             None => q.leading = false,
         }
     }
 }
 
-/// Posts a batch's results to its slots, waking each appender; returns the
-/// result for `own` instead of posting it, if `own` was in the batch.
+/// The committer thread: waits for the lead, commits until the queue is
+/// empty, gives the lead up; ends when the store is dropped.
+fn committer(shared: &Shared, commit: &CommitFn, max_batch: usize) {
+    loop {
+        {
+            let mut q = lock(&shared.queue);
+            while !q.committer_leads && !q.stop {
+                q = shared
+                    .committer_wake
+                    .wait(q)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            if !q.committer_leads {
+                // Stopped, not leading: whoever leads empties the queue.
+                return;
+            }
+            q.committer_leads = false;
+        }
+        loop {
+            let (entries, waiters) = shared.take_batch(max_batch);
+            if entries.is_empty() {
+                break;
+            }
+            let result = catch_unwind(AssertUnwindSafe(|| commit(entries))).unwrap_or_else(|_| {
+                Err(Error::new(
+                    ErrorCode::Internal,
+                    "the audit batch was abandoned",
+                ))
+            });
+            let mut receipts = result.map(Vec::into_iter);
+            for w in waiters {
+                w.post(next_receipt(&mut receipts));
+            }
+        }
+        // The queue was empty a moment ago: give the lead up, or keep it
+        // if an entry came in since.
+        let mut q = lock(&shared.queue);
+        if q.pending.is_empty() {
+            q.leading = false;
+        } else {
+            q.committer_leads = true;
+        }
+    }
+}
+
+/// The next entry's result from a batch's outcome.
+fn next_receipt(
+    receipts: &mut Result<std::vec::IntoIter<AppendReceipt>, Error>,
+) -> Result<AppendReceipt, Error> {
+    match receipts {
+        Ok(it) => it
+            .next()
+            .ok_or_else(|| Error::new(ErrorCode::Internal, "a batch returned too few receipts")),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Posts a batch's results to its waiters; returns the result for `own`
+/// instead of posting it, if `own` was in the batch.
 fn post(
-    slots: &[Arc<Slot>],
+    waiters: Vec<Waiter>,
     result: Result<Vec<AppendReceipt>, Error>,
     own: &Arc<Slot>,
 ) -> Option<Result<AppendReceipt, Error>> {
     let mut mine = None;
-    let mut receipts = match result {
-        Ok(r) => Ok(r.into_iter()),
-        Err(e) => Err(e),
-    };
-    for s in slots {
-        let r = match &mut receipts {
-            Ok(it) => it.next().ok_or_else(|| {
-                Error::new(ErrorCode::Internal, "a batch returned too few receipts")
-            }),
-            Err(e) => Err(e.clone()),
-        };
-        if Arc::ptr_eq(s, own) {
-            mine = Some(r);
-        } else {
-            s.set(State::Done(r));
+    let mut receipts = result.map(Vec::into_iter);
+    for w in waiters {
+        let r = next_receipt(&mut receipts);
+        match w {
+            Waiter::Slot(s) if Arc::ptr_eq(&s, own) => mine = Some(r),
+            w => w.post(r),
         }
     }
     mine
@@ -171,22 +327,21 @@ fn post(
 /// If the leader unwinds while committing, its batch fails and the lead
 /// passes on, so that no appender waits forever.
 struct LeadGuard<'a> {
-    group: &'a GroupCommit,
-    slots: Vec<Arc<Slot>>,
-    /// Cleared once the commit returned and its results are posted.
-    armed: bool,
+    shared: &'a Shared,
+    /// The batch's waiters, until the results are posted.
+    waiters: Vec<Waiter>,
 }
 
 impl Drop for LeadGuard<'_> {
     fn drop(&mut self) {
-        if !self.armed {
+        if self.waiters.is_empty() {
             return;
         }
         let err = Error::new(ErrorCode::Internal, "the audit batch was abandoned");
-        for s in self.slots.drain(..) {
-            s.set(State::Done(Err(err.clone())));
+        for w in self.waiters.drain(..) {
+            w.post(Err(err.clone()));
         }
-        self.group.pass_lead();
+        self.shared.pass_lead();
     }
 }
 
@@ -246,7 +401,7 @@ mod tests {
         seqs.sort_unstable();
         assert_eq!(committed.load(Ordering::SeqCst), 3200);
         assert_eq!(seqs, (1..=3200).collect::<Vec<u64>>());
-        assert!(!lock(&group.queue).leading);
+        assert!(!lock(&group.shared.queue).leading);
     }
 
     /// A failing batch fails each of its appenders, and the next batch
@@ -304,5 +459,121 @@ mod tests {
                 assert_eq!(h.join().unwrap().unwrap().seq, 1);
             }
         });
+    }
+
+    fn counting_commit(next: &Arc<AtomicUsize>) -> CommitFn {
+        let next = Arc::clone(next);
+        Arc::new(move |entries: Vec<AuditEntry>| {
+            std::thread::yield_now();
+            Ok(entries
+                .iter()
+                .map(|_| AppendReceipt {
+                    seq: next.fetch_add(1, Ordering::SeqCst) as u64 + 1,
+                    hash: toolgate_json::Digest::of(b""),
+                })
+                .collect())
+        })
+    }
+
+    /// Deferred and blocking appenders mixed, in small batches: every
+    /// callback is called exactly once with its own receipt, every blocked
+    /// appender returns, and the lead is given up at the end.
+    #[test]
+    fn deferred_and_blocking_appenders_each_get_their_receipt_once() {
+        let group = GroupCommit::new(4);
+        let next = Arc::new(AtomicUsize::new(0));
+        let commit = counting_commit(&next);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let (group, commit, tx) = (&group, &commit, tx.clone());
+                s.spawn(move || {
+                    for _ in 0..200 {
+                        if t % 2 == 0 {
+                            let tx = tx.clone();
+                            group.submit_deferred(
+                                entry(),
+                                Box::new(move |r| tx.send(r.unwrap().seq).unwrap()),
+                                commit,
+                            );
+                        } else {
+                            let seq = group.submit(entry(), |b| commit(b)).unwrap().seq;
+                            tx.send(seq).unwrap();
+                        }
+                    }
+                });
+            }
+        });
+        drop(tx);
+        let mut seqs: Vec<u64> = rx.iter().collect();
+        seqs.sort_unstable();
+        assert_eq!(seqs, (1..=1600).collect::<Vec<u64>>());
+        let q = lock(&group.shared.queue);
+        assert!(q.pending.is_empty());
+        assert!(!q.leading);
+    }
+
+    /// A commit that fails or panics on the committer thread fails its own
+    /// callbacks only; the thread lives on and commits the next entries.
+    #[test]
+    fn the_committer_survives_a_failing_and_a_panicking_batch() {
+        let group = GroupCommit::new(64);
+        let calls = Arc::new(AtomicUsize::new(0));
+        let commit: CommitFn = {
+            let calls = Arc::clone(&calls);
+            Arc::new(
+                move |entries: Vec<AuditEntry>| match calls.fetch_add(1, Ordering::SeqCst) {
+                    0 => Err(Error::new(ErrorCode::Busy, "first batch fails")),
+                    1 => panic!("second batch panics"),
+                    _ => Ok(entries
+                        .iter()
+                        .map(|_| AppendReceipt {
+                            seq: 9,
+                            hash: toolgate_json::Digest::of(b""),
+                        })
+                        .collect()),
+                },
+            )
+        };
+        let submit = || {
+            let (tx, rx) = std::sync::mpsc::channel();
+            group.submit_deferred(
+                entry(),
+                Box::new(move |r| tx.send(r.map(|r| r.seq)).unwrap()),
+                &commit,
+            );
+            rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap()
+        };
+        assert_eq!(submit().unwrap_err().code(), ErrorCode::Busy);
+        assert_eq!(submit().unwrap_err().code(), ErrorCode::Internal);
+        assert_eq!(submit().unwrap(), 9);
+    }
+
+    /// Dropping the group commit with deferred entries still queued commits
+    /// them before the committer thread ends: no callback is lost.
+    #[test]
+    fn dropping_the_group_commit_commits_what_is_queued() {
+        let group = GroupCommit::new(2);
+        let next = Arc::new(AtomicUsize::new(0));
+        let slow: CommitFn = {
+            let inner = counting_commit(&next);
+            Arc::new(move |entries| {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                inner(entries)
+            })
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..50 {
+            let tx = tx.clone();
+            group.submit_deferred(
+                entry(),
+                Box::new(move |r| tx.send(r.unwrap().seq).unwrap()),
+                &slow,
+            );
+        }
+        drop(group);
+        drop(tx);
+        assert_eq!(rx.iter().count(), 50);
+        assert_eq!(next.load(Ordering::SeqCst), 50);
     }
 }

@@ -83,6 +83,6 @@ pub use crate::{
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
-    store::Store,
+    store::{AppendDone, Store},
     time::{Clock, ManualClock, SystemClock, Timestamp},
 };

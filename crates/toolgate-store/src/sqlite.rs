@@ -39,12 +39,12 @@ use crate::audit::{
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
-use crate::store::Store;
+use crate::store::{AppendDone, Store};
 use crate::time::{Clock, SystemClock, Timestamp};
 
 use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
-use crate::group::GroupCommit;
+use crate::group::{CommitFn, GroupCommit};
 
 /// How hard a commit works to survive a crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -251,12 +251,15 @@ impl SqliteOptions {
 /// # Ok::<(), toolgate_store::Error>(())
 /// ```
 pub struct SqliteStore {
-    writer: Mutex<Connection>,
+    /// Shared with the group commit's committer thread.
+    writer: Arc<Mutex<Connection>>,
     /// Reader connections; empty when the writer reads too (in memory).
     readers: Vec<Mutex<Connection>>,
     /// Where the next read starts looking for a free reader.
     next_reader: AtomicUsize,
     group: GroupCommit,
+    /// Commits one batch of audit records (the group commit's leaders).
+    commit: CommitFn,
     clock: Arc<dyn Clock>,
     escalate_after: u64,
     read_only: bool,
@@ -298,8 +301,19 @@ impl SqliteStore {
     }
 
     fn new(writer: Connection, readers: Vec<Connection>, options: SqliteOptions) -> Self {
+        let writer = Arc::new(Mutex::new(writer));
+        let commit: CommitFn = {
+            let writer = Arc::clone(&writer);
+            let read_only = options.read_only;
+            Arc::new(move |entries: Vec<AuditEntry>| {
+                write_on(&writer, read_only, |tx| {
+                    entries.iter().map(|e| tx.append(e)).collect()
+                })
+            })
+        };
         Self {
-            writer: Mutex::new(writer),
+            writer,
+            commit,
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
             group: GroupCommit::new(options.max_batch),
@@ -332,34 +346,14 @@ impl SqliteStore {
         }
         self.readers
             .get(start % n)
-            .unwrap_or(&self.writer)
+            .unwrap_or(&*self.writer)
             .lock()
             .map_err(poisoned)
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        if self.read_only {
-            return Err(Error::new(
-                ErrorCode::ReadOnly,
-                "the store was opened read-only",
-            ));
-        }
-        let mut conn = self
-            .writer
-            .lock()
-            .map_err(|_| Error::poisoned("database connection"))?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| Error::db("starting a write", e))?;
-        let mut w = Tx {
-            conn: &tx,
-            chain: Chain::new(),
-        };
-        let out = f(&mut w)?;
-        w.chain.save(&tx)?;
-        tx.commit().map_err(|e| Error::db("committing", e))?;
-        Ok(out)
+        write_on(&self.writer, self.read_only, f)
     }
 
     /// Starts a write transaction and rolls it back.
@@ -381,7 +375,7 @@ impl SqliteStore {
     }
 
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
-        self.write(|tx| entries.iter().map(|e| tx.append(e)).collect())
+        (self.commit)(entries)
     }
 
     fn query_records(&self, sql: &str, params: &[SqlValue]) -> Result<Vec<AuditRecord>, Error> {
@@ -474,6 +468,34 @@ impl SqliteStore {
     }
 }
 
+/// Runs `f` in one `BEGIN IMMEDIATE` transaction on `writer` and commits it.
+fn write_on<T>(
+    writer: &Mutex<Connection>,
+    read_only: bool,
+    f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>,
+) -> Result<T, Error> {
+    if read_only {
+        return Err(Error::new(
+            ErrorCode::ReadOnly,
+            "the store was opened read-only",
+        ));
+    }
+    let mut conn = writer
+        .lock()
+        .map_err(|_| Error::poisoned("database connection"))?;
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(|e| Error::db("starting a write", e))?;
+    let mut w = Tx {
+        conn: &tx,
+        chain: Chain::new(),
+    };
+    let out = f(&mut w)?;
+    w.chain.save(&tx)?;
+    tx.commit().map_err(|e| Error::db("committing", e))?;
+    Ok(out)
+}
+
 fn id_sql(id: ApprovalId) -> Result<i64, Error> {
     i64::try_from(id.get())
         .map_err(|_| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))
@@ -519,6 +541,24 @@ impl Store for SqliteStore {
             ));
         }
         self.group.submit(entry, |batch| self.commit_batch(batch))
+    }
+
+    /// Never blocks: the entry joins the group commit, whose committer
+    /// thread calls `done`.
+    fn append_deferred(&self, entry: AuditEntry, done: AppendDone) {
+        if self.read_only {
+            done(Err(Error::new(
+                ErrorCode::ReadOnly,
+                "the store was opened read-only",
+            )));
+            return;
+        }
+        self.group.submit_deferred(entry, done, &self.commit);
+    }
+
+    /// Reads come from a local file through the store's reader connections.
+    fn quick_reads(&self) -> bool {
+        true
     }
 
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {

@@ -13,6 +13,9 @@ use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
 use crate::time::Timestamp;
 
+/// Hears the result of [`Store::append_deferred`]: called exactly once.
+pub type AppendDone = Box<dyn FnOnce(Result<AppendReceipt, Error>) + Send>;
+
 /// The gate's state: audit log, approvals, session counters and kill switch.
 ///
 /// Every method is synchronous and may block on the database (at most the
@@ -34,6 +37,26 @@ pub trait Store: Send + Sync {
     /// Concurrent callers are committed together (group commit), each with
     /// its own acknowledgement.
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error>;
+
+    /// [`Store::append`] for callers that must not block (an async
+    /// runtime's threads): queues the record and returns; `done` is called
+    /// exactly once with the result, after the record is committed (or its
+    /// commit failed), from a thread of the store's. The default appends on
+    /// the calling thread, blocking, and calls `done` before returning;
+    /// [`crate::SqliteStore`] hands the record to its group commit's
+    /// committer thread.
+    fn append_deferred(&self, entry: AuditEntry, done: AppendDone) {
+        done(self.append(entry));
+    }
+
+    /// Whether the reads a decision makes ([`Store::kill_switch`],
+    /// [`Store::session`]) answer in microseconds from local storage, never
+    /// waiting on a network or a lock held across a commit, and
+    /// [`Store::append_deferred`] never blocks: then an async service may
+    /// decide on its runtime's threads. Default `false`.
+    fn quick_reads(&self) -> bool {
+        false
+    }
 
     /// Appends several records in one transaction, in order: all or none.
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error>;
