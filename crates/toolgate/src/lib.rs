@@ -39,7 +39,7 @@ pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
 pub use crate::persist::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
-    ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+    Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
 };
 pub use crate::reason::{Code, Reason};
 /// The store crate: audit log, approvals, session counters, kill switch.

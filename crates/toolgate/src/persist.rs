@@ -151,27 +151,88 @@ impl StoreGate {
     pub fn decide_and_record(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
         let now = self.clock.now();
         let state = StoreState::new(self.store.as_ref(), context, now);
-        let mut decisions = self.gate.decide(body, format, context, &state);
-        self.record(&mut decisions, context, now, &state);
-        decisions
+        let decisions = self.gate.decide(body, format, context, &state);
+        self.record(decisions, context, now, &state)
     }
 
     /// [`StoreGate::decide_and_record`] for an envelope already read.
     pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
         let now = self.clock.now();
         let state = StoreState::new(self.store.as_ref(), context, now);
-        let mut decisions = self.gate.decide_envelope(envelope, context, &state);
-        self.record(&mut decisions, context, now, &state);
-        decisions
+        let decisions = self.gate.decide_envelope(envelope, context, &state);
+        self.record(decisions, context, now, &state)
+    }
+
+    /// The first half of [`StoreGate::decide_and_record`] for a caller that
+    /// must not wait on the store's writes (an async runtime's thread, with
+    /// a store whose [`Store::quick_reads`] holds): decides reading the
+    /// store only, and returns the decisions with their audit records not
+    /// yet committed. Commit [`Unrecorded::take_entries`] (one record:
+    /// [`Store::append_deferred`]), then pass the outcome to
+    /// [`StoreGate::finish`]; never hand out the decisions before.
+    ///
+    /// `None` when the decisions need another write first (a call that
+    /// uses or asks for an approval, a denial or a body refused, which are
+    /// counted, an allowed call that ends a run of rejections): nothing was
+    /// written; call [`StoreGate::decide_and_record`] on a thread that may
+    /// block.
+    pub fn decide_unrecorded(
+        &self,
+        body: &[u8],
+        format: Format,
+        context: &Context,
+    ) -> Option<Unrecorded> {
+        let now = self.clock.now();
+        let state = StoreState::new(self.store.as_ref(), context, now).reads_only();
+        let ds = self.gate.decide(body, format, context, &state);
+        if state.wanted_write() || state.has_consecutive_rejections() {
+            return None;
+        }
+        let writes = ds.decisions.iter().any(|d| d.verdict != Verdict::Allow)
+            || (ds.decisions.is_empty() && ds.rejected.is_some());
+        if writes {
+            return None;
+        }
+        Some(self.unrecorded(ds, context, now, state.escalated()))
+    }
+
+    /// The decisions of `unrecorded`, once its audit records were
+    /// `committed`, or not: then every decision is a deny
+    /// `store_unavailable` (as it is when the records were not taken).
+    pub fn finish(&self, unrecorded: Unrecorded, committed: bool) -> Decisions {
+        let Unrecorded {
+            decisions: mut ds,
+            entries,
+            escalated,
+        } = unrecorded;
+        if !committed || !entries.is_empty() {
+            for d in &mut ds.decisions {
+                self.fail(d);
+            }
+            if ds.decisions.is_empty() && ds.rejected.is_none() {
+                ds.rejected = Some(Reason::whole(Code::StoreUnavailable));
+            }
+        }
+        // 4. An escalated session learns nothing more from the feedback.
+        if escalated {
+            for d in &mut ds.decisions {
+                match d.verdict {
+                    Verdict::Allow => {}
+                    Verdict::Deny => ESCALATED_DENY_FEEDBACK.clone_into(&mut d.feedback),
+                    Verdict::NeedsApproval => ESCALATED_HOLD_FEEDBACK.clone_into(&mut d.feedback),
+                }
+            }
+        }
+        ds
     }
 
     fn record(
         &self,
-        ds: &mut Decisions,
+        mut ds: Decisions,
         context: &Context,
         now: Timestamp,
         state: &StoreState<'_>,
-    ) {
+    ) -> Decisions {
         let escalated = state.escalated();
         // 1. Pending approvals.
         for d in &mut ds.decisions {
@@ -236,7 +297,29 @@ impl StoreGate {
                 self.fail(d);
             }
         }
-        // 3. Audit, committed before anything is returned.
+        // 3. Audit, committed before anything is returned. One record goes
+        // through group commit (`append`); several are one transaction, all
+        // or none (`append_all`).
+        let mut unrecorded = self.unrecorded(ds, context, now, escalated);
+        let mut entries = unrecorded.take_entries();
+        let appended = match entries.len() {
+            0 => Ok(()),
+            1 => entries
+                .pop()
+                .map_or(Ok(()), |e| self.store.append(e).map(drop)),
+            _ => self.store.append_all(entries).map(drop),
+        };
+        self.finish(unrecorded, appended.is_ok())
+    }
+
+    /// The decisions with their audit records, to be committed.
+    fn unrecorded(
+        &self,
+        ds: Decisions,
+        context: &Context,
+        now: Timestamp,
+        escalated: bool,
+    ) -> Unrecorded {
         let mut entries: Vec<AuditEntry> = ds
             .decisions
             .iter()
@@ -253,32 +336,10 @@ impl StoreGate {
             }
             entries.push(e);
         }
-        // One record goes through group commit (`append`); several are one
-        // transaction, all or none (`append_all`).
-        let appended = match entries.len() {
-            0 => Ok(()),
-            1 => entries
-                .pop()
-                .map_or(Ok(()), |e| self.store.append(e).map(drop)),
-            _ => self.store.append_all(entries).map(drop),
-        };
-        if appended.is_err() {
-            for d in &mut ds.decisions {
-                self.fail(d);
-            }
-            if ds.decisions.is_empty() && ds.rejected.is_none() {
-                ds.rejected = Some(Reason::whole(Code::StoreUnavailable));
-            }
-        }
-        // 4. An escalated session learns nothing more from the feedback.
-        if escalated {
-            for d in &mut ds.decisions {
-                match d.verdict {
-                    Verdict::Allow => {}
-                    Verdict::Deny => ESCALATED_DENY_FEEDBACK.clone_into(&mut d.feedback),
-                    Verdict::NeedsApproval => ESCALATED_HOLD_FEEDBACK.clone_into(&mut d.feedback),
-                }
-            }
+        Unrecorded {
+            decisions: ds,
+            entries,
+            escalated,
         }
     }
 
@@ -382,6 +443,25 @@ impl StoreGate {
         let names = self.names.get(&d.tool);
         let known = |name: &str| names.is_some_and(|n| n.contains(name));
         d.feedback = feedback::render(Verdict::Deny, &d.reasons, &known);
+    }
+}
+
+/// Decisions of one response whose audit records are not committed yet:
+/// from [`StoreGate::decide_unrecorded`], turned into the decisions by
+/// [`StoreGate::finish`] once [`Unrecorded::take_entries`] are committed.
+#[derive(Debug)]
+#[must_use = "the decisions count only once their audit records are committed"]
+pub struct Unrecorded {
+    decisions: Decisions,
+    entries: Vec<AuditEntry>,
+    escalated: bool,
+}
+
+impl Unrecorded {
+    /// The audit records to commit, in order (all in one transaction when
+    /// there are several).
+    pub fn take_entries(&mut self) -> Vec<AuditEntry> {
+        std::mem::take(&mut self.entries)
     }
 }
 

@@ -1,5 +1,7 @@
 //! The [`StateView`] over a [`Store`], for one decision run.
 
+use std::cell::Cell;
+
 use toolgate_json::canonical::Digest;
 use toolgate_store::{KillMode, SessionCounters, Store, Timestamp};
 
@@ -14,6 +16,10 @@ pub(crate) struct StoreState<'a> {
     session: &'a str,
     counters: Result<SessionCounters, StateError>,
     now: Timestamp,
+    /// Reads only: a call that would use an approval (a write) is refused
+    /// and noted in `wanted_write`.
+    read_only: bool,
+    wanted_write: Cell<bool>,
 }
 
 impl<'a> StoreState<'a> {
@@ -26,7 +32,22 @@ impl<'a> StoreState<'a> {
             session: &context.session,
             counters,
             now,
+            read_only: false,
+            wanted_write: Cell::new(false),
         }
+    }
+
+    /// A view that only reads: a call that needs an approval looked up (and
+    /// so used, a write) fails instead, and [`StoreState::wanted_write`]
+    /// says so; the run must then be redone with a writing view.
+    pub(crate) fn reads_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Whether a read-only view refused a write.
+    pub(crate) fn wanted_write(&self) -> bool {
+        self.wanted_write.get()
     }
 
     /// Whether the session was escalated when the run started (an unreadable
@@ -74,6 +95,10 @@ impl StateView for StoreState<'_> {
         _now: u64,
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
+        if self.read_only {
+            self.wanted_write.set(true);
+            return Err(StateError::new("using an approval is a write"));
+        }
         let used = self
             .store
             .consume(key.user, key.session, key.tool, key.digest, self.now)
