@@ -325,16 +325,12 @@ async fn decide(
 ) -> Result<Response, ApiError> {
     let request = wire::DecideRequest::from_value(&value)?;
     let started = Instant::now();
-    let inner = Arc::clone(&state.inner);
-    let decisions = tokio::task::spawn_blocking(move || {
-        inner.gate.current().decide_and_record(
-            request.body.as_bytes(),
-            request.format,
-            &request.context,
-        )
-    })
-    .await
-    .map_err(|_| ApiError::store_unavailable("the decision did not finish"))?;
+    let gate = state.inner.gate.current();
+    let decisions = if gate.store().quick_reads() {
+        decide_here(gate, request).await?
+    } else {
+        decide_blocking(gate, request).await?
+    };
     let m = &state.inner.metrics;
     m.latency(started.elapsed());
     if decisions.decisions.is_empty() {
@@ -344,6 +340,58 @@ async fn decide(
         m.decision(d.verdict.as_str(), &d.tool);
     }
     Ok(ok_json(wire::decisions(&decisions)))
+}
+
+/// Decides on this runtime thread, reading the store, and awaits the
+/// audit record's commit without blocking the thread (one record: the
+/// store's committer thread answers); falls back to a blocking thread when
+/// the decision needs other writes first or several records.
+async fn decide_here(
+    gate: Arc<toolgate::StoreGate>,
+    request: wire::DecideRequest,
+) -> Result<toolgate::Decisions, ApiError> {
+    let Some(mut unrecorded) =
+        gate.decide_unrecorded(request.body.as_bytes(), request.format, &request.context)
+    else {
+        return decide_blocking(gate, request).await;
+    };
+    let mut entries = unrecorded.take_entries();
+    let committed = match (entries.pop(), entries.is_empty()) {
+        (None, _) => true,
+        (Some(entry), true) => {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            gate.store().append_deferred(
+                entry,
+                Box::new(move |result| {
+                    // The request may have gone; its record is committed
+                    // all the same.
+                    let _ignored = tx.send(result.is_ok());
+                }),
+            );
+            // A dropped callback means the record was not committed.
+            rx.await.unwrap_or(false)
+        }
+        (Some(last), false) => {
+            entries.push(last);
+            let store = Arc::clone(gate.store());
+            tokio::task::spawn_blocking(move || store.append_all(entries).is_ok())
+                .await
+                .unwrap_or(false)
+        }
+    };
+    Ok(gate.finish(unrecorded, committed))
+}
+
+/// Decides and records on a blocking thread.
+async fn decide_blocking(
+    gate: Arc<toolgate::StoreGate>,
+    request: wire::DecideRequest,
+) -> Result<toolgate::Decisions, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        gate.decide_and_record(request.body.as_bytes(), request.format, &request.context)
+    })
+    .await
+    .map_err(|_| ApiError::store_unavailable("the decision did not finish"))
 }
 
 #[derive(Debug, Deserialize)]
