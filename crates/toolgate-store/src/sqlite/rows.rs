@@ -188,12 +188,13 @@ impl Chain {
     }
 
     fn load(conn: &Connection) -> Result<(u64, Digest), Error> {
+        let db = |e| Error::db("reading the audit chain's head", e);
         let (seq, hash): (i64, Vec<u8>) = conn
-            .query_row("SELECT seq, hash FROM audit_head WHERE id = 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .prepare_cached("SELECT seq, hash FROM audit_head WHERE id = 1")
+            .map_err(db)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
-            .map_err(|e| Error::db("reading the audit chain's head", e))?
+            .map_err(db)?
             .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the audit chain's head is missing"))?;
         let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
         Ok((
@@ -265,11 +266,11 @@ impl Chain {
         if let (true, Some((seq, hash))) = (self.dirty, self.head) {
             let seq = i64::try_from(seq)
                 .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
-            conn.execute(
-                "UPDATE audit_head SET seq = ?1, hash = ?2 WHERE id = 1",
-                rusqlite::params![seq, hash.as_bytes().as_slice()],
-            )
-            .map_err(|e| Error::db("saving the audit chain's head", e))?;
+            let db = |e| Error::db("saving the audit chain's head", e);
+            conn.prepare_cached("UPDATE audit_head SET seq = ?1, hash = ?2 WHERE id = 1")
+                .map_err(db)?
+                .execute(rusqlite::params![seq, hash.as_bytes().as_slice()])
+                .map_err(db)?;
         }
         Ok(())
     }
