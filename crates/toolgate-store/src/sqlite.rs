@@ -10,10 +10,16 @@
 //!   commit: a returned receipt survives power loss.
 //! - One writer connection (behind the group commit) and a small pool of
 //!   reader connections, so `kill_switch()` and lookups neither queue behind a
-//!   commit nor behind each other.
+//!   commit nor behind each other; the reads a decision makes
+//!   (`kill_switch()`, `session()`) have two connections of their own, so a
+//!   long listing or scan never holds them up.
 
-/// Reader connections per store.
+/// Reader connections per store for lookups, listings and scans.
 const READERS: usize = 4;
+/// Reader connections per store for the reads a decision makes (kill
+/// switch, session counters), which a long scan must never hold up: an
+/// async service makes these reads on its runtime threads.
+const HOT_READERS: usize = 2;
 
 mod rows;
 mod schema;
@@ -188,8 +194,8 @@ impl SqliteOptions {
         }
         self.configure_writer(&writer)?;
         schema::migrate(&mut writer, self.clock.now().unix_millis())?;
-        let mut readers = Vec::with_capacity(READERS);
-        for _ in 0..READERS {
+        let mut readers = Vec::with_capacity(READERS + HOT_READERS);
+        for _ in 0..READERS + HOT_READERS {
             let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
             reader.busy_timeout(self.busy_timeout).map_err(open_err)?;
             reader
@@ -255,6 +261,9 @@ pub struct SqliteStore {
     writer: Arc<Mutex<Connection>>,
     /// Reader connections; empty when the writer reads too (in memory).
     readers: Vec<Mutex<Connection>>,
+    /// Reader connections for a decision's reads; empty when the writer
+    /// reads too.
+    hot: Vec<Mutex<Connection>>,
     /// Where the next read starts looking for a free reader.
     next_reader: AtomicUsize,
     group: GroupCommit,
@@ -300,7 +309,7 @@ impl SqliteStore {
         SqliteOptions::new().open_in_memory()
     }
 
-    fn new(writer: Connection, readers: Vec<Connection>, options: SqliteOptions) -> Self {
+    fn new(writer: Connection, mut readers: Vec<Connection>, options: SqliteOptions) -> Self {
         let writer = Arc::new(Mutex::new(writer));
         let commit: CommitFn = {
             let writer = Arc::clone(&writer);
@@ -314,6 +323,11 @@ impl SqliteStore {
         Self {
             writer,
             commit,
+            hot: readers
+                .split_off(readers.len().min(READERS))
+                .into_iter()
+                .map(Mutex::new)
+                .collect(),
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
             group: GroupCommit::new(options.max_batch),
@@ -324,17 +338,30 @@ impl SqliteStore {
         }
     }
 
-    /// A free reader connection (the first free one from a rotating start),
-    /// else waits for one; the writer when there are no readers.
+    /// A free reader connection for lookups and scans.
     fn read_conn(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        self.pick(&self.readers)
+    }
+
+    /// A free reader connection for a decision's reads.
+    fn hot_conn(&self) -> Result<MutexGuard<'_, Connection>, Error> {
+        self.pick(&self.hot)
+    }
+
+    /// A free connection of `pool` (the first free one from a rotating
+    /// start), else waits for one; the writer when the pool is empty.
+    fn pick<'a>(
+        &'a self,
+        pool: &'a [Mutex<Connection>],
+    ) -> Result<MutexGuard<'a, Connection>, Error> {
         let poisoned = |_| Error::poisoned("database connection");
-        let n = self.readers.len();
+        let n = pool.len();
         if n == 0 {
             return self.writer.lock().map_err(poisoned);
         }
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         for k in 0..n {
-            if let Some(m) = self.readers.get((start + k) % n) {
+            if let Some(m) = pool.get((start + k) % n) {
                 match m.try_lock() {
                     Ok(guard) => return Ok(guard),
                     Err(TryLockError::WouldBlock) => {}
@@ -344,8 +371,7 @@ impl SqliteStore {
                 }
             }
         }
-        self.readers
-            .get(start % n)
+        pool.get(start % n)
             .unwrap_or(&*self.writer)
             .lock()
             .map_err(poisoned)
@@ -556,7 +582,8 @@ impl Store for SqliteStore {
         self.group.submit_deferred(entry, done, &self.commit);
     }
 
-    /// Reads come from a local file through the store's reader connections.
+    /// Reads come from a local file through reader connections of their
+    /// own, which listings and scans do not use.
     fn quick_reads(&self) -> bool {
         true
     }
@@ -1072,12 +1099,12 @@ impl Store for SqliteStore {
     }
 
     fn session(&self, session: &str) -> Result<SessionCounters, Error> {
-        let conn = self.read_conn()?;
+        let conn = self.hot_conn()?;
         read_session(&conn, session)
     }
 
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {
-        let conn = self.read_conn()?;
+        let conn = self.hot_conn()?;
         read_kill_switch(&conn)
     }
 
