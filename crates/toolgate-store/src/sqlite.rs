@@ -1204,3 +1204,33 @@ fn read_kill_switch(conn: &Connection) -> Result<KillSwitchState, Error> {
         changed_at: changed_at.map(Timestamp::from_unix_millis),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        reason = "test code: a failed assumption should fail the test loudly"
+    )]
+
+    use super::*;
+    use std::sync::mpsc;
+
+    /// A decision's reads answer while every general reader is held (by long
+    /// listings or scans, say): they have connections of their own.
+    #[test]
+    fn a_decisions_reads_do_not_wait_for_scans() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(dir.path().join("toolgate.db")).unwrap());
+        assert_eq!(store.readers.len(), READERS);
+        let held: Vec<_> = store.readers.iter().map(|m| m.lock().unwrap()).collect();
+        let (tx, rx) = mpsc::channel();
+        let reader = Arc::clone(&store);
+        std::thread::spawn(move || {
+            let answered = reader.kill_switch().is_ok() && reader.session("s").is_ok();
+            tx.send(answered).unwrap();
+        });
+        let answered = rx.recv_timeout(Duration::from_secs(10));
+        drop(held);
+        assert_eq!(answered, Ok(true));
+    }
+}
