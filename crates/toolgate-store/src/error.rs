@@ -142,6 +142,11 @@ impl Error {
         self
     }
 
+    /// A write on a store opened read-only.
+    pub(crate) fn read_only() -> Self {
+        Self::new(ErrorCode::ReadOnly, "the store was opened read-only")
+    }
+
     /// A lock was poisoned by a thread that panicked while holding it.
     pub(crate) fn poisoned(what: &str) -> Self {
         Self::new(ErrorCode::Internal, format!("{what}: lock poisoned"))

@@ -35,6 +35,8 @@ pub(crate) type CommitFn =
 pub(crate) struct GroupCommit {
     shared: Arc<Shared>,
     max_batch: usize,
+    /// What the committer thread commits with; `None`: no deferred appends.
+    deferred: Option<CommitFn>,
     /// The committer thread, once a deferred append started it.
     committer: Mutex<Option<JoinHandle<()>>>,
 }
@@ -117,6 +119,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl GroupCommit {
+    /// A group commit for blocking appenders only.
     pub(crate) fn new(max_batch: usize) -> Self {
         Self {
             shared: Arc::new(Shared {
@@ -124,16 +127,25 @@ impl GroupCommit {
                 committer_wake: Condvar::new(),
             }),
             max_batch: max_batch.max(1),
+            deferred: None,
             committer: Mutex::new(None),
         }
     }
 
+    /// A group commit that also takes deferred appends, committed with
+    /// `commit` on the committer thread.
+    pub(crate) fn with_committer(max_batch: usize, commit: CommitFn) -> Self {
+        let mut group = Self::new(max_batch);
+        group.deferred = Some(commit);
+        group
+    }
+
     /// Queues `entry` and returns at once; `done` is called with its result
-    /// once a batch holding it was committed by `commit` (on the committer
-    /// thread, or by a blocked appender that leads). If the committer thread
-    /// cannot be started, `done` gets an error and nothing is queued.
-    pub(crate) fn submit_deferred(&self, entry: AuditEntry, done: AppendDone, commit: &CommitFn) {
-        if let Err(e) = self.start_committer(commit) {
+    /// once a batch holding it was committed (on the committer thread, or by
+    /// a blocked appender that leads). If the committer thread cannot be
+    /// started, `done` gets an error and nothing is queued.
+    pub(crate) fn submit_deferred(&self, entry: AuditEntry, done: AppendDone) {
+        if let Err(e) = self.start_committer() {
             done(Err(e));
             return;
         }
@@ -147,13 +159,15 @@ impl GroupCommit {
         }
     }
 
-    fn start_committer(&self, commit: &CommitFn) -> Result<(), Error> {
+    fn start_committer(&self) -> Result<(), Error> {
         let mut thread = lock(&self.committer);
         if thread.is_some() {
             return Ok(());
         }
+        let commit = self.deferred.clone().ok_or_else(|| {
+            Error::new(ErrorCode::Internal, "this store takes no deferred appends")
+        })?;
         let shared = Arc::clone(&self.shared);
-        let commit = Arc::clone(commit);
         let max_batch = self.max_batch;
         let handle = std::thread::Builder::new()
             .name("toolgate-commit".to_owned())
@@ -198,7 +212,7 @@ impl GroupCommit {
             // Only the leader posts results, so an entry of its own that
             // was not in this batch (the queue was longer than a batch) is
             // still queued: lead the next batch too.
-            let Some(own) = post(std::mem::take(&mut guard.waiters), result, &slot) else {
+            let Some(own) = post(std::mem::take(&mut guard.waiters), result, Some(&slot)) else {
                 continue;
             };
             self.shared.pass_lead();
@@ -277,10 +291,7 @@ fn committer(shared: &Shared, commit: &CommitFn, max_batch: usize) {
                     "the audit batch was abandoned",
                 ))
             });
-            let mut receipts = result.map(Vec::into_iter);
-            for w in waiters {
-                w.post(next_receipt(&mut receipts));
-            }
+            post(waiters, result, None);
         }
         // The queue was empty a moment ago: give the lead up, or keep it
         // if an entry came in since.
@@ -306,18 +317,19 @@ fn next_receipt(
 }
 
 /// Posts a batch's results to its waiters; returns the result for `own`
-/// instead of posting it, if `own` was in the batch.
+/// (the leading appender's slot) instead of posting it, if it was in the
+/// batch.
 fn post(
     waiters: Vec<Waiter>,
     result: Result<Vec<AppendReceipt>, Error>,
-    own: &Arc<Slot>,
+    own: Option<&Arc<Slot>>,
 ) -> Option<Result<AppendReceipt, Error>> {
     let mut mine = None;
     let mut receipts = result.map(Vec::into_iter);
     for w in waiters {
         let r = next_receipt(&mut receipts);
         match w {
-            Waiter::Slot(s) if Arc::ptr_eq(&s, own) => mine = Some(r),
+            Waiter::Slot(s) if own.is_some_and(|own| Arc::ptr_eq(&s, own)) => mine = Some(r),
             w => w.post(r),
         }
     }
@@ -360,6 +372,17 @@ mod tests {
 
     fn entry() -> AuditEntry {
         AuditEntry::new(Timestamp::from_unix_seconds(1), Verdict::Allow)
+    }
+
+    /// A receipt for each entry, all with `seq`.
+    fn receipts(entries: &[AuditEntry], seq: u64) -> Vec<AppendReceipt> {
+        entries
+            .iter()
+            .map(|_| AppendReceipt {
+                seq,
+                hash: toolgate_json::Digest::of(b""),
+            })
+            .collect()
     }
 
     /// Many threads, small batches: every appender gets exactly its own
@@ -414,13 +437,7 @@ mod tests {
             if calls.fetch_add(1, Ordering::SeqCst) == 0 {
                 return Err(Error::new(ErrorCode::Busy, "first batch fails"));
             }
-            Ok(entries
-                .iter()
-                .map(|_| AppendReceipt {
-                    seq: 7,
-                    hash: toolgate_json::Digest::of(b""),
-                })
-                .collect())
+            Ok(receipts(&entries, 7))
         };
         assert_eq!(
             group.submit(entry(), commit).unwrap_err().code(),
@@ -440,13 +457,7 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(50));
                 panic!("commit panics");
             }
-            Ok(entries
-                .iter()
-                .map(|_| AppendReceipt {
-                    seq: 1,
-                    hash: toolgate_json::Digest::of(b""),
-                })
-                .collect())
+            Ok(receipts(&entries, 1))
         };
         std::thread::scope(|s| {
             let first = s.spawn(|| group.submit(entry(), commit));
@@ -480,9 +491,9 @@ mod tests {
     /// appender returns, and the lead is given up at the end.
     #[test]
     fn deferred_and_blocking_appenders_each_get_their_receipt_once() {
-        let group = GroupCommit::new(4);
         let next = Arc::new(AtomicUsize::new(0));
         let commit = counting_commit(&next);
+        let group = GroupCommit::with_committer(4, Arc::clone(&commit));
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::scope(|s| {
             for t in 0..8 {
@@ -494,7 +505,6 @@ mod tests {
                             group.submit_deferred(
                                 entry(),
                                 Box::new(move |r| tx.send(r.unwrap().seq).unwrap()),
-                                commit,
                             );
                         } else {
                             let seq = group.submit(entry(), |b| commit(b)).unwrap().seq;
@@ -517,7 +527,6 @@ mod tests {
     /// callbacks only; the thread lives on and commits the next entries.
     #[test]
     fn the_committer_survives_a_failing_and_a_panicking_batch() {
-        let group = GroupCommit::new(64);
         let calls = Arc::new(AtomicUsize::new(0));
         let commit: CommitFn = {
             let calls = Arc::clone(&calls);
@@ -525,22 +534,16 @@ mod tests {
                 move |entries: Vec<AuditEntry>| match calls.fetch_add(1, Ordering::SeqCst) {
                     0 => Err(Error::new(ErrorCode::Busy, "first batch fails")),
                     1 => panic!("second batch panics"),
-                    _ => Ok(entries
-                        .iter()
-                        .map(|_| AppendReceipt {
-                            seq: 9,
-                            hash: toolgate_json::Digest::of(b""),
-                        })
-                        .collect()),
+                    _ => Ok(receipts(&entries, 9)),
                 },
             )
         };
+        let group = GroupCommit::with_committer(64, commit);
         let submit = || {
             let (tx, rx) = std::sync::mpsc::channel();
             group.submit_deferred(
                 entry(),
                 Box::new(move |r| tx.send(r.map(|r| r.seq)).unwrap()),
-                &commit,
             );
             rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap()
         };
@@ -549,11 +552,21 @@ mod tests {
         assert_eq!(submit().unwrap(), 9);
     }
 
+    /// A group commit made for blocking appenders only refuses a deferred
+    /// append through its callback.
+    #[test]
+    fn a_group_commit_without_a_committer_refuses_deferred_appends() {
+        let group = GroupCommit::new(4);
+        let (tx, rx) = std::sync::mpsc::channel();
+        group.submit_deferred(entry(), Box::new(move |r| tx.send(r.is_ok()).unwrap()));
+        assert_eq!(rx.try_recv(), Ok(false));
+        assert!(lock(&group.shared.queue).pending.is_empty());
+    }
+
     /// Dropping the group commit with deferred entries still queued commits
     /// them before the committer thread ends: no callback is lost.
     #[test]
     fn dropping_the_group_commit_commits_what_is_queued() {
-        let group = GroupCommit::new(2);
         let next = Arc::new(AtomicUsize::new(0));
         let slow: CommitFn = {
             let inner = counting_commit(&next);
@@ -562,14 +575,11 @@ mod tests {
                 inner(entries)
             })
         };
+        let group = GroupCommit::with_committer(2, slow);
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..50 {
             let tx = tx.clone();
-            group.submit_deferred(
-                entry(),
-                Box::new(move |r| tx.send(r.unwrap().seq).unwrap()),
-                &slow,
-            );
+            group.submit_deferred(entry(), Box::new(move |r| tx.send(r.unwrap().seq).unwrap()));
         }
         drop(group);
         drop(tx);

@@ -384,10 +384,7 @@ impl PgStore {
 
     fn refuse_read_only(&self) -> Result<(), Error> {
         if self.read_only {
-            return Err(Error::new(
-                ErrorCode::ReadOnly,
-                "the store was opened read-only",
-            ));
+            return Err(Error::read_only());
         }
         Ok(())
     }

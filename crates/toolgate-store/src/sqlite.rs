@@ -322,6 +322,7 @@ impl SqliteStore {
         };
         Self {
             writer,
+            group: GroupCommit::with_committer(options.max_batch, Arc::clone(&commit)),
             commit,
             hot: readers
                 .split_off(readers.len().min(READERS))
@@ -330,7 +331,6 @@ impl SqliteStore {
                 .collect(),
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
-            group: GroupCommit::new(options.max_batch),
             clock: options.clock,
             escalate_after: u64::from(options.escalate_after),
             read_only: options.read_only,
@@ -385,10 +385,7 @@ impl SqliteStore {
     /// Starts a write transaction and rolls it back.
     fn probe_write(&self) -> Result<(), Error> {
         if self.read_only {
-            return Err(Error::new(
-                ErrorCode::ReadOnly,
-                "the store was opened read-only",
-            ));
+            return Err(Error::read_only());
         }
         let mut conn = self
             .writer
@@ -501,10 +498,7 @@ fn write_on<T>(
     f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     if read_only {
-        return Err(Error::new(
-            ErrorCode::ReadOnly,
-            "the store was opened read-only",
-        ));
+        return Err(Error::read_only());
     }
     let mut conn = writer
         .lock()
@@ -561,10 +555,7 @@ fn filter(sql: &mut String, params: &mut Vec<SqlValue>, clause: &str, value: Sql
 impl Store for SqliteStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         if self.read_only {
-            return Err(Error::new(
-                ErrorCode::ReadOnly,
-                "the store was opened read-only",
-            ));
+            return Err(Error::read_only());
         }
         self.group.submit(entry, |batch| self.commit_batch(batch))
     }
@@ -573,13 +564,10 @@ impl Store for SqliteStore {
     /// thread calls `done`.
     fn append_deferred(&self, entry: AuditEntry, done: AppendDone) {
         if self.read_only {
-            done(Err(Error::new(
-                ErrorCode::ReadOnly,
-                "the store was opened read-only",
-            )));
+            done(Err(Error::read_only()));
             return;
         }
-        self.group.submit_deferred(entry, done, &self.commit);
+        self.group.submit_deferred(entry, done);
     }
 
     /// Reads come from a local file through reader connections of their
