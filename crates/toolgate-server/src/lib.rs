@@ -355,10 +355,9 @@ async fn decide_here(
     else {
         return decide_blocking(gate, request).await;
     };
-    let mut entries = unrecorded.take_entries();
-    let committed = match (entries.pop(), entries.is_empty()) {
-        (None, _) => true,
-        (Some(entry), true) => {
+    let entries = unrecorded.take_entries();
+    let committed = match <[toolgate::store::AuditEntry; 1]>::try_from(entries) {
+        Ok([entry]) => {
             let (tx, rx) = tokio::sync::oneshot::channel();
             gate.store().append_deferred(
                 entry,
@@ -371,8 +370,8 @@ async fn decide_here(
             // A dropped callback means the record was not committed.
             rx.await.unwrap_or(false)
         }
-        (Some(last), false) => {
-            entries.push(last);
+        Err(entries) if entries.is_empty() => true,
+        Err(entries) => {
             let store = Arc::clone(gate.store());
             tokio::task::spawn_blocking(move || store.append_all(entries).is_ok())
                 .await

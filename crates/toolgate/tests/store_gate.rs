@@ -81,6 +81,16 @@ fn memory_store(clock: &ManualClock) -> Arc<SqliteStore> {
     )
 }
 
+/// A store on which nothing can be written.
+fn read_only_store() -> Arc<SqliteStore> {
+    Arc::new(
+        SqliteOptions::new()
+            .read_only(true)
+            .open_in_memory()
+            .unwrap(),
+    )
+}
+
 fn file_store(path: &Path, clock: &ManualClock) -> Arc<SqliteStore> {
     Arc::new(
         SqliteOptions::new()
@@ -489,13 +499,7 @@ fn an_audit_log_that_cannot_be_written_denies_everything() {
     all_store_unavailable(&d);
 
     // A read-only store: nothing can be written at all.
-    let ro = Arc::new(
-        SqliteOptions::new()
-            .read_only(true)
-            .open_in_memory()
-            .unwrap(),
-    );
-    let g = store_gate(ro, &clock);
+    let g = store_gate(read_only_store(), &clock);
     all_store_unavailable(&decide(&g, &alice, &[("search", r#"{"q":"socks"}"#)]));
 }
 
@@ -695,12 +699,6 @@ fn the_two_phase_path_denies_what_was_not_committed() {
     assert!(g.store().tail(10).unwrap().is_empty());
 
     // A read-only store reports the deferred append failed.
-    let ro = Arc::new(
-        SqliteOptions::new()
-            .read_only(true)
-            .open_in_memory()
-            .unwrap(),
-    );
-    let g = store_gate(ro, &clock);
+    let g = store_gate(read_only_store(), &clock);
     all_store_unavailable(&decide_deferred(&g, &alice, &[("search", r#"{"q":"x"}"#)]).unwrap());
 }
