@@ -5,7 +5,9 @@ Each turn the model proposes tool calls; before running any of them the
 agent sends the model's raw response to `POST /v1/decide` and obeys the
 answer, call by call:
 
-- allow: run the tool and give its result to the model;
+- allow: run the tool with the decision's `arguments` (the canonical value
+  the gate checked, never the model's raw text) and give its result to the
+  model;
 - deny: run nothing, give the gate's `feedback` to the model (it says what
   to fix, never echoes the model's text back);
 - needs_approval: wait for a human on `GET /v1/approvals/{id}/wait`, then
@@ -117,11 +119,11 @@ def refund(args):
 TOOLS = {"search": search, "get_order": get_order, "refund": refund}
 
 
-def run_tool(call):
-    """Runs an allowed call. Its arguments passed the gate's strict parse and
-    schema, so a standard JSON parse reads the same value."""
-    fn = call["function"]
-    return TOOLS[fn["name"]](json.loads(fn["arguments"]))
+def run_tool(decision):
+    """Runs an allowed call with the value the gate checked: the decision's
+    `arguments`, never the model's raw `arguments` text, which a second
+    parser could read differently from the gate."""
+    return TOOLS[decision["tool"]](decision["arguments"])
 
 
 def say(line):
@@ -184,7 +186,7 @@ def main(argv=None):
                     d = dict(d, feedback="A human declined this call; do not retry it.",
                              reasons=[{"code": "approval_denied"}])
             if verdict == "allow":
-                result = run_tool(call)
+                result = run_tool(d)
                 say(f"turn {turn}: {d['tool']} allow: ran it: {json.dumps(result, sort_keys=True)}")
                 content = json.dumps(result)
             else:

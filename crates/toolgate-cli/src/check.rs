@@ -52,8 +52,11 @@
 //! pointers of a decision's reasons are into the call's arguments.
 //!
 //! A decision is `{"index", "call_id" (string or null), "tool", "verdict",
-//! "reasons", "digest" (`sha256:…` of the canonical arguments, or null when
-//! they did not parse), "approval" (for an allow, the approval id used; for a
+//! "reasons", "arguments" (for a call that is not denied, the canonical value
+//! the gate checked: run the tool with this value, never with the model's
+//! text; null for a denied call), "digest" (`sha256:…` of the canonical
+//! arguments, the canonical text of `arguments`, or null when they did not
+//! parse), "approval" (for an allow, the approval id used; for a
 //! needs approval with the store, the pending approval's id; or null),
 //! "policies" (the ids of the policies that decided at the authorization
 //! stage, such as `refund-at-most-total` or `toolgate:default_deny`; empty
@@ -64,7 +67,8 @@
 //! may connect to; empty otherwise), "feedback" (the text safe to return to
 //! the model: codes and pointers only, never a policy id)}`.
 //!
-//! Canonical arguments are not printed: they may hold secrets.
+//! The text table does not print arguments; `--json` does, for the caller
+//! that runs the tools.
 //!
 //! # Exit codes
 //!
@@ -84,7 +88,7 @@ use toolgate_json::{canonical, Value};
 
 use crate::json_check::read_input;
 
-/// The largest body read, in bytes (the adapters' default stream bound).
+/// The largest context file read, in bytes (bodies are bounded by `[gate] max_body_bytes`).
 const MAX_BODY_BYTES: usize = toolgate::AdapterOptions::DEFAULT_MAX_STREAM_BYTES;
 
 /// Flags of `toolgate check`.
@@ -151,6 +155,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let gate_config = config.gate();
     let mut builder = Gate::builder(config.registry().clone())
+        .adapter_options(gate_config.adapter_options())
         .max_turns(gate_config.max_turns())
         .max_calls_per_response(
             usize::try_from(gate_config.max_calls_per_response()).unwrap_or(usize::MAX),
@@ -181,7 +186,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut unreadable = false;
     for path in &args.inputs {
         let name = path.display().to_string();
-        let body = match read_input(path, MAX_BODY_BYTES) {
+        let body = match read_input(path, gate_config.max_body_bytes()) {
             Ok(b) => b,
             Err(e) => {
                 eprintln!("toolgate: error: {e:#}");

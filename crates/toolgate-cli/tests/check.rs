@@ -252,3 +252,70 @@ fn help_documents_exit_codes() {
         "{s}"
     );
 }
+
+/// The decisions of every shop response, with and without authorization.
+fn every_shop_decision() -> Vec<toolgate_json::Value<'static>> {
+    let dir = PathBuf::from(shop("responses"));
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    files.sort();
+    let mut args: Vec<&str> = vec!["--json"];
+    args.extend(files.iter().map(String::as_str));
+    let out = check(&args, b"");
+    let mut decisions = Vec::new();
+    for line in text(&out.stdout).lines() {
+        let value = toolgate_json::from_str(line).unwrap().into_owned();
+        for d in value.pointer("/decisions").unwrap().as_array().unwrap() {
+            decisions.push(d.clone());
+        }
+    }
+    decisions
+}
+
+#[test]
+fn arguments_are_the_checked_value_and_digest_is_their_digest() {
+    let decisions = every_shop_decision();
+    let mut handed_on = 0;
+    for d in &decisions {
+        let verdict = d.pointer("/verdict").unwrap().as_str().unwrap();
+        let args = d.pointer("/arguments").expect("every decision has arguments");
+        if verdict == "deny" {
+            assert!(args.is_null(), "a denied call hands nothing on: {d:?}");
+            continue;
+        }
+        handed_on += 1;
+        assert!(args.as_object().is_some(), "{d:?}");
+        let digest = d.pointer("/digest").unwrap().as_str().unwrap();
+        assert_eq!(
+            toolgate_json::canonical::digest(args).to_string(),
+            digest,
+            "the digest is the digest of what `arguments` carries"
+        );
+    }
+    assert!(handed_on >= 3, "the shop has allowed and held calls");
+}
+
+#[test]
+fn the_tool_gets_the_checked_value_not_the_model_text() {
+    // The model's text spells a member with an escape, pads with whitespace
+    // and writes an integer with an exponent-free but odd spelling; a second
+    // parser would have to agree on all of it. The decision carries the one
+    // canonical value instead.
+    let body = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{ \"\\u0071uery\" :\t\"b\\u00f6ots\\n\" ,  \"limit\" : 5 }"}}]}}]}"#;
+    let out = check(&["--json", "-"], body);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let value = toolgate_json::from_str(text(&out.stdout).trim_end())
+        .unwrap()
+        .into_owned();
+    let args = value.pointer("/decisions/0/arguments").unwrap();
+    assert_eq!(
+        toolgate_json::canonical::to_string(args),
+        "{\"limit\":5,\"query\":\"b\u{f6}ots\\n\"}"
+    );
+    assert_eq!(
+        value.pointer("/decisions/0/digest").unwrap().as_str(),
+        Some(toolgate_json::canonical::digest(args).to_string().as_str())
+    );
+}

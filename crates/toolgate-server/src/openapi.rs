@@ -160,6 +160,13 @@ fn decisions() -> Value<'static> {
         ("tool", ty("string")),
         ("verdict", decision_verdict()),
         ("reasons", array_of(schema_ref("Reason"))),
+        (
+            "arguments",
+            o([(
+                "description",
+                s("the canonical value the gate checked, to run the tool with; null for a denied call"),
+            )]),
+        ),
         ("digest", nullable("string")),
         ("approval", nullable("string")),
         ("policies", array_of(ty("string"))),
@@ -325,7 +332,13 @@ fn audit_record() -> Value<'static> {
             "digest",
             o([("oneOf", list([ty("null"), digest_string()]))]),
         ),
-        ("arguments", o([])),
+        (
+            "arguments",
+            o([(
+                "description",
+                s("the canonical value the gate checked, to run the tool with; null for a denied call"),
+            )]),
+        ),
         ("approval", nullable("integer")),
         ("actor", nullable("string")),
         ("note", nullable("string")),

@@ -567,3 +567,38 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
     let store = SqliteOptions::new().read_only(true).open(&db).unwrap();
     assert!(store.verify().unwrap().is_intact());
 }
+
+#[tokio::test]
+async fn decide_hands_on_the_checked_arguments() {
+    let f = fixture();
+    // Allowed (the search), held (alice's refund) and denied (bob's order)
+    // calls: the first two carry the canonical value, the last nothing.
+    for (response, verdict) in [
+        ("openai-search.json", "allow"),
+        ("openai-refund-needs-approval.json", "needs_approval"),
+        ("openai-refund-other-users-order.json", "deny"),
+    ] {
+        let v = decide(&f.app, response, "alice", "s-args").await;
+        let d = v.pointer("/decisions/0").unwrap();
+        assert_eq!(s(d, "/verdict"), verdict, "{response}");
+        let args = d.pointer("/arguments").unwrap();
+        if verdict == "deny" {
+            assert!(args.is_null(), "{response}");
+            continue;
+        }
+        assert!(args.as_object().is_some(), "{response}");
+        assert_eq!(
+            toolgate_json::canonical::digest(args).to_string(),
+            s(d, "/digest"),
+            "{response}: the digest is the digest of `arguments`"
+        );
+    }
+    let v = decide(&f.app, "openai-search.json", "alice", "s-args2").await;
+    assert_eq!(
+        v.pointer("/decisions/0/arguments")
+            .unwrap()
+            .to_canonical_string(),
+        r#"{"limit":5,"query":"waterproof hiking boots"}"#
+    );
+    drop(f.dir);
+}

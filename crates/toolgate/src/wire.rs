@@ -6,16 +6,21 @@
 //! `rejected` (a reason or `null`), `findings` (reasons with `denies`) and
 //! `decisions`; a reason is `{"code", "pointer"}` plus `"detail"` when the
 //! stage has a finer code; a decision is `{"index", "call_id", "tool",
-//! "verdict", "reasons", "digest", "approval", "policies", "pinned",
-//! "feedback"}`. The members are documented in the README (`toolgate
-//! check`). Canonical arguments are never part of it: they may hold
-//! secrets.
+//! "verdict", "reasons", "arguments", "digest", "approval", "policies",
+//! "pinned", "feedback"}`. The members are documented in the README
+//! (`toolgate check`).
+//!
+//! `arguments` is the canonical value the gate checked, for every call that
+//! is not denied (`null` for a denied one): the caller runs the tool with
+//! it, never with the model's raw text, which a second parser may read
+//! differently. Written in the canonical form, its text is exactly the text
+//! `digest` is the SHA-256 of.
 
 use std::borrow::Cow;
 
-use toolgate_json::{Number, Object, Value};
+use toolgate_json::{Limit, Limits, Number, Object, ParseOptions, Value};
 
-use crate::decision::{Decision, Decisions, PinnedUrl};
+use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 use crate::reason::Reason;
 
 fn string(s: impl Into<String>) -> Value<'static> {
@@ -95,6 +100,7 @@ fn decision_json(d: &Decision) -> Value<'static> {
                 .collect(),
         ),
     );
+    o.insert("arguments", arguments(d));
     o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
     o.insert("approval", or_null(d.approval.clone(), string));
     o.insert(
@@ -107,6 +113,36 @@ fn decision_json(d: &Decision) -> Value<'static> {
     );
     o.insert("feedback", string(d.feedback.clone()));
     Value::Object(o)
+}
+
+/// The checked value of a call that is not denied, read back from its
+/// canonical text; `null` for a denied call or one whose arguments did not
+/// parse.
+fn arguments(d: &Decision) -> Value<'static> {
+    if d.verdict == Verdict::Deny {
+        return Value::Null;
+    }
+    let Some(text) = d.canonical_args.as_deref() else {
+        return Value::Null;
+    };
+    // The canonical text was written from a value the gate's limits admitted;
+    // it is read back under the ceilings, which are never below them. A text
+    // that does not read back (it cannot happen) is handed on as nothing
+    // rather than as something else.
+    read_canonical(text).unwrap_or(Value::Null)
+}
+
+fn read_canonical(text: &str) -> Option<Value<'static>> {
+    let limits = Limit::ALL
+        .iter()
+        .try_fold(Limits::new(), |l, &limit| l.set(limit, limit.ceiling()))
+        .ok()?;
+    let value = ParseOptions::new()
+        .with_limits(limits)
+        .allow_noncharacters(true)
+        .parse(text.as_bytes())
+        .ok()?;
+    Some(value.into_owned())
 }
 
 fn pinned_json(p: &PinnedUrl) -> Value<'static> {
