@@ -67,6 +67,17 @@
 //!
 //! [`Config::load`] reads it all, every schema compiled in strict mode, or
 //! returns the first [`Error`]: the file, the line and column (or the JSON
+//! URL arguments are guarded by default: a tool whose schema gives a string
+//! a URI-like `format` (`uri`, `uri-reference`, `iri`, `iri-reference`)
+//! anywhere (nested members, array items, map values, `$ref`s, `anyOf`,
+//! `oneOf` and `allOf` branches) loads only if a `url_policy` names that
+//! argument, or if the tool opts out by name with `url_policy = "none"`
+//! (DANGER: then nothing checks its URLs). Otherwise the load fails with
+//! [`ErrorCode::UnguardedUrl`], naming the tool and the argument's JSON
+//! Pointer (`*` for any item or member: a policy cannot name those, so such
+//! a tool needs the opt-out). An imported tool is guarded by a `[[tool]]`
+//! entry of its name.
+//!
 //! Pointer in an imported list), the key, the tool and an [`ErrorCode`].
 //! Unknown keys are errors. There is no half-loaded config.
 //!
@@ -83,6 +94,7 @@ mod raw;
 mod toml_json;
 
 use std::collections::HashMap;
+mod uri_args;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -99,7 +111,7 @@ use self::import::{json_summary, Imported};
 use self::pointer::PointerError;
 use self::raw::{
     limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawRisk, RawRole, RawTool,
-    RawUrlPolicy,
+    RawUrlPolicies, RawUrlPolicy,
 };
 use crate::registry::{Registry, ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
 
@@ -650,6 +662,14 @@ enum SchemaFrom {
         span: Range<usize>,
         /// The schema file, as written in the config.
         path: Option<String>,
+    if let Some(message) = unguarded_url(&imported.schema, &[]) {
+        return Err(at(
+            ErrorCode::UnguardedUrl,
+            format!(
+                "{message} (in a `[[tool]]` entry of this name, which overrides the imported tool)"
+            ),
+        ));
+    }
     },
     Import {
         file: PathBuf,
@@ -1178,9 +1198,16 @@ impl Loader<'_> {
         };
 
         let mut url_policies: Vec<UrlPolicyConfig> = Vec::new();
-        if let Some(policies) = &raw.url_policy {
-            let at = policies.span().start;
-            for p in &policies.get_ref().0 {
+        let listed = match raw
+            .url_policy
+            .as_ref()
+            .map(|p| (p.span().start, p.get_ref()))
+        {
+            Some((at, RawUrlPolicies::Policies(list))) => Some((at, list)),
+            Some((_, RawUrlPolicies::None)) | None => None,
+        };
+        if let Some((at, list)) = listed {
+            for p in list {
                 pointer::check_declared(&raw_schema, &p.arg)
                     .map_err(|e| pointer_error(e, at, "url_policy", false, &p.arg))?;
                 if url_policies.iter().any(|q| q.arg == p.arg) {
@@ -1254,6 +1281,21 @@ impl Loader<'_> {
             parse_options: ParseOptions::new().with_limits(limits),
             redact,
             origin: ToolOrigin::Config {
+        if !matches!(
+            raw.url_policy.as_ref().map(Spanned::get_ref),
+            Some(RawUrlPolicies::None)
+        ) {
+            if let Some(message) = unguarded_url(&raw_schema, &url_policies) {
+                let (at, key) = match &raw.url_policy {
+                    Some(p) => (p.span().start, "url_policy"),
+                    None => (raw.name.span().start, "name"),
+                };
+                return Err(self
+                    .at_key(ErrorCode::UnguardedUrl, at, key, message)
+                    .tool(name));
+            }
+        }
+
                 file: self.file.to_path_buf(),
                 line,
             },
@@ -1421,6 +1463,39 @@ fn url_policy_problem(p: &RawUrlPolicy) -> Option<String> {
                     || matches!(c, '/' | '@' | '*' | ':' | '?' | '#')
             });
         if !ok {
+/// Why a tool with these URL policies cannot load: the first URL argument
+/// of its schema (a string with a URI-like `format`) that no policy guards.
+fn unguarded_url(schema: &Value, policies: &[UrlPolicyConfig]) -> Option<String> {
+    let Some(args) = uri_args::find(schema) else {
+        return Some(
+            "the schema's `$ref`s fan out too far to find its URL arguments \
+             (strings with `format` `uri`, `uri-reference`, `iri` or `iri-reference`): \
+             simplify it, or opt out with `url_policy = \"none\"`"
+                .to_owned(),
+        );
+    };
+    args.into_iter().find_map(|arg| {
+        let shown = arg.display();
+        match arg.pointer() {
+            Some(p) if policies.iter().any(|q| q.arg == p) => None,
+            Some(p) => Some(format!(
+                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) and no `url_policy` guards it: \
+                 add `url_policy = {{ arg = \"{}\", hosts = [\"…\"] }}`, or opt out with `url_policy = \"none\"`",
+                arg.format.escape_debug(),
+                arg.schema_pointer.escape_debug(),
+                p.escape_debug()
+            )),
+            None => Some(format!(
+                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) inside an array or a map, \
+                 where a `url_policy` cannot name it (`*` is any item or member): \
+                 only `url_policy = \"none\"` lets this tool load, and then nothing checks its URLs",
+                arg.format.escape_debug(),
+                arg.schema_pointer.escape_debug()
+            )),
+        }
+    })
+}
+
             return Some(format!(
                 "`{}` is not a host or a `*.` wildcard (ports go in `ports`)",
                 h.escape_debug()

@@ -78,6 +78,15 @@
 //! there is none, and pins the addresses in [`CheckedUrl::pinned`]. A tool
 //! that connects only to the pinned addresses is safe from DNS rebinding.
 //!
+//! # Which arguments are guarded
+//!
+//! A tool's `url_policy` entries in the config (see [`crate::config`]) name
+//! the arguments by JSON Pointer. The loader refuses a tool whose schema has
+//! a string with `format` `uri`, `uri-reference`, `iri` or `iri-reference`
+//! that no policy names (`unguarded_url`), unless the tool opts out with
+//! `url_policy = "none"`. A URL argument without such a `format` is guarded
+//! only if a policy names it.
+//!
 //! # What the tool must do
 //!
 //! Use [`CheckedUrl::as_str`], never the raw argument, and connect only to

@@ -948,3 +948,138 @@ fn names_match_byte_for_byte() {
         Risk::Write
     );
 }
+
+/// Issue 12: a URL argument (a string with a URI-like `format`) anywhere in a
+/// tool's schema needs a `url_policy` or the named opt-out; otherwise the
+/// config does not load, and the error names the tool and the argument.
+#[test]
+fn url_arguments_are_guarded_by_default() {
+    let tool = "[[tool]]\nname = \"fetch\"\nrisk = \"read\"\n";
+    // (what, schema_json, the argument as the error names it)
+    let unguarded = [
+        (
+            "top level uri",
+            r#"{"type":"object","properties":{"url":{"type":"string","format":"uri"}}}"#,
+            "`/url`",
+        ),
+        (
+            "nested iri",
+            r#"{"type":"object","properties":{"page":{"type":"object","properties":{"href":{"type":"string","format":"iri"}}}}}"#,
+            "`/page/href`",
+        ),
+        (
+            "array items",
+            r#"{"type":"object","properties":{"urls":{"type":"array","items":{"type":"string","format":"uri-reference"}}}}"#,
+            "`/urls/*`",
+        ),
+        (
+            "through $defs and $ref",
+            r##"{"type":"object","properties":{"link":{"$ref":"#/$defs/Link"}},"$defs":{"Link":{"type":"string","format":"iri-reference"}}}"##,
+            "`/link`",
+        ),
+        (
+            "in an anyOf branch",
+            r#"{"type":"object","properties":{"next":{"anyOf":[{"type":"null"},{"type":"string","format":"uri"}]}}}"#,
+            "`/next`",
+        ),
+        (
+            "in a root anyOf branch's properties",
+            r#"{"type":"object","anyOf":[{"properties":{"target":{"type":"string","format":"uri"}}}]}"#,
+            "`/target`",
+        ),
+        (
+            "a map's values",
+            r#"{"type":"object","properties":{"hooks":{"type":"object","additionalProperties":{"type":"string","format":"uri"}}}}"#,
+            "`/hooks/*`",
+        ),
+    ];
+    for (what, schema, arg) in unguarded {
+        let text = format!("{tool}schema_json = '{schema}'\n");
+        let (shown, err) = load_err(&text);
+        assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{what}: {shown}");
+        assert_eq!(err.code().as_str(), "unguarded_url");
+        assert_eq!(err.tool_name(), Some("fetch"), "{what}");
+        assert!(
+            shown.starts_with("fixtures/toolgate.toml:2:1: tool `fetch`: "),
+            "{what}: {shown}"
+        );
+        assert!(shown.contains(arg), "{what}: {shown}");
+        assert!(shown.contains("url_policy = \"none\""), "{what}: {shown}");
+        // A policy on another argument does not guard this one.
+        let text = format!(
+            "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"/other\", hosts = [\"example.com\"] }}\n"
+        );
+        assert!(Config::parse(&text, fixtures().join("toolgate.toml")).is_err());
+        // The named opt-out loads; nothing guards the URLs then.
+        let text = format!("{tool}schema_json = '{schema}'\nurl_policy = \"none\"\n");
+        let config = load(&text);
+        assert!(config
+            .registry()
+            .get("fetch")
+            .unwrap()
+            .url_policies()
+            .is_empty());
+    }
+    // Guarded where a pointer can name it, including inside a branch.
+    for (schema, arg) in [
+        (unguarded[0].1, "/url"),
+        (unguarded[1].1, "/page/href"),
+        (unguarded[3].1, "/link"),
+        (unguarded[4].1, "/next"),
+        (unguarded[5].1, "/target"),
+    ] {
+        let text = format!(
+            "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"{arg}\", hosts = [\"example.com\"] }}\n"
+        );
+        let config = load(&text);
+        assert_eq!(
+            config.registry().get("fetch").unwrap().url_policies()[0].arg(),
+            arg
+        );
+    }
+    // Other formats and unformatted strings are not URL arguments here.
+    load(&format!(
+        "{tool}schema_json = '{}'\n",
+        r#"{"type":"object","properties":{"mail":{"type":"string","format":"email"},"u":{"type":"string"}}}"#
+    ));
+    // Any other string is not an opt-out.
+    let (shown, err) = load_err(&format!(
+        "{tool}schema_json = '{}'\nurl_policy = \"off\"\n",
+        unguarded[0].1
+    ));
+    assert_eq!(err.code(), ErrorCode::InvalidValue, "{shown}");
+}
+
+/// An imported tool with a URL argument needs a `[[tool]]` entry of its
+/// name with a `url_policy` (or `url_policy = "none"`).
+#[test]
+fn imported_url_arguments_are_guarded_by_default() {
+    let dir = std::env::temp_dir().join(format!("toolgate-url-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("mcp.json"),
+        r#"{"tools":[{"name":"browse","inputSchema":{"type":"object","properties":{"url":{"type":"string","format":"uri"}},"required":["url"]}}]}"#,
+    )
+    .unwrap();
+    let head = "import = [{ path = \"mcp.json\", format = \"mcp\" }]\n";
+    let err = Config::parse(head, dir.join("toolgate.toml")).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{err}");
+    assert_eq!(err.tool_name(), Some("browse"));
+    assert!(err.to_string().contains("`/url`"), "{err}");
+    let guarded = format!(
+        "{head}[[tool]]\nname = \"browse\"\nrisk = \"read\"\nurl_policy = {{ arg = \"/url\", hosts = [\"*.example.com\"] }}\n"
+    );
+    let config = Config::parse(&guarded, dir.join("toolgate.toml")).unwrap();
+    assert_eq!(
+        config
+            .registry()
+            .get("browse")
+            .unwrap()
+            .url_policies()
+            .len(),
+        1
+    );
+    let err = import_file(dir.join("mcp.json"), ImportFormat::Mcp).unwrap_err();
+    assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

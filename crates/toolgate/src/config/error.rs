@@ -48,6 +48,10 @@ pub enum ErrorCode {
     InvalidUrlPolicy,
     /// An imported tool list does not have the shape of its format.
     InvalidImport,
+    /// A tool's schema has a URL argument (a string with `format` `uri`,
+    /// `uri-reference`, `iri` or `iri-reference`) that no `url_policy`
+    /// guards, and the tool does not opt out with `url_policy = "none"`.
+    UnguardedUrl,
 }
 
 impl ErrorCode {
@@ -73,6 +77,7 @@ impl ErrorCode {
             Self::UndeclaredProperty => "undeclared_property",
             Self::InvalidUrlPolicy => "invalid_url_policy",
             Self::InvalidImport => "invalid_import",
+            Self::UnguardedUrl => "unguarded_url",
         }
     }
 }

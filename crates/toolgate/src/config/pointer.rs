@@ -42,20 +42,56 @@ pub(crate) fn parse(pointer: &str) -> Result<Vec<String>, PointerError> {
 const MAX_REF_HOPS: usize = 32;
 
 /// Checks that `pointer` names a property reachable from the schema's root
-/// through `properties` (following local `$ref`s such as `#/$defs/Card`).
+/// through `properties` (following local `$ref`s such as `#/$defs/Card`, and
+/// the branches of `allOf`, `anyOf` and `oneOf`).
 pub(crate) fn check_declared(schema: &Value, pointer: &str) -> Result<(), PointerError> {
     let tokens = parse(pointer)?;
-    let mut current = schema;
+    let mut current = vec![schema];
     for token in &tokens {
-        let resolved = resolve_refs(schema, current).ok_or(PointerError::Undeclared)?;
-        current = resolved
-            .as_object()
-            .and_then(|o| o.get("properties"))
-            .and_then(Value::as_object)
-            .and_then(|p| p.get(token))
-            .ok_or(PointerError::Undeclared)?;
+        let mut next = Vec::new();
+        for node in current {
+            declared(schema, node, token, 0, &mut next);
+        }
+        if next.is_empty() {
+            return Err(PointerError::Undeclared);
+        }
+        current = next;
     }
     Ok(())
+}
+
+/// Pushes the subschemas `node` (or one of its combinator branches)
+/// declares for the property `token`.
+fn declared<'v, 'a>(
+    root: &'v Value<'a>,
+    node: &'v Value<'a>,
+    token: &str,
+    depth: usize,
+    out: &mut Vec<&'v Value<'a>>,
+) {
+    if depth > MAX_REF_HOPS || out.len() > MAX_REF_HOPS {
+        return;
+    }
+    let Some(object) = resolve_refs(root, node).and_then(Value::as_object) else {
+        return;
+    };
+    if let Some(p) = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .and_then(|p| p.get(token))
+    {
+        out.push(p);
+    }
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for branch in object
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            declared(root, branch, token, depth + 1, out);
+        }
+    }
 }
 
 fn resolve_refs<'v, 'a>(root: &'v Value<'a>, mut node: &'v Value<'a>) -> Option<&'v Value<'a>> {
@@ -97,5 +133,13 @@ mod tests {
         assert!(check_declared(&s, "/card/cvv").is_err());
         assert!(check_declared(&s, "/n/x").is_err());
         assert!(check_declared(&s, "/m").is_err());
+        let s = toolgate_json::from_str(
+            r#"{"type":"object","anyOf":[{"properties":{"a":{"type":"string"}}},
+                {"allOf":[{"properties":{"b":{"type":"object","properties":{"c":{}}}}}]}]}"#,
+        )
+        .unwrap();
+        assert!(check_declared(&s, "/a").is_ok());
+        assert!(check_declared(&s, "/b/c").is_ok());
+        assert!(check_declared(&s, "/c").is_err());
     }
 }

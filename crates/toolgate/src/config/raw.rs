@@ -129,7 +129,7 @@ pub(crate) struct RawTool {
     pub(crate) schema: Option<Spanned<toml::Value>>,
     pub(crate) schema_json: Option<Spanned<String>>,
     pub(crate) resource: Option<Spanned<RawResource>>,
-    pub(crate) url_policy: Option<Spanned<OneOrMany<RawUrlPolicy>>>,
+    pub(crate) url_policy: Option<Spanned<RawUrlPolicies>>,
     #[serde(default)]
     pub(crate) redact: Vec<Spanned<String>>,
     pub(crate) max_argument_bytes: Option<Spanned<u64>>,
@@ -167,32 +167,45 @@ pub(crate) struct RawUrlPolicy {
     pub(crate) resolve: bool,
 }
 
-/// One table or an array of tables: `url_policy = { … }` or
-/// `url_policy = [{ … }, { … }]` (also `[[tool.url_policy]]`).
+/// A tool's `url_policy`: one table or an array of tables (`url_policy =
+/// { … }`, `url_policy = [{ … }, { … }]`, also `[[tool.url_policy]]`), or
+/// the named opt-out `url_policy = "none"`.
 #[derive(Debug)]
-pub(crate) struct OneOrMany<T>(pub(crate) Vec<T>);
+pub(crate) enum RawUrlPolicies {
+    /// `url_policy = "none"`: DANGER, the tool's URL arguments are unchecked.
+    None,
+    /// The policies.
+    Policies(Vec<RawUrlPolicy>),
+}
 
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for OneOrMany<T> {
+impl<'de> Deserialize<'de> for RawUrlPolicies {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = OneOrMany<T>;
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawUrlPolicies;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a table or an array of tables")
+                f.write_str("a table, an array of tables, or \"none\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                if v == "none" {
+                    Ok(RawUrlPolicies::None)
+                } else {
+                    Err(E::invalid_value(de::Unexpected::Str(v), &self))
+                }
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|t| OneOrMany(vec![t]))
+                RawUrlPolicy::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|t| RawUrlPolicies::Policies(vec![t]))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut out = Vec::new();
                 while let Some(t) = seq.next_element()? {
                     out.push(t);
                 }
-                Ok(OneOrMany(out))
+                Ok(RawUrlPolicies::Policies(out))
             }
         }
-        deserializer.deserialize_any(V(std::marker::PhantomData))
+        deserializer.deserialize_any(V)
     }
 }
 
