@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use toolgate_json::Digest;
 
+use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
 /// An approval's id: a positive integer, unique in the store and never reused.
@@ -78,6 +79,11 @@ pub enum ApprovalState {
     Approved,
     /// `denied`: refused or revoked.
     Denied,
+    /// `expired`: no human decided before it expired (a pending approval
+    /// past its `expires_at` reads as expired everywhere), or it was a
+    /// duplicate of another pending approval for the same call in a
+    /// database written before the store enforced one per call.
+    Expired,
 }
 
 impl ApprovalState {
@@ -87,6 +93,7 @@ impl ApprovalState {
             Self::Pending => "pending",
             Self::Approved => "approved",
             Self::Denied => "denied",
+            Self::Expired => "expired",
         }
     }
 
@@ -95,6 +102,7 @@ impl ApprovalState {
             "pending" => Some(Self::Pending),
             "approved" => Some(Self::Approved),
             "denied" => Some(Self::Denied),
+            "expired" => Some(Self::Expired),
             _ => None,
         }
     }
@@ -143,11 +151,48 @@ pub struct Approval {
 }
 
 impl Approval {
+    /// The approval as it stands at `now`: a pending one past its expiry
+    /// is [`ApprovalState::Expired`].
+    #[must_use]
+    pub fn as_of(mut self, now: Timestamp) -> Self {
+        if self.state == ApprovalState::Pending && now >= self.expires_at {
+            self.state = ApprovalState::Expired;
+        }
+        self
+    }
+
     /// Whether it would let a matching call through at `now`.
     pub fn is_usable_at(&self, now: Timestamp) -> bool {
         self.state == ApprovalState::Approved
             && now < self.expires_at
             && (self.kind == ApprovalKind::Standing || self.used_at.is_none())
+    }
+}
+
+/// Caps on the approvals waiting for a human
+/// ([`crate::Store::request_approval_within`]): a call that would add one
+/// beyond either is refused with [`crate::ErrorCode::QueueFull`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PendingLimits {
+    /// The most unexpired pending approvals of one session.
+    pub per_session: u32,
+    /// The most unexpired pending approvals of one user (all sessions).
+    pub per_user: u32,
+}
+
+impl PendingLimits {
+    /// These caps (each at least 1).
+    pub const fn new(per_session: u32, per_user: u32) -> Self {
+        Self {
+            per_session: if per_session == 0 { 1 } else { per_session },
+            per_user: if per_user == 0 { 1 } else { per_user },
+        }
+    }
+
+    /// No caps (`u32::MAX` each): for tools and tests, never for a service.
+    pub const fn unlimited() -> Self {
+        Self::new(u32::MAX, u32::MAX)
     }
 }
 
@@ -164,12 +209,19 @@ pub struct ApprovalUse {
 }
 
 /// Which approvals [`crate::Store::list_approvals`] returns: all filters
-/// must match; pages go forward by id.
+/// must match; pages go forward by id (or back, newest first, with
+/// [`ApprovalFilter::newest_first`]). The state is the state as of now:
+/// [`ApprovalState::Pending`] selects the unexpired pending approvals,
+/// [`ApprovalState::Expired`] the pending ones past their time too.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ApprovalFilter {
     /// Only ids after this one (the cursor).
     pub after: Option<ApprovalId>,
+    /// Only ids before this one (the cursor of newest-first pages).
+    pub before: Option<ApprovalId>,
+    /// The newest (highest id) first.
+    pub newest_first: bool,
     /// At most this many (default 100).
     pub limit: u32,
     /// Only this user's.
@@ -195,6 +247,8 @@ impl ApprovalFilter {
     pub fn new() -> Self {
         Self {
             after: None,
+            before: None,
+            newest_first: false,
             limit: 100,
             user: None,
             session: None,
@@ -208,6 +262,20 @@ impl ApprovalFilter {
     #[must_use]
     pub fn after(mut self, id: ApprovalId) -> Self {
         self.after = Some(id);
+        self
+    }
+
+    /// Ids before `id`.
+    #[must_use]
+    pub fn before(mut self, id: ApprovalId) -> Self {
+        self.before = Some(id);
+        self
+    }
+
+    /// The newest first.
+    #[must_use]
+    pub fn newest_first(mut self) -> Self {
+        self.newest_first = true;
         self
     }
 
@@ -252,4 +320,45 @@ impl ApprovalFilter {
         self.kind = Some(kind);
         self
     }
+}
+
+/// The condition selecting approvals in `state` as of a time (its one
+/// parameter `?`), as both stores write it, for the states that depend on
+/// the time; `None`: the stored state is the state.
+pub(crate) const fn approval_state_clause(state: ApprovalState) -> Option<&'static str> {
+    match state {
+        ApprovalState::Pending => Some("(state = 'pending' AND expires_at > ?)"),
+        ApprovalState::Expired => {
+            Some("(state = 'expired' OR (state = 'pending' AND expires_at <= ?))")
+        }
+        ApprovalState::Approved | ApprovalState::Denied => None,
+    }
+}
+
+/// Refuses a new pending approval beyond `limits`, given the unexpired
+/// pending approvals of its session and of its user.
+pub(crate) fn check_pending_limits(
+    limits: PendingLimits,
+    in_session: u64,
+    of_user: u64,
+) -> Result<(), Error> {
+    if in_session >= u64::from(limits.per_session) {
+        return Err(Error::new(
+            ErrorCode::QueueFull,
+            format!(
+                "the session already has {in_session} approvals waiting (at most {})",
+                limits.per_session
+            ),
+        ));
+    }
+    if of_user >= u64::from(limits.per_user) {
+        return Err(Error::new(
+            ErrorCode::QueueFull,
+            format!(
+                "the user already has {of_user} approvals waiting (at most {})",
+                limits.per_user
+            ),
+        ));
+    }
+    Ok(())
 }

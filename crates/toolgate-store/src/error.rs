@@ -53,6 +53,10 @@ pub enum ErrorCode {
     InvalidInput,
     /// `internal`: a lock was poisoned by a panicking thread, or a similar bug.
     Internal,
+    /// `approval_queue_full`: the session or the user already has as many
+    /// approvals waiting for a human as the caps allow
+    /// ([`crate::PendingLimits`]).
+    QueueFull,
 }
 
 impl ErrorCode {
@@ -69,6 +73,7 @@ impl ErrorCode {
             Self::Conflict => "conflict",
             Self::InvalidInput => "invalid_input",
             Self::Internal => "internal",
+            Self::QueueFull => "approval_queue_full",
         }
     }
 }

@@ -73,7 +73,10 @@ mod time;
 
 // The public interface is:
 pub use crate::{
-    approval::{Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse},
+    approval::{
+        Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+        PendingLimits,
+    },
     audit::{
         AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
         Verdict, Verification, GENESIS,

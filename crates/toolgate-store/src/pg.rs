@@ -38,7 +38,8 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 use toolgate_json::Digest;
 
 use crate::approval::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+    approval_state_clause, check_pending_limits, Approval, ApprovalFilter, ApprovalId,
+    ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
     self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
@@ -676,6 +677,40 @@ impl Where {
     }
 }
 
+/// The advisory lock class that queues one user's approval requests
+/// ("tgappr" in ASCII, cut to 32 bits: the two-key form takes two `int4`).
+const APPROVAL_LOCK: i32 = 0x7467_6170;
+
+/// The `WHERE` list of an approval filter, its state as of `now`.
+fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
+    let mut w = Where::default();
+    if let Some(after) = f.after {
+        w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
+    }
+    if let Some(before) = f.before {
+        w.add("id < $", Box::new(to_i64(before.get(), "cursor")?));
+    }
+    if let Some(user) = &f.user {
+        w.add("\"user\" = $", Box::new(user.clone()));
+    }
+    if let Some(session) = &f.session {
+        w.add("session = $", Box::new(session.clone()));
+    }
+    if let Some(tool) = &f.tool {
+        w.add("tool = $", Box::new(tool.clone()));
+    }
+    if let Some(kind) = f.kind {
+        w.add("kind = $", Box::new(kind.as_str().to_owned()));
+    }
+    if let Some(state) = f.state {
+        match approval_state_clause(state) {
+            Some(clause) => w.add(&clause.replace('?', "$"), Box::new(now.unix_millis())),
+            None => w.add("state = $", Box::new(state.as_str().to_owned())),
+        }
+    }
+    Ok(w)
+}
+
 impl Store for PgStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         self.refuse_read_only()?;
@@ -847,34 +882,84 @@ impl Store for PgStore {
         })
     }
 
-    fn request_approval(
+    fn request_approval_within(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
         expires_at: Timestamp,
+        limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.clock.now().unix_millis();
+        let digest = digest.as_bytes().as_slice();
         self.write(|tx| {
-            let row = tx
-                .tx
-                .query_one(
+            let db = |e| Error::pg("requesting an approval", e);
+            let tx = &mut tx.tx;
+            // One user's requests queue on a transaction-scoped lock, so
+            // the caps count what replicas write at the same moment; the
+            // unique index of pending approvals holds one per call
+            // whatever happens.
+            tx.execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&APPROVAL_LOCK, &user],
+            )
+            .map_err(db)?;
+            tx.execute(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
+                 AND expires_at <= $5",
+                &[&user, &session, &tool, &digest, &now],
+            )
+            .map_err(db)?;
+            let find = "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                        AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'";
+            if let Some(row) = tx
+                .query_opt(find, &[&user, &session, &tool, &digest])
+                .map_err(db)?
+            {
+                let id: i64 = row.try_get(0).map_err(db)?;
+                return Ok(ApprovalId::new(to_u64(id)?));
+            }
+            let count = |tx: &mut Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]| {
+                tx.query_one(sql, params)
+                    .and_then(|r| r.try_get::<_, i64>(0))
+                    .map_err(db)
+                    .and_then(to_u64)
+            };
+            let in_session = count(
+                tx,
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND state = 'pending' AND expires_at > $3",
+                &[&user, &session, &now],
+            )?;
+            let of_user = count(
+                tx,
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&user, &now],
+            )?;
+            check_pending_limits(limits, in_session, of_user)?;
+            let inserted = tx
+                .query_opt(
                     "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
-                     VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') RETURNING id",
-                    &[
-                        &user,
-                        &session,
-                        &tool,
-                        &digest.as_bytes().as_slice(),
-                        &now.unix_millis(),
-                        &expires_at.unix_millis(),
-                    ],
+                     VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
+                     ON CONFLICT (\"user\", session, tool, digest) \
+                     WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
+                    &[&user, &session, &tool, &digest, &now, &expires_at.unix_millis()],
                 )
-                .map_err(|e| Error::pg("requesting an approval", e))?;
-            let id: i64 = row
-                .try_get(0)
-                .map_err(|e| Error::pg("requesting an approval", e))?;
+                .map_err(db)?;
+            let row = match inserted {
+                Some(row) => row,
+                // Another transaction's pending approval for this call won.
+                None => tx
+                    .query_opt(find, &[&user, &session, &tool, &digest])
+                    .map_err(db)?
+                    .ok_or_else(|| {
+                        Error::new(ErrorCode::Conflict, "the call's approval changed meanwhile")
+                    })?,
+            };
+            let id: i64 = row.try_get(0).map_err(db)?;
             Ok(ApprovalId::new(to_u64(id)?))
         })
     }
@@ -998,32 +1083,20 @@ impl Store for PgStore {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(None);
         };
-        self.pool.with(|client, _| get_approval(client, id, false))
+        let now = self.clock.now();
+        let found = self
+            .pool
+            .with(|client, _| get_approval(client, id, false))?;
+        Ok(found.map(|a| a.as_of(now)))
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let mut w = Where::default();
-        if let Some(after) = f.after {
-            w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
-        }
-        if let Some(user) = &f.user {
-            w.add("\"user\" = $", Box::new(user.clone()));
-        }
-        if let Some(session) = &f.session {
-            w.add("session = $", Box::new(session.clone()));
-        }
-        if let Some(tool) = &f.tool {
-            w.add("tool = $", Box::new(tool.clone()));
-        }
-        if let Some(state) = f.state {
-            w.add("state = $", Box::new(state.as_str().to_owned()));
-        }
-        if let Some(kind) = f.kind {
-            w.add("kind = $", Box::new(kind.as_str().to_owned()));
-        }
+        let now = self.clock.now();
+        let w = approvals_where(f, now)?;
         let sql = format!(
-            "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id LIMIT {}",
+            "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id {} LIMIT {}",
             w.sql,
+            if f.newest_first { "DESC" } else { "ASC" },
             i64::from(f.limit)
         );
         self.pool.with(|client, _| {
@@ -1031,8 +1104,23 @@ impl Store for PgStore {
                 .query(&sql, &w.refs())
                 .map_err(|e| Error::pg("listing approvals", e))?
                 .iter()
-                .map(approval)
+                .map(|r| approval(r).map(|a| a.as_of(now)))
                 .collect()
+        })
+    }
+
+    fn count_approvals(&self, f: &ApprovalFilter) -> Result<u64, Error> {
+        let mut f = f.clone();
+        f.after = None;
+        f.before = None;
+        let w = approvals_where(&f, self.clock.now())?;
+        let sql = format!("SELECT COUNT(*) FROM approvals{}", w.sql);
+        self.pool.with(|client, _| {
+            client
+                .query_one(&sql, &w.refs())
+                .and_then(|r| r.try_get::<_, i64>(0))
+                .map_err(|e| Error::pg("counting approvals", e))
+                .and_then(to_u64)
         })
     }
 
@@ -1157,6 +1245,15 @@ impl Store for PgStore {
                     "the database takes no writes (a standby, or read-only)",
                 ));
             }
+            Ok(())
+        })?;
+        // A committed write, as an audit append commits one (a full disk
+        // fails it).
+        let now = self.clock.now().unix_millis();
+        self.write(|tx| {
+            tx.tx
+                .execute("UPDATE probe SET at = $1 WHERE id = 1", &[&now])
+                .map_err(|e| Error::pg("writing the readiness probe", e))?;
             Ok(())
         })
     }

@@ -35,8 +35,9 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use toolgate_json::Digest;
 
+use crate::approval::{approval_state_clause, check_pending_limits};
 use crate::approval::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
@@ -382,19 +383,18 @@ impl SqliteStore {
         write_on(&self.writer, self.read_only, f)
     }
 
-    /// Starts a write transaction and rolls it back.
+    /// Commits a write to the probe row: the same path as an audit append
+    /// (write lock, WAL, shared memory, fsync), so whatever would fail an
+    /// append fails this.
     fn probe_write(&self) -> Result<(), Error> {
-        if self.read_only {
-            return Err(Error::read_only());
-        }
-        let mut conn = self
-            .writer
-            .lock()
-            .map_err(|_| Error::poisoned("database connection"))?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(|e| Error::db("starting a write", e))?;
-        tx.rollback().map_err(|e| Error::db("rolling back", e))
+        let now = self.clock.now().unix_millis();
+        self.write(|tx| {
+            tx.conn
+                .prepare_cached("UPDATE probe SET at = ?1 WHERE id = 1")
+                .and_then(|mut s| s.execute([now]))
+                .map_err(|e| Error::db("writing the readiness probe", e))?;
+            Ok(())
+        })
     }
 
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
@@ -550,6 +550,51 @@ fn filter(sql: &mut String, params: &mut Vec<SqlValue>, clause: &str, value: Sql
     });
     params.push(value);
     sql.push_str(&clause.replace('?', &format!("?{}", params.len())));
+}
+
+/// `select` with the `WHERE` list of an approval filter (its state as of
+/// `now`) and its parameters.
+fn approvals_where(
+    select: &str,
+    f: &ApprovalFilter,
+    now: Timestamp,
+) -> Result<(String, Vec<SqlValue>), Error> {
+    let mut sql = select.to_owned();
+    let mut params = Vec::new();
+    if let Some(after) = f.after {
+        let id = SqlValue::Integer(to_i64(after.get(), "cursor")?);
+        filter(&mut sql, &mut params, "id > ?", id);
+    }
+    if let Some(before) = f.before {
+        let id = SqlValue::Integer(to_i64(before.get(), "cursor")?);
+        filter(&mut sql, &mut params, "id < ?", id);
+    }
+    for (clause, value) in [
+        ("user = ?", &f.user),
+        ("session = ?", &f.session),
+        ("tool = ?", &f.tool),
+    ] {
+        if let Some(v) = value {
+            filter(&mut sql, &mut params, clause, SqlValue::Text(v.clone()));
+        }
+    }
+    if let Some(kind) = f.kind {
+        let kind = SqlValue::Text(kind.as_str().into());
+        filter(&mut sql, &mut params, "kind = ?", kind);
+    }
+    if let Some(state) = f.state {
+        match approval_state_clause(state) {
+            Some(clause) => {
+                let now = SqlValue::Integer(now.unix_millis());
+                filter(&mut sql, &mut params, clause, now);
+            }
+            None => {
+                let state = SqlValue::Text(state.as_str().into());
+                filter(&mut sql, &mut params, "state = ?", state);
+            }
+        }
+    }
+    Ok((sql, params))
 }
 
 impl Store for SqliteStore {
@@ -789,30 +834,79 @@ impl Store for SqliteStore {
         Ok(n)
     }
 
-    fn request_approval(
+    fn request_approval_within(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
         expires_at: Timestamp,
+        limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.clock.now().unix_millis();
+        let digest = digest.as_bytes().as_slice();
+        // `BEGIN IMMEDIATE` holds the write lock of every process sharing
+        // the file from the look-up to the insert; the unique index of
+        // pending approvals holds the rule whatever the code does.
         self.write(|tx| {
+            let db = |e| Error::db("requesting an approval", e);
             tx.conn
-                .execute(
+                .prepare_cached(
+                    "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND user = ?1 \
+                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending' \
+                     AND expires_at <= ?5",
+                )
+                .and_then(|mut s| s.execute(rusqlite::params![user, session, tool, digest, now]))
+                .map_err(db)?;
+            let found: Option<i64> = tx
+                .conn
+                .prepare_cached(
+                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 \
+                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending'",
+                )
+                .and_then(|mut s| {
+                    s.query_row(rusqlite::params![user, session, tool, digest], |r| r.get(0))
+                        .optional()
+                })
+                .map_err(db)?;
+            if let Some(id) = found {
+                return Ok(ApprovalId::new(to_u64(id)?));
+            }
+            let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> Result<u64, Error> {
+                let n: i64 = tx
+                    .conn
+                    .prepare_cached(sql)
+                    .and_then(|mut s| s.query_row(params, |r| r.get(0)))
+                    .map_err(db)?;
+                to_u64(n)
+            };
+            let in_session = count(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                 AND session = ?2 AND state = 'pending' AND expires_at > ?3",
+                &[&user, &session, &now],
+            )?;
+            let of_user = count(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                 AND state = 'pending' AND expires_at > ?2",
+                &[&user, &now],
+            )?;
+            check_pending_limits(limits, in_session, of_user)?;
+            tx.conn
+                .prepare_cached(
                     "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
                      VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
-                    rusqlite::params![
+                )
+                .and_then(|mut s| {
+                    s.execute(rusqlite::params![
                         user,
                         session,
                         tool,
-                        digest.as_bytes().as_slice(),
-                        now.unix_millis(),
+                        digest,
+                        now,
                         expires_at.unix_millis()
-                    ],
-                )
-                .map_err(|e| Error::db("requesting an approval", e))?;
+                    ])
+                })
+                .map_err(db)?;
             Ok(ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?))
         })
     }
@@ -933,63 +1027,18 @@ impl Store for SqliteStore {
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let now = self.clock.now();
         let conn = self.read_conn()?;
-        rows::get_approval(&conn, id)
+        Ok(rows::get_approval(&conn, id)?.map(|a| a.as_of(now)))
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let mut sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals");
-        let mut params = Vec::new();
-        if let Some(after) = f.after {
-            filter(
-                &mut sql,
-                &mut params,
-                "id > ?",
-                SqlValue::Integer(to_i64(after.get(), "cursor")?),
-            );
-        }
-        if let Some(user) = &f.user {
-            filter(
-                &mut sql,
-                &mut params,
-                "user = ?",
-                SqlValue::Text(user.clone()),
-            );
-        }
-        if let Some(session) = &f.session {
-            filter(
-                &mut sql,
-                &mut params,
-                "session = ?",
-                SqlValue::Text(session.clone()),
-            );
-        }
-        if let Some(tool) = &f.tool {
-            filter(
-                &mut sql,
-                &mut params,
-                "tool = ?",
-                SqlValue::Text(tool.clone()),
-            );
-        }
-        if let Some(state) = f.state {
-            filter(
-                &mut sql,
-                &mut params,
-                "state = ?",
-                SqlValue::Text(state.as_str().into()),
-            );
-        }
-        if let Some(kind) = f.kind {
-            filter(
-                &mut sql,
-                &mut params,
-                "kind = ?",
-                SqlValue::Text(kind.as_str().into()),
-            );
-        }
+        let now = self.clock.now();
+        let (mut sql, mut params) =
+            approvals_where(&format!("SELECT {APPROVAL_COLUMNS} FROM approvals"), f, now)?;
         params.push(SqlValue::Integer(i64::from(f.limit)));
-        sql.push_str(&format!(" ORDER BY id LIMIT ?{}", params.len()));
+        let order = if f.newest_first { "DESC" } else { "ASC" };
+        sql.push_str(&format!(" ORDER BY id {order} LIMIT ?{}", params.len()));
         let conn = self.read_conn()?;
         let db = |e| Error::db("listing approvals", e);
         let mut stmt = conn.prepare_cached(&sql).map_err(db)?;
@@ -998,9 +1047,23 @@ impl Store for SqliteStore {
             .map_err(db)?;
         let mut out = Vec::new();
         while let Some(row) = rows.next().map_err(db)? {
-            out.push(rows::approval(row)?);
+            out.push(rows::approval(row)?.as_of(now));
         }
         Ok(out)
+    }
+
+    fn count_approvals(&self, f: &ApprovalFilter) -> Result<u64, Error> {
+        let mut f = f.clone();
+        f.after = None;
+        f.before = None;
+        let (sql, params) =
+            approvals_where("SELECT COUNT(*) FROM approvals", &f, self.clock.now())?;
+        let conn = self.read_conn()?;
+        let n: i64 = conn
+            .prepare_cached(&sql)
+            .and_then(|mut s| s.query_row(rusqlite::params_from_iter(params.iter()), |r| r.get(0)))
+            .map_err(|e| Error::db("counting approvals", e))?;
+        to_u64(n)
     }
 
     fn record_call(

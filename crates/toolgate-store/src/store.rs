@@ -4,7 +4,7 @@ use std::io::Write;
 
 use toolgate_json::Digest;
 
-use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse};
+use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse, PendingLimits};
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
@@ -81,7 +81,7 @@ pub trait Store: Send + Sync {
 
     // ---- approvals ----
 
-    /// Creates a pending single approval for exactly this call.
+    /// [`Store::request_approval_within`] without caps.
     fn request_approval(
         &self,
         user: &str,
@@ -89,6 +89,33 @@ pub trait Store: Send + Sync {
         tool: &str,
         digest: &Digest,
         expires_at: Timestamp,
+    ) -> Result<ApprovalId, Error> {
+        self.request_approval_within(
+            user,
+            session,
+            tool,
+            digest,
+            expires_at,
+            PendingLimits::unlimited(),
+        )
+    }
+
+    /// The pending single approval for exactly this call, atomically: the
+    /// unexpired pending one for (user, session, tool, digest) if there is
+    /// one, else a new one expiring at `expires_at` (a pending one past its
+    /// time is marked expired first). The database holds at most one
+    /// pending approval per call (a unique index), so identical calls
+    /// arriving together, from threads or replicas, share one. A new one
+    /// beyond `limits` (unexpired pending approvals of the session, of the
+    /// user) is refused with `approval_queue_full`.
+    fn request_approval_within(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        expires_at: Timestamp,
+        limits: PendingLimits,
     ) -> Result<ApprovalId, Error>;
 
     /// A human approves a pending, unexpired approval (audited
@@ -129,8 +156,14 @@ pub trait Store: Send + Sync {
     /// One approval.
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error>;
 
-    /// One page of approvals matching `filter`, by ascending id.
+    /// One page of approvals matching `filter`, by ascending id (or
+    /// descending, [`ApprovalFilter::newest_first`]), each as it stands now
+    /// ([`Approval::as_of`]).
     fn list_approvals(&self, filter: &ApprovalFilter) -> Result<Vec<Approval>, Error>;
+
+    /// How many approvals match `filter`, whatever its cursors and limit:
+    /// one aggregate query (the pending gauge, the page's true count).
+    fn count_approvals(&self, filter: &ApprovalFilter) -> Result<u64, Error>;
 
     // ---- sessions ----
 
@@ -155,11 +188,13 @@ pub trait Store: Send + Sync {
 
     // ---- health ----
 
-    /// Checks, without changing anything, that the store answers and could
-    /// take a write now: the service's readiness probe. The default reads
-    /// the kill switch; [`crate::SqliteStore`] also starts (and rolls back)
-    /// a write transaction, so a read-only store or a write lock held past
-    /// the busy timeout is reported.
+    /// Checks that the store answers and takes a write now: the service's
+    /// readiness probe. The default reads the kill switch;
+    /// [`crate::SqliteStore`] and [`crate::PgStore`] also commit a write to
+    /// a probe row of their own (nothing else changes), so whatever would
+    /// make an audit append fail (a read-only or immutable file, a full
+    /// disk, a write lock held past the busy timeout, a standby) fails the
+    /// probe too.
     fn ping(&self) -> Result<(), Error> {
         self.kill_switch().map(|_| ())
     }

@@ -18,7 +18,7 @@ use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
     ApprovalFilter, ApprovalKind, ApprovalState, AuditFilter, ErrorCode, KillMode, ManualClock,
-    SqliteOptions, Store, Timestamp, Verdict,
+    PendingLimits, SqliteOptions, Store, Timestamp, Verdict,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
@@ -398,7 +398,193 @@ fn sqlite_store_is_usable_as_a_trait_object() {
     assert!(store.verify().unwrap().is_intact());
 }
 
+/// Issue 13 item 3: identical held calls arriving at the same moment, on
+/// as many stores (connections, replicas) as threads, get one pending
+/// approval; approved once, it lets the call through once.
+fn identical_held_calls_racing_share_one_pending_approval(db: &Db) {
+    const THREADS: usize = 12;
+    let clock = ManualClock::new(T0);
+    let stores: Vec<Box<dyn Store>> = (0..THREADS).map(|_| db.open(&clock)).collect();
+    for round in 0..8 {
+        let d = digest(&format!(r#"{{"round":{round}}}"#));
+        let barrier = Barrier::new(THREADS);
+        let ids: Vec<_> = std::thread::scope(|scope| {
+            let workers: Vec<_> = stores
+                .iter()
+                .map(|store| {
+                    let (barrier, d) = (&barrier, &d);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        store
+                            .request_approval("alice", "s-1", "refund", d, later(3600))
+                            .unwrap()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        assert!(ids.iter().all(|id| *id == ids[0]), "round {round}: {ids:?}");
+        let pending = ApprovalFilter::new()
+            .state(ApprovalState::Pending)
+            .session("s-1");
+        let listed = stores[0].list_approvals(&pending).unwrap();
+        assert_eq!(listed.len(), 1, "round {round}");
+        assert_eq!(stores[0].count_approvals(&pending).unwrap(), 1);
+        stores[0].approve(ids[0], "bob", "").unwrap();
+        let barrier = Barrier::new(THREADS);
+        let used: usize = std::thread::scope(|scope| {
+            let workers: Vec<_> = stores
+                .iter()
+                .map(|store| {
+                    let (barrier, d) = (&barrier, &d);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        store
+                            .consume("alice", "s-1", "refund", d, later(5))
+                            .unwrap()
+                            .is_some()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| usize::from(w.join().unwrap()))
+                .sum()
+        });
+        assert_eq!(used, 1, "round {round}: one approval, one allowed call");
+    }
+    assert!(stores[0].verify().unwrap().is_intact());
+}
+
+/// Issue 13 item 8: pending approvals are capped per session and per user
+/// (the same call asked again is not a new one); expired ones count for
+/// nothing and read as expired.
+fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
+    let (store, clock) = store(db);
+    let limits = PendingLimits::new(2, 3);
+    let ask = |session: &str, n: u32| {
+        use toolgate_store::Clock as _;
+        store.request_approval_within(
+            "alice",
+            session,
+            "refund",
+            &digest(&format!(r#"{{"n":{n}}}"#)),
+            clock.now().saturating_add(Duration::from_secs(600)),
+            limits,
+        )
+    };
+    let first = ask("s-1", 1).unwrap();
+    ask("s-1", 2).unwrap();
+    let full = ask("s-1", 3).unwrap_err();
+    assert_eq!(full.code(), ErrorCode::QueueFull);
+    assert_eq!(full.code().as_str(), "approval_queue_full");
+    // The same call again is the approval it already has.
+    assert_eq!(ask("s-1", 1).unwrap(), first);
+    ask("s-2", 4).unwrap();
+    assert_eq!(ask("s-3", 5).unwrap_err().code(), ErrorCode::QueueFull);
+    // Another user has a queue of their own.
+    store
+        .request_approval_within("dave", "s-9", "refund", &digest("{}"), later(600), limits)
+        .unwrap();
+    // A decided one frees its place.
+    store.deny(first, "bob", "").unwrap();
+    ask("s-1", 3).unwrap();
+    let pending = ApprovalFilter::new().state(ApprovalState::Pending);
+    assert_eq!(store.count_approvals(&pending).unwrap(), 4);
+    // Newest first, with the true count.
+    let newest = store
+        .list_approvals(&pending.clone().newest_first().limit(2))
+        .unwrap();
+    assert_eq!(newest.len(), 2);
+    assert!(newest[0].id > newest[1].id);
+    assert_eq!(newest[0].user, "alice");
+    let older = store
+        .list_approvals(&pending.clone().newest_first().before(newest[1].id))
+        .unwrap();
+    assert_eq!(older.len(), 2);
+    assert!(older[0].id < newest[1].id);
+
+    // Past their expiry, pending approvals are expired: not listed, not
+    // counted, not in anyone's cap, and a new one can be asked for.
+    clock.set(later(600));
+    assert_eq!(store.count_approvals(&pending).unwrap(), 0);
+    assert!(store.list_approvals(&pending).unwrap().is_empty());
+    let expired = ApprovalFilter::new().state(ApprovalState::Expired);
+    assert_eq!(store.count_approvals(&expired).unwrap(), 4);
+    assert!(store
+        .list_approvals(&expired)
+        .unwrap()
+        .iter()
+        .all(|a| a.state == ApprovalState::Expired));
+    let old = newest[0].id;
+    assert_eq!(
+        store.get_approval(old).unwrap().unwrap().state,
+        ApprovalState::Expired
+    );
+    let again = ask("s-1", 3).unwrap();
+    assert_ne!(again, old, "an expired approval is not handed out again");
+    ask("s-1", 1).unwrap();
+    assert_eq!(store.count_approvals(&pending).unwrap(), 2);
+    assert_eq!(
+        store.get_approval(old).unwrap().unwrap().state,
+        ApprovalState::Expired
+    );
+}
+
+/// A database written before one pending approval per call was enforced
+/// may hold duplicates: the migration keeps the newest pending and expires
+/// the others instead of failing.
+fn an_old_database_with_duplicate_pending_approvals_migrates(db: &Db) {
+    let clock = ManualClock::new(T0);
+    let d = digest(ARGS);
+    {
+        let store = db.open(&clock);
+        store
+            .request_approval("alice", "s-1", "refund", &d, later(3600))
+            .unwrap();
+    }
+    // Back to version 2, then the duplicates the old code could write.
+    // (Later versions are undone too, and done again on the next open.)
+    const LATER: &str =
+        "DROP TABLE IF EXISTS session_responses; DROP TABLE IF EXISTS allowed_calls;";
+    let user = if db.is_postgres() { "\"user\"" } else { "user" };
+    db.execute(&format!(
+        "DROP INDEX approvals_one_pending; DROP INDEX approvals_pending_expiry; DROP TABLE probe; \
+         {LATER} DELETE FROM schema_version WHERE version >= 3; \
+         INSERT INTO approvals (kind, {user}, session, tool, digest, created_at, expires_at, state) \
+           SELECT kind, {user}, session, tool, digest, created_at, expires_at, state FROM approvals; \
+         INSERT INTO approvals (kind, {user}, session, tool, digest, created_at, expires_at, state) \
+           SELECT kind, {user}, session, 'other', digest, created_at, expires_at, state FROM approvals;"
+    ));
+    let store = db.open(&clock);
+    let pending = store
+        .list_approvals(&ApprovalFilter::new().state(ApprovalState::Pending))
+        .unwrap();
+    assert_eq!(pending.len(), 2, "one per call: {pending:?}");
+    let all = store.list_approvals(&ApprovalFilter::new()).unwrap();
+    assert_eq!(all.len(), 4);
+    let newest_refund = all
+        .iter()
+        .filter(|a| a.tool == "refund")
+        .map(|a| a.id)
+        .max();
+    assert_eq!(
+        pending.iter().find(|a| a.tool == "refund").map(|a| a.id),
+        newest_refund
+    );
+    assert_eq!(
+        store
+            .request_approval("alice", "s-1", "refund", &d, later(3600))
+            .unwrap(),
+        newest_refund.unwrap()
+    );
+    store.ping().unwrap();
+}
+
 on_both_backends!(
+    identical_held_calls_racing_share_one_pending_approval,
+    pending_approvals_are_capped_and_expire_everywhere,
+    an_old_database_with_duplicate_pending_approvals_migrates,
     approval_lets_exactly_one_identical_call_through,
     approval_does_not_cover_other_arguments_session_user_or_tool,
     expired_pending_and_denied_approvals_cover_nothing,

@@ -381,16 +381,17 @@ impl Store for AuditDown {
     fn export_jsonl(&self, out: &mut dyn std::io::Write) -> Result<u64, StoreError> {
         self.inner.export_jsonl(out)
     }
-    fn request_approval(
+    fn request_approval_within(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
         expires_at: Timestamp,
+        limits: toolgate::store::PendingLimits,
     ) -> Result<ApprovalId, StoreError> {
         self.inner
-            .request_approval(user, session, tool, digest, expires_at)
+            .request_approval_within(user, session, tool, digest, expires_at, limits)
     }
     fn redaction_key(&self) -> Result<toolgate::store::RedactionKey, StoreError> {
         self.inner.redaction_key()
@@ -426,6 +427,9 @@ impl Store for AuditDown {
     }
     fn list_approvals(&self, filter: &ApprovalFilter) -> Result<Vec<Approval>, StoreError> {
         self.inner.list_approvals(filter)
+    }
+    fn count_approvals(&self, filter: &ApprovalFilter) -> Result<u64, StoreError> {
+        self.inner.count_approvals(filter)
     }
     fn record_call(
         &self,

@@ -9,14 +9,38 @@ use postgres::Client;
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 2;
+pub const PG_SCHEMA_VERSION: u32 = 3;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3];
+
+/// Version 3: at most one pending single approval per call (user, session,
+/// tool, digest), enforced by a partial unique index (the insert is an
+/// `ON CONFLICT DO NOTHING` upsert, so concurrent replicas agree on one);
+/// an older database's duplicates keep their newest and the others become
+/// `expired`, so the index can be built. An index of pending approvals by
+/// expiry (the gauge and the queue caps count them), and the readiness
+/// probe's row, which `ping` writes and commits.
+const V3: &str = r#"
+UPDATE approvals SET state = 'expired'
+ WHERE kind = 'single' AND state = 'pending'
+   AND id NOT IN (
+       SELECT MAX(id) FROM approvals WHERE kind = 'single' AND state = 'pending'
+        GROUP BY "user", session, tool, digest
+   );
+CREATE UNIQUE INDEX approvals_one_pending ON approvals ("user", session, tool, digest)
+ WHERE kind = 'single' AND state = 'pending';
+CREATE INDEX approvals_pending_expiry ON approvals (expires_at) WHERE state = 'pending';
+CREATE TABLE probe (
+    id SMALLINT PRIMARY KEY CHECK (id = 1),
+    at BIGINT NOT NULL
+);
+INSERT INTO probe (id, at) VALUES (1, 0);
+"#;
 
 /// Version 2: the store's redaction key, 32 bytes from two
 /// `gen_random_uuid()`s (PostgreSQL's strong random source; 244 random
