@@ -111,7 +111,8 @@ const LINT_EXIT_CODES: &str = "\
 Exit codes:
   0  no findings
   1  at least one finding
-  2  usage error, or a schema that cannot be read or is not strict JSON";
+  2  usage error; a schema that cannot be read, is not strict JSON or does
+     not compile; a config that does not load";
 
 #[derive(Debug, Subcommand)]
 enum JsonCommand {
@@ -129,6 +130,10 @@ fn main() -> ExitCode {
         } => json_check::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Validate(args) => schema_cmds::validate(&args),
+Each schema is first compiled as the gate compiles a tool's (strict mode,
+an object schema at the root); one that does not compile is an error, with
+the compiler's code, the keyword's pointer and the message.
+
         Command::Lint(args) => schema_cmds::lint(&args),
         Command::Narrow(args) => narrow::run(&args),
         Command::Audit { command } => store_cmds::audit(&command),

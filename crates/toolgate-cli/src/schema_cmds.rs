@@ -43,11 +43,25 @@ pub struct ValidateArgs {
 #[derive(Debug, clap::Args)]
 pub struct LintArgs {
     /// Schemas to lint; `-` reads standard input.
-    #[arg(required = true, value_name = "SCHEMA")]
+    #[arg(required_unless_present = "config", value_name = "SCHEMA")]
     schemas: Vec<PathBuf>,
+
+    /// Also lint a toolgate config: it must load (URL arguments guarded,
+    /// every schema compiled), each tool's schema is linted, and a URL policy
+    /// that does not resolve hosts is flagged (DNS rebinding).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
 }
 
 /// Reads and strictly parses a schema file; any failure is a usage-level error.
+/// The schema a flag names (`--schema`): errors name the flag.
+fn load_flag_schema(flag: &str, path: &PathBuf) -> anyhow::Result<Value<'static>> {
+    let bytes = crate::json_check::read_flag_file(flag, path, Limit::InputBytes.default_value())?;
+    let value = toolgate_json::from_slice(&bytes)
+        .map_err(|e| crate::json_check::not_strict_json(flag, path, &e))?;
+    Ok(value.into_owned())
+}
+
 fn load_schema(path: &PathBuf) -> anyhow::Result<Value<'static>> {
     let limit = Limit::InputBytes.default_value();
     let bytes = read_input(path, limit)?;
@@ -72,7 +86,7 @@ pub fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
     } else {
         Mode::Strict
     };
-    let document = load_schema(&args.schema)?;
+    let document = load_flag_schema("--schema", &args.schema)?;
     let options = Options::new().mode(mode).max_errors(args.max_errors.max(1));
     let schema = Schema::compile(&document, &options).map_err(|e| {
         anyhow!(
@@ -91,7 +105,7 @@ pub fn validate(args: &ValidateArgs) -> anyhow::Result<ExitCode> {
         let bytes = match read_input(path, max_bytes) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("toolgate: error: {e:#}");
+                crate::report::error(&e);
                 unreadable = true;
                 continue;
             }
@@ -196,37 +210,129 @@ fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// Runs `toolgate lint`.
+/// Runs `toolgate lint`: each schema is compiled as the gate compiles a
+/// tool's (strict mode, an object schema at the root) before it is linted;
+/// one that does not compile is an error (exit 2), never "no findings".
 pub fn lint(args: &LintArgs) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
-    let (mut found, mut unreadable) = (false, false);
+    let (mut found, mut failed) = (false, false);
+    if let Some(path) = &args.config {
+        match lint_config(path, &mut out) {
+            Ok(f) => found |= f,
+            Err(e) => {
+                eprintln!("toolgate: error: {e:#}");
+                failed = true;
+            }
+        }
+    }
     for path in &args.schemas {
-        let name = path.display();
-        let document = match load_schema(path).with_context(|| format!("cannot lint `{name}`")) {
+        let name = path.display().to_string();
+        let document = match load_schema(path)
+            .with_context(|| format!("cannot lint `{name}`"))
+            .and_then(|d| {
+                gate_compiles(&d)
+                    .map(|()| d)
+                    .map_err(|e| anyhow!("`{name}` {e}"))
+            }) {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("toolgate: error: {e:#}");
-                unreadable = true;
+                failed = true;
                 continue;
             }
         };
-        let findings = toolgate_schema::lint(&document);
-        if findings.is_empty() {
-            writeln!(out, "{name}: no findings")?;
-        }
-        for f in &findings {
-            found = true;
-            writeln!(
-                out,
-                "{name}: {} at `{}`: {}",
-                f.code().as_str(),
-                f.pointer(),
-                f.message()
-            )?;
-        }
+        found |= print_findings(&mut out, &name, &toolgate_schema::lint(&document))?;
     }
     out.flush()?;
-    Ok(exit(unreadable, found))
+    Ok(exit(failed, found))
+}
+
+/// Whether the gate would take `document` as a tool's schema: strict mode
+/// compiles it and its root is an object schema. The error names the
+/// compiler's code, the keyword's pointer and the message.
+fn gate_compiles(document: &Value<'_>) -> Result<(), String> {
+    if let Err(e) = Schema::compile(document, &Options::new().mode(Mode::Strict)) {
+        return Err(format!(
+            "does not compile: {} at `{}`: {}",
+            e.code().as_str(),
+            e.pointer(),
+            e.message()
+        ));
+    }
+    let root_type = document
+        .as_object()
+        .and_then(|o| o.get("type"))
+        .and_then(Value::as_str);
+    if root_type != Some("object") {
+        return Err(
+            "is not a tool's schema: the gate takes only an object schema (`\"type\": \"object\"` at the root)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// Prints one line per finding (or `no findings`); whether there were any.
+fn print_findings(
+    out: &mut impl Write,
+    name: &str,
+    findings: &[toolgate_schema::Finding],
+) -> std::io::Result<bool> {
+    let lines: Vec<_> = findings
+        .iter()
+        .map(|f| (f.code().as_str(), f.pointer(), f.message().to_owned()))
+        .collect();
+    print_lines(out, name, &lines)
+}
+
+/// Prints `NAME: CODE at `POINTER`: MESSAGE` per line (or `NAME: no
+/// findings`); whether there were any.
+fn print_lines(
+    out: &mut impl Write,
+    name: &str,
+    lines: &[(&str, &str, String)],
+) -> std::io::Result<bool> {
+    if lines.is_empty() {
+        writeln!(out, "{name}: no findings")?;
+    }
+    for (code, pointer, message) in lines {
+        writeln!(out, "{name}: {code} at `{pointer}`: {message}")?;
+    }
+    Ok(!lines.is_empty())
+}
+
+/// `toolgate lint --config`: the config loads (or the error is returned),
+/// every tool's schema is linted, and every URL policy that does not resolve
+/// hosts is flagged `url_not_resolved`. Whether anything was found.
+fn lint_config(path: &PathBuf, out: &mut impl Write) -> anyhow::Result<bool> {
+    let config = toolgate::config::Config::load(path).map_err(|e| anyhow!("{e}"))?;
+    let file = path.display();
+    let mut found = false;
+    for tool in config.registry().iter() {
+        let name = format!("{file}: tool `{}`", tool.name().escape_debug());
+        let mut findings = toolgate_schema::lint(tool.raw_schema());
+        // The config loaded, so every URL argument of a tool with policies is
+        // guarded; a tool without any opted out (`url_policy = "none"`).
+        if !tool.url_policies().is_empty() {
+            findings.retain(|f| f.code() != toolgate_schema::FindingCode::UriNeedsPolicy);
+        }
+        let mut lines: Vec<_> = findings
+            .iter()
+            .map(|f| (f.code().as_str(), f.pointer(), f.message().to_owned()))
+            .collect();
+        for policy in tool.url_policies().iter().filter(|p| !p.resolve()) {
+            lines.push((
+                "url_not_resolved",
+                policy.arg(),
+                "the url policy checks the host's name, not the addresses it resolves to, \
+                 so a name that resolves to a private or metadata address (DNS rebinding) \
+                 passes: set `resolve = true`, and connect only to the pinned addresses"
+                    .to_owned(),
+            ));
+        }
+        found |= print_lines(out, &name, &lines)?;
+    }
+    Ok(found)
 }
 
 fn exit(error: bool, rejected: bool) -> ExitCode {

@@ -179,3 +179,162 @@ fn lint_flags_loose_schemas() {
     let out = toolgate(&["lint", "/nonexistent/schema.json"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn numbers_are_validated_as_the_tool_receives_them() {
+    // Long fractions are judged at their canonical value, the nearest
+    // double's shortest digits: 4999.99999999999999999 is handed on as 5000.
+    let schema = temp(
+        "amount.json",
+        br#"{"type":"object","properties":{"amount":{"type":"number","exclusiveMaximum":5000},"rate":{"type":"number","exclusiveMaximum":0.30000000000000004}}}"#,
+    );
+    let schema = schema.to_str().unwrap();
+    for instance in [
+        &br#"{"amount": 4999.99999999999999999}"#[..],
+        br#"{"rate": 0.300000000000000035}"#,
+        br#"{"amount": 5000}"#,
+    ] {
+        let out = toolgate(&["validate", "--schema", schema, "-"], instance);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("out_of_range at `/"),
+            "{}",
+            text(&out.stdout)
+        );
+        assert!(
+            !text(&out.stdout).contains("4999.9"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    for instance in [
+        &br#"{"amount": 4999.99999999999}"#[..],
+        br#"{"rate": 0.30000000000000001}"#,
+    ] {
+        let out = toolgate(&["validate", "--schema", schema, "-"], instance);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    }
+}
+
+/// Issue 12: lint fails closed. A document the gate would not take as a
+/// tool's schema exits 2 with the compile error (code and pointer), never
+/// "no findings".
+#[test]
+fn lint_refuses_what_the_gate_would_refuse() {
+    let cases: [(&str, &[u8], &[&str]); 7] = [
+        ("array.json", b"[1,2,3]", &["does not compile"]),
+        ("string.json", br#""hello""#, &["does not compile"]),
+        (
+            "openai_tools.json",
+            br#"[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{}}}}]"#,
+            &["does not compile"],
+        ),
+        (
+            "typo.json",
+            br#"{"type":"object","properties":{"n":{"type":"integer","maximun":5}},"required":["n"]}"#,
+            &["unknown_keyword", "`/properties/n/maximun`"],
+        ),
+        (
+            "strin.json",
+            br#"{"type":"object","properties":{"s":{"type":"strin"}},"required":["s"]}"#,
+            &["invalid_keyword", "`/properties/s/type`"],
+        ),
+        (
+            "draft7.json",
+            br#"{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{},"additionalProperties":false}"#,
+            &["unsupported_draft", "`/$schema`"],
+        ),
+        (
+            "not_object.json",
+            br#"{"type":"string","maxLength":3}"#,
+            &["not a tool's schema"],
+        ),
+    ];
+    for (name, content, says) in cases {
+        let path = temp(name, content);
+        let out = toolgate(&["lint", path.to_str().unwrap()], b"");
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(text(&out.stdout).is_empty(), "{name}: no findings line");
+        for s in says {
+            assert!(stderr.contains(s), "{name}: {s}: {stderr}");
+        }
+    }
+    // One bad schema among good ones: the good ones are still linted.
+    let bad = temp("typo2.json", br#"{"type":"object","maximun":1}"#);
+    let tight = example("schemas/refund.json");
+    let out = toolgate(&["lint", bad.to_str().unwrap(), &tight], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stdout), format!("{tight}: no findings\n"));
+}
+
+/// Where strict mode closes an object, `open_object` is not reported; where
+/// the schema opens it, it is.
+#[test]
+fn lint_does_not_flag_objects_strict_mode_closes() {
+    let closed = temp(
+        "closed.json",
+        br#"{"type":"object","properties":{"q":{"type":"string","maxLength":9}},"required":["q"]}"#,
+    );
+    let out = toolgate(&["lint", closed.to_str().unwrap()], b"");
+    assert_eq!(
+        text(&out.stdout),
+        format!("{}: no findings\n", closed.display())
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let open = temp(
+        "open.json",
+        br#"{"type":"object","properties":{"q":{"type":"string","maxLength":9}},"required":["q"],"additionalProperties":true}"#,
+    );
+    let out = toolgate(&["lint", open.to_str().unwrap()], b"");
+    assert!(text(&out.stdout).contains("open_object at ``"));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// `toolgate lint --config`: the config must load (an unguarded URL
+/// argument exits 2), each tool's schema is linted, and a URL policy that
+/// does not resolve hosts is flagged (DNS rebinding).
+#[test]
+fn lint_config_flags_url_policies_that_do_not_resolve() {
+    let dir = std::env::temp_dir().join(format!("toolgate-lint-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let schema = r#"{"type":"object","properties":{"url":{"type":"string","format":"uri","maxLength":200}},"required":["url"],"additionalProperties":false}"#;
+    let write = |name: &str, policy: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(
+                "[[tool]]\nname = \"fetch\"\nrisk = \"read\"\nschema_json = '{schema}'\n{policy}"
+            ),
+        )
+        .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let unresolved = write(
+        "unresolved.toml",
+        "url_policy = { arg = \"/url\", hosts = [\"*.example.com\"] }\n",
+    );
+    let out = toolgate(&["lint", "--config", &unresolved], b"");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("tool `fetch`: url_not_resolved at `/url`")
+            && stdout.contains("DNS rebinding"),
+        "{stdout}"
+    );
+    let resolved = write(
+        "resolved.toml",
+        "url_policy = { arg = \"/url\", hosts = [\"*.example.com\"], resolve = true }\n",
+    );
+    let out = toolgate(&["lint", "--config", &resolved], b"");
+    assert_eq!(
+        text(&out.stdout),
+        format!("{resolved}: tool `fetch`: no findings\n")
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let unguarded = write("unguarded.toml", "");
+    let out = toolgate(&["lint", "--config", &unguarded], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unguarded_url") || text(&out.stderr).contains("`/url`"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

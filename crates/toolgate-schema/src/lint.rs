@@ -1,6 +1,12 @@
 //! The lint: flags schemas too loose for a tool gate. It reads the schema
-//! document as written (no compilation, no `$ref` following: every subschema,
-//! `$defs` included, is visited where it stands).
+//! document as written (no `$ref` following: every subschema, `$defs`
+//! included, is visited where it stands), and judges it as strict mode
+//! compiles it: an object that strict mode closes (it declares `properties`
+//! and says nothing of `additionalProperties`) is not `open_object`.
+//!
+//! The lint does not compile: a document that is not a schema, or that the
+//! compiler refuses, may have no findings. Compile it first
+//! ([`crate::Schema::compile`]), as `toolgate lint` does.
 
 use std::fmt;
 
@@ -12,10 +18,11 @@ use crate::keywords::{subschema_shape, Shape};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FindingCode {
-    /// An object schema that lets unnamed members through (no
-    /// `additionalProperties: false` nor `unevaluatedProperties: false`).
-    /// Strict mode closes objects that declare `properties`; this finding asks
-    /// the schema to say so itself.
+    /// An object schema that lets unnamed members through even in strict mode:
+    /// `additionalProperties: true` (or `{}`), or an object without
+    /// `properties`, or an `anyOf`/`oneOf`/`allOf` branch that nothing closes.
+    /// (Strict mode closes an object that declares `properties` and says
+    /// nothing of `additionalProperties`: that one is not reported.)
     OpenObject,
     /// An `integer` or `number` without a lower and an upper bound (nor `enum`/`const`).
     UnboundedNumber,
@@ -102,7 +109,9 @@ impl fmt::Display for Finding {
 ///
 /// ```
 /// use toolgate_schema::{lint, FindingCode};
-/// let schema = toolgate_json::from_str(r#"{"type":"object","properties":{"n":{"type":"integer"}}}"#)?;
+/// let schema = toolgate_json::from_str(
+///     r#"{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":true}"#,
+/// )?;
 /// let codes: Vec<_> = lint(&schema).iter().map(|f| f.code()).collect();
 /// assert_eq!(
 ///     codes,
@@ -213,6 +222,22 @@ fn walk(schema: &Value, ptr: String, out: &mut Vec<Finding>) {
     }
 }
 
+/// Whether strict mode closes this object schema (as the compiler does): it
+/// declares `properties` or `patternProperties`, says nothing of
+/// `additionalProperties` or `unevaluatedProperties`, and is not an in-place
+/// branch (`not`, `if`, `then`, `else`, or an `allOf`/`anyOf`/`oneOf`/
+/// `dependentSchemas` member), whose object the enclosing schema closes.
+fn strict_closes(o: &Object, ptr: &str) -> bool {
+    let mut tokens = ptr.rsplit('/');
+    let last = tokens.next().unwrap_or("");
+    let parent = tokens.next().unwrap_or("");
+    let in_place = matches!(last, "not" | "if" | "then" | "else")
+        || matches!(parent, "allOf" | "anyOf" | "oneOf" | "dependentSchemas");
+    has_any(o, &["properties", "patternProperties"])
+        && !has_any(o, &["additionalProperties", "unevaluatedProperties"])
+        && !in_place
+}
+
 fn check(o: &Object, ptr: &str, out: &mut Vec<Finding>) {
     let types = types_of(o);
     let exact = has_any(o, &["const", "enum"]);
@@ -247,7 +272,7 @@ fn check(o: &Object, ptr: &str, out: &mut Vec<Finding>) {
             o.get("additionalProperties"),
             None | Some(Value::Bool(true))
         ) || matches!(o.get("additionalProperties"), Some(Value::Object(a)) if a.is_empty());
-        if !closed("unevaluatedProperties") && open_additional {
+        if !closed("unevaluatedProperties") && open_additional && !strict_closes(o, ptr) {
             push(
                 out,
                 FindingCode::OpenObject,
@@ -436,7 +461,6 @@ mod tests {
         assert_eq!(
             codes(s),
             [
-                (FindingCode::OpenObject, String::new()),
                 (FindingCode::UriNeedsPolicy, "/properties/url".to_owned()),
                 (FindingCode::UnboundedNumber, "/properties/n".to_owned()),
                 (FindingCode::UnboundedString, "/properties/s".to_owned()),
@@ -447,6 +471,37 @@ mod tests {
                     "/properties/either/anyOf".to_owned()
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn open_object_only_where_strict_mode_leaves_it_open() {
+        let open = |s: &str| {
+            codes(s)
+                .into_iter()
+                .filter(|(c, _)| *c == FindingCode::OpenObject)
+                .map(|(_, p)| p)
+                .collect::<Vec<_>>()
+        };
+        // Closed by strict mode: declares properties, silent on the rest.
+        assert!(
+            open(r#"{"type":"object","properties":{"a":{"const":1}},"required":["a"]}"#).is_empty()
+        );
+        assert!(open(r#"{"type":"object","patternProperties":{"^a$":{"const":1}}}"#).is_empty());
+        // Opened on purpose, or nothing to close by.
+        assert_eq!(
+            open(r#"{"type":"object","properties":{"a":{"const":1}},"additionalProperties":true}"#),
+            [""]
+        );
+        assert_eq!(
+            open(r#"{"type":"object","properties":{"a":{"const":1}},"additionalProperties":{}}"#),
+            [""]
+        );
+        assert_eq!(open(r#"{"type":"object"}"#), [""]);
+        // A branch is not closed by itself.
+        assert_eq!(
+            open(r#"{"anyOf":[{"type":"object","properties":{"a":{"const":1}}}]}"#),
+            ["/anyOf/0"]
         );
     }
 
