@@ -108,6 +108,10 @@ Exit codes:
   2  the schema does not compile, usage error, or an unreadable file";
 
 const LINT_EXIT_CODES: &str = "\
+Each schema is first compiled as the gate compiles a tool's (strict mode,
+an object schema at the root); one that does not compile is an error, with
+the compiler's code, the keyword's pointer and the message.
+
 Exit codes:
   0  no findings
   1  at least one finding
@@ -130,10 +134,6 @@ fn main() -> ExitCode {
         } => json_check::run(&args),
         Command::Check(args) => check::run(&args),
         Command::Validate(args) => schema_cmds::validate(&args),
-Each schema is first compiled as the gate compiles a tool's (strict mode,
-an object schema at the root); one that does not compile is an error, with
-the compiler's code, the keyword's pointer and the message.
-
         Command::Lint(args) => schema_cmds::lint(&args),
         Command::Narrow(args) => narrow::run(&args),
         Command::Audit { command } => store_cmds::audit(&command),

@@ -18,6 +18,10 @@
 //!
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
+//! max_pending_per_session = 20  # approvals waiting per session (default 20)
+//! max_pending_per_user = 100    # approvals waiting per user (default 100);
+//!                               # a held call beyond either is denied
+//!                               # `approval_queue_full`
 //!
 //! [server]                    # `toolgate serve`
 //! listen = "127.0.0.1:8080"   # the default
@@ -129,6 +133,14 @@ pub const DEFAULT_ESCALATE_AFTER: u32 = 3;
 pub const DEFAULT_APPROVAL_EXPIRY_SECONDS: u64 = 3600;
 /// The longest `expiry_seconds` accepted: 30 days.
 pub const MAX_APPROVAL_EXPIRY_SECONDS: u64 = 30 * 24 * 3600;
+/// Unexpired pending approvals per session when `[approvals]` sets no
+/// `max_pending_per_session`.
+pub const DEFAULT_MAX_PENDING_PER_SESSION: u32 = 20;
+/// Unexpired pending approvals per user when `[approvals]` sets no
+/// `max_pending_per_user`.
+pub const DEFAULT_MAX_PENDING_PER_USER: u32 = 100;
+/// The largest `max_pending_per_session` / `max_pending_per_user` accepted.
+pub const MAX_MAX_PENDING: u32 = 100_000;
 /// The address `toolgate serve` listens on when `[server]` sets no `listen`.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 /// A request body's cap when `[server]` sets no `max_body_bytes`: 8 MiB.
@@ -264,12 +276,16 @@ impl StoreConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ApprovalsConfig {
     expiry_seconds: u64,
+    max_pending_per_session: u32,
+    max_pending_per_user: u32,
 }
 
 impl Default for ApprovalsConfig {
     fn default() -> Self {
         Self {
             expiry_seconds: DEFAULT_APPROVAL_EXPIRY_SECONDS,
+            max_pending_per_session: DEFAULT_MAX_PENDING_PER_SESSION,
+            max_pending_per_user: DEFAULT_MAX_PENDING_PER_USER,
         }
     }
 }
@@ -279,6 +295,11 @@ impl ApprovalsConfig {
     /// usable after the call that asked for it.
     pub fn expiry(&self) -> std::time::Duration {
         std::time::Duration::from_secs(self.expiry_seconds)
+    }
+
+    /// The caps on unexpired pending approvals per session and per user.
+    pub fn pending_limits(&self) -> toolgate_store::PendingLimits {
+        toolgate_store::PendingLimits::new(self.max_pending_per_session, self.max_pending_per_user)
     }
 }
 
@@ -745,6 +766,31 @@ impl Loader<'_> {
                 ));
             }
             approvals.expiry_seconds = n;
+        }
+        for (key, value, slot) in [
+            (
+                "max_pending_per_session",
+                &raw.approvals.max_pending_per_session,
+                &mut approvals.max_pending_per_session,
+            ),
+            (
+                "max_pending_per_user",
+                &raw.approvals.max_pending_per_user,
+                &mut approvals.max_pending_per_user,
+            ),
+        ] {
+            if let Some(v) = value {
+                let n = *v.get_ref();
+                if n == 0 || n > u64::from(MAX_MAX_PENDING) {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        key,
+                        format!("`{key}` must be between 1 and {MAX_MAX_PENDING}"),
+                    ));
+                }
+                *slot = u32::try_from(n).unwrap_or(MAX_MAX_PENDING);
+            }
         }
         let server = self.server(&raw)?;
         let path_of = |p: &Option<Spanned<String>>| p.as_ref().map(|p| self.resolve(p.get_ref()));
