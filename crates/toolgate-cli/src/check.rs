@@ -177,7 +177,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             toolgate::StoreOptions::new(),
         )?;
         Decider::Store(
-            StoreGate::new(gate, store).with_approval_expiry(config.approvals().expiry()),
+            StoreGate::new(gate, store)
+                .with_approval_expiry(config.approvals().expiry())
+                .with_pending_limits(config.approvals().pending_limits()),
         )
     };
 

@@ -121,7 +121,9 @@ fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize),
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;
     let tools = gate.registry().len();
-    let gate = StoreGate::new(gate, store).with_approval_expiry(config.approvals().expiry());
+    let gate = StoreGate::new(gate, store)
+        .with_approval_expiry(config.approvals().expiry())
+        .with_pending_limits(config.approvals().pending_limits());
     Ok((gate, tools))
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use toolgate_json::canonical::Digest;
 use toolgate_store::{
-    ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, AuditEntry, Clock, Store, SystemClock,
+    ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Store, SystemClock,
     Timestamp, Verdict as AuditVerdict,
 };
 
@@ -45,8 +45,11 @@ pub const ESCALATED_HOLD_FEEDBACK: &str =
 ///
 /// 1. **needs approval**: a pending approval bound to (user, session, tool,
 ///    argument digest) is created (or the pending one for the same call is
-///    reused), expiring after [`StoreGate::approval_expiry`]; its id is in
-///    [`Decision::approval`].
+///    reused, atomically: one pending approval per call, whatever arrives
+///    together), expiring after [`StoreGate::approval_expiry`]; its id is in
+///    [`Decision::approval`]. A new one beyond the caps on waiting
+///    approvals ([`StoreGate::with_pending_limits`]) is not created: the
+///    call is denied `approval_queue_full`.
 /// 2. **session counters**: a denied call is counted ([`Store::record_call`])
 ///    with its reason codes and a marker of its tool and argument shape; an
 ///    allowed call is counted when it ends a run of rejections (the counters
@@ -87,6 +90,7 @@ pub struct StoreGate {
     store: Arc<dyn Store>,
     clock: Arc<dyn Clock>,
     approval_expiry: Duration,
+    pending_limits: PendingLimits,
     /// Per tool: the property names feedback may show.
     names: HashMap<String, HashSet<String>>,
 }
@@ -94,6 +98,11 @@ pub struct StoreGate {
 impl StoreGate {
     /// How long a pending approval waits for a human by default: one hour.
     pub const DEFAULT_APPROVAL_EXPIRY: Duration = Duration::from_secs(3600);
+
+    /// The default caps on approvals waiting for a human: 20 per session,
+    /// 100 per user (`[approvals] max_pending_per_session`,
+    /// `max_pending_per_user`).
+    pub const DEFAULT_PENDING_LIMITS: PendingLimits = PendingLimits::new(20, 100);
 
     /// The gate over `store`, with the system clock and the default expiry.
     pub fn new(gate: Gate, store: Arc<dyn Store>) -> Self {
@@ -111,6 +120,7 @@ impl StoreGate {
             store,
             clock: Arc::new(SystemClock::new()),
             approval_expiry: Self::DEFAULT_APPROVAL_EXPIRY,
+            pending_limits: Self::DEFAULT_PENDING_LIMITS,
             names,
         }
     }
@@ -120,6 +130,16 @@ impl StoreGate {
     #[must_use]
     pub fn with_approval_expiry(mut self, expiry: Duration) -> Self {
         self.approval_expiry = expiry;
+        self
+    }
+
+    /// The caps on unexpired pending approvals per session and per user: a
+    /// held call that would add one beyond either is denied
+    /// `approval_queue_full` (one model must not bury the approvers'
+    /// queue).
+    #[must_use]
+    pub fn with_pending_limits(mut self, limits: PendingLimits) -> Self {
+        self.pending_limits = limits;
         self
     }
 
@@ -144,6 +164,11 @@ impl StoreGate {
     /// How long a pending approval stays usable.
     pub fn approval_expiry(&self) -> Duration {
         self.approval_expiry
+    }
+
+    /// The caps on waiting approvals.
+    pub fn pending_limits(&self) -> PendingLimits {
+        self.pending_limits
     }
 
     /// Decides every call of one raw response body and audits every
@@ -239,13 +264,16 @@ impl StoreGate {
             if d.verdict != Verdict::NeedsApproval {
                 continue;
             }
-            let id = d
-                .digest
-                .ok_or(())
-                .and_then(|digest| self.pending(context, &d.tool, &digest, now).map_err(drop));
+            let id = d.digest.ok_or(None).and_then(|digest| {
+                self.pending(context, &d.tool, &digest, now)
+                    .map_err(|e| Some(e.code()))
+            });
             match id {
                 Ok(id) => d.approval = Some(id.to_string()),
-                Err(()) => self.fail(d),
+                Err(Some(StoreErrorCode::QueueFull)) => {
+                    self.deny_as(d, Code::ApprovalQueueFull);
+                }
+                Err(_) => self.fail(d),
             }
         }
         // 2. Session counters.
@@ -343,8 +371,9 @@ impl StoreGate {
         }
     }
 
-    /// The pending approval for this exact call: an unexpired pending one
-    /// for the same (user, session, tool, digest), or a new one.
+    /// The pending approval for this exact call: the store's unexpired
+    /// pending one for the same (user, session, tool, digest), or a new one
+    /// within the caps (one atomic step in the store).
     fn pending(
         &self,
         context: &Context,
@@ -352,33 +381,13 @@ impl StoreGate {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<ApprovalId, toolgate_store::Error> {
-        let mut filter = ApprovalFilter::new()
-            .user(context.user.as_str())
-            .session(context.session.as_str())
-            .tool(tool)
-            .state(ApprovalState::Pending)
-            .kind(ApprovalKind::Single);
-        loop {
-            let page = self.store.list_approvals(&filter)?;
-            if let Some(a) = page
-                .iter()
-                .find(|a| a.digest.as_ref() == Some(digest) && now < a.expires_at)
-            {
-                return Ok(a.id);
-            }
-            match page.last() {
-                Some(last) if page.len() >= usize::try_from(filter.limit).unwrap_or(0) => {
-                    filter = filter.after(last.id);
-                }
-                _ => break,
-            }
-        }
-        self.store.request_approval(
+        self.store.request_approval_within(
             &context.user,
             &context.session,
             tool,
             digest,
             now.saturating_add(self.approval_expiry),
+            self.pending_limits,
         )
     }
 
@@ -427,7 +436,13 @@ impl StoreGate {
     /// Turns an allow or needs-approval into a deny `store_unavailable`; a
     /// deny gets the reason added.
     fn fail(&self, d: &mut Decision) {
-        let unavailable = Reason::whole(Code::StoreUnavailable);
+        self.deny_as(d, Code::StoreUnavailable);
+    }
+
+    /// Turns an allow or needs-approval into a deny with `code` alone; a
+    /// deny gets the reason added.
+    fn deny_as(&self, d: &mut Decision, code: Code) {
+        let unavailable = Reason::whole(code);
         match d.verdict {
             Verdict::Allow | Verdict::NeedsApproval => {
                 d.reasons = vec![unavailable];
@@ -470,6 +485,7 @@ impl fmt::Debug for StoreGate {
         f.debug_struct("StoreGate")
             .field("gate", &self.gate)
             .field("approval_expiry", &self.approval_expiry)
+            .field("pending_limits", &self.pending_limits)
             .finish_non_exhaustive()
     }
 }

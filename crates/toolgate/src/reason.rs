@@ -50,6 +50,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `repeated_rejection` | limits | deny | this session already had calls of the same tool and argument shape rejected too often |
 /// | `kill_switch` | kill switch | deny | the kill switch is on (`deny_all`, or `deny_writes` for a non-read tool) |
 /// | `approval_required` | risk and approval | needs approval | the tool needs a human approval bound to (user, session, tool, argument digest), and none usable is at hand |
+/// | `approval_queue_full` | risk and approval | deny | the call needs a human approval, but its session or its user already has as many waiting as `[approvals] max_pending_per_session` / `max_pending_per_user` allow |
 /// | `store_unavailable` | any stateful stage | deny | the state (kill switch, approvals, counters) could not be read: fail closed |
 /// | `internal_error` | any | deny | the gate met a condition it cannot decide on (a panic caught at the boundary): fail closed |
 ///
@@ -134,6 +135,9 @@ pub enum Code {
     KillSwitch,
     /// `approval_required`: a human must approve this exact call.
     ApprovalRequired,
+    /// `approval_queue_full`: the call needs approval, but too many of its
+    /// session's or user's approvals are already waiting.
+    ApprovalQueueFull,
     /// `store_unavailable`: the state could not be read.
     StoreUnavailable,
     /// `internal_error`: the gate could not decide; fail closed.
@@ -170,6 +174,7 @@ impl Code {
             Self::RepeatedRejection => "repeated_rejection",
             Self::KillSwitch => "kill_switch",
             Self::ApprovalRequired => "approval_required",
+            Self::ApprovalQueueFull => "approval_queue_full",
             Self::StoreUnavailable => "store_unavailable",
             Self::InternalError => "internal_error",
             Self::Parse(c) => c.as_str(),
@@ -181,7 +186,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 20] = [
+    pub const GATE: [Code; 21] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -200,6 +205,7 @@ impl Code {
         Self::RepeatedRejection,
         Self::KillSwitch,
         Self::ApprovalRequired,
+        Self::ApprovalQueueFull,
         Self::StoreUnavailable,
         Self::InternalError,
     ];

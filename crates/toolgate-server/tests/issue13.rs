@@ -1,0 +1,221 @@
+//! Regression tests of issue 13, "the service under attack": each test
+//! drives the attack through the HTTP service (`oneshot`, no sockets) and
+//! checks the service holds.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs,
+    reason = "test code"
+)]
+
+use std::path::{Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use sha2::{Digest as _, Sha256};
+use toolgate::config::Config;
+use toolgate_json::Value;
+use toolgate_server::{app, AppState};
+use tower::ServiceExt as _;
+
+const AGENT: &str = "agent-secret";
+const APPROVER: &str = "approver-secret";
+const ADMIN: &str = "admin-secret";
+
+fn shop() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
+}
+
+fn sha(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The shop's config with its store in `dir`, the three tokens (the
+/// agent's with `agent_extra` in its table), and `extra` appended (tables
+/// of its own).
+fn config(dir: &Path, server_extra: &str, agent_extra: &str, extra: &str) -> Config {
+    let text = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
+    let db = dir.join("toolgate.db");
+    let text = text.replace(
+        "url = \"sqlite://toolgate.db\"",
+        &format!("url = \"sqlite://{}\"", db.display()),
+    );
+    let start = text.find("[server]").unwrap();
+    let end = text.find("[authorization]").unwrap();
+    let mut text = format!(
+        "{}[server]\nlisten = \"127.0.0.1:0\"\n{server_extra}\n\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    for (token, role) in [(AGENT, "agent"), (APPROVER, "approver"), (ADMIN, "admin")] {
+        text.push_str(&format!(
+            "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
+            sha(token)
+        ));
+        if role == "agent" {
+            text.push_str(agent_extra);
+            text.push('\n');
+        }
+    }
+    text.push_str(extra);
+    Config::parse(&text, shop().join("toolgate.toml")).unwrap()
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    app: Router,
+}
+
+fn fixture(server_extra: &str, agent_extra: &str, extra: &str) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), server_extra, agent_extra, extra);
+    let state = AppState::from_config(&config).unwrap();
+    Fixture {
+        _dir: dir,
+        app: app(state),
+    }
+}
+
+async fn call(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: &str,
+) -> (StatusCode, String) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    if !body.is_empty() {
+        req = req.header("content-type", "application/json");
+    }
+    let req = req.body(Body::from(body.to_owned())).unwrap();
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn json(text: &str) -> Value<'static> {
+    toolgate_json::from_str(text).unwrap().into_owned()
+}
+
+/// An OpenAI response with one call of `tool` with `arguments` (JSON).
+fn openai(tool: &str, arguments: &str) -> String {
+    let mut call = toolgate_json::Object::new();
+    call.insert("id", Value::String("call_1".into()));
+    call.insert("type", Value::String("function".into()));
+    let mut function = toolgate_json::Object::new();
+    function.insert("name", Value::String(tool.to_owned().into()));
+    function.insert("arguments", Value::String(arguments.to_owned().into()));
+    call.insert("function", Value::Object(function));
+    let body = format!(
+        r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{}]}}}}]}}"#,
+        toolgate_json::canonical::to_string(&Value::Object(call))
+    );
+    body
+}
+
+/// A decide request body for `response` as `user` in `session`.
+fn decide_body(response: &str, user: &str, session: &str) -> String {
+    let mut o = toolgate_json::Object::new();
+    o.insert("body", Value::String(response.to_owned().into()));
+    o.insert("format", Value::String("openai".into()));
+    let ctx = json(&format!(
+        r#"{{"user":"{user}","session":"{session}","roles":["customer"],"turn":1,"entities":[]}}"#
+    ));
+    o.insert("context", ctx);
+    toolgate_json::canonical::to_string(&Value::Object(o))
+}
+
+/// The string at `pointer`.
+fn text(v: &Value<'_>, pointer: &str) -> String {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer}"))
+        .to_owned()
+}
+
+fn refund(cents: u32) -> String {
+    openai(
+        "refund",
+        &format!(r#"{{"order_id":"ord_1002","amount_cents":{cents},"reason":"late"}}"#),
+    )
+}
+
+/// The first decision's verdict and reason codes.
+fn verdict(answer: &str) -> (String, Vec<String>) {
+    let v = json(answer);
+    let verdict = text(&v, "/decisions/0/verdict");
+    let reasons = v
+        .pointer("/decisions/0/reasons")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|r| text(r, "/code"))
+        .collect();
+    (verdict, reasons)
+}
+
+/// Item 8: one agent cannot bury the approvers' queue; the call over the
+/// cap is denied with its own code, the same call asked again is not a new
+/// approval.
+#[tokio::test]
+async fn item8_pending_approvals_are_capped_per_session_and_user() {
+    let f = fixture(
+        "",
+        "",
+        "\n[approvals]\nmax_pending_per_session = 2\nmax_pending_per_user = 3\n",
+    );
+    let decide = |cents: u32, session: &'static str| {
+        let app = f.app.clone();
+        async move {
+            let (status, body) = call(
+                &app,
+                "POST",
+                "/v1/decide",
+                Some(AGENT),
+                &decide_body(&refund(cents), "alice", session),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            verdict(&body)
+        }
+    };
+    assert_eq!(decide(1, "s-1").await.0, "needs_approval");
+    assert_eq!(decide(2, "s-1").await.0, "needs_approval");
+    assert_eq!(decide(1, "s-1").await.0, "needs_approval", "the same call");
+    let (v, reasons) = decide(3, "s-1").await;
+    assert_eq!(
+        (v.as_str(), reasons),
+        ("deny", vec!["approval_queue_full".to_owned()])
+    );
+    assert_eq!(decide(4, "s-2").await.0, "needs_approval");
+    let (v, reasons) = decide(5, "s-3").await;
+    assert_eq!(
+        (v.as_str(), reasons),
+        ("deny", vec!["approval_queue_full".to_owned()])
+    );
+    let (status, body) = call(&f.app, "GET", "/v1/approvals", Some(APPROVER), "").await;
+    assert_eq!(status, StatusCode::OK);
+    let listed = json(&body);
+    assert_eq!(
+        listed
+            .pointer("/approvals")
+            .and_then(Value::as_array)
+            .unwrap()
+            .len(),
+        3
+    );
+    let _ = ADMIN;
+}
