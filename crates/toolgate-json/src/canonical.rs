@@ -15,6 +15,23 @@
 //!
 //! Parsing the canonical text gives back an equal [`Value`]:
 //! `parse(canonical(v)) == v` for every accepted `v`.
+//!
+//! # The value checked is the canonical value
+//!
+//! A non-integer lexeme with more digits than a double holds changes value
+//! on the way to its canonical form: `4999.99999999999999999` becomes `5000`,
+//! `0.300000000000000035` becomes `0.30000000000000004`. What a tool receives
+//! is the canonical text, so that is what must be checked: toolgate's
+//! validator (`toolgate-schema`) judges every instance number at its
+//! *canonical value*, the exact value of [`Number::canonical`]'s text (an
+//! integer lexeme's exact digits; for any other lexeme, the shortest digits
+//! of its nearest double). A lexeme of at most 15 significant digits within
+//! the normal range of doubles already has that value, so only longer
+//! lexemes are ever rewritten. The original lexeme stays available from
+//! [`Number::lexeme`] for diagnostics; it is never what a check relies on.
+//!
+//! [`Number::canonical`]: crate::Number::canonical
+//! [`Number::lexeme`]: crate::Number::lexeme
 
 use std::fmt::{self, Write as _};
 

@@ -3,7 +3,13 @@
 //!
 //! A number is `sign × D × 10^exp`, where `D` is the digit string with no
 //! leading and no trailing zeros (empty for zero). The digits stay borrowed
-//! from the lexeme, split in two slices around the decimal point.
+//! from the lexeme (or from the caller's buffer), split in two slices around
+//! the decimal point.
+//!
+//! An instance number is taken at the value the tool will receive: its
+//! canonical value ([`Dec::of_number`]). For an integer lexeme that is its
+//! exact digits; for any other lexeme it is the exact value of its canonical
+//! text, the shortest digits of the nearest double.
 
 use std::cmp::Ordering;
 
@@ -18,8 +24,13 @@ pub(crate) struct Dec<'a> {
     exp: i64,
 }
 
-/// Room for the digits of an `i64`.
-pub(crate) type IntBuf = [u8; 20];
+/// Room for the digits of an `i64` or the canonical text of a double (at
+/// most 25 bytes, such as `-0.0000012345678901234567`).
+pub(crate) type NumBuf = [u8; 32];
+
+/// Significant digits up to which every decimal in the normal range of
+/// doubles survives the trip to the nearest double and back (10^15 < 2^52).
+const ROUND_TRIP_DIGITS: usize = 15;
 
 /// Exponent digits beyond this are saturated (the parser bounds real values far below).
 const EXP_CAP: i64 = 1 << 40;
@@ -102,20 +113,49 @@ impl<'a> Dec<'a> {
         Some(Self { neg, hi, lo, exp })
     }
 
-    /// The decimal of a number. Integers held as `i64` are written into `buf`.
-    pub(crate) fn of_number(n: &'a Number, buf: &'a mut IntBuf) -> Option<Self> {
+    /// The canonical value of a number: what the tool receives, and so what
+    /// every numeric keyword judges.
+    ///
+    /// An integer lexeme is its exact digits (held as an `i64`, they are
+    /// written into `buf`). Any other lexeme is the exact value of its
+    /// canonical text, the shortest digits of its nearest double: with at
+    /// most 15 significant digits in the normal range that is the lexeme's
+    /// own value (no work beyond reading it); otherwise the canonical text is
+    /// written into `buf` and read from there. `4999.99999999999999999` is
+    /// `5000`, as the tool receives it.
+    pub(crate) fn of_number(n: &'a Number, buf: &'a mut NumBuf) -> Option<Self> {
         if let Some(i) = n.as_i64() {
             return Some(Self::of_i64(i, buf));
         }
-        match n.lexeme() {
-            std::borrow::Cow::Borrowed(s) => Self::parse(s),
+        let std::borrow::Cow::Borrowed(lexeme) = n.lexeme() else {
             // Only `i64`-held integers have an owned lexeme, handled above.
-            std::borrow::Cow::Owned(_) => None,
+            return None;
+        };
+        let exact = Self::parse(lexeme)?;
+        if n.is_integer_lexeme() || exact.survives_rounding() {
+            return Some(exact);
         }
+        let canonical = n.canonical();
+        let text = canonical.as_bytes();
+        let slot = buf.get_mut(..text.len())?;
+        slot.copy_from_slice(text);
+        Self::parse(std::str::from_utf8(buf.get(..text.len())?).ok()?)
+    }
+
+    /// Whether the nearest double of this decimal prints back as the same
+    /// value: at most 15 significant digits, within the normal range of
+    /// doubles (10^-307 to 10^308).
+    fn survives_rounding(&self) -> bool {
+        if self.len() > ROUND_TRIP_DIGITS {
+            return false;
+        }
+        // The value lies in [10^(top-1), 10^top).
+        let top = i64::try_from(self.len()).unwrap_or(i64::MAX) + self.exp;
+        self.is_zero() || (-306..=308).contains(&top)
     }
 
     /// The decimal of an `i64`, its digits written into `buf`.
-    pub(crate) fn of_i64(v: i64, buf: &'a mut IntBuf) -> Self {
+    pub(crate) fn of_i64(v: i64, buf: &'a mut NumBuf) -> Self {
         let neg = v < 0;
         let mut m = v.unsigned_abs();
         let mut start = buf.len();
@@ -340,7 +380,7 @@ mod tests {
         assert!(d("0.1").cmp(&d("0.10000000000000001")).is_lt());
         assert!(d("-0").cmp(&d("0")).is_eq());
         assert!(d("9007199254740993").cmp(&d("9007199254740992")).is_gt());
-        let mut b = [0; 20];
+        let mut b = [0; 32];
         assert!(Dec::of_i64(-1200, &mut b).cmp(&d("-1.2e3")).is_eq());
     }
 

@@ -46,15 +46,19 @@ fn count(v: &Value<'_>) -> Option<u64> {
     }
 }
 
-/// For a lexeme `-?digits.digits` (no exponent, integer part under 10^17):
+/// For a lexeme `-?digits.digits` (no exponent, integer part under 10^15):
 /// its sign and integer part.
+///
+/// The integer part and the next integer away from zero are then exact
+/// doubles, so the canonical value (the nearest double's) lies between them,
+/// ends included, as the lexeme's value does.
 fn fraction_parts(lexeme: &str) -> Option<(bool, i64)> {
     let (negative, rest) = match lexeme.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, lexeme),
     };
     let (int, frac) = rest.split_once('.')?;
-    if int.len() > 17 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    if int.len() > 15 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     Some((negative, int.parse().ok()?))
@@ -145,9 +149,10 @@ impl Leaf {
                     let Some(i) = n.as_i64() else { return false };
                     return self.low.is_none_or(|l| i >= l) && self.high.is_none_or(|h| i <= h);
                 }
-                // A fraction without exponent: the value lies strictly
-                // between its integer part and the next integer away from
-                // zero, which decides most comparisons with integer bounds.
+                // A fraction without exponent: the value lies between its
+                // integer part and the next integer away from zero (the
+                // canonical value may round onto either end), which decides
+                // most comparisons with integer bounds.
                 let Some((negative, int_part)) = fraction_parts(&n.lexeme()) else {
                     return false;
                 };
@@ -221,5 +226,11 @@ mod tests {
         assert!(leaf(r#"{"minimum":1,"exclusiveMinimum":0}"#).is_none());
         assert!(leaf(r#"{"pattern":"(a|b)"}"#).is_none());
         assert!(leaf(r#"{"format":"date"}"#).is_none());
+        // Beyond 2^53 the integer part may not be a double: the canonical
+        // value of `18014398509481986.5` is 18014398509481988.
+        let l = leaf(r#"{"maximum":18014398509481987}"#).unwrap();
+        let yes = |t: &str| l.accepts(&toolgate_json::from_str(t).unwrap());
+        assert!(!yes("18014398509481986.5") && !yes("1000000000000000.5"));
+        assert!(yes("999999999999999.5"));
     }
 }

@@ -26,7 +26,13 @@
 //! | unknown keyword | ignored | `unknown_keyword` compile error |
 //! | draft-07 keywords (`definitions`, `dependencies`, `additionalItems`) | ignored as unknown | `unsupported_keyword` |
 //!
-//! Both modes compare numbers exactly (decimal lexemes, no floating point),
+//! Both modes compare numbers exactly (decimals, no floating point) and judge
+//! an instance number at its *canonical value*, the value of the canonical
+//! text a tool receives ([`toolgate_json::canonical`]): an integer lexeme at
+//! its exact digits, any other lexeme at the exact value of its canonical text
+//! (the shortest digits of its nearest double). So `4999.99999999999999999`,
+//! which a tool receives as `5000`, fails `exclusiveMaximum: 5000`, and
+//! whatever is accepted is accepted again as the tool receives it. Both modes
 //! treat `null` as a value (a `null` member is present, and is checked against
 //! its schema), and refuse a `$schema` of draft-04/06/07 or 2019-09 with
 //! `unsupported_draft` (only 2020-12 semantics are implemented; `items` arrays

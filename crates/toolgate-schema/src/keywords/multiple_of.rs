@@ -33,7 +33,7 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 impl Keyword for MultipleOf {
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::Number(n) = v else { return true };
-        let mut buf = [0; 20];
+        let mut buf = [0; 32];
         let ok = match (Dec::of_number(n, &mut buf), Dec::parse(&self.lexeme)) {
             (Some(a), Some(b)) => a.is_multiple_of(&b),
             _ => false,

@@ -66,7 +66,7 @@ impl Keyword for Range {
         let ord = match (n.as_i64(), self.int) {
             (Some(a), Some(b)) => Some(a.cmp(&b)),
             _ => {
-                let mut buf = [0; 20];
+                let mut buf = [0; 32];
                 match (Dec::of_number(n, &mut buf), Dec::parse(&self.lexeme)) {
                     (Some(a), Some(b)) => Some(a.cmp(&b)),
                     _ => None,
@@ -106,6 +106,13 @@ mod tests {
         let s = r#"{"exclusiveMaximum":18446744073709551616}"#;
         assert!(check(s, "18446744073709551615"));
         assert!(!check(s, "18446744073709551616"));
-        assert!(!check(r#"{"minimum":0.1}"#, "0.09999999999999999999"));
+        // A non-integer lexeme is judged at its canonical value, the
+        // nearest double's shortest digits: the value the tool receives.
+        assert!(check(r#"{"minimum":0.1}"#, "0.09999999999999999999"));
+        assert!(!check(r#"{"minimum":0.1}"#, "0.0999999999999999"));
+        assert!(!check(
+            r#"{"exclusiveMaximum":5000}"#,
+            "4999.99999999999999999"
+        ));
     }
 }

@@ -74,7 +74,7 @@ pub(crate) fn is_integer(n: &toolgate_json::Number, mode: Mode) -> bool {
     if mode == Mode::Strict {
         return false;
     }
-    let mut buf = [0; 20];
+    let mut buf = [0; 32];
     Dec::of_number(n, &mut buf).is_some_and(|d| d.is_integer())
 }
 
