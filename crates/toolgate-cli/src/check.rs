@@ -105,7 +105,8 @@ pub struct Args {
 
     /// The request context (JSON): user, session, roles, turn, max_turns,
     /// now, kill_switch, approvals, rejections, entities. Unknown members are
-    /// errors.
+    /// errors. Without it, calls are decided as the anonymous user "" in
+    /// session "" at turn 1, and a warning says so.
     #[arg(long, value_name = "FILE")]
     context: Option<PathBuf>,
 
@@ -122,8 +123,8 @@ pub struct Args {
     no_authorization: bool,
 
     /// The store URL (`sqlite://PATH`, relative to the config's folder, or
-    /// `sqlite:///ABS/PATH`, `sqlite::memory:`) instead of the config's
-    /// `[store] url`.
+    /// `sqlite:///ABS/PATH`, `sqlite::memory:`, or
+    /// `postgres://USER@HOST:PORT/DB`) instead of the config's `[store] url`.
     #[arg(long, value_name = "URL", conflicts_with = "no_store")]
     store: Option<String>,
 
@@ -139,16 +140,26 @@ pub struct Args {
 
 /// Runs the command; the exit code follows the documented contract.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)
-        .with_context(|| format!("cannot load config `{}`", args.config.display()))?;
+    // A config error names its file, line and column.
+    let config = Config::load(&args.config)?;
     let format: Format = args
         .format
         .parse()
         .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
     let context = match &args.context {
-        None => Context::new("", "", 1),
+        None => {
+            eprintln!(
+                "toolgate: warning: no --context: deciding as the anonymous user \"\" in session \"\" at turn 1"
+            );
+            Context::new("", "", 1)
+        }
         Some(path) => {
-            let bytes = read_input(path, MAX_BODY_BYTES)?;
+            let bytes = crate::json_check::read_flag_file("--context", path, MAX_BODY_BYTES)?;
+            // The strict parse first, for the line and column of a text
+            // that is not JSON; the context's own rules after it.
+            if let Err(e) = toolgate_json::from_slice(&bytes) {
+                return Err(crate::json_check::not_strict_json("--context", path, &e));
+            }
             Context::from_json(&bytes)
                 .with_context(|| format!("cannot read context `{}`", path.display()))?
         }
@@ -191,7 +202,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let body = match read_input(path, gate_config.max_body_bytes()) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("toolgate: error: {e:#}");
+                crate::report::error(&e);
                 unreadable = true;
                 continue;
             }

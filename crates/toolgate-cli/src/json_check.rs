@@ -52,16 +52,26 @@ impl LimitArgs {
     /// The parse options these flags describe.
     pub fn options(&self) -> anyhow::Result<ParseOptions> {
         let mut limits = Limits::new();
-        for (limit, value) in [
-            (Limit::InputBytes, self.max_bytes),
-            (Limit::Depth, self.max_depth),
-            (Limit::StringBytes, self.max_string_bytes),
-            (Limit::ObjectMembers, self.max_members),
-            (Limit::ArrayItems, self.max_items),
-            (Limit::Values, self.max_values),
+        for (flag, limit, value) in [
+            ("--max-bytes", Limit::InputBytes, self.max_bytes),
+            ("--max-depth", Limit::Depth, self.max_depth),
+            (
+                "--max-string-bytes",
+                Limit::StringBytes,
+                self.max_string_bytes,
+            ),
+            ("--max-members", Limit::ObjectMembers, self.max_members),
+            ("--max-items", Limit::ArrayItems, self.max_items),
+            ("--max-values", Limit::Values, self.max_values),
         ] {
             if let Some(value) = value {
-                limits = limits.set(limit, value)?;
+                // Named as the user typed it, not by the library's name.
+                limits = limits.set(limit, value).map_err(|_| {
+                    anyhow::anyhow!(
+                        "`{flag}` must be between 1 and {}, got {value}",
+                        limit.ceiling()
+                    )
+                })?;
             }
         }
         Ok(ParseOptions::new()
@@ -89,6 +99,37 @@ pub fn read_input(path: &PathBuf, limit: usize) -> anyhow::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Reads the file a flag names (`--context`, `--schema`), at most `limit`
+/// bytes; an error names the flag and the file, and says the cause once.
+pub fn read_flag_file(flag: &str, path: &PathBuf, limit: usize) -> anyhow::Result<Vec<u8>> {
+    if path.as_os_str() == "-" {
+        return read_input(path, limit).with_context(|| format!("cannot read {flag}"));
+    }
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX);
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap.saturating_add(1)).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read {flag} `{}`", path.display()))?;
+    if bytes.len() > limit {
+        anyhow::bail!("{flag} `{}` is larger than {limit} bytes", path.display());
+    }
+    Ok(bytes)
+}
+
+/// A strict parse error of a file a flag names, in one line: the flag, the
+/// file, the code, line:column, the pointer and what the code means.
+pub fn not_strict_json(flag: &str, path: &PathBuf, e: &toolgate_json::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{flag} `{}` is not strict JSON: {} at {}:{} (`{}`): {}",
+        path.display(),
+        e.code(),
+        e.line(),
+        e.column(),
+        e.pointer(),
+        e.code().description()
+    )
+}
+
 /// Runs the command; the exit code follows the documented contract.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.limits.options()?;
@@ -101,7 +142,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let bytes = match read_input(path, max_bytes) {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("toolgate: error: {e:#}");
+                crate::report::error(&e);
                 unreadable = true;
                 continue;
             }

@@ -1,14 +1,15 @@
 //! The `toolgate` command.
 //!
-//! Exit codes, for every subcommand:
-//! - `0`: every input was accepted;
-//! - `1`: at least one input was rejected;
-//! - `2`: usage error, unreadable input, or a schema or configuration that does
-//!   not load.
+//! Exit codes: each subcommand's `--help` states its own. In common: `0`
+//! success, `1` something was rejected or not found (a denied call, an
+//! invalid instance, a finding), `2` usage error, unreadable input, or a
+//! schema, config or store that does not load. Every error is one line on
+//! standard error, `toolgate: error: …`, each cause said once.
 
 mod check;
 mod json_check;
 mod narrow;
+mod report;
 mod schema_cmds;
 mod serve;
 mod store_cmds;
@@ -23,10 +24,28 @@ Exit codes:
   1  at least one input rejected
   2  usage error, or an input or file that cannot be read";
 
+const TOP_HELP: &str = "\
+Each command's --help states its exit codes. In common:
+  0  success
+  1  something was rejected or not found (a denied call, an invalid
+     instance, a lint finding, a broken audit chain, no such approval)
+  2  usage error, an unreadable input, or a config, schema or store that
+     does not load";
+
+const NARROW_EXIT_CODES: &str = "\
+Exit codes:
+  0  the tools array was printed
+  2  usage error, or a config or its policies that do not load";
+
+const SERVE_EXIT_CODES: &str = "\
+Exit codes:
+  0  stopped by Ctrl-C or SIGTERM after finishing the requests in flight
+  2  usage error, a config, its policies or the store that do not load, or
+     an address that cannot be listened on";
 /// toolgate: a strict gate between what a language model proposes and what
 /// software executes.
 #[derive(Debug, Parser)]
-#[command(name = "toolgate", version, after_help = EXIT_CODES)]
+#[command(name = "toolgate", version, after_help = TOP_HELP)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -50,6 +69,7 @@ enum Command {
     Validate(schema_cmds::ValidateArgs),
     /// Print the tools array one user may be offered, each resource argument
     /// narrowed to the ids the Cedar policies let that user touch.
+    #[command(after_help = NARROW_EXIT_CODES)]
     Narrow(narrow::Args),
     /// Flag JSON Schemas that are too loose for a tool gate.
     #[command(after_help = LINT_EXIT_CODES)]
@@ -77,6 +97,7 @@ enum Command {
     Migrate(store_cmds::MigrateArgs),
     /// The HTTP decision service: decide, approvals (with long-poll wait),
     /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
+    #[command(after_help = SERVE_EXIT_CODES)]
     Serve(serve::Args),
 }
 
@@ -127,7 +148,21 @@ enum JsonCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap prints them, on standard output.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // A usage error, with the prefix every error of the command has.
+            let text = e.render().to_string();
+            let text = text.strip_prefix("error: ").unwrap_or(&text);
+            eprint!("{}{text}", report::PREFIX);
+            return ExitCode::from(2);
+        }
+    };
     let result = match cli.command {
         Command::Json {
             command: JsonCommand::Check(args),
@@ -152,7 +187,7 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("toolgate: error: {e:#}");
+            report::error(&e);
             ExitCode::from(2)
         }
     }

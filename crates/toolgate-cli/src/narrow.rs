@@ -55,8 +55,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)
-        .with_context(|| format!("cannot load config `{}`", args.config.display()))?;
+    let config = Config::load(&args.config)?;
     let authorizer =
         authz::from_config(&config).context("cannot load the authorization policies")?;
     let cedar = authorizer.cedar().ok_or_else(|| {

@@ -25,10 +25,12 @@ pub struct Args {
 
 /// Runs the service until a shutdown signal.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)
-        .with_context(|| format!("cannot load config `{}`", args.config.display()))?;
+    // A config error names its file, line and column.
+    let config = Config::load(&args.config)?;
+    // The error keeps its causes (the store's, the policies'), which the
+    // report prints once each.
     let state = toolgate_server::AppState::from_config(&config)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| anyhow::anyhow!(e))
         .context("cannot start the service")?;
     if config.server().tokens().is_empty() {
         eprintln!("toolgate: warning: the config has no [[server.token]]: every API call is refused (401)");

@@ -36,15 +36,18 @@ pub struct StoreArgs {
 impl StoreArgs {
     /// Opens the store; `read_only` never creates or migrates it.
     pub fn open(&self, read_only: bool) -> anyhow::Result<Arc<dyn Store>> {
+        self.open_with(read_only, true)
+    }
+
+    /// Opens the store; `advise` adds what to do when it cannot be opened
+    /// (`toolgate migrate` does not advise running itself).
+    fn open_with(&self, read_only: bool, advise: bool) -> anyhow::Result<Arc<dyn Store>> {
         let options = StoreOptions::new().read_only(read_only);
         let config = match &self.config {
-            Some(path) => Some(
-                Config::load(path)
-                    .with_context(|| format!("cannot load config `{}`", path.display()))?,
-            ),
+            Some(path) => Some(Config::load(path)?),
             None => None,
         };
-        open(config.as_ref(), self.store.as_deref(), options)
+        open_advised(config.as_ref(), self.store.as_deref(), options, advise)
     }
 }
 
@@ -54,6 +57,15 @@ pub fn open(
     config: Option<&Config>,
     url: Option<&str>,
     options: StoreOptions,
+) -> anyhow::Result<Arc<dyn Store>> {
+    open_advised(config, url, options, true)
+}
+
+fn open_advised(
+    config: Option<&Config>,
+    url: Option<&str>,
+    options: StoreOptions,
+    advise: bool,
 ) -> anyhow::Result<Arc<dyn Store>> {
     let (url, base, options) = match config {
         Some(c) => (
@@ -67,6 +79,7 @@ pub fn open(
         let err = anyhow::Error::new(e.clone());
         let shared = toolgate::StoreUrl::parse(url, &base).is_ok_and(|u| u.is_shared());
         match e.store_error().map(toolgate::store::Error::code) {
+            _ if !advise => err.context("cannot open the store"),
             Some(ErrorCode::Unavailable) if shared => err.context(
                 "the PostgreSQL store cannot be reached or is not prepared (`toolgate migrate` prepares it)",
             ),
@@ -89,18 +102,14 @@ pub struct MigrateArgs {
 /// migrations (safe while replicas run or start: PostgreSQL migrations take
 /// an advisory lock, SQLite's a write lock), then checks that it answers.
 pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
-    let store = args.store.open(false)?;
+    let store = args.store.open_with(false, false)?;
     store
         .ping()
         .context("the store was migrated but does not take writes")?;
     let shared = match &args.store.store {
         Some(url) => url.starts_with("postgres"),
         None => match &args.store.config {
-            Some(path) => Config::load(path)
-                .with_context(|| format!("cannot load config `{}`", path.display()))?
-                .store()
-                .url()
-                .starts_with("postgres"),
+            Some(path) => Config::load(path)?.store().url().starts_with("postgres"),
             None => false,
         },
     };
@@ -349,7 +358,7 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 None => {
-                    eprintln!("toolgate: no approval `{id}`");
+                    crate::report::message(&format!("no approval `{id}`"));
                     Ok(ExitCode::from(1))
                 }
             }
@@ -377,7 +386,7 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                     Ok(ExitCode::SUCCESS)
                 }
                 Err(e) if matches!(e.code(), ErrorCode::NotFound | ErrorCode::Conflict) => {
-                    eprintln!("toolgate: {}", e.message());
+                    crate::report::message(e.message());
                     Ok(ExitCode::from(1))
                 }
                 Err(e) => Err(anyhow::Error::new(e).context("cannot decide the approval")),

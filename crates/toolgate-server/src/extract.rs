@@ -166,6 +166,50 @@ impl<T: DeserializeOwned + Send, S: Send + Sync> FromRequestParts<S> for StrictQ
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(q)| StrictQuery(q))
-            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_query", e.body_text()))
+            .map_err(|e| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_query",
+                    query_problem(&e.body_text()),
+                )
+            })
+    }
+}
+
+/// The framework's query rejection in toolgate's words: which parameter,
+/// and what it must be. Values are never echoed.
+fn query_problem(framework: &str) -> String {
+    let detail = framework
+        .split_once("query string: ")
+        .map_or(framework, |(_, d)| d);
+    // The detail may start with the parameter's path (`timeout: …`).
+    let (name, problem) = detail.split_once(": ").unwrap_or(("", detail));
+    let (name, problem) = if name.contains(' ') {
+        ("", detail)
+    } else {
+        (name, problem)
+    };
+    for (prefix, says) in [
+        ("unknown field `", "unknown parameter"),
+        ("duplicate field `", "parameter given twice:"),
+    ] {
+        if let Some(rest) = problem.strip_prefix(prefix) {
+            let field = rest.split_once('`').map_or(rest, |(n, _)| n);
+            return format!("{says} `{}`", field.escape_debug());
+        }
+    }
+    let what = if problem.contains("float") {
+        "a number"
+    } else if problem.contains("digit") || problem.contains("integer") {
+        "a whole number in range"
+    } else if problem.contains("bool") {
+        "`true` or `false`"
+    } else {
+        "a valid value"
+    };
+    if name.is_empty() {
+        format!("the query string is not valid: parameters must be {what}")
+    } else {
+        format!("parameter `{}` must be {what}", name.escape_debug())
     }
 }

@@ -290,6 +290,27 @@ async fn every_error_is_json_with_a_stable_code() {
         (status, s(&v, "/error/code")),
         (StatusCode::BAD_REQUEST, "invalid_query")
     );
+    assert_eq!(s(&v, "/error/message"), "unknown parameter `bogus`");
+    // The framework's own wording never reaches the caller, nor the value.
+    for (uri, says) in [
+        (
+            "/v1/approvals/1/wait?timeout=abc",
+            "parameter `timeout` must be a number",
+        ),
+        (
+            "/v1/approvals?limit=-5",
+            "parameter `limit` must be a whole number in range",
+        ),
+        (
+            "/v1/approvals?limit=1&limit=2",
+            "parameter given twice: `limit`",
+        ),
+    ] {
+        let (status, v) = call(&f.app, "GET", uri, Some(ADMIN), None, "").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{uri}");
+        assert_eq!(s(&v, "/error/code"), "invalid_query", "{uri}");
+        assert_eq!(s(&v, "/error/message"), says, "{uri}");
+    }
 }
 
 #[tokio::test]

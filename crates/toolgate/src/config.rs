@@ -900,12 +900,17 @@ impl Loader<'_> {
             return Error::new(code, self.file, message).cause(Cause::Toml(e));
         };
         // The error points at a key (unknown key) or at a value (wrong type):
-        // report the key either way.
+        // name the key, and report the place the error points at, the value
+        // for a wrong value.
         let start = key_at(self.text, span.start)
             .map_or_else(|| key_start(self.text, span.start), |_| span.start);
         let key = match code {
             ErrorCode::UnknownKey | ErrorCode::MissingKey => backticked(&raw_message),
             _ => key_at(self.text, start).map(str::to_owned),
+        };
+        let at = match code {
+            ErrorCode::InvalidType | ErrorCode::InvalidValue => span.start,
+            _ => start,
         };
         let message = match (&key, code) {
             (Some(k), ErrorCode::InvalidType | ErrorCode::InvalidValue) => {
@@ -914,7 +919,7 @@ impl Loader<'_> {
             _ => message,
         };
         let mut err = Error::new(code, self.file, message)
-            .at_offset(self.text, start)
+            .at_offset(self.text, at)
             .cause(Cause::Toml(e));
         if let Some(k) = key {
             err = err.key(k);
@@ -1561,13 +1566,23 @@ fn backticked(message: &str) -> Option<String> {
     Some(rest.split_once('`')?.0.to_owned())
 }
 
-/// serde's wording, in the config's terms (keys, not fields; no Rust types).
+/// serde's wording, in the config's terms (keys, not fields; no Rust types):
+/// `invalid type: string "x", expected u64` reads `expected a non-negative
+/// integer, found string "x"`.
 fn people_words(message: &str) -> String {
+    let message = match message
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.rsplit_once(", expected "))
+    {
+        Some((found, expected)) => format!("expected {expected}, found {found}"),
+        None => message.to_owned(),
+    };
     message
         .replace("unknown field", "unknown key")
         .replace("missing field", "missing key")
         .replace("unknown variant", "unknown value")
         .replace("expected u64", "expected a non-negative integer")
+        .replace("expected u32", "expected a non-negative integer")
         .replace("expected u16", "expected an integer from 0 to 65535")
         .replace("a sequence", "an array")
         .replace("expected a map", "expected a table")
