@@ -92,6 +92,7 @@ pub fn gate_from_config(config: &Config) -> Result<Gate, BuildError> {
     let g = config.gate();
     let authorizer = toolgate::authz::from_config(config)?;
     let gate = Gate::builder(config.registry().clone())
+        .adapter_options(g.adapter_options())
         .max_turns(g.max_turns())
         .max_calls_per_response(usize::try_from(g.max_calls_per_response()).unwrap_or(usize::MAX))
         .authorizer(authorizer)

@@ -90,6 +90,7 @@ mod leak;
 mod mcp;
 mod openai_chat;
 mod responses;
+mod span;
 mod sse;
 mod walk;
 
@@ -235,6 +236,13 @@ pub struct ProposedCall {
     /// first fragment was or would be). Errors inside [`Arguments::Text`] are
     /// relative to the text, not to this pointer.
     pub arguments_pointer: String,
+    /// How many bytes of the body the arguments took as received: an
+    /// inline value's JSON text, whitespace inside it included; a string's
+    /// contents between its quotes, escapes as written. `None` where the
+    /// arguments were joined from stream fragments or are absent; the gate
+    /// then counts the text it parses. The gate holds this to the tool's
+    /// `max_argument_bytes`, so whitespace or escapes cannot walk around it.
+    pub received_bytes: Option<usize>,
 }
 
 /// The kind of a proposed call.
@@ -408,7 +416,15 @@ impl AdapterOptions {
                 Format::Gemini => gemini::read_stream(&events, &mut ctx)?,
                 Format::Mcp | Format::Auto => return Err(Error::new(ErrorCode::Unsupported, "")),
             };
-            return Ok(ctx.into_envelope(format, true, finish));
+            let mut envelope = ctx.into_envelope(format, true, finish);
+            for call in &mut envelope.calls {
+                // Only inline values come whole from one event; joined
+                // fragments are counted by the gate as parsed.
+                if matches!(call.arguments, Arguments::Value(_)) {
+                    call.received_bytes = stream_received_len(&events, &call.arguments_pointer);
+                }
+            }
+            return Ok(envelope);
         }
         let value = self.parse.parse(body).map_err(|e| Error::json(e, ""))?;
         detect::refuse_non_responses(&value, format)?;
@@ -428,8 +444,26 @@ impl AdapterOptions {
         } else {
             format
         };
-        Ok(ctx.into_envelope(format, false, finish))
+        let mut envelope = ctx.into_envelope(format, false, finish);
+        for call in &mut envelope.calls {
+            if matches!(call.arguments, Arguments::Value(_) | Arguments::Text(_)) {
+                call.received_bytes = span::received_len(body, &call.arguments_pointer);
+            }
+        }
+        Ok(envelope)
     }
+}
+
+/// The received length of the value at `pointer` in a stream, whose first
+/// token is the event's index.
+fn stream_received_len(events: &[sse::Event], pointer: &str) -> Option<usize> {
+    let rest = pointer.strip_prefix('/')?;
+    let (index, inner) = match rest.find('/') {
+        Some(i) => (rest.get(..i)?, rest.get(i..)?),
+        None => (rest, ""),
+    };
+    let event = events.get(index.parse::<usize>().ok()?)?;
+    span::received_len(&event.data, inner)
 }
 
 /// What an adapter fills while it reads.
@@ -470,6 +504,7 @@ impl Ctx<'_> {
             arguments: call.arguments,
             pointer: call.pointer,
             arguments_pointer: call.arguments_pointer,
+            received_bytes: None,
         });
         Ok(())
     }

@@ -8,6 +8,8 @@
 //! max_calls_per_response = 8   # calls in one model response (default 16)
 //! escalate_after = 3           # rejections after which a session's non-read
 //!                              # calls need a human (default 3)
+//! max_body_bytes = 8388608     # a provider response body's size, JSON or
+//!                              # stream (default 8 MiB, at most 1 GiB)
 //! max_argument_bytes = 65536   # parse limits of every tool's arguments: also
 //! max_depth = 16               # max_string_bytes, max_object_members,
 //!                              # max_array_items, max_values
@@ -211,6 +213,7 @@ pub struct GateConfig {
 
 impl Default for GateConfig {
     fn default() -> Self {
+    max_body_bytes: usize,
         Self {
             max_turns: DEFAULT_MAX_TURNS,
             max_calls_per_response: DEFAULT_MAX_CALLS_PER_RESPONSE,
@@ -220,6 +223,7 @@ impl Default for GateConfig {
     }
 }
 
+            max_body_bytes: Limit::InputBytes.default_value(),
 fn default_limits() -> Limits {
     // The default is below the parser's ceiling, so `set` cannot fail; the
     // parser's own default stands if it ever did.
@@ -254,6 +258,27 @@ impl GateConfig {
 /// The `[store]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConfig {
+
+    /// The largest provider response body read, JSON or event stream, in
+    /// bytes (`max_body_bytes`, default 8 MiB).
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// How the gate's adapters read bodies under this table: the body's
+    /// size limit for a JSON body and for a stream. Give it to
+    /// [`GateBuilder::adapter_options`](crate::GateBuilder::adapter_options)
+    /// (`toolgate check` and `toolgate serve` do).
+    pub fn adapter_options(&self) -> crate::adapter::AdapterOptions {
+        let parse = toolgate_json::ParseOptions::new().with_limits(
+            Limits::new()
+                .set(Limit::InputBytes, self.max_body_bytes)
+                .unwrap_or_default(),
+        );
+        crate::adapter::AdapterOptions::new()
+            .with_parse_options(parse)
+            .with_max_stream_bytes(self.max_body_bytes)
+    }
     url: String,
 }
 
@@ -1188,6 +1213,21 @@ impl Loader<'_> {
         let risk = match raw.risk {
             RawRisk::Read => Risk::Read,
             RawRisk::Write => Risk::Write,
+        if let Some(v) = &raw.gate.max_body_bytes {
+            let n = *v.get_ref();
+            let ceiling = Limit::InputBytes.ceiling();
+            gate.max_body_bytes = usize::try_from(n)
+                .ok()
+                .filter(|&b| b != 0 && b <= ceiling)
+                .ok_or_else(|| {
+                    self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        "max_body_bytes",
+                        format!("`max_body_bytes` must be between 1 and {ceiling}"),
+                    )
+                })?;
+        }
             RawRisk::Destructive => Risk::Destructive,
         };
         let approval_required = match raw.approval {

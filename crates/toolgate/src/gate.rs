@@ -189,7 +189,7 @@ impl Gate {
             return deny(d, vec![Reason::whole(Code::InternalError)], None);
         };
         // 3. strict parse.
-        let arguments = match stage::parse::check(&call.arguments, tool.parse_options()) {
+        let arguments = match stage::parse::check(&call.arguments, call.received_bytes, tool.parse_options()) {
             Ok(v) => v,
             Err(reason) => return deny(d, vec![reason], Some(extras)),
         };

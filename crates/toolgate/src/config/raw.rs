@@ -33,6 +33,7 @@ pub(crate) struct RawGate {
     pub(crate) max_turns: Option<Spanned<u64>>,
     pub(crate) max_calls_per_response: Option<Spanned<u64>>,
     pub(crate) escalate_after: Option<Spanned<u64>>,
+    pub(crate) max_body_bytes: Option<Spanned<u64>>,
     pub(crate) max_argument_bytes: Option<Spanned<u64>>,
     pub(crate) max_depth: Option<Spanned<u64>>,
     pub(crate) max_string_bytes: Option<Spanned<u64>>,

@@ -4,13 +4,17 @@
 //! Arguments sent as a string are parsed on their own with the tool's
 //! [`ParseOptions`]; inline arguments were parsed with the body and are
 //! re-checked against the tool's limits by re-reading their canonical text
-//! (so a tool's tighter limits hold whatever the provider's format). A parse
+//! (so a tool's tighter limits hold whatever the provider's format). The
+//! size limit (`max_argument_bytes`) counts the bytes the arguments took as
+//! received ([`crate::adapter::ProposedCall::received_bytes`]): whitespace
+//! inside an inline object and escapes inside a string count, so a value
+//! padded to any size is `too_large` whatever its canonical length. A parse
 //! error keeps the parser's code and pointer; anything but an object is
 //! `not_object` (`null`, arrays, strings, numbers, a custom tool's free text).
 
 use std::borrow::Cow;
 
-use toolgate_json::{ParseOptions, Value};
+use toolgate_json::{ErrorCode, Limit, ParseOptions, Value};
 
 use crate::adapter::Arguments;
 use crate::reason::{Code, Reason};
@@ -18,8 +22,12 @@ use crate::reason::{Code, Reason};
 /// The arguments as an object value, or why not.
 pub(crate) fn check<'a>(
     arguments: &'a Arguments,
+    received_bytes: Option<usize>,
     options: &ParseOptions,
 ) -> Result<Cow<'a, Value<'a>>, Reason> {
+    if received_bytes.is_some_and(|n| n > options.limits().get(Limit::InputBytes)) {
+        return Err(Reason::new(Code::Parse(ErrorCode::TooLarge), ""));
+    }
     let value = match arguments {
         Arguments::Value(v) if v.as_object().is_some() => {
             // Inline objects were read under the body's limits; hold them to
@@ -46,7 +54,7 @@ mod tests {
     use toolgate_json::{Limit, Limits};
 
     fn code(args: &Arguments, options: &ParseOptions) -> Result<String, (String, String)> {
-        check(args, options)
+        check(args, None, options)
             .map(|v| v.to_canonical_string())
             .map_err(|r| (r.code.as_str().to_owned(), r.pointer))
     }
@@ -97,6 +105,15 @@ mod tests {
             code(&Arguments::FreeText("{}".into()), &o),
             Err(("not_object".into(), "".into()))
         );
+    }
+
+    #[test]
+    fn received_bytes_are_held_to_the_size_limit() {
+        let o = ParseOptions::new().with_limits(Limits::new().set(Limit::InputBytes, 10).unwrap());
+        let small = Arguments::Value(toolgate_json::from_str("{}").unwrap().into_owned());
+        assert!(check(&small, Some(10), &o).is_ok());
+        let e = check(&small, Some(11), &o).unwrap_err();
+        assert_eq!(e.code.as_str(), "too_large");
     }
 
     #[test]
