@@ -5,7 +5,13 @@
 //! - strings with the minimal escaping (`\"`, `\\`, `\b`, `\f`, `\n`, `\r`,
 //!   `\t`, other control characters as `\u00xx`), everything else as raw UTF-8;
 //! - numbers as ECMAScript prints the nearest double (`1.0` → `1`,
-//!   `1E6` → `1000000`, `1e21` → `1e+21`, `-0` → `0`).
+//!   `1E6` → `1000000`, `1e21` → `1e+21`, `-0` → `0`): the shortest digits
+//!   that read back as the same double, the closest of them to its exact
+//!   value, and of two equally close the even one (`1424953923781206.25` →
+//!   `1424953923781206.2`). `tests/es6.rs` checks RFC 8785's appendix B and
+//!   a sample of node's `Number.prototype.toString`;
+//!   `examples/es6_numbers.rs` checks a stream of any length (BENCHMARKS.md
+//!   records the 100-million-number run of the JCS test file).
 //!
 //! One departure, on purpose: an *integer lexeme* (no fraction, no exponent)
 //! whose magnitude is beyond 2^53 is written with its exact digits, never

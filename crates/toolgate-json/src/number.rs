@@ -183,24 +183,21 @@ pub(crate) fn canonical_i64(v: i64) -> String {
 }
 
 /// Formats a finite double the way ECMAScript's `Number.prototype.toString`
-/// does (RFC 8785 section 3.2.2.3): shortest round-trip digits, plain notation
-/// for decimal exponents in [-6, 21), exponent notation otherwise.
+/// does (RFC 8785 section 3.2.2.3): the shortest digits that round-trip, the
+/// one closest to the value among them and the even one of two equally close;
+/// plain notation for decimal exponents in [-6, 21), exponent notation
+/// otherwise.
 pub(crate) fn format_f64(value: f64) -> String {
     if value == 0.0 || !value.is_finite() {
         return "0".to_owned();
     }
-    let mut out = String::new();
+    let (digits, n) = shortest(value.abs());
+    let mut out = String::with_capacity(26);
     if value < 0.0 {
         out.push('-');
     }
-    // `{:e}` prints the shortest digits that round-trip: `d.ddde±x`.
-    let sci = format!("{:e}", value.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
     // n: position of the decimal point relative to the digits.
-    let n = exp + 1;
     if k <= n && n <= 21 {
         out.push_str(&digits);
         out.extend(std::iter::repeat_n(
@@ -218,11 +215,8 @@ pub(crate) fn format_f64(value: f64) -> String {
         out.extend(std::iter::repeat_n('0', usize::try_from(-n).unwrap_or(0)));
         out.push_str(&digits);
     } else {
-        let mut chars = digits.chars();
-        if let Some(first) = chars.next() {
-            out.push(first);
-        }
-        let rest = chars.as_str();
+        let (first, rest) = digits.split_at(1.min(digits.len()));
+        out.push_str(first);
         if !rest.is_empty() {
             out.push('.');
             out.push_str(rest);
@@ -232,6 +226,85 @@ pub(crate) fn format_f64(value: f64) -> String {
         out.push_str(&(n - 1).abs().to_string());
     }
     out
+}
+
+/// The shortest round-trip digits of a finite positive double, and `n`, the
+/// position of the decimal point: the value printed is `0.digits × 10^n`.
+///
+/// Rust's shortest formatting gives the digits closest to the value, but of
+/// two equally close candidates it takes the upper one where ECMAScript takes
+/// the even one (`1424953923781206.25` is `…206.2` there, not `…206.3`).
+/// Such a tie needs the double's exact value to be a decimal one digit longer
+/// than the output and ending in 5, which [`is_midpoint`] checks exactly; only
+/// then is the even neighbour tried.
+fn shortest(value: f64) -> (String, i64) {
+    // `{:e}` prints the shortest digits that round-trip: `d.ddde±x`.
+    let sci = format!("{value:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
+    let n = exp + 1;
+    // At most 17 digits: they fit a u64.
+    let Ok(d) = digits.parse::<u64>() else {
+        return (digits, n);
+    };
+    // The value of the last digit is 10^scale.
+    let scale = n - k;
+    let other = if d % 2 == 1 && is_midpoint(value, d, scale, true) {
+        d - 1
+    } else if d % 2 == 1 && is_midpoint(value, d, scale, false) {
+        d + 1
+    } else {
+        return (digits, n);
+    };
+    // The even neighbour, if it reads back as the same double.
+    if other == 0 || format!("{other}e{scale}").parse::<f64>().ok() != Some(value) {
+        return (digits, n);
+    }
+    let text = other.to_string();
+    let trimmed = text.trim_end_matches('0');
+    let n = scale + i64::try_from(text.len()).unwrap_or(0);
+    (trimmed.to_owned(), n)
+}
+
+/// Whether `value` is exactly halfway between `d × 10^scale` and its lower
+/// (`below`) or upper neighbour: `value == (10d ∓ 5) × 10^(scale-1)`.
+///
+/// With `value = m × 2^e` (`m` odd) and `t = 10d ∓ 5` (odd), equality needs
+/// the powers of two to agree, `e == scale - 1`, and then
+/// `m × 5^-(scale-1) == t` (or `m == t × 5^(scale-1)`), checked in integers.
+fn is_midpoint(value: f64, d: u64, scale: i64, below: bool) -> bool {
+    let bits = value.to_bits();
+    let biased = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
+    let fraction = bits & ((1 << 52) - 1);
+    let (mut m, mut e) = if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1 << 52), biased - 1075)
+    };
+    if m == 0 {
+        return false;
+    }
+    let zeros = m.trailing_zeros();
+    m >>= zeros;
+    e += i64::from(zeros);
+    let p = scale - 1;
+    if e != p {
+        return false;
+    }
+    let t = if below {
+        u128::from(d) * 10 - 5
+    } else {
+        u128::from(d) * 10 + 5
+    };
+    let m = u128::from(m);
+    let pow5 = |k: i64| u32::try_from(k).ok().and_then(|k| 5u128.checked_pow(k));
+    if p < 0 {
+        pow5(-p).and_then(|f| m.checked_mul(f)) == Some(t)
+    } else {
+        pow5(p).and_then(|f| t.checked_mul(f)) == Some(m)
+    }
 }
 
 #[cfg(test)]
