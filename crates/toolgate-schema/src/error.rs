@@ -109,6 +109,49 @@ impl fmt::Display for CompileError {
 
 impl std::error::Error for CompileError {}
 
+/// At most this many schema values or names are listed in one message.
+const MAX_LISTED: usize = 10;
+/// At most this many characters of one listed value are shown.
+const MAX_SHOWN_CHARS: usize = 48;
+
+/// Schema values (an `enum`'s, a `const`) for a message: canonical JSON in
+/// backticks, at most [`MAX_LISTED`], each cut at [`MAX_SHOWN_CHARS`]
+/// characters. Only ever called with values from the schema.
+pub(crate) fn list_values<'a>(
+    values: impl ExactSizeIterator<Item = &'a toolgate_json::Value<'a>>,
+) -> String {
+    let n = values.len();
+    let shown = values
+        .take(MAX_LISTED)
+        .map(|v| toolgate_json::canonical::to_string(v));
+    list(shown, n)
+}
+
+/// Schema names (declared members) for a message, as [`list_values`] does.
+pub(crate) fn list_names<'a>(names: impl Iterator<Item = &'a str>, n: usize) -> String {
+    list(names.take(MAX_LISTED).map(str::to_owned), n)
+}
+
+fn list(shown: impl Iterator<Item = String>, n: usize) -> String {
+    let mut out = String::new();
+    for (i, text) in shown.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push('`');
+        let mut chars = text.chars();
+        out.extend(chars.by_ref().take(MAX_SHOWN_CHARS));
+        if chars.next().is_some() {
+            out.push('…');
+        }
+        out.push('`');
+    }
+    if n > MAX_LISTED {
+        out.push_str(&format!(" and {} more", n - MAX_LISTED));
+    }
+    out
+}
+
 /// What an instance got wrong. A stable wire code that agents and operators
 /// match on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -166,6 +166,11 @@ impl NameSet {
     }
 
     /// Whether `name` is in the set.
+    /// The names, in order.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.name.as_ref())
+    }
+
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.find(name).is_some()
     }

@@ -1,9 +1,20 @@
 //! The feedback text: what the model is told about a call that did not run.
 //!
 //! It is returned to the model as the call's tool result, so it carries only
-//! the verdict, reason codes and JSON Pointers: never the rejected value, a
-//! file path, a policy's source, a policy id or an error chain (DESIGN.md,
-//! contract 6; threat 6).
+//! the verdict, reason codes, JSON Pointers and, for a schema violation, what
+//! the schema expects there: never the rejected value, a file path, a
+//! policy's source, a policy id or an error chain (DESIGN.md, contract 6;
+//! threat 6).
+//!
+//! What the schema expects is the validator's message, built from the schema
+//! alone, so that a model can fix its call in one retry: the missing
+//! member's name, the expected type, the bound, the length or size, the
+//! allowed values (`enum`, `const`; at most ten, each cut at 48 characters),
+//! the pattern or format name, the declared members where an unknown one was
+//! sent. The unknown member's own name is the model's text, not the
+//! schema's: it stays masked (`*`), and the declared names are listed
+//! instead. An escalated session gets none of this (see
+//! [`crate::StoreGate`]).
 //!
 //! Pointers are redacted token by token: a reference token is shown only if
 //! it is an array index or a property name the tool's own schema declares
@@ -12,7 +23,8 @@
 //! into a member *name* is not echoed either.
 //!
 //! ```text
-//! denied by toolgate: type_mismatch at /amount; unknown_property at /*
+//! denied by toolgate: type_mismatch at /amount: expected integer; unknown_property at /*: member is not allowed: the declared members are `amount`, `order_id`
+//! denied by toolgate: missing_required: missing required member `order_id`
 //! denied by toolgate: unknown_tool
 //! held by toolgate for human approval: approval_required; do not retry this call
 //! allowed by toolgate
@@ -29,6 +41,18 @@ pub const MAX_LISTED: usize = 8;
 /// The feedback for a verdict and its reasons. `known` says whether a
 /// property name may be shown (see the module documentation).
 pub fn render(verdict: Verdict, reasons: &[Reason], known: &dyn Fn(&str) -> bool) -> String {
+    render_expecting(verdict, reasons, &[], known)
+}
+
+/// Like [`render`], with what the schema expects at each reason
+/// (`expected[i]` for `reasons[i]`; missing or empty: nothing). The texts
+/// must come from the schema alone, never from the rejected value.
+pub fn render_expecting(
+    verdict: Verdict,
+    reasons: &[Reason],
+    expected: &[String],
+    known: &dyn Fn(&str) -> bool,
+) -> String {
     let mut out = String::with_capacity(64);
     match verdict {
         Verdict::Allow => {
@@ -46,6 +70,10 @@ pub fn render(verdict: Verdict, reasons: &[Reason], known: &dyn Fn(&str) -> bool
         if !reason.pointer.is_empty() {
             out.push_str(" at ");
             push_redacted(&mut out, &reason.pointer, known);
+        }
+        if let Some(text) = expected.get(i).filter(|t| !t.is_empty()) {
+            out.push_str(": ");
+            out.push_str(text);
         }
     }
     if reasons.len() > MAX_LISTED {
@@ -128,6 +156,25 @@ mod tests {
         assert_eq!(
             render(Verdict::Deny, &[], &known),
             "denied by toolgate: internal_error"
+        );
+    }
+
+    #[test]
+    fn schema_expectations_follow_their_reasons() {
+        let reasons = [
+            Reason::new(Code::Schema(SchemaCode::MissingRequired), ""),
+            Reason::new(Code::Schema(SchemaCode::UnknownProperty), "/sk-live-SECRET"),
+            Reason::new(Code::Schema(SchemaCode::TypeMismatch), "/amount"),
+        ];
+        let expected = [
+            "missing required member `order_id`".to_owned(),
+            "member is not allowed: the declared members are `amount`".to_owned(),
+        ];
+        assert_eq!(
+            render_expecting(Verdict::Deny, &reasons, &expected, &known),
+            "denied by toolgate: missing_required: missing required member `order_id`; \
+             unknown_property at /*: member is not allowed: the declared members are `amount`; \
+             type_mismatch at /amount"
         );
     }
 

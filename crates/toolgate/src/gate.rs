@@ -200,8 +200,11 @@ impl Gate {
         d.digest = Some(digest);
         d.shape = Some(shape);
         // 4. schema.
-        if let Err(reasons) = stage::schema::check(tool.schema(), &arguments) {
-            return deny(d, reasons, Some(extras));
+        if let Err((reasons, expected)) = stage::schema::check(tool.schema(), &arguments) {
+            let mut d = deny(d, reasons, Some(extras));
+            let known = |name: &str| extras.names.contains(name);
+            d.feedback = feedback::render_expecting(Verdict::Deny, &d.reasons, &expected, &known);
+            return d;
         }
         // 5. argument policies.
         match stage::policy::check(&extras.urls, &arguments, self.resolver.as_ref()) {

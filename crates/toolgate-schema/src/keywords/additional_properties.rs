@@ -74,6 +74,24 @@ pub(crate) fn closed(
     }))
 }
 
+impl AdditionalProperties {
+    /// The message of an unknown member: the names the schema declares.
+    fn not_allowed(&self) -> String {
+        let mut out = if self.names.len() == 0 {
+            "member is not allowed: the schema declares no members".to_owned()
+        } else {
+            format!(
+                "member is not allowed: the declared members are {}",
+                crate::error::list_names(self.names.names(), self.names.len())
+            )
+        };
+        if !self.patterns.is_empty() {
+            out.push_str(" (or names matching `patternProperties`)");
+        }
+        out
+    }
+}
+
 impl Keyword for AdditionalProperties {
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
@@ -89,7 +107,7 @@ impl Keyword for AdditionalProperties {
                     &Path::Key(at, k),
                     &self.location,
                     member,
-                    || "member is not allowed".to_owned(),
+                    || self.not_allowed(),
                 );
             } else {
                 ok &= cx.eval(self.node, member, &Path::Key(at, k));

@@ -26,7 +26,10 @@ impl Keyword for Const {
         let ok = *v == self.value;
         if !ok {
             cx.fail(ErrorCode::Const, at, &self.location, v, || {
-                "expected the constant value".to_owned()
+                format!(
+                    "expected {}",
+                    crate::error::list_values(std::iter::once(&self.value))
+                )
             });
         }
         ok

@@ -32,7 +32,10 @@ impl Keyword for Enum {
         let ok = self.values.iter().any(|x| x == v);
         if !ok {
             cx.fail(ErrorCode::Enum, at, &self.location, v, || {
-                format!("expected one of {} allowed values", self.values.len())
+                format!(
+                    "expected one of {}",
+                    crate::error::list_values(self.values.iter())
+                )
             });
         }
         ok

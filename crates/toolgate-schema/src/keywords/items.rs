@@ -48,7 +48,10 @@ impl Keyword for Items {
                     &Path::Index(at, i),
                     &self.location,
                     item,
-                    || "no item is allowed here".to_owned(),
+                    || match self.skip {
+                        0 => "no item is allowed: expected an empty array".to_owned(),
+                        n => format!("no item is allowed here: expected at most {n} items"),
+                    },
                 );
             } else {
                 ok &= cx.eval(self.node, item, &Path::Index(at, i));

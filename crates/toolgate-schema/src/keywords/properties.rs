@@ -123,7 +123,12 @@ impl Keyword for Properties {
                         &Path::Key(at, k),
                         location,
                         member,
-                        || "member is not allowed".to_owned(),
+                        || {
+                            format!(
+                                "member is not allowed: the declared members are {}",
+                                crate::error::list_names(self.names.names(), self.names.len())
+                            )
+                        },
                     );
                 }
             }
