@@ -1281,6 +1281,39 @@ impl Store for PgStore {
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }
+
+    fn count_response(&self, session: &str) -> Result<u64, Error> {
+        self.write(|tx| {
+            let row = tx
+                .tx
+                .query_one(
+                    "INSERT INTO session_responses (session, responses) VALUES ($1, 1) \
+                     ON CONFLICT (session) DO UPDATE \
+                     SET responses = session_responses.responses + 1 RETURNING responses",
+                    &[&session],
+                )
+                .map_err(|e| Error::pg("counting a response", e))?;
+            let n: i64 = row
+                .try_get(0)
+                .map_err(|e| Error::pg("counting a response", e))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
+        let now = self.clock.now().unix_millis();
+        self.write(|tx| {
+            let n = tx
+                .tx
+                .execute(
+                    "INSERT INTO allowed_calls (session, call_id, allowed_at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (session, call_id) DO NOTHING",
+                    &[&session, &call_id, &now],
+                )
+                .map_err(|e| Error::pg("claiming a call id", e))?;
+            Ok(n == 1)
+        })
+    }
 }
 
 fn read_session(

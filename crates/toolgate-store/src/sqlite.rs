@@ -1154,6 +1154,36 @@ impl Store for SqliteStore {
         read_session(&conn, session)
     }
 
+    fn count_response(&self, session: &str) -> Result<u64, Error> {
+        self.write(|tx| {
+            let n: i64 = tx
+                .conn
+                .prepare_cached(
+                    "INSERT INTO session_responses (session, responses) VALUES (?1, 1) \
+                     ON CONFLICT (session) DO UPDATE SET responses = responses + 1 \
+                     RETURNING responses",
+                )
+                .and_then(|mut s| s.query_row([session], |r| r.get(0)))
+                .map_err(|e| Error::db("counting a response", e))?;
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
+        let now = self.clock.now().unix_millis();
+        self.write(|tx| {
+            let n = tx
+                .conn
+                .prepare_cached(
+                    "INSERT INTO allowed_calls (session, call_id, allowed_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (session, call_id) DO NOTHING",
+                )
+                .and_then(|mut s| s.execute(rusqlite::params![session, call_id, now]))
+                .map_err(|e| Error::db("claiming a call id", e))?;
+            Ok(n == 1)
+        })
+    }
+
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {
         let conn = self.hot_conn()?;
         read_kill_switch(&conn)

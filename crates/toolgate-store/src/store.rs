@@ -181,6 +181,19 @@ pub trait Store: Send + Sync {
     /// The counters of `session` (all zero if it has no calls yet).
     fn session(&self, session: &str) -> Result<SessionCounters, Error>;
 
+    /// Counts one decided response of `session` and returns how many the
+    /// session has now, this one included: the gate's turn number, which
+    /// callers cannot set. Atomic: concurrent callers (threads, processes,
+    /// replicas sharing the database) each get their own number.
+    fn count_response(&self, session: &str) -> Result<u64, Error>;
+
+    /// Records that the call `call_id` of `session` is allowed: `true` if
+    /// it is the first time, `false` if a call with this id was already
+    /// allowed in the session (a replay). Atomic like
+    /// [`Store::count_response`]: of several concurrent claims of one id,
+    /// exactly one gets `true`.
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error>;
+
     // ---- kill switch ----
 
     /// The kill switch, read afresh from the database.

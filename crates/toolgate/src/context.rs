@@ -123,6 +123,38 @@ pub trait StateView {
         let _ = session;
         Ok(false)
     }
+
+    /// How many responses of `session` were decided before this one. The
+    /// gate decides at turn `max(this + 1, the context's turn)`: the caller's
+    /// turn can only bring the turn cap closer. The default, `0`, trusts
+    /// the context's turn (a [`Context`] has no memory of earlier
+    /// responses); the store counts every decided response.
+    fn earlier_responses(&self, session: &str) -> Result<u64, StateError> {
+        let _ = session;
+        Ok(0)
+    }
+
+    /// Records that the non-read call `call_id` of `session` is allowed now;
+    /// `Ok(false)` if a call with this id was already allowed in the session
+    /// (a replay: the gate denies it `replayed_call`). The default never
+    /// sees a replay; a [`Context`] answers from its `allowed_calls`, the
+    /// store from its table of allowed call ids (atomic across replicas).
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        let _ = (session, call_id);
+        Ok(true)
+    }
+}
+
+/// What an approval carried by the context covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ApprovalScope {
+    /// One call: the user, session, tool and argument digest; used once.
+    #[default]
+    Single,
+    /// A standing approval: every call of the tool for the user (in one
+    /// session if it names one), any arguments, until it expires.
+    Standing,
 }
 
 /// An approval carried by the context.
@@ -131,15 +163,19 @@ pub trait StateView {
 pub struct Approval {
     /// Its id.
     pub id: String,
+    /// One call, or standing.
+    pub scope: ApprovalScope,
     /// The user it was granted for.
     pub user: String,
-    /// The session.
-    pub session: String,
+    /// The session: always for a single approval; for a standing one, the
+    /// one session it is limited to, if any.
+    pub session: Option<String>,
     /// The tool's exact name.
     pub tool: String,
-    /// The digest of the approved canonical arguments: `sha256:` and 64
-    /// lower-case hex digits.
-    pub digest: String,
+    /// The digest of the approved canonical arguments (`sha256:` and 64
+    /// lower-case hex digits): always for a single approval, never for a
+    /// standing one.
+    pub digest: Option<String>,
     /// Expiry, Unix seconds (exclusive).
     pub expires_at: u64,
     /// Whether it was already used.
@@ -182,8 +218,11 @@ pub struct Rejection {
 ///   "kill_switch": "off",
 ///   "approvals": [
 ///     {"id": "ap-1", "user": "alice", "session": "s-42", "tool": "refund",
-///      "digest": "sha256:…64 hex digits…", "expires_at": 1767229200, "used": false}
+///      "digest": "sha256:…64 hex digits…", "expires_at": 1767229200, "used": false},
+///     {"id": "ap-2", "kind": "standing", "user": "alice", "tool": "create_ticket",
+///      "expires_at": 1767232800}
 ///   ],
+///   "allowed_calls": ["call_1"],
 ///   "rejections": [{"tool": "refund", "shape": "sha256:…"}],
 ///   "entities": []
 /// }
@@ -199,13 +238,30 @@ pub struct Rejection {
 /// | `now` | integer (Unix seconds) | no (the clock) | the time approvals are checked against |
 /// | `kill_switch` | `"off"`, `"deny_writes"`, `"deny_all"` | no (`"off"`) | the kill switch |
 /// | `approvals` | array of approvals | no (`[]`) | approvals granted by humans |
+/// | `allowed_calls` | array of strings | no (`[]`) | the call ids already allowed in this session: a non-read call with one of them is denied `replayed_call` |
 /// | `rejections` | array of `{tool, shape}` | no (`[]`) | the session's earlier rejected calls: tool and argument shape digest ([`crate::Decision::shape`]) |
 /// | `entities` | any JSON | no | the caller's entities for authorization; opaque to this version |
 ///
-/// An approval is `{id, user, session, tool, digest, expires_at, used}`;
-/// `used` is optional (`false`). It covers exactly one call: the same user,
-/// session and tool, and arguments whose canonical form has that digest,
-/// before `expires_at` (exclusive), if it has not been used.
+/// An approval is `{id, kind, user, session, tool, digest, expires_at,
+/// used}`. `kind` is `"single"` (the default) or `"standing"`.
+///
+/// - A **single** approval needs `session` and `digest`; `used` is optional
+///   (`false`). It covers exactly one call: the same user, session and
+///   tool, and arguments whose canonical form has that digest, before
+///   `expires_at` (exclusive), if it has not been used.
+/// - A **standing** approval (the store's `toolgate approvals grant`, for a
+///   caller without a store) covers every call of the tool for the user,
+///   whatever the arguments, before `expires_at` (exclusive); with
+///   `session`, only in that session. It has no `digest` and no `used`
+///   (either is an error at its pointer). A single approval for the call
+///   is preferred when both match.
+///
+/// `turn` is trusted as given when the gate has no store (`--no-store`, or
+/// [`crate::Gate::decide`] with the context as state): a caller that sends
+/// `turn: 1` every time is not stopped by the turn cap. With a store the
+/// store counts the session's responses and the context's `turn` can only
+/// bring the cap closer. Likewise `allowed_calls` is the only memory of
+/// earlier allowed calls without a store.
 ///
 /// The request context: who asks, in which session, at which turn, and (for
 /// now) the state that comes with the request.
@@ -230,6 +286,8 @@ pub struct Context {
     pub approvals: Vec<Approval>,
     /// Earlier rejected calls of the session.
     pub rejections: Vec<Rejection>,
+    /// The call ids already allowed in this session.
+    pub allowed_calls: Vec<String>,
     /// The caller's entities, opaque for now.
     pub entities: Option<Value<'static>>,
 }
@@ -247,6 +305,7 @@ impl Context {
             kill_switch: KillSwitch::Off,
             approvals: Vec::new(),
             rejections: Vec::new(),
+            allowed_calls: Vec::new(),
             entities: None,
         }
     }
@@ -270,6 +329,7 @@ impl Context {
                 "kill_switch",
                 "approvals",
                 "rejections",
+                "allowed_calls",
                 "entities",
             ],
         )?;
@@ -314,6 +374,16 @@ impl Context {
                 });
             }
         }
+        if let Some(list) = obj.get("allowed_calls") {
+            for (i, c) in array(list, "/allowed_calls")?.iter().enumerate() {
+                let p = format!("/allowed_calls/{i}");
+                ctx.allowed_calls.push(
+                    c.as_str()
+                        .ok_or_else(|| ContextError::wrong_type(&p, "a string"))?
+                        .to_owned(),
+                );
+            }
+        }
         ctx.entities = obj.get("entities").map(|e| e.clone().into_owned());
         Ok(ctx)
     }
@@ -340,19 +410,32 @@ impl StateView for Context {
         skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
         let digest = key.digest.to_string();
-        Ok(self
-            .approvals
-            .iter()
-            .find(|a| {
-                !a.used
-                    && now < a.expires_at
-                    && a.user == key.user
-                    && a.session == key.session
-                    && a.tool == key.tool
-                    && a.digest == digest
-                    && !skip.contains(&a.id)
-            })
+        let covers = |a: &&Approval| {
+            now < a.expires_at
+                && a.user == key.user
+                && a.tool == key.tool
+                && a.session.as_deref().is_none_or(|s| s == key.session)
+        };
+        let single = self.approvals.iter().filter(covers).find(|a| {
+            a.scope == ApprovalScope::Single
+                && !a.used
+                && a.session.is_some()
+                && a.digest.as_deref() == Some(digest.as_str())
+                && !skip.contains(&a.id)
+        });
+        let standing = || {
+            self.approvals
+                .iter()
+                .filter(covers)
+                .find(|a| a.scope == ApprovalScope::Standing)
+        };
+        Ok(single
+            .or_else(standing)
             .map(|a| ApprovalGrant::new(a.id.clone())))
+    }
+
+    fn claim_call(&self, _session: &str, call_id: &str) -> Result<bool, StateError> {
+        Ok(!self.allowed_calls.iter().any(|c| c == call_id))
     }
 
     fn rejections(&self, _session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError> {
@@ -388,6 +471,9 @@ pub enum ContextErrorKind {
     WrongType(&'static str),
     /// A member has a value out of its range or vocabulary.
     InvalidValue,
+    /// A member the format defines, but not here (a `digest` or `used` in
+    /// a standing approval).
+    NotAllowed,
 }
 
 impl ContextError {
@@ -428,6 +514,9 @@ impl fmt::Display for ContextError {
                 write!(f, "member `{}` must be {t}", self.pointer)
             }
             ContextErrorKind::InvalidValue => write!(f, "invalid value at `{}`", self.pointer),
+            ContextErrorKind::NotAllowed => {
+                write!(f, "member `{}` is not allowed here", self.pointer)
+            }
         }
     }
 }
@@ -538,6 +627,7 @@ fn approval(v: &Value<'_>, p: &str) -> Result<Approval, ContextError> {
         p,
         &[
             "id",
+            "kind",
             "user",
             "session",
             "tool",
@@ -546,18 +636,61 @@ fn approval(v: &Value<'_>, p: &str) -> Result<Approval, ContextError> {
             "used",
         ],
     )?;
+    let scope = match o.get("kind") {
+        None => ApprovalScope::Single,
+        Some(k) => match k.as_str() {
+            Some("single") => ApprovalScope::Single,
+            Some("standing") => ApprovalScope::Standing,
+            Some(_) => {
+                return Err(ContextError::new(
+                    ContextErrorKind::InvalidValue,
+                    member_pointer(p, "kind"),
+                ))
+            }
+            None => {
+                return Err(ContextError::wrong_type(
+                    &member_pointer(p, "kind"),
+                    "a string",
+                ))
+            }
+        },
+    };
     let used = match o.get("used") {
         None => false,
         Some(u) => u
             .as_bool()
             .ok_or_else(|| ContextError::wrong_type(&member_pointer(p, "used"), "a boolean"))?,
     };
+    let (session, digest) = match scope {
+        ApprovalScope::Single => (
+            Some(string(o, p, "session")?),
+            Some(digest(o, p, "digest")?),
+        ),
+        ApprovalScope::Standing => {
+            // A standing approval covers any arguments and is never used
+            // up: a digest or a `used` flag would say otherwise.
+            for name in ["digest", "used"] {
+                if o.get(name).is_some() {
+                    return Err(ContextError::new(
+                        ContextErrorKind::NotAllowed,
+                        member_pointer(p, name),
+                    ));
+                }
+            }
+            let session = match o.get("session") {
+                None => None,
+                Some(_) => Some(string(o, p, "session")?),
+            };
+            (session, None)
+        }
+    };
     Ok(Approval {
         id: string(o, p, "id")?,
+        scope,
         user: string(o, p, "user")?,
-        session: string(o, p, "session")?,
+        session,
         tool: string(o, p, "tool")?,
-        digest: digest(o, p, "digest")?,
+        digest,
         expires_at: u64_value(
             required(o, p, "expires_at")?,
             &member_pointer(p, "expires_at"),
@@ -585,7 +718,7 @@ mod tests {
         assert_eq!(ctx.max_turns, Some(4));
         assert_eq!(ctx.kill_switch, KillSwitch::DenyWrites);
         assert_eq!(ctx.approvals.len(), 1);
-        assert_eq!(ctx.approvals[0].digest, d.to_string());
+        assert_eq!(ctx.approvals[0].digest, Some(d.to_string()));
         assert!(!ctx.approvals[0].used);
         assert_eq!(ctx.rejections("s", "refund", &d), Ok(1));
         let key = ApprovalKey {

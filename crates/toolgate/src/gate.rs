@@ -132,12 +132,15 @@ impl Gate {
         let findings = stage::finish::response_reasons(&envelope.finish, &envelope.findings);
         let response_denial = stage::finish::check(&findings);
         let now = context.now_or_clock();
+        let turn = effective_turn(state, context);
         let mut run = Run {
             context,
             state,
             now,
+            turn,
             calls_in_response: envelope.calls.len(),
             granted: Vec::new(),
+            allowed_ids: Vec::new(),
         };
         let decisions = envelope
             .calls
@@ -189,10 +192,11 @@ impl Gate {
             return deny(d, vec![Reason::whole(Code::InternalError)], None);
         };
         // 3. strict parse.
-        let arguments = match stage::parse::check(&call.arguments, call.received_bytes, tool.parse_options()) {
-            Ok(v) => v,
-            Err(reason) => return deny(d, vec![reason], Some(extras)),
-        };
+        let arguments =
+            match stage::parse::check(&call.arguments, call.received_bytes, tool.parse_options()) {
+                Ok(v) => v,
+                Err(reason) => return deny(d, vec![reason], Some(extras)),
+            };
         let text = canonical::to_string(&arguments);
         let digest = Digest::of(text.as_bytes());
         let shape = shape_digest(&arguments);
@@ -228,7 +232,10 @@ impl Gate {
             return deny(d, vec![reason], Some(extras));
         }
         // 7. limits.
-        let limits = stage::limits::turns(&self.limits, run.context.turn, run.context.max_turns)
+        let limits = run
+            .turn
+            .ok_or_else(|| Reason::whole(Code::StoreUnavailable))
+            .and_then(|turn| stage::limits::turns(&self.limits, turn, run.context.max_turns))
             .and_then(|()| stage::limits::calls(&self.limits, run.calls_in_response))
             .and_then(|()| {
                 stage::limits::rejections(
@@ -257,12 +264,21 @@ impl Gate {
             Ok(required) => required,
             Err(reason) => return deny(d, vec![reason], Some(extras)),
         };
-        match stage::approval::check(required, run.state, &key, run.now, &run.granted) {
-            Outcome::NotRequired => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+        let outcome = stage::approval::check(required, run.state, &key, run.now, &run.granted);
+        // 10. replays: a non-read call is allowed once per call id.
+        let replay = |run: &mut Run<'_>| replay_check(tool.risk(), call.call_id.as_deref(), run);
+        match outcome {
+            Outcome::NotRequired => match replay(run) {
+                Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+                Err(reason) => deny(d, vec![reason], Some(extras)),
+            },
             Outcome::Approved(grant) => {
                 run.granted.push(grant.id.clone());
                 d.approval = Some(grant.id);
-                finish(d, Verdict::Allow, Vec::new(), Some(extras))
+                match replay(run) {
+                    Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+                    Err(reason) => deny(d, vec![reason], Some(extras)),
+                }
             }
             Outcome::Required(reason) => {
                 finish(d, Verdict::NeedsApproval, vec![reason], Some(extras))
@@ -405,9 +421,50 @@ struct Run<'a> {
     context: &'a Context,
     state: &'a dyn StateView,
     now: u64,
+    /// The turn decided at: the state's count of earlier responses plus
+    /// one, or the context's turn if higher; `None` if the state could not
+    /// say.
+    turn: Option<u32>,
     calls_in_response: usize,
     /// Approvals already granted to earlier calls of this response.
     granted: Vec<String>,
+    /// Call ids of non-read calls allowed earlier in this response.
+    allowed_ids: Vec<String>,
+}
+
+/// The turn of this response: `max(earlier responses + 1, context turn)`.
+fn effective_turn(state: &dyn StateView, context: &Context) -> Option<u32> {
+    let earlier = state.earlier_responses(&context.session).ok()?;
+    let counted = u32::try_from(earlier.saturating_add(1)).unwrap_or(u32::MAX);
+    Some(counted.max(context.turn))
+}
+
+/// Denies `replayed_call` a non-read call whose id was already allowed in
+/// the session (earlier in this response, or as the state remembers), and
+/// otherwise records the id as allowed. Calls without an id cannot be told
+/// from new ones and pass; read tools are exempt.
+fn replay_check(
+    risk: crate::registry::Risk,
+    call_id: Option<&str>,
+    run: &mut Run<'_>,
+) -> Result<(), Reason> {
+    let Some(id) = call_id else {
+        return Ok(());
+    };
+    if risk == crate::registry::Risk::Read {
+        return Ok(());
+    }
+    if run.allowed_ids.iter().any(|a| a == id) {
+        return Err(Reason::whole(Code::ReplayedCall));
+    }
+    match run.state.claim_call(&run.context.session, id) {
+        Ok(true) => {
+            run.allowed_ids.push(id.to_owned());
+            Ok(())
+        }
+        Ok(false) => Err(Reason::whole(Code::ReplayedCall)),
+        Err(_) => Err(Reason::whole(Code::StoreUnavailable)),
+    }
 }
 
 fn deny(d: Decision, reasons: Vec<Reason>, extras: Option<&Extras>) -> Decision {

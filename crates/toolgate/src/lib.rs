@@ -32,7 +32,7 @@ pub use crate::adapter::{
 pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
 pub use crate::authz::CedarAuthorizer;
 pub use crate::context::{
-    Approval, ApprovalGrant, ApprovalKey, Context, ContextError, ContextErrorKind, KillSwitch,
+    Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind, KillSwitch,
     Rejection, StateError, StateView,
 };
 pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};

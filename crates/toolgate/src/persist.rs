@@ -175,17 +175,21 @@ impl StoreGate {
     /// decision before returning them. Never fails, never panics.
     pub fn decide_and_record(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
         let now = self.clock.now();
-        let state = StoreState::new(self.store.as_ref(), context, now);
+        let responses = self.store.count_response(&context.session);
+        let turn = effective_turn(&responses, context);
+        let state = StoreState::new(self.store.as_ref(), context, responses, now);
         let decisions = self.gate.decide(body, format, context, &state);
-        self.record(decisions, context, now, &state)
+        self.record(decisions, context, turn, now, &state)
     }
 
     /// [`StoreGate::decide_and_record`] for an envelope already read.
     pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
         let now = self.clock.now();
-        let state = StoreState::new(self.store.as_ref(), context, now);
+        let responses = self.store.count_response(&context.session);
+        let turn = effective_turn(&responses, context);
+        let state = StoreState::new(self.store.as_ref(), context, responses, now);
         let decisions = self.gate.decide_envelope(envelope, context, &state);
-        self.record(decisions, context, now, &state)
+        self.record(decisions, context, turn, now, &state)
     }
 
     /// The first half of [`StoreGate::decide_and_record`] for a caller that
@@ -200,25 +204,21 @@ impl StoreGate {
     /// uses or asks for an approval, a denial or a body refused, which are
     /// counted, an allowed call that ends a run of rejections): nothing was
     /// written; call [`StoreGate::decide_and_record`] on a thread that may
-    /// block.
+    /// block. Every response is now such a one: the store counts the
+    /// session's responses ([`Store::count_response`], the turn number
+    /// callers cannot set) before the gate decides, a write; so this
+    /// answers `None` without deciding.
     pub fn decide_unrecorded(
         &self,
         body: &[u8],
         format: Format,
         context: &Context,
     ) -> Option<Unrecorded> {
-        let now = self.clock.now();
-        let state = StoreState::new(self.store.as_ref(), context, now).reads_only();
-        let ds = self.gate.decide(body, format, context, &state);
-        if state.wanted_write() || state.has_consecutive_rejections() {
-            return None;
-        }
-        let writes = ds.decisions.iter().any(|d| d.verdict != Verdict::Allow)
-            || (ds.decisions.is_empty() && ds.rejected.is_some());
-        if writes {
-            return None;
-        }
-        Some(self.unrecorded(ds, context, now, state.escalated()))
+        // Counting the turn is a write that must come before the decision:
+        // two concurrent responses of a session must not both be decided
+        // at one turn.
+        let _ = (body, format, context);
+        None
     }
 
     /// The decisions of `unrecorded`, once its audit records were
@@ -255,6 +255,7 @@ impl StoreGate {
         &self,
         mut ds: Decisions,
         context: &Context,
+        turn: u64,
         now: Timestamp,
         state: &StoreState<'_>,
     ) -> Decisions {
@@ -276,8 +277,7 @@ impl StoreGate {
                 Err(_) => self.fail(d),
             }
         }
-        // 2. Session counters.
-        let turn = u64::from(context.turn);
+        // 2. Session counters, at the turn the gate decided at.
         if ds.decisions.is_empty() {
             if let Some(r) = &ds.rejected {
                 // A refused body counts as a rejected call of the session.
@@ -488,6 +488,14 @@ impl fmt::Debug for StoreGate {
             .field("pending_limits", &self.pending_limits)
             .finish_non_exhaustive()
     }
+}
+
+/// The turn a response is decided at with the store: the store's count,
+/// or the context's turn if higher; the context's when the count failed
+/// (every call is then denied `store_unavailable` anyway).
+fn effective_turn(responses: &Result<u64, toolgate_store::Error>, context: &Context) -> u64 {
+    let own = u64::from(context.turn);
+    responses.as_ref().map_or(own, |&n| n.max(own))
 }
 
 fn audit_verdict(v: Verdict) -> AuditVerdict {

@@ -51,6 +51,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `kill_switch` | kill switch | deny | the kill switch is on (`deny_all`, or `deny_writes` for a non-read tool) |
 /// | `approval_required` | risk and approval | needs approval | the tool needs a human approval bound to (user, session, tool, argument digest), and none usable is at hand |
 /// | `approval_queue_full` | risk and approval | deny | the call needs a human approval, but its session or its user already has as many waiting as `[approvals] max_pending_per_session` / `max_pending_per_user` allow |
+/// | `replayed_call` | replay | deny | a non-read call whose call id was already allowed in this session (a retried or replayed response must not run it twice) |
 /// | `store_unavailable` | any stateful stage | deny | the state (kill switch, approvals, counters) could not be read: fail closed |
 /// | `internal_error` | any | deny | the gate met a condition it cannot decide on (a panic caught at the boundary): fail closed |
 ///
@@ -138,6 +139,9 @@ pub enum Code {
     /// `approval_queue_full`: the call needs approval, but too many of its
     /// session's or user's approvals are already waiting.
     ApprovalQueueFull,
+    /// `replayed_call`: this non-read call's id was already allowed in the
+    /// session.
+    ReplayedCall,
     /// `store_unavailable`: the state could not be read.
     StoreUnavailable,
     /// `internal_error`: the gate could not decide; fail closed.
@@ -175,6 +179,7 @@ impl Code {
             Self::KillSwitch => "kill_switch",
             Self::ApprovalRequired => "approval_required",
             Self::ApprovalQueueFull => "approval_queue_full",
+            Self::ReplayedCall => "replayed_call",
             Self::StoreUnavailable => "store_unavailable",
             Self::InternalError => "internal_error",
             Self::Parse(c) => c.as_str(),
@@ -186,7 +191,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 21] = [
+    pub const GATE: [Code; 22] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -206,6 +211,7 @@ impl Code {
         Self::KillSwitch,
         Self::ApprovalRequired,
         Self::ApprovalQueueFull,
+        Self::ReplayedCall,
         Self::StoreUnavailable,
         Self::InternalError,
     ];

@@ -12,12 +12,13 @@
 //! | 7 | limits | `limits` | `loop_limit`, `too_many_calls`, `repeated_rejection` |
 //! | 8 | kill switch | `kill_switch` | `kill_switch` |
 //! | 9 | risk and approval | `approval` | `approval_required` (needs approval) |
+//! | 10 | replay (a call about to be allowed) | in the gate | `replayed_call`: a non-read call whose id was already allowed in the session |
 //!
 //! Any stateful stage whose state cannot be read denies `store_unavailable`.
 //!
 //! Deny is final: the first stage that denies ends the call's pipeline, and
 //! no later stage runs (so nothing later can turn it into an allow, and no
-//! later stage's work is spent or reported). Only the last stage can ask for
+//! later stage's work is spent or reported). Only stage 9 can ask for
 //! approval.
 
 pub(crate) mod approval;

@@ -107,12 +107,14 @@ fn store_gate(store: Arc<dyn Store>, clock: &ManualClock) -> StoreGate {
         .with_approval_expiry(Duration::from_secs(600))
 }
 
-/// An OpenAI chat response proposing `calls` (tool name, arguments text).
+/// An OpenAI chat response proposing `calls` (tool name, arguments text),
+/// each with a call id of its own, as a provider gives them.
 fn body(calls: &[(&str, &str)]) -> Vec<u8> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let calls: Vec<String> = calls
         .iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
+        .map(|(name, args)| {
+            let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let args = canonical::to_string(&Value::String(Cow::Borrowed(args)));
             format!(
                 r#"{{"id":"call_{i}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}"#
@@ -316,7 +318,8 @@ fn every_decision_is_audited_before_it_is_returned() {
     assert_eq!(refund.user.as_deref(), Some("alice"));
     assert_eq!(refund.session.as_deref(), Some("s-1"));
     assert_eq!(refund.tool.as_deref(), Some("refund"));
-    assert_eq!(refund.call_id.as_deref(), Some("call_1"));
+    assert_eq!(refund.call_id, d.decisions[1].call_id);
+    assert!(refund.call_id.is_some());
     assert_eq!(refund.reasons, ["approval_required"]);
     assert_eq!(refund.digest, d.decisions[1].digest);
     let pending: ApprovalId = d.decisions[1].approval.as_deref().unwrap().parse().unwrap();
@@ -442,6 +445,12 @@ impl Store for AuditDown {
     }
     fn session(&self, session: &str) -> Result<SessionCounters, StoreError> {
         self.inner.session(session)
+    }
+    fn count_response(&self, session: &str) -> Result<u64, StoreError> {
+        self.inner.count_response(session)
+    }
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StoreError> {
+        self.inner.claim_call(session, call_id)
     }
     fn kill_switch(&self) -> Result<KillSwitchState, StoreError> {
         self.inner.kill_switch()
@@ -606,103 +615,37 @@ fn repeated_rejections_of_one_shape_are_cut_off() {
     assert_eq!(d.decisions[0].verdict, Verdict::Allow);
 }
 
-/// Decides with the two-phase path an async service uses: `Some` only when
-/// nothing but the audit record is to be written, whose commit goes through
-/// `append_deferred`.
-fn decide_deferred(g: &StoreGate, c: &Context, calls: &[(&str, &str)]) -> Option<Decisions> {
-    let mut unrecorded = g.decide_unrecorded(&body(calls), Format::Auto, c)?;
-    let entries = unrecorded.take_entries();
-    let mut committed = true;
-    for entry in entries {
-        let (tx, rx) = std::sync::mpsc::channel();
-        g.store()
-            .append_deferred(entry, Box::new(move |r| tx.send(r.is_ok()).unwrap()));
-        committed &= rx.recv_timeout(Duration::from_secs(10)).unwrap();
-    }
-    Some(g.finish(unrecorded, committed))
-}
-
+/// The two-phase path an async service tries first declines every
+/// response now: the store counts the session's responses (the turn number
+/// callers cannot set) before the gate decides, a write. Nothing is written
+/// when it declines, and the one-phase path decides and counts.
 #[test]
-fn the_two_phase_path_writes_nothing_but_the_audit_record() {
+fn the_two_phase_path_declines_because_every_response_is_counted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.db");
     let clock = clock();
     let store = file_store(&path, &clock);
     let g = store_gate(store.clone(), &clock);
     let alice = ctx("alice", "s-1");
-    let records = || store.tail(1000).unwrap().len();
-
-    // An allowed read: decided, then its one record committed through the
-    // committer thread before the decision counts.
-    let d = decide_deferred(&g, &alice, &[("search", r#"{"q":"socks"}"#)]).unwrap();
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
-    assert_eq!(records(), 1);
-    assert_eq!(
-        store.tail(1).unwrap()[0].entry.tool.as_deref(),
-        Some("search")
-    );
-
-    // Calls that need another write first are left to the one-phase path,
-    // and nothing was written: no approval asked for, none used, no
-    // counter, no record.
-    let digest = canonical::digest(&toolgate_json::from_str(REFUND).unwrap());
-    assert!(decide_deferred(&g, &alice, &[("refund", REFUND)]).is_none());
+    for calls in [
+        &[("search", r#"{"q":"socks"}"#)][..],
+        &[("ping", r#"{"n":1}"#)],
+        &[("refund", REFUND)],
+        &[("nope", "{}")],
+    ] {
+        assert!(g
+            .decide_unrecorded(&body(calls), Format::Auto, &alice)
+            .is_none());
+    }
+    assert!(store.tail(10).unwrap().is_empty());
     assert!(store
         .list_approvals(&ApprovalFilter::new())
         .unwrap()
         .is_empty());
-    let id = store
-        .request_approval(
-            "alice",
-            "s-1",
-            "refund",
-            &digest,
-            Timestamp::from_unix_seconds(T0 + 60),
-        )
-        .unwrap();
-    store.approve(id, "bob", "").unwrap();
-    let with_approval = records();
-    assert!(decide_deferred(&g, &alice, &[("refund", REFUND)]).is_none());
-    assert!(decide_deferred(&g, &alice, &[("nope", "{}")]).is_none());
-    assert!(decide_deferred(&g, &alice, &[("search", "{}")]).is_none());
-    assert_eq!(store.session("s-1").unwrap().consecutive_rejections, 0);
-    assert_eq!(records(), with_approval);
-    // The approval is still unused: the one-phase path uses it once.
-    assert_eq!(
-        decide(&g, &alice, &[("refund", REFUND)]).decisions[0].verdict,
-        Verdict::Allow
-    );
-    assert_eq!(
-        decide(&g, &alice, &[("refund", REFUND)]).decisions[0].verdict,
-        Verdict::NeedsApproval
-    );
-
-    // After a rejection, the allowed call that clears it is counted: one-
-    // phase again; once cleared, two-phase.
-    decide(&g, &alice, &[("search", "{}")]);
-    assert!(decide_deferred(&g, &alice, &[("search", r#"{"q":"a"}"#)]).is_none());
-    decide(&g, &alice, &[("search", r#"{"q":"a"}"#)]);
-    assert!(decide_deferred(&g, &alice, &[("search", r#"{"q":"b"}"#)]).is_some());
+    // Nothing was counted: the one-phase path decides this as the first
+    // response.
+    let d = decide(&g, &alice, &[("search", r#"{"q":"socks"}"#)]);
+    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(store.count_response("s-1").unwrap(), 2);
     assert!(store.verify().unwrap().is_intact());
-}
-
-#[test]
-fn the_two_phase_path_denies_what_was_not_committed() {
-    let clock = clock();
-    let g = store_gate(memory_store(&clock), &clock);
-    let alice = ctx("alice", "s-1");
-    let search = body(&[("search", r#"{"q":"socks"}"#)]);
-    let two = body(&[("search", r#"{"q":"a"}"#), ("ping", r#"{"n":1}"#)]);
-
-    // A commit that failed, and records never taken, deny every call.
-    let mut u = g.decide_unrecorded(&search, Format::Auto, &alice).unwrap();
-    let _entries = u.take_entries();
-    all_store_unavailable(&g.finish(u, false));
-    let u = g.decide_unrecorded(&two, Format::Auto, &alice).unwrap();
-    all_store_unavailable(&g.finish(u, true));
-    assert!(g.store().tail(10).unwrap().is_empty());
-
-    // A read-only store reports the deferred append failed.
-    let g = store_gate(read_only_store(), &clock);
-    all_store_unavailable(&decide_deferred(&g, &alice, &[("search", r#"{"q":"x"}"#)]).unwrap());
 }

@@ -9,14 +9,30 @@ use postgres::Client;
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 3;
+pub const PG_SCHEMA_VERSION: u32 = 4;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4];
+
+/// Version 4: the gate's own count of each session's decided responses (its
+/// turn number, which callers cannot set), and the call ids allowed in each
+/// session (a replayed non-read call is denied), shared by every replica.
+const V4: &str = r#"
+CREATE TABLE session_responses (
+    session   TEXT PRIMARY KEY,
+    responses BIGINT NOT NULL
+);
+CREATE TABLE allowed_calls (
+    session    TEXT NOT NULL,
+    call_id    TEXT NOT NULL,
+    allowed_at BIGINT NOT NULL,
+    PRIMARY KEY (session, call_id)
+);
+"#;
 
 /// Version 3: at most one pending single approval per call (user, session,
 /// tool, digest), enforced by a partial unique index (the insert is an

@@ -8,10 +8,26 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4];
+
+/// Version 4: the gate's own count of each session's decided responses (its
+/// turn number, which callers cannot set), and the call ids allowed in each
+/// session (a replayed non-read call is denied).
+const V4: &str = "
+CREATE TABLE session_responses (
+    session   TEXT PRIMARY KEY,
+    responses INTEGER NOT NULL
+);
+CREATE TABLE allowed_calls (
+    session    TEXT NOT NULL,
+    call_id    TEXT NOT NULL,
+    allowed_at INTEGER NOT NULL,
+    PRIMARY KEY (session, call_id)
+);
+";
 
 /// Version 3: at most one pending single approval per call (user, session,
 /// tool, digest), enforced by a partial unique index; an older database's

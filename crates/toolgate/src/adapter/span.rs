@@ -85,9 +85,7 @@ fn item(text: &[u8], pos: usize, index: usize) -> Option<usize> {
 /// Whether the JSON string literal `key` (quotes included) spells `name`
 /// once unescaped.
 fn key_is(key: &[u8], name: &[u8]) -> bool {
-    let inner = key
-        .get(1..key.len().saturating_sub(1))
-        .unwrap_or_default();
+    let inner = key.get(1..key.len().saturating_sub(1)).unwrap_or_default();
     if !inner.contains(&b'\\') {
         return inner == name;
     }
@@ -158,8 +156,12 @@ mod tests {
 
     #[test]
     fn spans_count_what_was_written() {
-        let body = br#" { "a" : [ 1 , { "in\u0070ut" :  {  "x" :   1 }  } ], "s": "a\"b", "n": 12 } "#;
-        assert_eq!(received_len(body, "/a/1/input"), Some(r#"{  "x" :   1 }"#.len()));
+        let body =
+            br#" { "a" : [ 1 , { "in\u0070ut" :  {  "x" :   1 }  } ], "s": "a\"b", "n": 12 } "#;
+        assert_eq!(
+            received_len(body, "/a/1/input"),
+            Some(r#"{  "x" :   1 }"#.len())
+        );
         assert_eq!(received_len(body, "/s"), Some(4));
         assert_eq!(received_len(body, "/n"), Some(2));
         assert_eq!(received_len(body, "/a/0"), Some(1));

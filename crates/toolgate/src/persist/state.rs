@@ -1,7 +1,5 @@
 //! The [`StateView`] over a [`Store`], for one decision run.
 
-use std::cell::Cell;
-
 use toolgate_json::canonical::Digest;
 use toolgate_store::{KillMode, SessionCounters, Store, Timestamp};
 
@@ -15,39 +13,30 @@ pub(crate) struct StoreState<'a> {
     context_kill: KillSwitch,
     session: &'a str,
     counters: Result<SessionCounters, StateError>,
+    /// The session's responses counted by the store, this one included.
+    responses: Result<u64, StateError>,
     now: Timestamp,
-    /// Reads only: a call that would use an approval (a write) is refused
-    /// and noted in `wanted_write`.
-    read_only: bool,
-    wanted_write: Cell<bool>,
 }
 
 impl<'a> StoreState<'a> {
     /// Reads the session's counters once; the kill switch is read per call.
-    pub(crate) fn new(store: &'a dyn Store, context: &'a Context, now: Timestamp) -> Self {
+    /// `responses` is the store's count of the session's responses, this
+    /// one included ([`Store::count_response`]).
+    pub(crate) fn new(
+        store: &'a dyn Store,
+        context: &'a Context,
+        responses: Result<u64, toolgate_store::Error>,
+        now: Timestamp,
+    ) -> Self {
         let counters = store.session(&context.session).map_err(unavailable);
         Self {
             store,
             context_kill: context.kill_switch,
             session: &context.session,
             counters,
+            responses: responses.map_err(unavailable),
             now,
-            read_only: false,
-            wanted_write: Cell::new(false),
         }
-    }
-
-    /// A view that only reads: a call that needs an approval looked up (and
-    /// so used, a write) fails instead, and [`StoreState::wanted_write`]
-    /// says so; the run must then be redone with a writing view.
-    pub(crate) fn reads_only(mut self) -> Self {
-        self.read_only = true;
-        self
-    }
-
-    /// Whether a read-only view refused a write.
-    pub(crate) fn wanted_write(&self) -> bool {
-        self.wanted_write.get()
     }
 
     /// Whether the session was escalated when the run started (an unreadable
@@ -95,10 +84,6 @@ impl StateView for StoreState<'_> {
         _now: u64,
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
-        if self.read_only {
-            self.wanted_write.set(true);
-            return Err(StateError::new("using an approval is a write"));
-        }
         let used = self
             .store
             .consume(key.user, key.session, key.tool, key.digest, self.now)
@@ -117,6 +102,22 @@ impl StateView for StoreState<'_> {
                 .consecutive(&shape_marker(tool, shape)),
         };
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    }
+
+    /// The store's count before this response. Only the run's own session
+    /// is counted.
+    fn earlier_responses(&self, session: &str) -> Result<u64, StateError> {
+        if session != self.session {
+            return Err(StateError::new("responses of another session"));
+        }
+        let n = self.responses.as_ref().map_err(Clone::clone)?;
+        Ok(n.saturating_sub(1))
+    }
+
+    /// [`Store::claim_call`]: atomic across threads, processes and
+    /// replicas.
+    fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        self.store.claim_call(session, call_id).map_err(unavailable)
     }
 
     fn escalated(&self, session: &str) -> Result<bool, StateError> {

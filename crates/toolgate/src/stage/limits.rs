@@ -3,6 +3,8 @@
 //! - **Turns**: a session at turn N of at most M turns is allowed while
 //!   N ≤ M; past it every call, reads included, is denied `loop_limit`. M is
 //!   the gate's cap, lowered (never raised) by the context's `max_turns`.
+//!   N is counted by the state (with a store: the session's decided
+//!   responses, plus one); the context's `turn` counts only when higher.
 //! - **Calls per response**: more than the cap denies every call of the
 //!   response `too_many_calls` (not just the extra ones: the response as a
 //!   whole is a runaway).

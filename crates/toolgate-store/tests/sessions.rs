@@ -1,0 +1,105 @@
+//! The gate's own turn count ([`Store::count_response`]) and the call ids
+//! allowed per session ([`Store::claim_call`]): counted by the store, never
+//! taken from a caller, atomic across threads and across stores sharing one
+//! database (replicas). Each body runs on SQLite and on PostgreSQL.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+
+mod common;
+
+use common::Db;
+use toolgate_store::{ManualClock, Store, Timestamp};
+
+const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
+
+fn responses_are_counted_per_session(db: &Db) {
+    let store = db.open(&ManualClock::new(T0));
+    for n in 1..=5 {
+        assert_eq!(store.count_response("s-1").unwrap(), n);
+    }
+    assert_eq!(store.count_response("s-2").unwrap(), 1);
+    assert_eq!(store.count_response("s-1").unwrap(), 6);
+    // The counters of calls are a separate thing: counting a response
+    // records no call.
+    assert_eq!(store.session("s-1").unwrap().calls, 0);
+    // Another process or replica opening the same database sees the count.
+    let other = db.open(&ManualClock::new(T0));
+    assert_eq!(other.count_response("s-1").unwrap(), 7);
+}
+
+fn concurrent_responses_each_get_their_own_turn(db: &Db) {
+    let clock = ManualClock::new(T0);
+    // Two stores on one database: two replicas, four threads each.
+    let stores: Vec<Arc<dyn Store>> = (0..2).map(|_| Arc::from(db.open(&clock))).collect();
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let store = Arc::clone(&stores[i % 2]);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..5)
+                    .map(|_| store.count_response("race").unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut all: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    all.sort_unstable();
+    assert_eq!(all, (1..=40).collect::<Vec<u64>>());
+}
+
+fn a_call_id_is_claimed_once_per_session(db: &Db) {
+    let store = db.open(&ManualClock::new(T0));
+    assert!(store.claim_call("s-1", "call_1").unwrap());
+    assert!(!store.claim_call("s-1", "call_1").unwrap());
+    assert!(!store.claim_call("s-1", "call_1").unwrap());
+    // Ids are scoped by session, and compared byte for byte.
+    assert!(store.claim_call("s-2", "call_1").unwrap());
+    assert!(store.claim_call("s-1", "call_1 ").unwrap());
+    assert!(store.claim_call("s-1", "CALL_1").unwrap());
+    let other = db.open(&ManualClock::new(T0));
+    assert!(!other.claim_call("s-1", "call_1").unwrap());
+}
+
+fn concurrent_claims_of_one_id_let_exactly_one_through(db: &Db) {
+    let clock = ManualClock::new(T0);
+    let stores: Vec<Arc<dyn Store>> = (0..2).map(|_| Arc::from(db.open(&clock))).collect();
+    let barrier = Arc::new(Barrier::new(8));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let store = Arc::clone(&stores[i % 2]);
+            let barrier = Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..4)
+                    .filter(|n| store.claim_call("s", &format!("id-{n}")).unwrap())
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let won: Vec<i32> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(won.len(), 4, "{won:?}");
+    assert_eq!(won.iter().collect::<HashSet<_>>().len(), 4);
+}
+
+on_both_backends!(
+    responses_are_counted_per_session,
+    concurrent_responses_each_get_their_own_turn,
+    a_call_id_is_claimed_once_per_session,
+    concurrent_claims_of_one_id_let_exactly_one_through,
+);
