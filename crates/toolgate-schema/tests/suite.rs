@@ -115,21 +115,15 @@ const XFAIL_FORMATS: &[(&str, &str)] = &[
     (r#"optional/format/idn-hostname.json / validation of separators in internationalized host names / trailing halfwidth ideographic full stop"#, "no checker for internationalized formats (`idn-email`, `idn-hostname`): standard mode ignores an unknown format; strict mode refuses the schema"),
 ];
 
+/// `../shared/corpora`, or where TOOLGATE_CORPORA points; a missing corpus
+/// fails the run with how to fetch it.
 fn corpora() -> PathBuf {
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let manifest = dir.join("Cargo.toml");
-        if manifest.is_file()
-            && std::fs::read_to_string(&manifest)
-                .map(|t| t.contains("[workspace]"))
-                .unwrap_or(false)
-        {
-            return dir.join("../shared/corpora");
+    match toolgate_testkit::corpora_dir(env!("CARGO_MANIFEST_DIR")) {
+        Ok(dir) => dir,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(101);
         }
-        assert!(
-            dir.pop(),
-            "no workspace Cargo.toml above CARGO_MANIFEST_DIR"
-        );
     }
 }
 

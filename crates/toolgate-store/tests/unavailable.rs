@@ -76,7 +76,9 @@ fn read_only_file_refuses_writes() {
     if std::fs::OpenOptions::new().write(true).open(&path).is_ok() {
         // Root (CAP_DAC_OVERRIDE) writes through file modes; the read-only
         // store above covers this case.
-        eprintln!("skipped: this process can write read-only files");
+        toolgate_testkit::skip_note(
+            "this process writes through read-only file modes (root); the read-only store case covers it",
+        );
         return;
     }
     let err = match SqliteStore::open(&path) {

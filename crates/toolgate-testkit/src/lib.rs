@@ -36,9 +36,40 @@ pub fn shared_dir(manifest_dir: &str) -> Result<PathBuf, String> {
     }
 }
 
-/// `../shared/corpora`.
+/// The environment variable naming a corpora folder laid out like
+/// `../shared/corpora` (as `scripts/fetch-corpora.sh` writes it).
+pub const CORPORA_ENV: &str = "TOOLGATE_CORPORA";
+
+/// What to do when the corpora cannot be found.
+pub const CORPORA_HELP: &str = "the conformance corpora (JSONTestSuite, JSON-Schema-Test-Suite) are \
+needed: put `../shared/corpora` beside the checkout, or run `scripts/fetch-corpora.sh DIR` \
+and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\")";
+
+/// The corpora folder: where `TOOLGATE_CORPORA` points when it is set,
+/// `../shared/corpora` beside the checkout otherwise. Fails, saying how to
+/// get them, when neither is there.
 pub fn corpora_dir(manifest_dir: &str) -> Result<PathBuf, String> {
-    existing(shared_dir(manifest_dir)?.join("corpora"))
+    if let Some(dir) = std::env::var_os(CORPORA_ENV).filter(|v| !v.is_empty()) {
+        let dir = PathBuf::from(dir);
+        return if dir.join("JSONTestSuite").is_dir() {
+            Ok(dir)
+        } else {
+            Err(format!(
+                "{CORPORA_ENV}=`{}` holds no `JSONTestSuite` folder: {CORPORA_HELP}",
+                dir.display()
+            ))
+        };
+    }
+    let root = workspace_root(manifest_dir).map_err(|e| format!("{e}: {CORPORA_HELP}"))?;
+    let dir = root.join("../shared/corpora");
+    if dir.is_dir() {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "no corpora at `{}` and {CORPORA_ENV} is not set: {CORPORA_HELP}",
+            dir.display()
+        ))
+    }
 }
 
 /// `../shared/perf`.
@@ -69,4 +100,42 @@ pub fn files_in(dir: &Path) -> Result<Vec<PathBuf>, String> {
     }
     files.sort();
     Ok(files)
+}
+
+/// Whether every outside tool a test needs must be present
+/// (`TOOLGATE_REQUIRE_EXTERNAL=1`, as CI sets it): then a test that cannot
+/// run fails instead of skipping.
+pub fn external_required() -> bool {
+    std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
+}
+
+/// A test that cannot run here for want of an outside tool (a database, a
+/// browser, `st`, `python3`, `chattr`): under
+/// [`external_required`] it fails with `reason`; otherwise it says
+/// `SKIPPED` with the test's name and `reason` on the terminal, past the
+/// test harness's capture (so `cargo test` shows it beside the `ok`), and
+/// the caller returns.
+///
+/// # Panics
+///
+/// Under `TOOLGATE_REQUIRE_EXTERNAL=1`, always: that is how CI fails.
+#[expect(clippy::panic, reason = "failing the test is this function's job in CI")]
+pub fn skip(reason: &str) {
+    if external_required() {
+        panic!("{reason} (TOOLGATE_REQUIRE_EXTERNAL=1: this test must run)");
+    }
+    skip_note(reason);
+}
+
+/// Says `SKIPPED` with the test's name and `reason` on the terminal, past
+/// the harness's capture, whatever the environment: for a case this
+/// machine cannot set up at all (a root process writes through read-only
+/// file modes), which no install would change.
+pub fn skip_note(reason: &str) {
+    use std::io::Write as _;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    // Written to the stream, not through `eprintln!`, which the test
+    // harness captures and shows only for failures.
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {reason}");
 }

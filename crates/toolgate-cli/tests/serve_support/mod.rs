@@ -384,7 +384,3 @@ pub fn first_decision(r: &Response) -> (String, String, Vec<String>) {
     (s("/call_id"), s("/verdict"), reasons)
 }
 
-/// Whether tests that need an outside tool must run (CI).
-pub fn external_required() -> bool {
-    std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
-}

@@ -25,10 +25,6 @@ pub fn pg_base_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
-/// Whether a missing outside tool fails the test (CI) instead of skipping.
-pub fn require_external() -> bool {
-    std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1")
-}
 
 /// `url` with its database name replaced by `db`.
 pub fn with_dbname(url: &str, db: &str) -> String {
@@ -61,10 +57,7 @@ pub fn pg_admin() -> Option<postgres::Client> {
             let msg = format!(
                 "no PostgreSQL at TOOLGATE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test): {e}"
             );
-            if require_external() {
-                panic!("{msg} (TOOLGATE_REQUIRE_EXTERNAL=1: PostgreSQL is required)");
-            }
-            eprintln!("skipped: {msg}");
+            toolgate_testkit::skip(&msg);
             None
         }
     }
