@@ -29,6 +29,16 @@ pub struct Caller {
     /// The actor recorded for its changes: the token's name, or
     /// `token:` and the first 12 hex digits of its hash.
     pub actor: String,
+    /// The users its token may speak for (`[[server.token]] users`: names,
+    /// or prefixes ending in `*`); `None`: any user.
+    pub users: Option<Vec<String>>,
+}
+
+impl Caller {
+    /// Whether the caller may decide and wait for `user`.
+    pub fn may_speak_for(&self, user: &str) -> bool {
+        toolgate::config::speaks_for(self.users.as_deref(), user)
+    }
 }
 
 /// Equality of two digests that takes the same time wherever they differ.
@@ -71,6 +81,7 @@ pub fn authenticate(tokens: &[ServerToken], authorization: Option<&[u8]>) -> Opt
     Some(Caller {
         role: t.role(),
         actor,
+        users: t.users().map(<[String]>::to_vec),
     })
 }
 
@@ -204,6 +215,40 @@ async fn require(
         audit_refusal(state, entry).await;
         Err(ApiError::forbidden(caller.role.as_str()))
     }
+}
+
+/// Refuses (`403 forbidden`) a caller speaking for a user its token is not
+/// bound to; audited `forbidden` with reason `user`, the user, the actor
+/// and the route (within the refusals' rate cap).
+pub(crate) async fn refuse_user(
+    state: &AppState,
+    caller: &Caller,
+    user: &str,
+    parts: &Parts,
+) -> ApiError {
+    state.inner.metrics.refusal(StatusCode::FORBIDDEN);
+    let user: String = user.chars().take(200).collect();
+    let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+        .actor(caller.actor.clone())
+        .user(user)
+        .reason("user")
+        .note(route(parts));
+    audit_refusal(state, entry).await;
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "forbidden",
+        "this token may not speak for the user (`[[server.token]] users`)",
+    )
+}
+
+/// Any configured token (for `GET /metrics` with `metrics_auth = "token"`).
+pub(crate) async fn any_token(parts: &Parts, state: &AppState) -> Result<Caller, ApiError> {
+    require(
+        parts,
+        state,
+        &[ServerRole::Agent, ServerRole::Approver, ServerRole::Admin],
+    )
+    .await
 }
 
 /// A caller that may decide: `agent` or `admin`.

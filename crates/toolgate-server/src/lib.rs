@@ -17,7 +17,8 @@
 //! | `GET /v1/kill`, `POST /v1/kill` (`{"mode", "reason"}`) | admin | the kill switch |
 //! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
 //! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |
-//! | `GET /healthz`, `GET /readyz`, `GET /metrics` | none | liveness, store reachability (503), Prometheus text |
+//! | `GET /healthz`, `GET /readyz` | none | liveness, store readiness (503) |
+//! | `GET /metrics` | none, or any token with `[server] metrics_auth = "token"` | Prometheus text (see [`metrics`]) |
 //! | `GET /openapi.json` | none | the OpenAPI 3.1 document of every route above but `/ui/` ([`openapi`]) |
 //! | `GET /ui/` and the page's own routes ([`ui`]) | a session from an approver or admin token | the approvals page |
 //!
@@ -35,9 +36,19 @@
 //! and `until` are Unix milliseconds (`[since, until)`).
 //!
 //! `/readyz` answers `503 store_unavailable` when the store does not answer
-//! or cannot take a write ([`Store::ping`]); `POST /v1/decide` then denies
-//! every call with `store_unavailable`: nothing is allowed without its
-//! audit record.
+//! or cannot take a write ([`Store::ping`] commits a write to a probe row,
+//! by the path an audit append takes: an immutable file, a full disk or a
+//! lock held too long fail it); `POST /v1/decide` then denies every call
+//! with `store_unavailable`: nothing is allowed without its audit record.
+//! The probe runs at most once per [`READY_TTL`]; callers in between share
+//! its answer, so an anonymous flood of `/readyz` is not a flood of
+//! commits.
+//!
+//! Tokens and users: an agent token with `users` in its `[[server.token]]`
+//! table may decide only for those users (the context's `user`) and wait
+//! only on their approvals; anything else is `403 forbidden`, audited
+//! (`forbidden`, reason `user`). A token without `users` speaks for any
+//! user (the default).
 //!
 //! Slow clients: a request's headers must arrive within `[server]
 //! header_timeout_seconds` (10 s; the connection is closed, as is an idle
@@ -81,6 +92,12 @@ use crate::metrics::Metrics;
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
 /// How often a wait re-reads the store (another process may decide).
 const POLL: Duration = Duration::from_millis(200);
+/// How long a readiness probe's answer is served before the store is
+/// probed again.
+pub const READY_TTL: Duration = Duration::from_millis(500);
+
+/// An answer read from the store, kept for a while.
+type Cached<T> = tokio::sync::Mutex<Option<(Instant, T)>>;
 
 /// The service's state, shared by every request.
 #[derive(Clone)]
@@ -99,6 +116,11 @@ struct Inner {
     body_timeout: Duration,
     max_connections: usize,
     metrics: Metrics,
+    metrics_auth: toolgate::config::MetricsAuth,
+    /// The gauges (pending approvals, kill switch mode) of the last scrape.
+    gauges: Cached<(Option<u64>, Option<String>)>,
+    /// The last readiness probe: `Err` holds the store's error code.
+    ready: Cached<Result<(), &'static str>>,
     decided: tokio::sync::Notify,
     /// Set when [`serve`] begins its graceful shutdown: waits end early.
     stopping: std::sync::atomic::AtomicBool,
@@ -123,6 +145,9 @@ impl AppState {
                 body_timeout: server.body_timeout(),
                 max_connections: server.max_connections(),
                 metrics: Metrics::default(),
+                metrics_auth: server.metrics_auth(),
+                gauges: tokio::sync::Mutex::new(None),
+                ready: tokio::sync::Mutex::new(None),
                 decided: tokio::sync::Notify::new(),
                 stopping: std::sync::atomic::AtomicBool::new(false),
             }),
@@ -322,10 +347,14 @@ fn approval_id(raw: &str) -> Result<ApprovalId, ApiError> {
 
 async fn decide(
     State(state): State<AppState>,
-    Agent(_caller): Agent,
+    Agent(caller): Agent,
+    parts: axum::http::request::Parts,
     StrictJson(value): StrictJson,
 ) -> Result<Response, ApiError> {
     let request = wire::DecideRequest::from_value(&value)?;
+    if !caller.may_speak_for(&request.context.user) {
+        return Err(auth::refuse_user(&state, &caller, &request.context.user, &parts).await);
+    }
     let started = Instant::now();
     let gate = state.inner.gate.current();
     let decisions = if gate.store().quick_reads() {
@@ -336,10 +365,12 @@ async fn decide(
     let m = &state.inner.metrics;
     m.latency(started.elapsed());
     if decisions.decisions.is_empty() {
-        m.decision(decisions.verdict().as_str(), "");
+        m.decision(decisions.verdict().as_str(), "", true);
     }
+    let gate = state.inner.gate.gate();
     for d in &decisions.decisions {
-        m.decision(d.verdict.as_str(), &d.tool);
+        let configured = gate.registry().get(&d.tool).is_some();
+        m.decision(d.verdict.as_str(), &d.tool, configured);
     }
     Ok(ok_json(wire::decisions(&decisions)))
 }
@@ -494,7 +525,8 @@ struct WaitQuery {
 
 async fn wait(
     State(state): State<AppState>,
-    Waiter(_caller): Waiter,
+    Waiter(caller): Waiter,
+    parts: axum::http::request::Parts,
     Path(id): Path<String>,
     StrictQuery(q): StrictQuery<WaitQuery>,
 ) -> Result<Response, ApiError> {
@@ -513,6 +545,9 @@ async fn wait(
         let notified = state.inner.decided.notified();
         let found = state.blocking(move |s| s.get_approval(id)).await?;
         let a = found.ok_or_else(|| ApiError::not_found(format!("no approval {id}")))?;
+        if !caller.may_speak_for(&a.user) {
+            return Err(auth::refuse_user(&state, &caller, &a.user, &parts).await);
+        }
         if a.state != ApprovalState::Pending {
             return Ok(ok_json(wire::waited(&a, false)));
         }
@@ -663,30 +698,60 @@ async fn healthz() -> Response {
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    match state.blocking(|s| s.ping()).await {
+    let verdict = {
+        let mut last = state.inner.ready.lock().await;
+        match &*last {
+            Some((at, v)) if at.elapsed() < READY_TTL => *v,
+            _ => {
+                let v = state
+                    .blocking(|s| s.ping())
+                    .await
+                    .map_err(|e| e.code());
+                *last = Some((Instant::now(), v));
+                v
+            }
+        }
+    };
+    match verdict {
         Ok(()) => ok_json("{\"status\":\"ready\"}".to_owned()),
-        Err(e) => ApiError::store_unavailable(format!("the store is unreachable: {}", e.code()))
-            .into_response(),
+        Err(code) => {
+            ApiError::store_unavailable(format!("the store cannot take a write: {code}"))
+                .into_response()
+        }
     }
 }
 
-async fn metrics(State(state): State<AppState>) -> Response {
+/// The gauges, read from the store at most once per [`metrics::GAUGE_TTL`]
+/// (one count of unexpired pending approvals, the kill switch).
+async fn gauges(state: &AppState) -> (Option<u64>, Option<String>) {
+    let mut last = state.inner.gauges.lock().await;
+    if let Some((at, g)) = &*last {
+        if at.elapsed() < metrics::GAUGE_TTL {
+            return g.clone();
+        }
+    }
     let pending = state
-        .blocking(|s| {
-            s.list_approvals(
-                &ApprovalFilter::new()
-                    .state(ApprovalState::Pending)
-                    .limit(100_000),
-            )
-        })
+        .blocking(|s| s.count_approvals(&ApprovalFilter::new().state(ApprovalState::Pending)))
+        .await
+        .ok();
+    let kill = state
+        .blocking(|s| s.kill_switch())
         .await
         .ok()
-        .map(|l| u64::try_from(l.len()).unwrap_or(u64::MAX));
-    let kill = state.blocking(|s| s.kill_switch()).await.ok();
-    let text = state
-        .inner
-        .metrics
-        .render(pending, kill.as_ref().map(|k| k.mode.as_str()));
+        .map(|k| k.mode.as_str().to_owned());
+    let g = (pending, kill);
+    *last = Some((Instant::now(), g.clone()));
+    g
+}
+
+async fn metrics(State(state): State<AppState>, parts: axum::http::request::Parts) -> Response {
+    if state.inner.metrics_auth == toolgate::config::MetricsAuth::Token {
+        if let Err(e) = auth::any_token(&parts, &state).await {
+            return e.into_response();
+        }
+    }
+    let (pending, kill) = gauges(&state).await;
+    let text = state.inner.metrics.render(pending, kill.as_deref());
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

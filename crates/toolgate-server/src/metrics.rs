@@ -1,4 +1,11 @@
 //! Prometheus metrics, written by hand in the text exposition format.
+//!
+//! Label values come from bounded sets only: the verdicts, and the tool
+//! names the config declares (a tool name the model invented counts under
+//! [`OTHER_TOOL`], a response without calls under `""`), so a scrape's size
+//! does not depend on what models send. The gauges (pending approvals, kill
+//! switch) are read with one aggregate query at most once per
+//! [`GAUGE_TTL`], however often the page is scraped.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -10,6 +17,18 @@ use std::time::Duration;
 const BUCKETS: [f64; 12] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 ];
+
+/// The `tool` label of every call whose tool is not configured.
+pub const OTHER_TOOL: &str = "(other)";
+
+/// How long the gauges read from the store are served before they are
+/// read again.
+pub const GAUGE_TTL: Duration = Duration::from_secs(1);
+
+/// The most `(verdict, tool)` series kept: configured tools only ever reach
+/// it when reloads keep renaming them; past it, new tools count as
+/// [`OTHER_TOOL`].
+const MAX_SERIES: usize = 4096;
 
 /// The service's counters.
 #[derive(Debug, Default)]
@@ -24,11 +43,25 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    /// Counts one decision of `tool` with `verdict`.
-    pub fn decision(&self, verdict: &str, tool: &str) {
+    /// Counts one decision with `verdict` of `tool`: a configured tool's
+    /// name, `""` (no call), or anything else, counted as [`OTHER_TOOL`]
+    /// unless `configured` says it is a configured tool.
+    pub fn decision(&self, verdict: &str, tool: &str, configured: bool) {
+        let tool = if configured || tool.is_empty() {
+            tool
+        } else {
+            OTHER_TOOL
+        };
         if let Ok(mut map) = self.decisions.lock() {
-            *map.entry((verdict.to_owned(), tool.to_owned()))
-                .or_insert(0) += 1;
+            let key = (verdict.to_owned(), tool.to_owned());
+            if let Some(n) = map.get_mut(&key) {
+                *n += 1;
+            } else if map.len() < MAX_SERIES {
+                map.insert(key, 1);
+            } else {
+                *map.entry((verdict.to_owned(), OTHER_TOOL.to_owned()))
+                    .or_insert(0) += 1;
+            }
         }
     }
 

@@ -546,6 +546,8 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
     // Another connection holds the write lock past the busy timeout.
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // The probe's last answer is served for READY_TTL.
+    tokio::time::sleep(toolgate_server::READY_TTL).await;
     let (status, v) = call(&app, "GET", "/readyz", None, None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v:?}");
     assert_eq!(s(&v, "/error/code"), "store_unavailable");
@@ -560,6 +562,7 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
     // Once the lock is gone, both recover; the denied call left no record
     // and the chain is intact.
     other.execute_batch("ROLLBACK").unwrap();
+    tokio::time::sleep(toolgate_server::READY_TTL).await;
     let (status, _) = call(&app, "GET", "/readyz", None, None).await;
     assert_eq!(status, StatusCode::OK);
     let v = decide(&app, "openai-search.json", "alice", "s-3").await;

@@ -219,3 +219,150 @@ async fn item8_pending_approvals_are_capped_per_session_and_user() {
     );
     let _ = ADMIN;
 }
+
+/// Item 1: tool names the model invents never become label values: a
+/// flood of long, unique unknown names leaves the scrape small.
+#[tokio::test]
+async fn item1_metrics_labels_come_from_the_configured_tools_only() {
+    let f = fixture("max_body_bytes = 1048576", "", "");
+    for i in 0..200 {
+        let name = format!("{i}{}", "x".repeat(8 * 1024));
+        let (status, body) = call(
+            &f.app,
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            &decide_body(&openai(&name, "{}"), "alice", "s-1"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(verdict(&body).0, "deny");
+    }
+    let (status, body) = call(
+        &f.app,
+        "POST",
+        "/v1/decide",
+        Some(AGENT),
+        &decide_body(&openai("search", r#"{"query":"mug"}"#), "alice", "s-2"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, text) = call(&f.app, "GET", "/metrics", None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(text.len() < 8 * 1024, "{} bytes", text.len());
+    assert!(!text.contains("xxxx"));
+    assert!(
+        text.contains("toolgate_decisions_total{verdict=\"deny\",tool=\"(other)\"} 200"),
+        "{text}"
+    );
+    assert!(
+        text.contains("toolgate_decisions_total{verdict=\"allow\",tool=\"search\"} 1"),
+        "{text}"
+    );
+}
+
+/// Item 2: the config can require a token for `/metrics`, and the pending
+/// gauge counts unexpired pending approvals with one query.
+#[tokio::test]
+async fn item2_metrics_can_require_a_token_and_count_pending_approvals() {
+    let f = fixture("metrics_auth = \"token\"", "", "");
+    for cents in [1, 2, 3] {
+        let (status, body) = call(
+            &f.app,
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            &decide_body(&refund(cents), "alice", "s-1"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(verdict(&body).0, "needs_approval");
+    }
+    let (status, body) = call(&f.app, "GET", "/metrics", None, "").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(!body.contains("toolgate_"));
+    let (status, text) = call(&f.app, "GET", "/metrics", Some(AGENT), "").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(text.contains("toolgate_pending_approvals 3\n"), "{text}");
+    assert!(text.contains("toolgate_refused_requests_total{status=\"401\"} 1"));
+    // Without the setting, anyone may scrape (the default).
+    let open = fixture("", "", "");
+    let (status, _) = call(&open.app, "GET", "/metrics", None, "").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+/// Item 10: a token bound to users speaks for them only; others are 403,
+/// audited, for deciding and for waiting.
+#[tokio::test]
+async fn item10_a_token_speaks_only_for_its_users() {
+    let f = fixture("", "users = [\"alice\", \"team-*\"]", "");
+    let decide = |user: &'static str, token: &'static str| {
+        let app = f.app.clone();
+        async move {
+            call(
+                &app,
+                "POST",
+                "/v1/decide",
+                Some(token),
+                &decide_body(&refund(7), user, "s-1"),
+            )
+            .await
+        }
+    };
+    assert_eq!(decide("alice", AGENT).await.0, StatusCode::OK);
+    assert_eq!(decide("team-7", AGENT).await.0, StatusCode::OK);
+    for user in ["bob", "alice2", "", "team"] {
+        let (status, body) = decide(user, AGENT).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{user}: {body}");
+        assert_eq!(text(&json(&body), "/error/code"), "forbidden");
+    }
+    // The admin token (no `users`) speaks for anyone: bob's approval.
+    let bobs = openai(
+        "refund",
+        r#"{"order_id":"ord_2001","amount_cents":100,"reason":"late"}"#,
+    );
+    let (status, body) = call(
+        &f.app,
+        "POST",
+        "/v1/decide",
+        Some(ADMIN),
+        &decide_body(&bobs, "bob", "s-9"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let id = json(&body)
+        .pointer("/decisions/0/approval")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let (status, _) = call(
+        &f.app,
+        "GET",
+        &format!("/v1/approvals/{id}/wait?timeout=0"),
+        Some(AGENT),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "waiting on bob's approval");
+    let (status, _) = call(
+        &f.app,
+        "GET",
+        &format!("/v1/approvals/{id}/wait?timeout=0"),
+        Some(APPROVER),
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = call(&f.app, "GET", "/v1/audit?kind=auth", Some(ADMIN), "").await;
+    assert_eq!(status, StatusCode::OK);
+    let records = json(&body);
+    let refused: Vec<_> = records
+        .pointer("/records")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .filter(|r| r.pointer("/reasons/0").and_then(Value::as_str) == Some("user"))
+        .collect();
+    assert_eq!(refused.len(), 5, "{body}");
+    assert_eq!(text(refused[0], "/actor"), "agent-1");
+}

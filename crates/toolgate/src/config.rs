@@ -32,11 +32,16 @@
 //!                             # (also an idle keep-alive connection's life)
 //! body_timeout_seconds = 30   # a request's body must arrive within this (408)
 //! max_connections = 1024      # connections served at once; more wait
+//! metrics_auth = "none"       # "token": GET /metrics needs a bearer token
+//!                             # (any role); "none" (the default): public
 //!
 //! [[server.token]]            # bearer tokens, stored as SHA-256 hashes
 //! name = "support-agent"      # the actor in the audit log (optional)
 //! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 //! role = "agent"              # agent | approver | admin
+//! users = ["alice", "team-*"] # the users an agent token may decide and wait
+//!                             # for: names, or prefixes ending in `*`;
+//!                             # without `users`, any user (the default)
 //!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);
@@ -116,8 +121,8 @@ use self::error::{key_at, key_start, Cause};
 use self::import::{json_summary, Imported};
 use self::pointer::PointerError;
 use self::raw::{
-    limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawRisk, RawRole, RawTool,
-    RawUrlPolicies, RawUrlPolicy,
+    limit_key, RawApproval, RawAuthorizationMode, RawConfig, RawMetricsAuth, RawRisk, RawRole,
+    RawTool, RawUrlPolicies, RawUrlPolicy,
 };
 use crate::registry::{Registry, ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
 
@@ -364,6 +369,7 @@ pub struct ServerToken {
     name: Option<String>,
     sha256: [u8; 32],
     role: ServerRole,
+    users: Option<Vec<String>>,
 }
 
 impl ServerToken {
@@ -381,6 +387,42 @@ impl ServerToken {
     pub fn role(&self) -> ServerRole {
         self.role
     }
+
+    /// The users the token may speak for (`users`: exact names, or
+    /// prefixes ending in `*`); `None`: any user.
+    pub fn users(&self) -> Option<&[String]> {
+        self.users.as_deref()
+    }
+
+    /// Whether the token may decide and wait for `user`: any user without
+    /// `users`, else a name equal to one of them or starting with a prefix
+    /// given as `prefix*`.
+    pub fn may_speak_for(&self, user: &str) -> bool {
+        speaks_for(self.users(), user)
+    }
+}
+
+/// Whether a token bound to `users` (`None`: unbound) may speak for `user`:
+/// a name equal to one of them, or starting with a prefix given as
+/// `prefix*`.
+pub fn speaks_for(users: Option<&[String]>, user: &str) -> bool {
+    users.is_none_or(|users| {
+        users.iter().any(|u| match u.strip_suffix('*') {
+            Some(prefix) => user.starts_with(prefix),
+            None => u == user,
+        })
+    })
+}
+
+/// Who may read `GET /metrics`: `[server] metrics_auth`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum MetricsAuth {
+    /// `none`: anyone who reaches the port (the default).
+    #[default]
+    None,
+    /// `token`: a caller with any configured bearer token.
+    Token,
 }
 
 /// The `[server]` table: how `toolgate serve` listens and who may call it.
@@ -391,6 +433,7 @@ pub struct ServerConfig {
     header_timeout: std::time::Duration,
     body_timeout: std::time::Duration,
     max_connections: usize,
+    metrics_auth: MetricsAuth,
     tokens: Vec<ServerToken>,
 }
 
@@ -402,6 +445,7 @@ impl Default for ServerConfig {
             header_timeout: std::time::Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECONDS),
             body_timeout: std::time::Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            metrics_auth: MetricsAuth::None,
             tokens: Vec::new(),
         }
     }
@@ -438,6 +482,11 @@ impl ServerConfig {
     /// The bearer tokens.
     pub fn tokens(&self) -> &[ServerToken] {
         &self.tokens
+    }
+
+    /// Who may read `GET /metrics`.
+    pub fn metrics_auth(&self) -> MetricsAuth {
+        self.metrics_auth
     }
 }
 
@@ -1019,7 +1068,31 @@ impl Loader<'_> {
                     )
                 })?;
         }
+        if let Some(m) = &raw.server.metrics_auth {
+            server.metrics_auth = match m.get_ref() {
+                RawMetricsAuth::None => MetricsAuth::None,
+                RawMetricsAuth::Token => MetricsAuth::Token,
+            };
+        }
         for t in &raw.server.token {
+            let users = match &t.users {
+                None => None,
+                Some(list) => {
+                    let bad = list.get_ref().iter().find(|u| {
+                        let name = u.strip_suffix('*').unwrap_or(u);
+                        u.is_empty() || name.contains('*')
+                    });
+                    if bad.is_some() || list.get_ref().is_empty() {
+                        return Err(self.at_key(
+                            ErrorCode::InvalidValue,
+                            list.span().start,
+                            "users",
+                            "`users` must list user names, or prefixes ending in one `*` (`\"*\"` is any user)",
+                        ));
+                    }
+                    Some(list.get_ref().clone())
+                }
+            };
             let hex = t.sha256.get_ref();
             let sha256 = parse_sha256(hex).ok_or_else(|| {
                 self.at_key(
@@ -1045,6 +1118,7 @@ impl Loader<'_> {
                     RawRole::Approver => ServerRole::Approver,
                     RawRole::Admin => ServerRole::Admin,
                 },
+                users,
             });
         }
         Ok(server)

@@ -52,6 +52,8 @@ pub(crate) struct RawStore {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawApprovals {
     pub(crate) expiry_seconds: Option<Spanned<u64>>,
+    pub(crate) max_pending_per_session: Option<Spanned<u64>>,
+    pub(crate) max_pending_per_user: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -62,8 +64,16 @@ pub(crate) struct RawServer {
     pub(crate) header_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) body_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) max_connections: Option<Spanned<u64>>,
+    pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawMetricsAuth {
+    None,
+    Token,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -72,6 +82,7 @@ pub(crate) struct RawToken {
     pub(crate) name: Option<Spanned<String>>,
     pub(crate) sha256: Spanned<String>,
     pub(crate) role: RawRole,
+    pub(crate) users: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
