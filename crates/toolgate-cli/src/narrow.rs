@@ -38,12 +38,15 @@ pub struct Args {
     user: String,
 
     /// A role of the user (`Role::"ROLE"`, a parent of the principal); may
-    /// be repeated.
+    /// be repeated. Counted as a decision context's `roles` are: only for a
+    /// user the static entities do not define, and only if the config's
+    /// `[authorization] context_entities` names `User`.
     #[arg(long = "role", value_name = "ROLE")]
     roles: Vec<String>,
 
     /// The user's entities (Cedar entity JSON: an array), added to the
-    /// config's static entities.
+    /// config's static entities as a decision context's `entities` are: only
+    /// of the types `[authorization] context_entities` names.
     #[arg(long, value_name = "FILE")]
     entities: Option<PathBuf>,
 

@@ -34,7 +34,37 @@ fn text(bytes: &[u8]) -> String {
 }
 
 fn narrow(extra: &[&str]) -> Value<'static> {
-    let config = shop("toolgate.toml");
+    narrow_with(&shop("toolgate.toml"), extra)
+}
+
+/// The shop's config, trusting decision contexts with users and orders
+/// (`[authorization] context_entities`), written beside `dir`.
+fn trusting_config(dir: &std::path::Path) -> String {
+    let text = std::fs::read_to_string(shop("toolgate.toml"))
+        .unwrap()
+        .replace(
+            "\"policies.cedar\"",
+            &format!("{:?}", shop("policies.cedar")),
+        )
+        .replace(
+            "\"shop.cedarschema\"",
+            &format!("{:?}", shop("shop.cedarschema")),
+        )
+        .replace(
+            "entities = \"entities.json\"",
+            &format!(
+                "entities = {:?}\ncontext_entities = [\"User\", \"Order\"]",
+                shop("entities.json")
+            ),
+        )
+        .replace("\"schemas/", &format!("\"{}/", shop("schemas")));
+    let path = dir.join("trusting.toml");
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn narrow_with(config: &str, extra: &[&str]) -> Value<'static> {
+    let config = config.to_owned();
     let mut args = vec!["narrow", "--config", &config];
     args.extend_from_slice(extra);
     let out = toolgate(&args);
@@ -105,6 +135,23 @@ fn roles_and_entities_from_the_command_line() {
         r#"[{"uid":{"type":"Order","id":"ord_5001"},"attrs":{"owner":{"__entity":{"type":"User","id":"dave"}},"total_cents":100},"parents":[]}]"#,
     )
     .unwrap();
+    // The shop trusts the context with nothing: a claimed role counts for
+    // nothing, and added entities are refused (issue 12).
+    let erin = narrow(&["--user", "erin", "--role", "support"]);
+    assert_eq!(enum_of(&erin, "refund", "openai"), None);
+    let config = shop("toolgate.toml");
+    let out = toolgate(&[
+        "narrow",
+        "--config",
+        &config,
+        "--user",
+        "dave",
+        "--entities",
+        entities.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let trusting = trusting_config(&dir);
+    let narrow = |extra: &[&str]| narrow_with(&trusting, extra);
     // dave has no order: no order tools at all.
     let dave = narrow(&["--user", "dave"]);
     assert_eq!(enum_of(&dave, "refund", "openai"), None);
@@ -128,11 +175,10 @@ fn roles_and_entities_from_the_command_line() {
         r#"[{"uid":{"type":"Order","id":"ord_5001"},"attrs":{"total_cents":100},"parents":[]}]"#,
     )
     .unwrap();
-    let config = shop("toolgate.toml");
     let out = toolgate(&[
         "narrow",
         "--config",
-        &config,
+        &trusting,
         "--user",
         "dave",
         "--entities",

@@ -92,7 +92,8 @@ pub fn from_config(config: &Config) -> Result<ConfiguredAuthorizer, LoadError> {
                     "`[authorization]` needs `policies` and `schema`",
                 ));
             };
-            let cedar = CedarAuthorizer::load(policies, schema, a.entities())?;
+            let cedar = CedarAuthorizer::load(policies, schema, a.entities())?
+                .with_context_entities(a.context_entities(), config.path())?;
             cedar.check_registry(config.registry(), schema)?;
             Ok(ConfiguredAuthorizer::Cedar(Box::new(cedar)))
         }

@@ -49,6 +49,8 @@
 //! policies = "policies/shop.cedar"   # paths are relative to this file's folder
 //! schema = "shop.cedarschema"        # required with `policies`
 //! entities = "entities.json"
+//! context_entities = ["Order"]       # entity types a decision context may
+//!                                    # add (default none; see below)
 //!
 //! import = [{ path = "mcp-tools.json", format = "mcp" }]   # openai | anthropic | mcp
 //!
@@ -76,8 +78,6 @@
 //! address is forbidden, and pins the checked addresses in
 //! [`Decision::pinned`](crate::Decision::pinned).
 //!
-//! [`Config::load`] reads it all, every schema compiled in strict mode, or
-//! returns the first [`Error`]: the file, the line and column (or the JSON
 //! URL arguments are guarded by default: a tool whose schema gives a string
 //! a URI-like `format` (`uri`, `uri-reference`, `iri`, `iri-reference`)
 //! anywhere (nested members, array items, map values, `$ref`s, `anyOf`,
@@ -89,8 +89,17 @@
 //! a tool needs the opt-out). An imported tool is guarded by a `[[tool]]`
 //! entry of its name.
 //!
+//! [`Config::load`] reads it all, every schema compiled in strict mode, or
+//! returns the first [`Error`]: the file, the line and column (or the JSON
 //! Pointer in an imported list), the key, the tool and an [`ErrorCode`].
 //! Unknown keys are errors. There is no half-loaded config.
+//!
+//! `context_entities` names the entity types a decision context's `entities`
+//! may add (never an entity the `entities` file defines). The principal's
+//! type (`User`) there also lets the context's `roles` make a user the file
+//! does not define a member of those roles; a user the file defines has the
+//! roles the file gives, whatever the context says. By default the context
+//! adds nothing.
 //!
 //! A `[[tool]]` entry with the name of an imported tool overrides it (its
 //! risk, approval and policies; its schema when it gives one): annotations
@@ -103,9 +112,9 @@ mod import;
 mod pointer;
 mod raw;
 mod toml_json;
+mod uri_args;
 
 use std::collections::HashMap;
-mod uri_args;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -213,22 +222,22 @@ pub struct GateConfig {
     max_turns: u32,
     max_calls_per_response: u32,
     escalate_after: u32,
+    max_body_bytes: usize,
     limits: Limits,
 }
 
 impl Default for GateConfig {
     fn default() -> Self {
-    max_body_bytes: usize,
         Self {
             max_turns: DEFAULT_MAX_TURNS,
             max_calls_per_response: DEFAULT_MAX_CALLS_PER_RESPONSE,
             escalate_after: DEFAULT_ESCALATE_AFTER,
+            max_body_bytes: Limit::InputBytes.default_value(),
             limits: default_limits(),
         }
     }
 }
 
-            max_body_bytes: Limit::InputBytes.default_value(),
 fn default_limits() -> Limits {
     // The default is below the parser's ceiling, so `set` cannot fail; the
     // parser's own default stands if it ever did.
@@ -258,11 +267,6 @@ impl GateConfig {
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
-}
-
-/// The `[store]` table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoreConfig {
 
     /// The largest provider response body read, JSON or event stream, in
     /// bytes (`max_body_bytes`, default 8 MiB).
@@ -284,6 +288,11 @@ pub struct StoreConfig {
             .with_parse_options(parse)
             .with_max_stream_bytes(self.max_body_bytes)
     }
+}
+
+/// The `[store]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreConfig {
     url: String,
 }
 
@@ -511,9 +520,16 @@ pub struct AuthorizationConfig {
     policies: Option<PathBuf>,
     entities: Option<PathBuf>,
     schema: Option<PathBuf>,
+    context_entities: Vec<String>,
 }
 
 impl AuthorizationConfig {
+    /// The entity types a decision context may add entities of
+    /// (`context_entities`; empty by default: the context adds nothing).
+    pub fn context_entities(&self) -> &[String] {
+        &self.context_entities
+    }
+
     /// The mode, or `None` when the config names none (every call denied).
     pub fn mode(&self) -> Option<AuthorizationMode> {
         self.mode
@@ -732,6 +748,14 @@ fn tool_from_import(imported: Imported, file: &Path, gate: &GateConfig) -> Resul
         )
         .cause(Cause::Schema(e))
     })?;
+    if let Some(message) = unguarded_url(&imported.schema, &[]) {
+        return Err(at(
+            ErrorCode::UnguardedUrl,
+            format!(
+                "{message} (in a `[[tool]]` entry of this name, which overrides the imported tool)"
+            ),
+        ));
+    }
     Ok(Tool {
         approval_required: imported.risk.approval_required_by_default(),
         risk: imported.risk,
@@ -757,14 +781,6 @@ enum SchemaFrom {
         span: Range<usize>,
         /// The schema file, as written in the config.
         path: Option<String>,
-    if let Some(message) = unguarded_url(&imported.schema, &[]) {
-        return Err(at(
-            ErrorCode::UnguardedUrl,
-            format!(
-                "{message} (in a `[[tool]]` entry of this name, which overrides the imported tool)"
-            ),
-        ));
-    }
     },
     Import {
         file: PathBuf,
@@ -873,6 +889,7 @@ impl Loader<'_> {
             policies: path_of(&raw.authorization.policies),
             entities: path_of(&raw.authorization.entities),
             schema: path_of(&raw.authorization.schema),
+            context_entities: self.context_entities(&raw)?,
         };
 
         // Imported tools, by name; two with one name are ambiguous.
@@ -1124,6 +1141,34 @@ impl Loader<'_> {
         Ok(server)
     }
 
+    /// `context_entities`: entity type names, each once.
+    fn context_entities(&self, raw: &RawConfig) -> Result<Vec<String>, Error> {
+        let Some(list) = &raw.authorization.context_entities else {
+            return Ok(Vec::new());
+        };
+        let mut out: Vec<String> = Vec::new();
+        for t in list.get_ref() {
+            let name = t.get_ref();
+            let problem = if !is_entity_type(name) {
+                Some("is not an entity type name (such as `Order` or `Shop::Order`)")
+            } else if out.contains(name) {
+                Some("is listed twice")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(self.at_value(
+                    ErrorCode::InvalidValue,
+                    t.span().start,
+                    "context_entities",
+                    format!("`context_entities`: `{}` {problem}", name.escape_debug()),
+                ));
+            }
+            out.push(name.clone());
+        }
+        Ok(out)
+    }
+
     /// `mode`: `cedar` needs `policies` and `schema`; `none` takes neither.
     fn authorization_mode(&self, raw: &RawConfig) -> Result<Option<AuthorizationMode>, Error> {
         let a = &raw.authorization;
@@ -1138,12 +1183,16 @@ impl Loader<'_> {
         match (mode, &a.mode) {
             (Some(AuthorizationMode::None), Some(_)) => {
                 if let Some((key, at)) = [
-                    ("policies", &a.policies),
-                    ("schema", &a.schema),
-                    ("entities", &a.entities),
+                    ("policies", a.policies.as_ref().map(|v| v.span().start)),
+                    ("schema", a.schema.as_ref().map(|v| v.span().start)),
+                    ("entities", a.entities.as_ref().map(|v| v.span().start)),
+                    (
+                        "context_entities",
+                        a.context_entities.as_ref().map(|v| v.span().start),
+                    ),
                 ]
                 .into_iter()
-                .find_map(|(k, v)| v.as_ref().map(|v| (k, v.span().start)))
+                .find_map(|(k, v)| v.map(|at| (k, at)))
                 {
                     return Err(self.at_key(
                         ErrorCode::ConflictingKeys,
@@ -1212,6 +1261,21 @@ impl Loader<'_> {
                         )
                     })?;
             }
+        }
+        if let Some(v) = &raw.gate.max_body_bytes {
+            let n = *v.get_ref();
+            let ceiling = Limit::InputBytes.ceiling();
+            gate.max_body_bytes = usize::try_from(n)
+                .ok()
+                .filter(|&b| b != 0 && b <= ceiling)
+                .ok_or_else(|| {
+                    self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        "max_body_bytes",
+                        format!("`max_body_bytes` must be between 1 and {ceiling}"),
+                    )
+                })?;
         }
         for (limit, value) in raw.gate.limit_fields() {
             if let Some(v) = value {
@@ -1287,21 +1351,6 @@ impl Loader<'_> {
         let risk = match raw.risk {
             RawRisk::Read => Risk::Read,
             RawRisk::Write => Risk::Write,
-        if let Some(v) = &raw.gate.max_body_bytes {
-            let n = *v.get_ref();
-            let ceiling = Limit::InputBytes.ceiling();
-            gate.max_body_bytes = usize::try_from(n)
-                .ok()
-                .filter(|&b| b != 0 && b <= ceiling)
-                .ok_or_else(|| {
-                    self.at_key(
-                        ErrorCode::InvalidLimit,
-                        v.span().start,
-                        "max_body_bytes",
-                        format!("`max_body_bytes` must be between 1 and {ceiling}"),
-                    )
-                })?;
-        }
             RawRisk::Destructive => Risk::Destructive,
         };
         let approval_required = match raw.approval {
@@ -1406,6 +1455,21 @@ impl Loader<'_> {
             }
         }
 
+        if !matches!(
+            raw.url_policy.as_ref().map(Spanned::get_ref),
+            Some(RawUrlPolicies::None)
+        ) {
+            if let Some(message) = unguarded_url(&raw_schema, &url_policies) {
+                let (at, key) = match &raw.url_policy {
+                    Some(p) => (p.span().start, "url_policy"),
+                    None => (raw.name.span().start, "name"),
+                };
+                return Err(self
+                    .at_key(ErrorCode::UnguardedUrl, at, key, message)
+                    .tool(name));
+            }
+        }
+
         let mut redact = Vec::with_capacity(raw.redact.len());
         for r in &raw.redact {
             pointer::check_declared(&raw_schema, r.get_ref())
@@ -1446,21 +1510,6 @@ impl Loader<'_> {
             parse_options: ParseOptions::new().with_limits(limits),
             redact,
             origin: ToolOrigin::Config {
-        if !matches!(
-            raw.url_policy.as_ref().map(Spanned::get_ref),
-            Some(RawUrlPolicies::None)
-        ) {
-            if let Some(message) = unguarded_url(&raw_schema, &url_policies) {
-                let (at, key) = match &raw.url_policy {
-                    Some(p) => (p.span().start, "url_policy"),
-                    None => (raw.name.span().start, "name"),
-                };
-                return Err(self
-                    .at_key(ErrorCode::UnguardedUrl, at, key, message)
-                    .tool(name));
-            }
-        }
-
                 file: self.file.to_path_buf(),
                 line,
             },
@@ -1588,6 +1637,39 @@ impl Loader<'_> {
     }
 }
 
+/// Why a tool with these URL policies cannot load: the first URL argument
+/// of its schema (a string with a URI-like `format`) that no policy guards.
+fn unguarded_url(schema: &Value, policies: &[UrlPolicyConfig]) -> Option<String> {
+    let Some(args) = uri_args::find(schema) else {
+        return Some(
+            "the schema's `$ref`s fan out too far to find its URL arguments \
+             (strings with `format` `uri`, `uri-reference`, `iri` or `iri-reference`): \
+             simplify it, or opt out with `url_policy = \"none\"`"
+                .to_owned(),
+        );
+    };
+    args.into_iter().find_map(|arg| {
+        let shown = arg.display();
+        match arg.pointer() {
+            Some(p) if policies.iter().any(|q| q.arg == p) => None,
+            Some(p) => Some(format!(
+                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) and no `url_policy` guards it: \
+                 add `url_policy = {{ arg = \"{}\", hosts = [\"…\"] }}`, or opt out with `url_policy = \"none\"`",
+                arg.format.escape_debug(),
+                arg.schema_pointer.escape_debug(),
+                p.escape_debug()
+            )),
+            None => Some(format!(
+                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) inside an array or a map, \
+                 where a `url_policy` cannot name it (`*` is any item or member): \
+                 only `url_policy = \"none\"` lets this tool load, and then nothing checks its URLs",
+                arg.format.escape_debug(),
+                arg.schema_pointer.escape_debug()
+            )),
+        }
+    })
+}
+
 /// `Order`, `Shop::Order`: Cedar entity type names.
 fn is_entity_type(s: &str) -> bool {
     s.split("::").all(|part| {
@@ -1628,39 +1710,6 @@ fn url_policy_problem(p: &RawUrlPolicy) -> Option<String> {
                     || matches!(c, '/' | '@' | '*' | ':' | '?' | '#')
             });
         if !ok {
-/// Why a tool with these URL policies cannot load: the first URL argument
-/// of its schema (a string with a URI-like `format`) that no policy guards.
-fn unguarded_url(schema: &Value, policies: &[UrlPolicyConfig]) -> Option<String> {
-    let Some(args) = uri_args::find(schema) else {
-        return Some(
-            "the schema's `$ref`s fan out too far to find its URL arguments \
-             (strings with `format` `uri`, `uri-reference`, `iri` or `iri-reference`): \
-             simplify it, or opt out with `url_policy = \"none\"`"
-                .to_owned(),
-        );
-    };
-    args.into_iter().find_map(|arg| {
-        let shown = arg.display();
-        match arg.pointer() {
-            Some(p) if policies.iter().any(|q| q.arg == p) => None,
-            Some(p) => Some(format!(
-                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) and no `url_policy` guards it: \
-                 add `url_policy = {{ arg = \"{}\", hosts = [\"…\"] }}`, or opt out with `url_policy = \"none\"`",
-                arg.format.escape_debug(),
-                arg.schema_pointer.escape_debug(),
-                p.escape_debug()
-            )),
-            None => Some(format!(
-                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) inside an array or a map, \
-                 where a `url_policy` cannot name it (`*` is any item or member): \
-                 only `url_policy = \"none\"` lets this tool load, and then nothing checks its URLs",
-                arg.format.escape_debug(),
-                arg.schema_pointer.escape_debug()
-            )),
-        }
-    })
-}
-
             return Some(format!(
                 "`{}` is not a host or a `*.` wildcard (ports go in `ports`)",
                 h.escape_debug()

@@ -161,10 +161,30 @@ fn support_agents_refund_up_to_their_limit() {
     // The order's total still binds support agents.
     let d = decide(&gate, &refund("ord_1002", 3000), &carol);
     assert_denied(&d, "not_authorized", &["refund-at-most-total"]);
-    // dave is in no entity: the context's roles make him a support agent.
+    // dave is in no entity, and the shop does not trust the context with
+    // users: his claimed role counts for nothing (issue 12).
     let d = decide(&gate, &refund("ord_2001", 100), &ctx("dave", &["support"]));
+    assert_denied(&d, "not_owner", &["order-of-another-user"]);
+    // Trusted with users, the context makes dave a support agent.
+    let trusting = Gate::builder(config().registry().clone())
+        .authorizer(
+            cedar_with(&shop_text("policies.cedar"))
+                .with_context_entities(["User"], Path::new("t.toml"))
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let d = decide(
+        &trusting,
+        &refund("ord_2001", 100),
+        &ctx("dave", &["support"]),
+    );
     assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
-    let d = decide(&gate, &refund("ord_2001", 100), &ctx("dave", &["customer"]));
+    let d = decide(
+        &trusting,
+        &refund("ord_2001", 100),
+        &ctx("dave", &["customer"]),
+    );
     assert_denied(&d, "not_owner", &["order-of-another-user"]);
     // A customer role from the context does not take carol's role away.
     let d = decide(
@@ -226,9 +246,21 @@ fn a_forbid_that_errors_denies() {
     assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
 }
 
+/// The shop's policies, trusting request contexts with `Order` entities.
+fn gate_trusting_orders() -> Gate {
+    Gate::builder(config().registry().clone())
+        .authorizer(
+            cedar_with(&shop_text("policies.cedar"))
+                .with_context_entities(["Order"], Path::new("t.toml"))
+                .unwrap(),
+        )
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn entities_of_the_wrong_type_deny() {
-    let gate = shop_gate();
+    let gate = gate_trusting_orders();
     let mut c = ctx("bob", &[]);
     c.entities = Some(
         toolgate_json::from_str(
@@ -243,7 +275,7 @@ fn entities_of_the_wrong_type_deny() {
 
 #[test]
 fn entities_from_the_request() {
-    let gate = shop_gate();
+    let gate = gate_trusting_orders();
     let order = r#"[{"uid":{"type":"Order","id":"ord_3001"},"attrs":{"owner":{"__entity":{"type":"User","id":"bob"}},"total_cents":700},"parents":[]}]"#;
     let mut bob = ctx("bob", &[]);
     bob.entities = Some(toolgate_json::from_str(order).unwrap().into_owned());
@@ -507,4 +539,100 @@ fn narrowed_tools_per_user() {
                 .unwrap()
         )
         .is_err());
+}
+
+/// Issue 12: the caller's context cannot widen what the server knows. A
+/// user the static entities define keeps exactly their roles, whatever the
+/// context claims; the context adds entities only of the types the config
+/// trusts it with.
+#[test]
+fn the_context_cannot_widen_what_the_entities_define() {
+    let alice_claims_support = ctx("alice", &["support"]);
+    // The shop trusts the context with nothing.
+    let gate = shop_gate();
+    let d = decide(&gate, &refund("ord_2001", 100), &alice_claims_support);
+    assert_denied(&d, "not_owner", &["order-of-another-user"]);
+    let d = decide(
+        &gate,
+        &body("get_order", r#"{"order_id":"ord_2001"}"#),
+        &alice_claims_support,
+    );
+    assert_denied(&d, "not_owner", &["order-of-another-user"]);
+    // Trusting users does not make alice's (static) roles the context's.
+    let trusting = Gate::builder(config().registry().clone())
+        .authorizer(
+            cedar_with(&shop_text("policies.cedar"))
+                .with_context_entities(["User", "Order"], Path::new("t.toml"))
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let d = decide(&trusting, &refund("ord_2001", 100), &alice_claims_support);
+    assert_denied(&d, "not_owner", &["order-of-another-user"]);
+    // Nor may the context redefine alice, or give her a role as an entity.
+    for forged in [
+        r#"[{"uid":{"type":"User","id":"alice"},"attrs":{},"parents":[{"type":"Role","id":"support"}]}]"#,
+        r#"[{"uid":{"type":"Role","id":"support"},"attrs":{},"parents":[]}]"#,
+    ] {
+        let mut c = ctx("alice", &[]);
+        c.entities = Some(toolgate_json::from_str(forged).unwrap().into_owned());
+        let d = decide(&trusting, &refund("ord_2001", 100), &c);
+        assert_denied(&d, "authorization_error", &[]);
+    }
+    // An order the context adds counts only where orders are trusted.
+    let order = r#"[{"uid":{"type":"Order","id":"ord_3001"},"attrs":{"owner":{"__entity":{"type":"User","id":"alice"}},"total_cents":700},"parents":[]}]"#;
+    let mut c = ctx("alice", &[]);
+    c.entities = Some(toolgate_json::from_str(order).unwrap().into_owned());
+    let d = decide(&gate, &refund("ord_3001", 100), &c);
+    assert_denied(&d, "authorization_error", &[]);
+    let d = decide(&trusting, &refund("ord_3001", 100), &c);
+    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    // A type the schema does not have cannot be trusted.
+    let err = cedar_with(&shop_text("policies.cedar"))
+        .with_context_entities(["Invoice"], Path::new("t.toml"))
+        .unwrap_err();
+    assert!(err.to_string().contains("`Invoice`"), "{err}");
+}
+
+/// `[authorization] context_entities` in the config reaches the authorizer.
+#[test]
+fn context_entities_from_the_config() {
+    let text = std::fs::read_to_string(shop().join("toolgate.toml"))
+        .unwrap()
+        .replace(
+            "entities = \"entities.json\"",
+            "entities = \"entities.json\"\ncontext_entities = [\"Order\"]",
+        );
+    let config = Config::parse(&text, shop().join("trusting.toml")).unwrap();
+    assert_eq!(config.authorization().context_entities(), ["Order"]);
+    let gate = Gate::builder(config.registry().clone())
+        .authorizer(authz::from_config(&config).unwrap())
+        .build()
+        .unwrap();
+    let order = r#"[{"uid":{"type":"Order","id":"ord_3001"},"attrs":{"owner":{"__entity":{"type":"User","id":"alice"}},"total_cents":700},"parents":[]}]"#;
+    let mut c = ctx("alice", &[]);
+    c.entities = Some(toolgate_json::from_str(order).unwrap().into_owned());
+    let d = decide(&gate, &refund("ord_3001", 100), &c);
+    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    for (bad, says) in [
+        ("context_entities = [\"Order!\"]", "not an entity type name"),
+        ("context_entities = [\"Order\", \"Order\"]", "listed twice"),
+    ] {
+        let text = std::fs::read_to_string(shop().join("toolgate.toml"))
+            .unwrap()
+            .replace(
+                "entities = \"entities.json\"",
+                &format!("entities = \"entities.json\"\n{bad}"),
+            );
+        let err = Config::parse(&text, shop().join("bad.toml")).unwrap_err();
+        assert!(err.to_string().contains(says), "{err}");
+    }
+    let text = std::fs::read_to_string(shop().join("toolgate.toml"))
+        .unwrap()
+        .replace(
+            "entities = \"entities.json\"",
+            "entities = \"entities.json\"\ncontext_entities = [\"Invoice\"]",
+        );
+    let config = Config::parse(&text, shop().join("unknown.toml")).unwrap();
+    assert!(authz::from_config(&config).is_err());
 }

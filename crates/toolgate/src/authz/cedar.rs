@@ -58,11 +58,21 @@ impl<'a> Source<'a> {
 ///
 /// | Cedar | from |
 /// |---|---|
-/// | principal | `User::"<context.user>"`, with `Role::"<r>"` parents for the context's `roles` |
+/// | principal | `User::"<context.user>"`: a user the static entities define has exactly their parents (roles); the context's `roles` become `Role::"<r>"` parents only of a user they do not define, and only if `User` is a trusted context type |
 /// | action | `Action::"<tool name>"` |
 /// | resource | the tool's `resource` mapping: `<type>::"<id>"`, the id read at the mapping's JSON Pointer (a string, or an integer's canonical text); `Tool::"<tool name>"` for a tool that maps none |
 /// | context | `{ args: <the canonical arguments as a record>, turn: Long, risk: "read" \| "write" \| "destructive" }` |
-/// | entities | the static entities file, plus the context's `entities` (Cedar entity JSON), validated against the schema |
+/// | entities | the static entities file, plus the context's `entities` (Cedar entity JSON), validated against the schema: only of the types [`CedarAuthorizer::with_context_entities`] trusts, never one the static entities define |
+///
+/// # Who may assert what
+///
+/// The static entities are the operator's: the context (the calling
+/// application's, whoever holds its token) can never change them, add a
+/// parent (a role) to one of them, or redefine one. It may add entities of
+/// the types the config trusts it with (`[authorization] context_entities`,
+/// [`CedarAuthorizer::with_context_entities`]; none by default): an entity
+/// of another type, or one the static entities define, denies the call
+/// `authorization_error`; `roles` the context may not assert are ignored.
 ///
 /// The answer fails closed:
 /// - no permit → deny (default deny); any satisfied forbid → deny;
@@ -103,6 +113,8 @@ pub struct CedarAuthorizer {
     user_type: EntityTypeName,
     role_type: EntityTypeName,
     tool_type: EntityTypeName,
+    /// The entity types a request context may add (by name).
+    context_types: HashSet<String>,
     policy_count: usize,
 }
 
@@ -185,7 +197,36 @@ impl CedarAuthorizer {
             user_type: type_name(PRINCIPAL_TYPE, schema_file)?,
             role_type: type_name(ROLE_TYPE, schema_file)?,
             tool_type: type_name(TOOL_TYPE, schema_file)?,
+            context_types: HashSet::new(),
         })
+    }
+
+    /// Trusts request contexts to add entities of these types (none by
+    /// default): entities of other types, or that the static entities
+    /// define, deny. Naming the principal's type ([`PRINCIPAL_TYPE`]) also
+    /// lets the context's `roles` make a user the static entities do not
+    /// define a member of those roles. Each type must be in the schema;
+    /// `file` names the config in the error.
+    pub fn with_context_entities<S: AsRef<str>>(
+        mut self,
+        types: impl IntoIterator<Item = S>,
+        file: &Path,
+    ) -> Result<Self, LoadError> {
+        for t in types {
+            let t = t.as_ref();
+            if !self.types.contains_key(t) {
+                return Err(LoadError::new(
+                    LoadErrorCode::Schema,
+                    file,
+                    format!(
+                        "`context_entities`: `{}` is not an entity type of the cedar schema",
+                        t.escape_debug()
+                    ),
+                ));
+            }
+            self.context_types.insert(t.to_owned());
+        }
+        Ok(self)
     }
 
     /// How many policies are loaded.
@@ -273,9 +314,10 @@ impl CedarAuthorizer {
         }
     }
 
-    /// The entities of one request: the static ones, the context's, and the
-    /// principal with the context's roles as parents. Borrows the static
-    /// entities when nothing is added.
+    /// The entities of one request: the static ones, the context's (of
+    /// trusted types), and, for a principal the static entities do not
+    /// define, the context's roles as its parents if the principal's type is
+    /// trusted. Borrows the static entities when nothing is added.
     pub(crate) fn entities_for(
         &self,
         context: &Context,
@@ -285,11 +327,19 @@ impl CedarAuthorizer {
             None => Vec::new(),
             Some(value) => self.parse_entities(value)?,
         };
-        let roles: Vec<EntityUid> = context
-            .roles
-            .iter()
-            .map(|r| EntityUid::from_type_name_and_id(self.role_type.clone(), EntityId::new(r)))
-            .collect();
+        // Roles are the static entities' for a user they define; the context
+        // may assert them only for another user, and only if trusted to.
+        let roles_trusted = self.entities.get(principal).is_none()
+            && self.context_types.contains(&self.user_type.to_string());
+        let roles: Vec<EntityUid> = if roles_trusted {
+            context
+                .roles
+                .iter()
+                .map(|r| EntityUid::from_type_name_and_id(self.role_type.clone(), EntityId::new(r)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let in_extra = extra.iter().position(|e| &e.uid() == principal);
         let missing_roles = match in_extra {
             Some(_) => !roles.is_empty(),
@@ -336,6 +386,13 @@ impl CedarAuthorizer {
             let entity = Entity::from_json_str(&text, Some(&self.schema))
                 .map_err(|e| format!("context entity `/entities/{i}`: {e}"))?;
             let uid = entity.uid();
+            let ty = uid.type_name().to_string();
+            if !self.context_types.contains(&ty) {
+                return Err(format!(
+                    "context entity `/entities/{i}`: the config does not trust the context with `{}` entities (`[authorization] context_entities`)",
+                    ty.escape_debug()
+                ));
+            }
             if self.entities.get(&uid).is_some() || !seen.insert(uid) {
                 return Err(format!(
                     "context entity `/entities/{i}`: already given (statically or earlier)"

@@ -100,6 +100,7 @@ pub(crate) struct RawAuthorization {
     pub(crate) policies: Option<Spanned<String>>,
     pub(crate) entities: Option<Spanned<String>>,
     pub(crate) schema: Option<Spanned<String>>,
+    pub(crate) context_entities: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
