@@ -267,11 +267,11 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
         }
         return writeln!(out);
     }
-    let rows: Vec<[String; 5]> = d
+    let rows: Vec<Vec<String>> = d
         .decisions
         .iter()
         .map(|c| {
-            [
+            vec![
                 c.index.to_string(),
                 c.call_id.as_deref().map_or_else(|| "-".to_owned(), display),
                 display(&c.tool),
@@ -280,30 +280,13 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
             ]
         })
         .collect();
-    let header = ["#", "call id", "tool", "verdict", "reasons"];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    write_row(out, &header.map(str::to_owned), &widths)?;
-    for row in &rows {
-        write_row(out, row, &widths)?;
-    }
+    crate::table::write(
+        out,
+        "  ",
+        &["#", "call id", "tool", "verdict", "reasons"],
+        &rows,
+    )?;
     writeln!(out)
-}
-
-fn write_row(out: &mut impl Write, row: &[String; 5], widths: &[usize; 5]) -> std::io::Result<()> {
-    let mut line = String::from("  ");
-    for (i, (cell, w)) in row.iter().zip(widths).enumerate() {
-        line.push_str(cell);
-        if i + 1 < row.len() {
-            let pad = w.saturating_sub(cell.chars().count()) + 2;
-            line.extend(std::iter::repeat_n(' ', pad));
-        }
-    }
-    writeln!(out, "{}", line.trim_end())
 }
 
 fn reasons_cell(d: &Decision) -> String {

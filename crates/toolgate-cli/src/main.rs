@@ -13,6 +13,7 @@ mod report;
 mod schema_cmds;
 mod serve;
 mod store_cmds;
+mod table;
 
 use std::process::ExitCode;
 

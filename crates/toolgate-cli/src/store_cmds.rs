@@ -102,6 +102,23 @@ pub struct MigrateArgs {
 /// migrations (safe while replicas run or start: PostgreSQL migrations take
 /// an advisory lock, SQLite's a write lock), then checks that it answers.
 pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    // What was there before: a current schema opens read-only; an empty
+    // database (or no SQLite file) has no schema at all.
+    let before = match args.store.open_with(true, false) {
+        Ok(store) => {
+            drop(store);
+            Before::Current
+        }
+        Err(e) => {
+            let said = crate::report::render(&e);
+            if said.contains("schema is version 0,") || said.contains("unable to open database file")
+            {
+                Before::Nothing
+            } else {
+                Before::Older
+            }
+        }
+    };
     let store = args.store.open_with(false, false)?;
     store
         .ping()
@@ -118,11 +135,23 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
     } else {
         ("SQLite", toolgate::store::SCHEMA_VERSION)
     };
-    writeln!(
-        std::io::stdout().lock(),
-        "store schema is current: {kind} version {version}"
-    )?;
+    let said = match before {
+        Before::Current => "store schema is current",
+        Before::Nothing => "store schema created",
+        Before::Older => "store schema migrated",
+    };
+    writeln!(std::io::stdout().lock(), "{said}: {kind} version {version}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The store's schema before `toolgate migrate` ran.
+enum Before {
+    /// At this build's version: nothing to do.
+    Current,
+    /// No schema at all: a new store.
+    Nothing,
+    /// An older version (or unreadable read-only): migrations applied.
+    Older,
 }
 
 /// `toolgate audit …`.
@@ -342,8 +371,16 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                     writeln!(out, "no {state} approvals")?;
                 }
             }
-            for a in &list {
-                writeln!(out, "{}", approval_line(a))?;
+            if !list.is_empty() {
+                let rows: Vec<Vec<String>> = list.iter().map(approval_row).collect();
+                crate::table::write(
+                    &mut out,
+                    "",
+                    &[
+                        "id", "state", "kind", "user", "session", "tool", "digest", "expires",
+                    ],
+                    &rows,
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -522,22 +559,22 @@ fn actor(given: Option<&str>) -> String {
         .unwrap_or_else(|| "cli".to_owned())
 }
 
-fn approval_line(a: &Approval) -> String {
+/// One approval as a row of `approvals list`.
+fn approval_row(a: &Approval) -> Vec<String> {
     let digest = a
         .digest
         .map(|d| d.to_string().chars().take(19).collect::<String>() + "…")
         .unwrap_or_else(|| "-".to_owned());
-    format!(
-        "{}  {}  {}  user={}  session={}  tool={}  {}  expires {}",
-        a.id,
-        a.state.as_str(),
-        a.kind.as_str(),
+    vec![
+        a.id.to_string(),
+        a.state.as_str().to_owned(),
+        a.kind.as_str().to_owned(),
         display(&a.user),
         display(a.session.as_deref().unwrap_or("-")),
         display(&a.tool),
         digest,
-        time(a.expires_at)
-    )
+        time(a.expires_at),
+    ]
 }
 
 fn write_approval(out: &mut impl Write, a: &Approval) -> std::io::Result<()> {

@@ -98,8 +98,25 @@ fn the_shop_approval_round_trip() {
     let listed = toolgate(&["approvals", "list", "--store", &db.url]);
     assert_eq!(listed.status.code(), Some(0));
     let listed = text(&listed.stdout);
-    assert!(
-        listed.starts_with(&format!("{id}  pending  single  user=alice")),
+    let mut lines = listed.lines();
+    let header = lines.next().unwrap();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["id", "state", "kind", "user", "session", "tool", "digest", "expires"],
+        "{listed}"
+    );
+    let row = lines.next().unwrap();
+    assert_eq!(
+        row.split_whitespace().take(5).collect::<Vec<_>>(),
+        [id.as_str(), "pending", "single", "alice", "sess-7f3a"],
+        "{listed}"
+    );
+    // The columns are padded: each cell starts under its header.
+    assert_eq!(header.find("state"), row.find("pending"), "{listed}");
+    let expires = row.split_whitespace().last().unwrap();
+    assert_eq!(
+        header.find("expires"),
+        Some(row.chars().count() - expires.chars().count()),
         "{listed}"
     );
 

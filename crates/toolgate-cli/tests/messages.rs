@@ -286,3 +286,18 @@ fn check_without_a_context_says_who_it_decides_as() {
         "toolgate: warning: no --context: deciding as the anonymous user \"\" in session \"\" at turn 1\n"
     );
 }
+
+#[test]
+fn migrate_says_whether_it_created_migrated_or_found_the_schema_current() {
+    let dir = shop_copy();
+    let url = format!("sqlite://{}/m.db", dir.path().display());
+    let run = |args: &[&str]| {
+        let out = toolgate(dir.path(), args);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = run(&["migrate", "--store", &url]);
+    assert!(first.starts_with("store schema created: SQLite version "), "{first}");
+    let second = run(&["migrate", "--store", &url]);
+    assert!(second.starts_with("store schema is current: SQLite version "), "{second}");
+}
