@@ -17,8 +17,13 @@
 //! the table and in `approval`), an approved call uses its approval once, and
 //! time is the system clock. The context then gives only the user, session,
 //! roles, turn and entities (a kill switch it carries applies too, the
-//! stricter wins). With `--no-store` nothing is written and the context
-//! carries the state: its kill switch, approvals, rejections and `now`.
+//! stricter wins). The store counts the session's responses: a response is
+//! decided at turn `max(responses so far + 1, the context's turn)`, so a
+//! caller cannot reset the turn cap; and a non-read call whose call id the
+//! store already allowed in the session is denied `replayed_call`. With
+//! `--no-store` nothing is written and the context carries the state: its
+//! kill switch, approvals (single and standing), rejections,
+//! `allowed_calls` and `now`; it is then trusted for the turn.
 //!
 //! # Human output
 //!
@@ -129,7 +134,11 @@ pub struct Args {
     store: Option<String>,
 
     /// Decide without a store: nothing is audited, and the context carries
-    /// the kill switch, approvals and rejections.
+    /// the kill switch, approvals, rejections and allowed call ids. The
+    /// context is then TRUSTED for the turn: a caller that sends `turn: 1`
+    /// every time is never stopped by `max_turns`, and a call id is a replay
+    /// only if the context's `allowed_calls` names it. With a store, the
+    /// store counts the session's responses and the call ids it allowed.
     #[arg(long)]
     no_store: bool,
 

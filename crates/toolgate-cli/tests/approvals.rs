@@ -377,9 +377,21 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
         granted.contains("`refund` for user `alice` for 600 s"),
         "{granted}"
     );
-    // Any refund of hers that policy allows runs, again and again.
-    for _ in 0..2 {
-        let (d, code) = check(&db, "context.json", REFUND);
+    // Any refund of hers that policy allows runs, again and again; each
+    // call once (the same response again is a replay, issue 12).
+    let (d, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 0, "{d:?}");
+    assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
+    let (d, _) = check(&db, "context.json", REFUND);
+    assert_eq!(s(&d, "/decisions/1/reasons/0/code"), "replayed_call");
+    let original = std::fs::read_to_string(shop(REFUND)).unwrap();
+    for n in 3..5 {
+        let again = db.path.with_file_name(format!("refund-{n}.json"));
+        let body = original
+            .replace("call_refund_2", &format!("call_refund_{n}"))
+            .replace("call_order_2", &format!("call_order_{n}"));
+        std::fs::write(&again, body).unwrap();
+        let (d, code) = check(&db, "context.json", again.to_str().unwrap());
         assert_eq!(code, 0, "{d:?}");
         assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
     }

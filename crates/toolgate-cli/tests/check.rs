@@ -319,3 +319,123 @@ fn the_tool_gets_the_checked_value_not_the_model_text() {
         Some(toolgate_json::canonical::digest(args).to_string().as_str())
     );
 }
+
+/// A config in a temporary folder: the shop's tools and `gate` as its
+/// `[gate]` table, on a SQLite store in that folder.
+fn shop_config_with(dir: &std::path::Path, gate: &str) -> String {
+    let shop_toml = std::fs::read_to_string(shop("toolgate.toml")).unwrap();
+    let base = PathBuf::from(shop("."));
+    // Paths in the shop config are relative to its folder: make them
+    // absolute.
+    let mut text = String::new();
+    for line in shop_toml.lines() {
+        let line = match line.split_once("= \"") {
+            Some((key, rest))
+                if ["schema ", "policies ", "entities "]
+                    .iter()
+                    .any(|k| key.trim_start().starts_with(k.trim_end())) =>
+            {
+                format!("{key}= \"{}/{rest}", base.display())
+            }
+            _ => line.to_owned(),
+        };
+        text.push_str(&line);
+        text.push('\n');
+    }
+    // The shop's own `[gate]` table is replaced by one on lines 1 and 2.
+    let start = text.find("[gate]").unwrap();
+    let end = start + text[start..].find("\n\n").unwrap();
+    let text = format!("[gate]\n{gate}\n{}{}", &text[..start], &text[end..]);
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn with_a_store_the_turn_is_counted_not_taken_from_the_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shop_config_with(dir.path(), "max_turns = 3");
+    let store = format!("sqlite://{}", dir.path().join("state.db").display());
+    let context = dir.path().join("context.json");
+    std::fs::write(
+        &context,
+        r#"{"user":"alice","session":"s-turns","roles":["customer"],"turn":1}"#,
+    )
+    .unwrap();
+    let context = context.display().to_string();
+    let run = |id: &str| {
+        let body = String::from_utf8(SEARCH.to_vec())
+            .unwrap()
+            .replace("call_1", id);
+        let out = toolgate(
+            &[
+                "check",
+                "--config",
+                &config,
+                "--store",
+                &store,
+                "--context",
+                &context,
+                "--json",
+                "-",
+            ],
+            body.as_bytes(),
+        );
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    for id in ["a", "b", "c"] {
+        let (code, out, err) = run(id);
+        assert_eq!(code, Some(0), "{out}{err}");
+    }
+    let (code, out, _) = run("d");
+    assert_eq!(code, Some(1));
+    assert!(out.contains(r#""code":"loop_limit""#), "{out}");
+}
+
+#[test]
+fn no_store_says_the_context_is_trusted_for_the_turn() {
+    let out = toolgate(&["check", "--help"], b"");
+    let help = text(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(help.contains("TRUSTED for the turn"), "{help}");
+    assert!(help.contains("allowed_calls"), "{help}");
+}
+
+#[test]
+fn the_body_limit_is_set_in_the_gate_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shop_config_with(dir.path(), "max_body_bytes = 300");
+    let mut body = SEARCH.to_vec();
+    body.extend(std::iter::repeat(b' ').take(300 - SEARCH.len()));
+    let args = [
+        "check",
+        "--no-authorization",
+        "--no-store",
+        "--config",
+        &config,
+        "--json",
+        "-",
+    ];
+    let out = toolgate(&args, &body);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    body.push(b' ');
+    let out = toolgate(&args, &body);
+    assert_eq!(out.status.code(), Some(1));
+    let json = text(&out.stdout);
+    assert!(json.contains(r#""detail":"too_large""#), "{json}");
+
+    // Out of range: a config error naming the key, file, line and column.
+    for bad in ["max_body_bytes = 0", "max_body_bytes = 4294967296"] {
+        let config = shop_config_with(dir.path(), bad);
+        let out = toolgate(&args, SEARCH);
+        assert_eq!(out.status.code(), Some(2));
+        let err = text(&out.stderr);
+        assert!(err.contains(&format!("{config}:2:")), "{err}");
+        assert!(
+            err.contains("`max_body_bytes` must be between 1 and 1073741824"),
+            "{err}"
+        );
+    }
+}

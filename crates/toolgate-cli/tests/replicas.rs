@@ -214,7 +214,8 @@ fn three_replicas_under_load_keep_one_chain_with_a_record_per_decision() {
                     return;
                 }
                 let call = format!("call-{i}");
-                let body = decide_body(&search_response(&call), &format!("load-{}", i % 16));
+                // A session per call: the store counts each session's turns.
+                let body = decide_body(&search_response(&call), &format!("load-{i}"));
                 let r = servers[(i + t) % 3].decide(&body).unwrap();
                 let (id, verdict, reasons) = first_decision(&r);
                 assert_eq!(id, call);
@@ -383,6 +384,18 @@ fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
     let v = decide(&servers[0], &body);
     assert_eq!(s(&v, "/verdict"), "deny");
     assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "loop_limit");
+    // A caller that says turn 1 every time is counted by the shared store:
+    // its ninth response, on whichever replica, is past the cap.
+    for n in 1..=8u64 {
+        let body = decide_at(&search_response(&format!("u-{n}")), "turns-2", 1);
+        let v = decide(&servers[(n % 3) as usize], &body);
+        assert_eq!(s(&v, "/verdict"), "allow", "response {n}: {v:?}");
+    }
+    for server in &servers {
+        let body = decide_at(&search_response("u-9"), "turns-2", 1);
+        let v = decide(server, &body);
+        assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "loop_limit");
+    }
     shop.verify();
 }
 
@@ -405,7 +418,7 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
                 while !stop.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let call = format!("call-{i}");
-                    let body = decide_body(&search_response(&call), &format!("away-{}", i % 8));
+                    let body = decide_body(&search_response(&call), &format!("away-{i}"));
                     let r = servers[(i + t) % 2].decide(&body).unwrap();
                     let (id, verdict, reasons) = first_decision(&r);
                     assert_eq!(id, call);
