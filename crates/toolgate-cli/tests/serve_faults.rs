@@ -323,9 +323,11 @@ fn unwritable_store_denies_then_recovers() {
         "the client is not told the store's file: {}",
         r.body
     );
-    // The server itself stays up.
+    // The server itself stays up, and says it is not ready (issue 13, item
+    // 4: the probe commits a write, which the immutable files refuse).
     let r = server.call("GET", "/healthz", None, None, b"").unwrap();
     assert_eq!(r.status, 200);
+    assert_eq!(readyz_after_its_ttl(&server), 503);
 
     drop(guard);
     let mut recovered = Vec::new();
@@ -335,6 +337,7 @@ fn unwritable_store_denies_then_recovers() {
         assert_eq!(verdict, "allow", "writable again: {reasons:?}");
         recovered.push(call);
     }
+    assert_eq!(readyz_after_its_ttl(&server), 200);
     server.signal("TERM");
     assert!(server.wait(Duration::from_secs(30)).success());
     shop.verify();
@@ -350,6 +353,62 @@ fn unwritable_store_denies_then_recovers() {
             "no allow was recorded while the store was unwritable"
         );
     }
+}
+
+/// `GET /readyz`'s status once the probe's last answer is stale.
+fn readyz_after_its_ttl(server: &Server) -> u16 {
+    std::thread::sleep(toolgate_server::READY_TTL + Duration::from_millis(100));
+    server.call("GET", "/readyz", None, None, b"").unwrap().status
+}
+
+/// Issue 13, item 5: SQLite maps `toolgate.db-shm` into memory; once that
+/// file is immutable, the kernel refuses the next write to a mapped page
+/// with SIGBUS. The service must deny (and report not ready), not crash.
+#[test]
+fn an_immutable_shared_memory_file_denies_without_a_crash() {
+    let dir = match immutable_capable_dir() {
+        Ok(d) => d,
+        Err(e) => {
+            toolgate_testkit::skip(&format!(
+                "chattr +i is needed (e2fsprogs, CAP_LINUX_IMMUTABLE, a file system with the immutable attribute): {e}"
+            ));
+            return;
+        }
+    };
+    let shop = Shop::new_in(&dir, "");
+    let mut server = Server::start(&shop.config);
+    let decide = |call: &str| {
+        let r = server
+            .decide(&decide_body(&search_response(call), "shm-1"))
+            .unwrap_or_else(|e| panic!("{call}: no answer ({e}): {}", server.log()));
+        first_decision(&r)
+    };
+    assert_eq!(decide("before").1, "allow");
+    let shm = PathBuf::from(format!("{}-shm", shop.db().display()));
+    assert!(shm.exists(), "the store maps its WAL index");
+    let guard = Immutable::set(std::slice::from_ref(&shm)).unwrap();
+    // Written back, the mapped pages are write-protected again: the next
+    // write to one faults, and the immutable file refuses it.
+    assert!(Command::new("sync").status().unwrap().success());
+    for i in 0..3 {
+        let (_, verdict, reasons) = decide(&format!("while-shm-{i}"));
+        assert_eq!(verdict, "deny");
+        assert_eq!(reasons, ["store_unavailable"]);
+        let alive = server.call("GET", "/healthz", None, None, b"");
+        assert!(
+            alive.is_ok_and(|r| r.status == 200),
+            "the server is alive: {}",
+            server.log()
+        );
+    }
+    assert_eq!(readyz_after_its_ttl(&server), 503);
+    drop(guard);
+    assert_eq!(decide("after").1, "allow");
+    assert_eq!(readyz_after_its_ttl(&server), 200);
+    server.signal("TERM");
+    assert!(server.wait(Duration::from_secs(30)).success());
+    shop.verify();
+    assert_recorded(&shop, &["before".to_owned(), "after".to_owned()]);
 }
 
 /// A client that keeps deciding good requests until told to stop; every

@@ -23,6 +23,7 @@ const HOT_READERS: usize = 2;
 
 mod rows;
 mod schema;
+mod shm;
 
 use std::fmt;
 use std::io::Write;
@@ -51,6 +52,7 @@ use crate::time::{Clock, SystemClock, Timestamp};
 
 use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
+use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
 
 /// How hard a commit works to survive a crash.
@@ -177,11 +179,18 @@ impl SqliteOptions {
             let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
             conn.busy_timeout(self.busy_timeout).map_err(open_err)?;
             schema::check(&conn)?;
-            return Ok(SqliteStore::new(conn, Vec::new(), self));
+            return Ok(SqliteStore::new(
+                conn,
+                Vec::new(),
+                self,
+                ShmGuard::for_database(path),
+            ));
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let shm = ShmGuard::for_database(path);
+        shm.check()?;
         let mut writer = Connection::open_with_flags(path, flags).map_err(open_err)?;
         writer.busy_timeout(self.busy_timeout).map_err(open_err)?;
         let mode: String = writer
@@ -204,7 +213,7 @@ impl SqliteOptions {
                 .map_err(open_err)?;
             readers.push(reader);
         }
-        Ok(SqliteStore::new(writer, readers, self))
+        Ok(SqliteStore::new(writer, readers, self, shm))
     }
 
     /// Opens a private in-memory database (tests, benchmarks): nothing
@@ -214,7 +223,7 @@ impl SqliteOptions {
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         self.configure_writer(&conn)?;
         schema::migrate(&mut conn, self.clock.now().unix_millis())?;
-        Ok(SqliteStore::new(conn, Vec::new(), self))
+        Ok(SqliteStore::new(conn, Vec::new(), self, ShmGuard::none()))
     }
 
     fn configure_writer(&self, conn: &Connection) -> Result<(), Error> {
@@ -260,6 +269,8 @@ impl SqliteOptions {
 pub struct SqliteStore {
     /// Shared with the group commit's committer thread.
     writer: Arc<Mutex<Connection>>,
+    /// Looked at before every use of a connection (see `sqlite/shm.rs`).
+    shm: ShmGuard,
     /// Reader connections; empty when the writer reads too (in memory).
     readers: Vec<Mutex<Connection>>,
     /// Reader connections for a decision's reads; empty when the writer
@@ -310,19 +321,26 @@ impl SqliteStore {
         SqliteOptions::new().open_in_memory()
     }
 
-    fn new(writer: Connection, mut readers: Vec<Connection>, options: SqliteOptions) -> Self {
+    fn new(
+        writer: Connection,
+        mut readers: Vec<Connection>,
+        options: SqliteOptions,
+        shm: ShmGuard,
+    ) -> Self {
         let writer = Arc::new(Mutex::new(writer));
         let commit: CommitFn = {
             let writer = Arc::clone(&writer);
             let read_only = options.read_only;
+            let shm = shm.clone();
             Arc::new(move |entries: Vec<AuditEntry>| {
-                write_on(&writer, read_only, |tx| {
+                write_on(&writer, read_only, &shm, |tx| {
                     entries.iter().map(|e| tx.append(e)).collect()
                 })
             })
         };
         Self {
             writer,
+            shm,
             group: GroupCommit::with_committer(options.max_batch, Arc::clone(&commit)),
             commit,
             hot: readers
@@ -355,6 +373,18 @@ impl SqliteStore {
         &'a self,
         pool: &'a [Mutex<Connection>],
     ) -> Result<MutexGuard<'a, Connection>, Error> {
+        let conn = self.pick_any(pool)?;
+        // Looked at once the connection is ours: the next statement runs
+        // right after.
+        self.shm.check()?;
+        Ok(conn)
+    }
+
+    /// A free connection of `pool`, else the first one to be free.
+    fn pick_any<'a>(
+        &'a self,
+        pool: &'a [Mutex<Connection>],
+    ) -> Result<MutexGuard<'a, Connection>, Error> {
         let poisoned = |_| Error::poisoned("database connection");
         let n = pool.len();
         if n == 0 {
@@ -380,7 +410,7 @@ impl SqliteStore {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        write_on(&self.writer, self.read_only, f)
+        write_on(&self.writer, self.read_only, &self.shm, f)
     }
 
     /// Commits a write to the probe row: the same path as an audit append
@@ -495,6 +525,7 @@ impl SqliteStore {
 fn write_on<T>(
     writer: &Mutex<Connection>,
     read_only: bool,
+    shm: &ShmGuard,
     f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>,
 ) -> Result<T, Error> {
     if read_only {
@@ -503,6 +534,7 @@ fn write_on<T>(
     let mut conn = writer
         .lock()
         .map_err(|_| Error::poisoned("database connection"))?;
+    shm.check()?;
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(|e| Error::db("starting a write", e))?;

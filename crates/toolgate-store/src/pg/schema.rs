@@ -217,3 +217,76 @@ fn too_new(version: u32) -> Error {
         ),
     )
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, clippy::panic, reason = "test code")]
+mod tests {
+    use super::{V1, V2, V3};
+
+    /// A version-2 database may hold several pending approvals for one
+    /// call (written before version 3): the migration keeps the newest
+    /// pending and expires the others instead of failing on the index. Run
+    /// in a schema of its own, rolled back.
+    #[test]
+    fn v3_expires_duplicate_pending_approvals_of_an_old_database() {
+        let url = std::env::var("TOOLGATE_TEST_POSTGRES_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+        let mut client = match postgres::Client::connect(&url, postgres::NoTls) {
+            Ok(c) => c,
+            Err(e) => {
+                let required =
+                    std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1");
+                assert!(!required, "no PostgreSQL at {url}: {e}");
+                eprintln!("SKIPPED: no PostgreSQL at {url}: {e}");
+                return;
+            }
+        };
+        let mut tx = client.transaction().unwrap();
+        tx.batch_execute("CREATE SCHEMA v3_duplicates; SET LOCAL search_path TO v3_duplicates")
+            .unwrap();
+        tx.batch_execute(V1).unwrap();
+        tx.batch_execute(V2).unwrap();
+        for (tool, state) in [
+            ("refund", "pending"),
+            ("refund", "pending"),
+            ("refund", "approved"),
+            ("refund", "pending"),
+            ("delete", "pending"),
+        ] {
+            tx.execute(
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, \
+                 expires_at, state) VALUES ('single', 'alice', 's-1', $1, '\\x01', 0, 9, $2)",
+                &[&tool, &state],
+            )
+            .unwrap();
+        }
+        tx.batch_execute(V3).unwrap();
+        let states: Vec<(i64, String)> = tx
+            .query("SELECT id, state FROM approvals ORDER BY id", &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        let states: Vec<(i64, &str)> = states.iter().map(|(i, s)| (*i, s.as_str())).collect();
+        assert_eq!(
+            states,
+            [
+                (1, "expired"),
+                (2, "expired"),
+                (3, "approved"),
+                (4, "pending"),
+                (5, "pending")
+            ]
+        );
+        let again = tx.execute(
+            "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, \
+             expires_at, state) VALUES ('single', 'alice', 's-1', 'refund', '\\x01', 0, 9, 'pending')",
+            &[],
+        );
+        let Err(e) = again else {
+            panic!("a second pending approval for one call was accepted");
+        };
+        assert_eq!(e.code(), Some(&postgres::error::SqlState::UNIQUE_VIOLATION));
+        tx.rollback().unwrap();
+    }
+}

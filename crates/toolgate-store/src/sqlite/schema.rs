@@ -217,3 +217,54 @@ fn too_new(version: u32) -> Error {
         ),
     )
 }
+
+#[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "test code")]
+mod tests {
+    use rusqlite::Connection;
+
+    use super::{V1, V2, V3};
+
+    /// A version-2 database may hold several pending approvals for one
+    /// call (written before version 3): the migration keeps the newest
+    /// pending and expires the others instead of failing on the index.
+    #[test]
+    fn v3_expires_duplicate_pending_approvals_of_an_old_database() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(V1).unwrap();
+        conn.execute_batch(V2).unwrap();
+        let insert = "INSERT INTO approvals (kind, user, session, tool, digest, created_at, \
+                      expires_at, state) VALUES ('single', 'alice', 's-1', ?1, x'01', 0, 9, ?2)";
+        for (tool, state) in [
+            ("refund", "pending"),
+            ("refund", "pending"),
+            ("refund", "approved"),
+            ("refund", "pending"),
+            ("delete", "pending"),
+        ] {
+            conn.execute(insert, [tool, state]).unwrap();
+        }
+        conn.execute_batch(V3).unwrap();
+        let states: Vec<(i64, String)> = conn
+            .prepare("SELECT id, state FROM approvals ORDER BY id")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let states: Vec<(i64, &str)> = states.iter().map(|(i, s)| (*i, s.as_str())).collect();
+        assert_eq!(
+            states,
+            [
+                (1, "expired"),
+                (2, "expired"),
+                (3, "approved"),
+                (4, "pending"),
+                (5, "pending")
+            ]
+        );
+        // The index now refuses a second pending approval for a call.
+        assert!(conn.execute(insert, ["refund", "pending"]).is_err());
+        conn.execute(insert, ["refund", "denied"]).unwrap();
+    }
+}
