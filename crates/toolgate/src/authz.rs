@@ -29,6 +29,7 @@
 //! ```
 
 mod cedar;
+mod declared;
 mod error;
 mod narrow;
 mod value;

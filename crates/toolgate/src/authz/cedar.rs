@@ -14,8 +14,9 @@ use cedar_policy::{
 use miette::Diagnostic;
 use toolgate_json::Value;
 
+use super::declared::{self, Declared};
 use super::error::{LoadError, LoadErrorCode};
-use super::value::to_cedar;
+use super::value::to_cedar_as;
 use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
 use crate::context::Context;
 use crate::reason::Code;
@@ -115,6 +116,8 @@ pub struct CedarAuthorizer {
     tool_type: EntityTypeName,
     /// The entity types a request context may add (by name).
     context_types: HashSet<String>,
+    /// The declared type of each action's `context.args`, by action id.
+    args: HashMap<String, Declared>,
     policy_count: usize,
 }
 
@@ -168,6 +171,7 @@ impl CedarAuthorizer {
         entities: Option<Source<'_>>,
     ) -> Result<Self, LoadError> {
         let schema_file = schema.file;
+        let schema_text = schema.text;
         let schema = load_schema(schema)?;
         let (set, meta) = load_policies(policies, &schema)?;
         let entities = match entities {
@@ -198,6 +202,7 @@ impl CedarAuthorizer {
             role_type: type_name(ROLE_TYPE, schema_file)?,
             tool_type: type_name(TOOL_TYPE, schema_file)?,
             context_types: HashSet::new(),
+            args: declared::args_by_action(schema_text),
         })
     }
 
@@ -242,9 +247,11 @@ impl CedarAuthorizer {
             .map_or(0, |a| a.policies.policies().count())
     }
 
-    /// Fails if a tool of `registry` has no action in the schema, or maps a
-    /// resource type the schema does not declare (its calls could only be
-    /// denied).
+    /// Fails if a tool of `registry` has no action in the schema, maps a
+    /// resource type the schema does not declare, or lets through a number
+    /// its argument's declared Cedar type cannot hold exactly (a `decimal`
+    /// holds four fraction digits; see `value`): its calls could only be
+    /// denied.
     pub fn check_registry(&self, registry: &Registry, file: &Path) -> Result<(), LoadError> {
         for tool in registry {
             if let Some(mapping) = tool.resource() {
@@ -259,6 +266,17 @@ impl CedarAuthorizer {
                         ),
                     ));
                 }
+            }
+            if let Some(problem) = self
+                .args
+                .get(tool.name())
+                .and_then(|args| declared::number_problem(tool.raw_schema(), args))
+            {
+                return Err(LoadError::new(
+                    LoadErrorCode::UnrepresentableNumber,
+                    file,
+                    format!("tool `{}`: {problem}", tool.name().escape_debug()),
+                ));
             }
             if !self.actions.contains_key(tool.name()) {
                 return Err(LoadError::new(
@@ -477,7 +495,12 @@ impl CedarAuthorizer {
                 vec![UNKNOWN_RESOURCE.to_owned()],
             ));
         }
-        let args = to_cedar(request.arguments, &mut String::new()).map_err(|e| e.to_string())?;
+        let args = to_cedar_as(
+            request.arguments,
+            self.args.get(tool.name()),
+            &mut String::new(),
+        )
+        .map_err(|e| e.to_string())?;
         let context = self.context(args, request.context.turn, tool)?;
         let cedar_request = Request::new(
             principal,

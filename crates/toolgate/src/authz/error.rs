@@ -31,6 +31,11 @@ pub enum LoadErrorCode {
     /// A registered tool has no action in the Cedar schema, or its resource
     /// type is not declared there.
     UnknownAction,
+    /// A tool's JSON Schema lets through a number that the Cedar type its
+    /// argument is declared with cannot hold exactly (a `decimal` holds four
+    /// fraction digits within ±922337203685477, a `Long` whole numbers
+    /// within `i64`): a valid call would be denied for its type alone.
+    UnrepresentableNumber,
 }
 
 impl LoadErrorCode {
@@ -47,6 +52,7 @@ impl LoadErrorCode {
             Self::Template => "template",
             Self::Entities => "entities",
             Self::UnknownAction => "unknown_action",
+            Self::UnrepresentableNumber => "unrepresentable_number",
         }
     }
 }
