@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | `POST /v1/decide` | agent, admin | the decisions, as `toolgate check --json` prints them (without `input`) |
 //! | `POST /v1/results` (`{"tool", "result", "call_id"?, "session"?}`) | agent, admin | the sanitized result: `content`, `wrapped`, `changed`, `truncated`, `findings` (see [`results`]) |
-//! | `GET /v1/approvals?state=pending\|approved\|denied\|all&limit=&after=` | approver, admin | `{"approvals": […]}` |
+//! | `GET /v1/approvals?state=pending\|approved\|denied\|expired\|all&limit=&before=&after=` | approver, admin | `{"approvals": […], "total"}`: without `after`, the newest first (`before=ID` pages back); with `after=ID`, the next ones oldest first; `total` counts every match (a pending approval past its expiry is `expired`, never `pending`) |
 //! | `GET /v1/approvals/{id}` | approver, admin | the approval |
 //! | `POST /v1/approvals/{id}/approve`, `…/deny` (optional `{"note"}`) | approver, admin | the approval |
 //! | `GET /v1/approvals/{id}/wait?timeout=SECONDS` | any | the approval and `timed_out`, once decided, after the timeout (at most 60 s), or as the service stops |
@@ -432,6 +432,7 @@ struct ApprovalsQuery {
     state: Option<String>,
     limit: Option<u32>,
     after: Option<u64>,
+    before: Option<u64>,
 }
 
 async fn list_approvals(
@@ -445,23 +446,34 @@ async fn list_approvals(
         "pending" => filter = filter.state(ApprovalState::Pending),
         "approved" => filter = filter.state(ApprovalState::Approved),
         "denied" => filter = filter.state(ApprovalState::Denied),
+        "expired" => filter = filter.state(ApprovalState::Expired),
         _ => {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "invalid_query",
-                "`state` must be pending, approved, denied or all",
+                "`state` must be pending, approved, denied, expired or all",
             ))
         }
     }
-    if let Some(after) = q.after {
+    for (name, value) in [("after", q.after), ("before", q.before)] {
         // Ids fit the store's signed integers.
-        if i64::try_from(after).is_err() {
-            return Err(invalid_query("`after` is too large"));
+        if value.is_some_and(|v| i64::try_from(v).is_err()) {
+            return Err(invalid_query(format!("`{name}` is too large")));
         }
-        filter = filter.after(ApprovalId::new(after));
     }
-    let list = state.blocking(move |s| s.list_approvals(&filter)).await?;
-    Ok(ok_json(wire::approvals(&list)))
+    if let Some(after) = q.after {
+        filter = filter.after(ApprovalId::new(after));
+    } else {
+        // The newest first: a new request is never behind a long queue.
+        filter = filter.newest_first();
+    }
+    if let Some(before) = q.before {
+        filter = filter.before(ApprovalId::new(before));
+    }
+    let (list, total) = state
+        .blocking(move |s| Ok((s.list_approvals(&filter)?, s.count_approvals(&filter)?)))
+        .await?;
+    Ok(ok_json(wire::approvals_page(&list, total)))
 }
 
 async fn get_approval(

@@ -49,7 +49,7 @@
 //! | `GET /ui/api/me` | none | `{"me": null}`, or `{"me": {"actor", "role", "csrf"}}` with a live session |
 //! | `POST /ui/login` `{"token"}` | an approver or admin token | `{"actor", "role", "csrf"}` and the session cookie |
 //! | `POST /ui/logout` | session, CSRF | `{}`, the cookie cleared |
-//! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "audit"}` |
+//! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "pending_total", "audit"}`: the newest [`PENDING_LIMIT`] unexpired pending approvals, newest first, and how many there are in all |
 //! | `POST /ui/api/approvals/{id}/approve`, `…/deny` `{"note"}` | session, CSRF | the approval |
 //! | `POST /ui/api/kill` `{"mode", "reason"}` | admin session, CSRF | the kill switch |
 
@@ -84,8 +84,9 @@ const MAX_SESSIONS: usize = 1024;
 const COOKIE: &str = "toolgate_ui";
 /// The header carrying the CSRF token.
 const CSRF_HEADER: &str = "x-csrf-token";
-/// How many pending approvals and audit entries the page shows.
-const PENDING_LIMIT: u32 = 100;
+/// How many pending approvals (the newest) the page shows.
+pub const PENDING_LIMIT: u32 = 100;
+/// How many audit entries the page shows.
 const AUDIT_LIMIT: u32 = 25;
 /// How far before an approval's creation its request's audit record may be
 /// (the gate's clock and the store's clock are read separately).
@@ -476,11 +477,10 @@ async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Res
     let body = state
         .blocking(move |s| {
             let kill = s.kill_switch()?;
-            let pending = s.list_approvals(
-                &ApprovalFilter::new()
-                    .state(ApprovalState::Pending)
-                    .limit(PENDING_LIMIT),
-            )?;
+            let waiting = ApprovalFilter::new().state(ApprovalState::Pending);
+            let pending_total = s.count_approvals(&waiting)?;
+            let pending =
+                s.list_approvals(&waiting.newest_first().limit(PENDING_LIMIT))?;
             // The tools as configured now (a reload may have changed them).
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
@@ -498,6 +498,7 @@ async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Res
             o.insert("me", Value::Object(me_object(&user.caller, &user.csrf)));
             o.insert("kill", Value::Object(wire::kill_object(&kill)));
             o.insert("approvals", Value::Array(approvals));
+            o.insert("pending_total", Value::Number(pending_total.into()));
             o.insert(
                 "audit",
                 Value::Array(

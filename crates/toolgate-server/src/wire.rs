@@ -299,6 +299,23 @@ pub fn waited(a: &Approval, timed_out: bool) -> String {
 }
 
 /// A page of approvals: `{"approvals": […]}`.
+/// `GET /v1/approvals`'s answer: the page, and how many approvals match
+/// the query in all (`total`, whatever the page's cursor and limit).
+pub fn approvals_page(list: &[Approval], total: u64) -> String {
+    let mut o = Object::new();
+    o.insert(
+        "approvals",
+        Value::Array(
+            list.iter()
+                .map(|a| Value::Object(approval_object(a)))
+                .collect(),
+        ),
+    );
+    o.insert("total", Value::Number(total.into()));
+    canonical::to_string(&Value::Object(o))
+}
+
+/// A list of approvals as `{"approvals": […]}`.
 pub fn approvals(list: &[Approval]) -> String {
     let mut o = Object::new();
     o.insert(

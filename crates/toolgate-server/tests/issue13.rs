@@ -366,3 +366,107 @@ async fn item10_a_token_speaks_only_for_its_users() {
     assert_eq!(refused.len(), 5, "{body}");
     assert_eq!(text(refused[0], "/actor"), "agent-1");
 }
+
+/// The page's state with a fresh approver session.
+async fn page_state(app: &Router) -> Value<'static> {
+    let req = Request::builder()
+        .method("POST")
+        .uri("/ui/login")
+        .header("content-type", "application/json")
+        .body(Body::from(format!(r#"{{"token":"{APPROVER}"}}"#)))
+        .unwrap();
+    let res = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let cookie = res
+        .headers()
+        .get("set-cookie")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let req = Request::builder()
+        .uri("/ui/api/state")
+        .header("cookie", cookie)
+        .body(Body::empty())
+        .unwrap();
+    let res = app.clone().oneshot(req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    json(std::str::from_utf8(&bytes).unwrap())
+}
+
+fn ids(v: &Value<'_>, pointer: &str) -> Vec<u64> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .map(|a| text(a, "/id").parse().unwrap())
+        .collect()
+}
+
+fn number(v: &Value<'_>, pointer: &str) -> u64 {
+    v.pointer(pointer)
+        .and_then(Value::as_number)
+        .and_then(toolgate_json::Number::as_u64)
+        .unwrap_or_else(|| panic!("no number at {pointer}"))
+}
+
+/// Item 8: the newest approvals first with the true count, in the API and
+/// the page; expired ones are pending nowhere (API, page, gauge).
+#[tokio::test]
+async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
+    let f = fixture("", "", "\n[approvals]\nexpiry_seconds = 2\n");
+    for cents in 1..=4 {
+        let (status, body) = call(
+            &f.app,
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            &decide_body(&refund(cents), "alice", "s-1"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(verdict(&body).0, "needs_approval");
+    }
+    let (status, body) = call(&f.app, "GET", "/v1/approvals?limit=3", Some(APPROVER), "").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let v = json(&body);
+    assert_eq!(ids(&v, "/approvals"), [4, 3, 2]);
+    assert_eq!(number(&v, "/total"), 4);
+    let (_, body) = call(&f.app, "GET", "/v1/approvals?before=2", Some(APPROVER), "").await;
+    assert_eq!(ids(&json(&body), "/approvals"), [1]);
+    let (_, body) = call(&f.app, "GET", "/v1/approvals?after=2", Some(APPROVER), "").await;
+    assert_eq!(ids(&json(&body), "/approvals"), [3, 4], "forward pages");
+    let page = page_state(&f.app).await;
+    assert_eq!(ids(&page, "/approvals"), [4, 3, 2, 1]);
+    assert_eq!(number(&page, "/pending_total"), 4);
+
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let (_, body) = call(&f.app, "GET", "/v1/approvals", Some(APPROVER), "").await;
+    let v = json(&body);
+    assert!(ids(&v, "/approvals").is_empty(), "{body}");
+    assert_eq!(number(&v, "/total"), 0);
+    let (_, body) = call(
+        &f.app,
+        "GET",
+        "/v1/approvals?state=expired",
+        Some(APPROVER),
+        "",
+    )
+    .await;
+    let v = json(&body);
+    assert_eq!(ids(&v, "/approvals"), [4, 3, 2, 1]);
+    assert_eq!(text(&v, "/approvals/0/state"), "expired");
+    let (_, body) = call(&f.app, "GET", "/v1/approvals/1", Some(APPROVER), "").await;
+    assert_eq!(text(&json(&body), "/state"), "expired");
+    let page = page_state(&f.app).await;
+    assert!(ids(&page, "/approvals").is_empty());
+    assert_eq!(number(&page, "/pending_total"), 0);
+    let (_, text) = call(&f.app, "GET", "/metrics", None, "").await;
+    assert!(text.contains("toolgate_pending_approvals 0\n"), "{text}");
+}

@@ -97,7 +97,7 @@
     $("who").textContent = state.me.actor + " (" + state.me.role + ")";
     showApp();
     renderKill(state.kill);
-    renderApprovals(state.approvals);
+    renderApprovals(state.approvals, state.pending_total);
     renderAudit(state.audit);
     $("app-view").dataset.refreshedAt = String(Date.now());
   }
@@ -182,7 +182,8 @@
 
   // Cards that stay pending are kept as they are, so a note being typed
   // survives the refresh.
-  function renderApprovals(list) {
+  // The newest first; `total` counts every pending approval, shown or not.
+  function renderApprovals(list, total) {
     const box = $("approvals");
     const keep = new Map();
     for (const card of Array.from(box.children)) keep.set(card.dataset.approvalId, card);
@@ -201,7 +202,8 @@
       }
       previous = card;
     }
-    $("pending-count").textContent = "(" + list.length + ")";
+    $("pending-count").textContent =
+      total > list.length ? "(" + list.length + " newest of " + total + ")" : "(" + total + ")";
     $("no-approvals").hidden = list.length > 0;
   }
 
