@@ -470,3 +470,42 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
     let (_, text) = call(&f.app, "GET", "/metrics", None, "").await;
     assert!(text.contains("toolgate_pending_approvals 0\n"), "{text}");
 }
+
+/// Item 9: the context over HTTP is read by the same strict reader as
+/// `toolgate check --context`, on the numbers as they were written.
+#[tokio::test]
+async fn item9_the_context_is_as_strict_over_http_as_on_the_command_line() {
+    let f = fixture("", "", "");
+    for turn in ["1.0", "1e0", "10E-1", "-0", "1.5"] {
+        let context =
+            format!(r#"{{"user":"alice","session":"s-1","roles":["customer"],"turn":{turn}}}"#);
+        let local = toolgate::Context::from_json(context.as_bytes()).unwrap_err();
+        let body = format!(
+            r#"{{"body":{},"format":"openai","context":{context}}}"#,
+            toolgate_json::canonical::to_string(&Value::String(
+                openai("search", r#"{"query":"mug"}"#).into()
+            ))
+        );
+        let (status, answer) = call(&f.app, "POST", "/v1/decide", Some(AGENT), &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "turn {turn}: {answer}");
+        let v = json(&answer);
+        assert_eq!(text(&v, "/error/code"), "invalid_request");
+        assert_eq!(
+            text(&v, "/error/pointer"),
+            format!("/context{}", local.pointer())
+        );
+        assert_eq!(text(&v, "/error/message"), format!("context: {local}"));
+    }
+    // What the command line accepts, HTTP accepts.
+    let context = r#"{"user":"alice","session":"s-1","roles":["customer"],"turn":1}"#;
+    toolgate::Context::from_json(context.as_bytes()).unwrap();
+    let (status, answer) = call(
+        &f.app,
+        "POST",
+        "/v1/decide",
+        Some(AGENT),
+        &decide_body(&openai("search", r#"{"query":"mug"}"#), "alice", "s-1"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+}
