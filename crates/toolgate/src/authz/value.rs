@@ -244,7 +244,7 @@ mod tests {
     #[test]
     fn numbers_become_the_declared_type_exactly() {
         let d = |json: &str| as_declared(json, &Declared::Decimal);
-        let decimal = |text: &str| Some(RestrictedExpression::new_decimal(text.to_owned()));
+        let decimal = |text: &str| Some(RestrictedExpression::new_decimal(text));
         assert_eq!(d("3"), decimal("3.0000"));
         assert_eq!(d("1e2"), decimal("100.0000"));
         assert_eq!(d("2.5e-3"), decimal("0.0025"));
