@@ -232,7 +232,7 @@ pub struct Rejection {
 /// |---|---|---|---|
 /// | `user` | string | yes | the end user the model acts for |
 /// | `session` | string | yes | the conversation |
-/// | `roles` | array of strings | no (`[]`) | the user's roles |
+/// | `roles` | array of strings | no (`[]`) | the roles the caller claims for the user: the Cedar authorizer takes them only for a user its entities do not define, and only if `[authorization] context_entities` names `User` |
 /// | `turn` | integer ≥ 1 | yes | this response's turn in the session |
 /// | `max_turns` | integer ≥ 1 | no | a lower turn cap for this session; it can only lower the configured cap |
 /// | `now` | integer (Unix seconds) | no (the clock) | the time approvals are checked against |
@@ -240,7 +240,7 @@ pub struct Rejection {
 /// | `approvals` | array of approvals | no (`[]`) | approvals granted by humans |
 /// | `allowed_calls` | array of strings | no (`[]`) | the call ids already allowed in this session: a non-read call with one of them is denied `replayed_call` |
 /// | `rejections` | array of `{tool, shape}` | no (`[]`) | the session's earlier rejected calls: tool and argument shape digest ([`crate::Decision::shape`]) |
-/// | `entities` | any JSON | no | the caller's entities for authorization; opaque to this version |
+/// | `entities` | any JSON | no | the caller's entities for authorization (Cedar entity JSON): the Cedar authorizer takes only those of the types `[authorization] context_entities` names, never one its entities define |
 ///
 /// An approval is `{id, kind, user, session, tool, digest, expires_at,
 /// used}`. `kind` is `"single"` (the default) or `"standing"`.
@@ -272,7 +272,8 @@ pub struct Context {
     pub user: String,
     /// The session.
     pub session: String,
-    /// The user's roles.
+    /// The roles the caller claims for the user (see the table above for
+    /// what the authorizer makes of them).
     pub roles: Vec<String>,
     /// This response's turn in the session, from 1.
     pub turn: u32,
@@ -288,7 +289,7 @@ pub struct Context {
     pub rejections: Vec<Rejection>,
     /// The call ids already allowed in this session.
     pub allowed_calls: Vec<String>,
-    /// The caller's entities, opaque for now.
+    /// The caller's entities (Cedar entity JSON), for the authorizer.
     pub entities: Option<Value<'static>>,
 }
 
