@@ -358,7 +358,10 @@ fn unwritable_store_denies_then_recovers() {
 /// `GET /readyz`'s status once the probe's last answer is stale.
 fn readyz_after_its_ttl(server: &Server) -> u16 {
     std::thread::sleep(toolgate_server::READY_TTL + Duration::from_millis(100));
-    server.call("GET", "/readyz", None, None, b"").unwrap().status
+    server
+        .call("GET", "/readyz", None, None, b"")
+        .unwrap()
+        .status
 }
 
 /// Issue 13, item 5: SQLite maps `toolgate.db-shm` into memory; once that
@@ -689,6 +692,80 @@ fn connections_above_the_cap_wait_their_turn() {
         assert_eq!(first_decision(&r).1, "allow");
     }
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+/// The head of a login whose body has not come (`Content-Length` says 64
+/// bytes), with `extra` header lines.
+fn login_head(addr: SocketAddr, extra: &str) -> String {
+    format!(
+        "POST /ui/login HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 64\r\n{extra}\r\n{{"
+    )
+}
+
+/// Issue 13, item 6: a cross-site login is refused from its headers, before
+/// its body is read (it never comes here).
+#[test]
+fn a_cross_site_login_is_refused_before_its_body() {
+    let shop = Shop::new("");
+    let server = Server::start(&shop.config);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(login_head(server.addr, "Origin: http://evil.example\r\n").as_bytes())
+        .unwrap();
+    let started = Instant::now();
+    let r = read_response(&mut s).unwrap();
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert_eq!(r.error_code(), "csrf_rejected");
+    assert!(started.elapsed() < Duration::from_secs(2));
+}
+
+/// Issue 13, item 6: anonymous slow bodies hold a connection slot for a
+/// short while only, so they cannot keep a legitimate decide waiting for
+/// the general body timeout (30 s).
+#[test]
+fn slow_anonymous_login_bodies_do_not_starve_a_decide() {
+    let shop = Shop::new("max_connections = 4\n");
+    let server = Server::start(&shop.config);
+    // Every place taken by a login whose body trickles in.
+    let slow: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).unwrap();
+            s.write_all(login_head(server.addr, "").as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    let dripping = Arc::new(AtomicBool::new(true));
+    let drip = {
+        let dripping = Arc::clone(&dripping);
+        let mut slow: Vec<TcpStream> = slow.iter().map(|s| s.try_clone().unwrap()).collect();
+        std::thread::spawn(move || {
+            while dripping.load(Ordering::SeqCst) {
+                for s in &mut slow {
+                    let _ = s.write_all(b" ");
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let started = Instant::now();
+    let r = server
+        .decide(&decide_body(&search_response("starved?"), "slow"))
+        .unwrap();
+    let waited = started.elapsed();
+    dripping.store(false, Ordering::SeqCst);
+    drip.join().unwrap();
+    assert_eq!(first_decision(&r).1, "allow");
+    assert!(
+        waited < Duration::from_secs(10),
+        "the decide waited {waited:?} behind anonymous slow bodies"
+    );
+    for mut s in slow {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let r = read_response(&mut s).unwrap();
+        assert_eq!(r.status, 408, "{}", r.body);
+    }
 }
 
 #[test]

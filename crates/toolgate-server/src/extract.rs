@@ -43,9 +43,33 @@ impl FromRequest<AppState> for MaybeJson {
     }
 }
 
+/// The cap on a body read before its sender is known (`POST /ui/login`):
+/// a token in a small object needs no more.
+pub const ANONYMOUS_MAX_BODY_BYTES: usize = 4096;
+/// How long such a body may take to arrive: a connection slot held by an
+/// anonymous slow body is freed this soon.
+pub const ANONYMOUS_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A strict JSON body from a sender not yet known: at most
+/// [`ANONYMOUS_MAX_BODY_BYTES`] within [`ANONYMOUS_BODY_TIMEOUT`].
+pub(crate) async fn read_anonymous(req: Request) -> Result<Value<'static>, ApiError> {
+    read_limited(req, ANONYMOUS_MAX_BODY_BYTES, ANONYMOUS_BODY_TIMEOUT, false)
+        .await?
+        .ok_or_else(|| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", "the body is empty"))
+}
+
 async fn read(
     req: Request,
     state: &AppState,
+    optional: bool,
+) -> Result<Option<Value<'static>>, ApiError> {
+    read_limited(req, state.max_body_bytes(), state.body_timeout(), optional).await
+}
+
+async fn read_limited(
+    req: Request,
+    cap: usize,
+    timeout: std::time::Duration,
     optional: bool,
 ) -> Result<Option<Value<'static>>, ApiError> {
     let is_json = req
@@ -55,7 +79,6 @@ async fn read(
         .and_then(|v| v.split(';').next())
         .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"));
     let has_type = req.headers().contains_key(header::CONTENT_TYPE);
-    let cap = state.max_body_bytes();
     let too_large = || {
         ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -78,7 +101,6 @@ async fn read(
             "the body must be `Content-Type: application/json`",
         ));
     }
-    let timeout = state.body_timeout();
     let bytes: Bytes =
         match tokio::time::timeout(timeout, axum::body::to_bytes(req.into_body(), cap)).await {
             Ok(Ok(bytes)) => bytes,

@@ -21,7 +21,9 @@
 //! header; the page learns it from `GET /ui/api/state`, which a foreign
 //! site cannot read. Every `POST` under `/ui` (login included) is refused
 //! when its `Origin` names another origin than the request's `Host`, or
-//! when `Sec-Fetch-Site` says `cross-site` or `same-site`. Bodies must be
+//! when `Sec-Fetch-Site` says `cross-site` or `same-site`, before its body
+//! is read; the login's body (read before anyone is known) is capped at
+//! 4 KiB and must arrive within 3 seconds. Bodies must be
 //! `application/json`, which an HTML form cannot send. A refusal is
 //! `403 csrf_rejected` with the reason. A reverse proxy in front must pass
 //! the `Host` header through.
@@ -342,12 +344,15 @@ fn me_object(caller: &Caller, csrf: &str) -> Object<'static> {
     o
 }
 
+/// Checks what the headers tell first (a cross-site login is refused
+/// before its body is read), then reads the body as an anonymous one:
+/// small, and soon ([`crate::extract::ANONYMOUS_BODY_TIMEOUT`]).
 async fn login(
     State(state): State<AppState>,
     Extension(sessions): Extension<Sessions>,
-    headers: HeaderMap,
-    StrictJson(value): StrictJson,
+    req: axum::extract::Request,
 ) -> Result<Response, ApiError> {
+    let headers = req.headers().clone();
     if let Err(refusal) = same_origin(&headers) {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
         let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
@@ -356,6 +361,7 @@ async fn login(
         audit_refusal(&state, entry).await;
         return Err(refusal);
     }
+    let value = crate::extract::read_anonymous(req).await?;
     let o = wire::object(&value)?;
     wire::only(o, &["token"])?;
     let token = wire::string_member(o, "token", true)?.unwrap_or_default();
