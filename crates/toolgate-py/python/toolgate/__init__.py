@@ -1,0 +1,48 @@
+"""toolgate: a strict gate between what a language model proposes and what
+your software executes.
+
+- :func:`loads` parses JSON text strictly (a drop-in for ``json.loads``
+  where strictness matters); :func:`canonical` and :func:`digest` give the
+  RFC 8785 canonical text and its SHA-256, as the ``toolgate`` CLI does.
+- :class:`Schema` validates JSON text or values against a JSON Schema
+  (draft 2020-12), in toolgate's strict mode by default.
+- :class:`Gate` decides a model response's tool calls as ``toolgate check``
+  does; run a tool only with an allowed call's ``arguments``.
+- :class:`Runner` runs registered Python functions only with those
+  arguments.
+"""
+
+from ._toolgate import (
+    Call,
+    ConfigError,
+    Finding,
+    Gate,
+    JSONError,
+    Reason,
+    Response,
+    Schema,
+    SchemaError,
+    ValidationError,
+    canonical,
+    digest,
+    loads,
+)
+from ._runner import Outcome, Runner
+
+__all__ = [
+    "Call",
+    "ConfigError",
+    "Finding",
+    "Gate",
+    "JSONError",
+    "Outcome",
+    "Reason",
+    "Response",
+    "Runner",
+    "Schema",
+    "SchemaError",
+    "ValidationError",
+    "canonical",
+    "digest",
+    "loads",
+]

@@ -1,0 +1,262 @@
+"""Type stubs of the toolgate package (the extension module and the runner)."""
+
+import os
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeAlias, TypeVar, Union
+
+JSON: TypeAlias = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
+"""What :func:`loads` returns and what the functions take as a parsed value."""
+
+Text: TypeAlias = Union[bytes, bytearray, str]
+"""JSON text: parsed strictly, never through Python objects."""
+
+Verdict: TypeAlias = Literal["allow", "needs_approval", "deny"]
+Format: TypeAlias = Literal["auto", "openai", "responses", "anthropic", "gemini", "mcp"]
+
+class JSONError(ValueError):
+    """A JSON text the strict parser refuses; the message never echoes the input."""
+
+    code: str
+    """The stable code, such as ``duplicate_key`` or ``truncated``."""
+    pointer: str
+    """The JSON Pointer of the place (of the object, for ``duplicate_key``)."""
+    line: int
+    """One-based line."""
+    column: int
+    """One-based column, in bytes."""
+    offset: int
+    """Zero-based byte offset."""
+
+class SchemaError(ValueError):
+    """A JSON Schema that does not compile."""
+
+    code: str
+    """The stable code, such as ``unknown_keyword``."""
+    pointer: str
+    """The JSON Pointer of the offending keyword in the schema."""
+    keyword: str
+    """The keyword's name (the pointer's last token)."""
+
+class ConfigError(ValueError):
+    """A config (or its policies, schemas, entities, store) that cannot be loaded."""
+
+def loads(
+    data: Text,
+    /,
+    *,
+    max_input_bytes: int = ...,
+    max_depth: int = ...,
+    max_string_bytes: int = ...,
+    max_object_members: int = ...,
+    max_array_items: int = ...,
+    max_values: int = ...,
+    allow_noncharacters: bool = ...,
+) -> JSON:
+    """Parses JSON text strictly; integers of any size come back exact.
+
+    Raises :class:`JSONError` for anything the strict profile refuses."""
+
+def canonical(
+    data: Union[bytes, bytearray, JSON],
+    /,
+    *,
+    max_input_bytes: int = ...,
+    max_depth: int = ...,
+    max_string_bytes: int = ...,
+    max_object_members: int = ...,
+    max_array_items: int = ...,
+    max_values: int = ...,
+    allow_noncharacters: bool = ...,
+) -> bytes:
+    """The RFC 8785 canonical text of JSON text (``bytes``) or of a value (a ``str`` is a value)."""
+
+def digest(
+    data: Union[bytes, bytearray, JSON],
+    /,
+    *,
+    max_input_bytes: int = ...,
+    max_depth: int = ...,
+    max_string_bytes: int = ...,
+    max_object_members: int = ...,
+    max_array_items: int = ...,
+    max_values: int = ...,
+    allow_noncharacters: bool = ...,
+) -> str:
+    """``sha256:`` and the hex SHA-256 of the canonical text, as the CLI prints it (``data`` as for :func:`canonical`)."""
+
+class ValidationError:
+    """One violation of a schema; it never holds values from the instance."""
+
+    @property
+    def code(self) -> str:
+        """The stable code, such as ``type_mismatch``."""
+    @property
+    def instance_pointer(self) -> str:
+        """The JSON Pointer of the offending value (``""`` is the root)."""
+    @property
+    def keyword_location(self) -> str:
+        """The JSON Pointer of the keyword in the schema."""
+    @property
+    def message(self) -> str:
+        """The violated constraint, from the schema alone."""
+
+class Schema:
+    """A compiled JSON Schema (draft 2020-12): strict mode, or ``standard=True``."""
+
+    def __init__(self, schema: Union[Text, Dict[str, JSON], bool], *, standard: bool = False) -> None:
+        """Compiles ``schema`` (JSON text or a parsed value); raises :class:`SchemaError`."""
+    def validate(self, data: Union[Text, JSON]) -> List[ValidationError]:
+        """The violations of ``data`` (JSON text is parsed strictly; :class:`JSONError` if it is not JSON)."""
+    def is_valid(self, data: Union[Text, JSON]) -> bool:
+        """Whether ``data`` is valid (``False`` for text that is not strict JSON)."""
+
+class Reason:
+    """Why a call or a response was decided so."""
+
+    @property
+    def code(self) -> str:
+        """The stable code."""
+    @property
+    def pointer(self) -> str:
+        """The JSON Pointer of the place."""
+    @property
+    def detail(self) -> Optional[str]:
+        """The stage's finer code, or ``None``."""
+
+class Finding:
+    """A response-level finding."""
+
+    @property
+    def code(self) -> str:
+        """The stable code."""
+    @property
+    def pointer(self) -> str:
+        """The JSON Pointer of the place in the body."""
+    @property
+    def detail(self) -> Optional[str]:
+        """The stage's finer code, or ``None``."""
+    @property
+    def denies(self) -> bool:
+        """Whether it denies every call of the response."""
+
+class Call:
+    """The decision on one proposed tool call."""
+
+    @property
+    def index(self) -> int:
+        """The call's position in the response, from 0."""
+    @property
+    def call_id(self) -> Optional[str]:
+        """The provider's call id."""
+    @property
+    def tool(self) -> str:
+        """The tool's name as the model wrote it."""
+    @property
+    def verdict(self) -> Verdict:
+        """``allow``, ``needs_approval`` or ``deny``."""
+    @property
+    def allowed(self) -> bool:
+        """Whether the verdict is ``allow``."""
+    @property
+    def reasons(self) -> List[Reason]:
+        """Why the call was decided so."""
+    @property
+    def feedback(self) -> str:
+        """The text safe to return to the model."""
+    @property
+    def digest(self) -> Optional[str]:
+        """``sha256:`` of the canonical arguments."""
+    @property
+    def approval(self) -> Optional[str]:
+        """The approval used, or the pending approval's id."""
+    @property
+    def policies(self) -> List[str]:
+        """The ids of the policies that decided."""
+    @property
+    def pinned(self) -> List[Tuple[str, List[str]]]:
+        """``(pointer, addresses)`` of URL arguments checked in resolve mode."""
+    @property
+    def arguments(self) -> JSON:
+        """The canonical checked value (a fresh copy), or ``None`` for a denied call."""
+
+class Response:
+    """The gate's decisions on one model response."""
+
+    @property
+    def verdict(self) -> Verdict:
+        """The response's verdict."""
+    @property
+    def allowed(self) -> bool:
+        """Whether every call is allowed."""
+    @property
+    def format(self) -> Optional[str]:
+        """The format read, or ``None``."""
+    @property
+    def streamed(self) -> bool:
+        """Whether the body was an event stream."""
+    @property
+    def finish_kind(self) -> Optional[str]:
+        """``complete``, ``truncated``, ... or ``None``."""
+    @property
+    def finish_reason(self) -> Optional[str]:
+        """The provider's finish token."""
+    @property
+    def rejected(self) -> Optional[Reason]:
+        """Why the body was refused as a whole."""
+    @property
+    def findings(self) -> List[Finding]:
+        """The response-level findings."""
+    @property
+    def calls(self) -> List[Call]:
+        """One decision per proposed call."""
+    def to_dict(self) -> Dict[str, JSON]:
+        """The decisions as ``toolgate check --json`` prints them (without ``input``)."""
+    def to_json(self) -> bytes:
+        """The same, as canonical JSON text."""
+
+class Gate:
+    """The gate of a toolgate config."""
+
+    @staticmethod
+    def from_config(path: Union[str, os.PathLike[str]], *, store: Union[bool, str, None] = None) -> "Gate":
+        """Builds the gate as ``toolgate check`` does; raises :class:`ConfigError`."""
+    @property
+    def has_store(self) -> bool:
+        """Whether decisions are recorded in a store."""
+    def decide(
+        self,
+        raw_body: Text,
+        context: Union[Mapping[str, JSON], Text],
+        *,
+        format: Format = "auto",
+    ) -> Response:
+        """Decides every tool call of one raw model response."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+class Outcome:
+    """What became of one proposed call."""
+
+    call: Call
+    ran: bool
+    result: Any
+    feedback: str
+    def __init__(self, call: Call, ran: bool, result: Any, feedback: str) -> None: ...
+
+class Runner:
+    """Tool functions by name, run only with an allowed call's arguments."""
+
+    def __init__(self, gate: Gate) -> None: ...
+    def tool(self, name: Optional[str] = None) -> Callable[[F], F]:
+        """A decorator that registers a function as a tool."""
+    def register(self, name: str, fn: Callable[..., Any]) -> None:
+        """Registers ``fn`` as the tool ``name``."""
+    def run(
+        self,
+        raw_body: Text,
+        context: Union[Mapping[str, JSON], Text],
+        *,
+        format: Format = "auto",
+    ) -> Tuple[Response, List[Outcome]]:
+        """Decides, then runs the allowed calls."""
+    def run_response(self, response: Response) -> List[Outcome]:
+        """Runs the allowed calls of a response already decided."""
