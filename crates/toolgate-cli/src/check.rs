@@ -199,7 +199,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Decider::Store(
             StoreGate::new(gate, store)
                 .with_approval_expiry(config.approvals().expiry())
-                .with_pending_limits(config.approvals().pending_limits()),
+                .with_pending_limits(config.approvals().pending_limits())
+                .with_refused_arguments(config.store().refused_arguments()),
         )
     };
 

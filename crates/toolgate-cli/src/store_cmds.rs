@@ -610,6 +610,7 @@ fn record_line(r: &AuditRecord) -> String {
         ("session", e.session.as_deref()),
         ("tool", e.tool.as_deref()),
         ("call", e.call_id.as_deref()),
+        ("risk", e.risk.as_deref()),
         ("actor", e.actor.as_deref()),
     ] {
         if let Some(v) = v {
@@ -626,6 +627,19 @@ fn record_line(r: &AuditRecord) -> String {
     if !e.policies.is_empty() {
         let policies: Vec<String> = e.policies.iter().map(|p| display(p)).collect();
         s.push_str(&format!("  policies={}", policies.join(",")));
+    }
+    // What was refused: its size here, its text in `--jsonl` and exports.
+    if let Some(refused) = e
+        .refused_arguments
+        .as_deref()
+        .and_then(|r| toolgate_json::from_str(r).ok())
+    {
+        if let Some(bytes) = refused
+            .pointer("/bytes")
+            .and_then(toolgate_json::Value::as_number)
+        {
+            s.push_str(&format!("  refused_arguments={}B", bytes.lexeme()));
+        }
     }
     s
 }

@@ -408,7 +408,7 @@ fn the_body_limit_is_set_in_the_gate_table() {
     let dir = tempfile::tempdir().unwrap();
     let config = shop_config_with(dir.path(), "max_body_bytes = 300");
     let mut body = SEARCH.to_vec();
-    body.extend(std::iter::repeat(b' ').take(300 - SEARCH.len()));
+    body.extend(std::iter::repeat_n(b' ', 300 - SEARCH.len()));
     let args = [
         "check",
         "--no-authorization",
@@ -438,4 +438,38 @@ fn the_body_limit_is_set_in_the_gate_table() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn refused_arguments_show_in_the_audit_with_the_risk_tier() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = shop_config_with(dir.path(), "max_turns = 8");
+    let store = format!("sqlite://{}", dir.path().join("state.db").display());
+    // The model's arguments end early: they never parse.
+    let cut = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"run_tests","arguments":"{\"suite\": \"unit"}}]}}]}"#;
+    let out = toolgate(
+        &[
+            "check", "--config", &config, "--store", &store, "--json", "-",
+        ],
+        cut,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let out = toolgate(&["audit", "tail", "--store", &store, "-n", "1"], b"");
+    let line = text(&out.stdout);
+    assert!(line.contains("risk=write"), "{line}");
+    assert!(line.contains("refused_arguments=15B"), "{line}");
+    let out = toolgate(
+        &["audit", "tail", "--store", &store, "-n", "1", "--jsonl"],
+        b"",
+    );
+    let json = text(&out.stdout);
+    assert!(
+        json.contains(
+            r#""refused_arguments":{"bytes":15,"text":"{\"suite\": \"unit","truncated":false}"#
+        ),
+        "{json}"
+    );
+    assert!(json.contains(r#""risk":"write""#), "{json}");
+    let out = toolgate(&["audit", "verify", "--store", &store], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }

@@ -162,7 +162,8 @@ impl AppState {
         let store = toolgate::open_config_store(config, toolgate::StoreOptions::new())?;
         let gate = StoreGate::new(gate, store)
             .with_approval_expiry(config.approvals().expiry())
-            .with_pending_limits(config.approvals().pending_limits());
+            .with_pending_limits(config.approvals().pending_limits())
+            .with_refused_arguments(config.store().refused_arguments());
         let mut state = Self::new(gate, config.server());
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
             inner.source = Some(live::Source {

@@ -124,7 +124,8 @@ fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize),
     let tools = gate.registry().len();
     let gate = StoreGate::new(gate, store)
         .with_approval_expiry(config.approvals().expiry())
-        .with_pending_limits(config.approvals().pending_limits());
+        .with_pending_limits(config.approvals().pending_limits())
+        .with_refused_arguments(config.store().refused_arguments());
     Ok((gate, tools))
 }
 

@@ -317,7 +317,7 @@ fn audit_verdicts() -> Vec<&'static str> {
 
 fn audit_record() -> Value<'static> {
     let hash = digest_string();
-    answer(&[
+    let always = [
         ("v", ty("integer")),
         ("seq", int_range(1, u64::MAX)),
         ("time", ty("integer")),
@@ -344,7 +344,23 @@ fn audit_record() -> Value<'static> {
         ("note", nullable("string")),
         ("prev", hash.clone()),
         ("hash", hash),
-    ])
+    ];
+    let required: Vec<&str> = always.iter().map(|(k, _)| *k).collect();
+    // Written only when present (older records have neither).
+    let refused = object(
+        &[
+            ("bytes", int_range(0, u64::MAX)),
+            ("text", ty("string")),
+            ("truncated", ty("boolean")),
+            ("hmac", ty("string")),
+        ],
+        &["bytes"],
+        false,
+    );
+    let mut members = always.to_vec();
+    members.push(("refused_arguments", refused));
+    members.push(("risk", one_of_enum(["read", "write", "destructive"])));
+    object(&members, &required, false)
 }
 
 /// `tools`: the registered tools' names, the only ones accepted.

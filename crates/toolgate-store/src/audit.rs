@@ -22,11 +22,17 @@
 //! | `policies` | array of strings | the ids of the policies that decided |
 //! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
 //! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"hmac-sha256:…"`: HMAC-SHA256 of its own canonical text under the store's [`RedactionKey`] |
+//! | `refused_arguments` | object, or absent | a call whose arguments were never parsed into a value (they did not parse, or the call was denied before: an unknown tool, a response refused as a whole): what was received, bounded. `{"bytes": N, "text": "…", "truncated": false}`: the raw text (a string's contents, an inline value's JSON text), at most 4,096 bytes, cut at a character boundary, `truncated` when cut; or, when the store's config says `refused_arguments = "digest"`, `{"bytes": N, "hmac": "hmac-sha256:…"}` under the store's [`RedactionKey`]. `N` is the whole text's length |
+//! | `risk` | string, or absent | the tool's risk tier (`read`, `write`, `destructive`) in the config that decided; absent for an unknown tool and for records that are not calls |
 //! | `approval` | integer or `null` | the approval the record concerns |
 //! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch; the token's name for `forbidden` and `config_reload` (never the token itself) |
 //! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval; the method and route for `unauthorized` and `forbidden`; why a reload was refused |
 //! | `prev` | `"sha256:"` + 64 hex digits | the previous record's `hash`; 64 zeros for record 1 |
 //! | `hash` | `"sha256:"` + 64 hex digits | this record's hash |
+//!
+//! `refused_arguments` and `risk` are written only when present, so a record
+//! without them (every record written before they existed) has the body,
+//! and the hash, it always had.
 //!
 //! ## The chain
 //!
@@ -70,6 +76,9 @@ use crate::time::Timestamp;
 
 /// The version of the record format, the `v` member.
 pub const RECORD_VERSION: u32 = 1;
+
+/// The longest raw text of refused arguments kept in a record, in bytes.
+pub const REFUSED_TEXT_MAX: usize = 4096;
 
 /// The hash before the first record: 32 zero bytes.
 pub const GENESIS: Digest = Digest::from_bytes([0; 32]);
@@ -191,6 +200,12 @@ pub struct AuditEntry {
     pub actor: Option<String>,
     /// A note (the actor's, or the kill switch's reason).
     pub note: Option<String>,
+    /// The tool's risk tier (`read`, `write`, `destructive`).
+    pub risk: Option<String>,
+    /// What was received of arguments that were never parsed: canonical JSON
+    /// text of `{"bytes", "text", "truncated"}` or `{"bytes", "hmac"}` (see
+    /// the module's wire format).
+    pub refused_arguments: Option<String>,
 }
 
 impl AuditEntry {
@@ -210,7 +225,52 @@ impl AuditEntry {
             approval: None,
             actor: None,
             note: None,
+            risk: None,
+            refused_arguments: None,
         }
+    }
+
+    /// Sets the tool's risk tier.
+    #[must_use]
+    pub fn risk(mut self, tier: impl Into<String>) -> Self {
+        self.risk = Some(tier.into());
+        self
+    }
+
+    /// Records arguments that were never parsed by their raw text: at most
+    /// [`REFUSED_TEXT_MAX`] bytes of it, cut at a character boundary, with
+    /// the whole text's length and whether it was cut.
+    #[must_use]
+    pub fn refused_text(mut self, raw: &str) -> Self {
+        let mut end = raw.len().min(REFUSED_TEXT_MAX);
+        while !raw.is_char_boundary(end) {
+            end -= 1;
+        }
+        let kept = raw.get(..end).unwrap_or_default();
+        let mut out = String::with_capacity(kept.len() + 48);
+        out.push_str("{\"bytes\":");
+        out.push_str(&raw.len().to_string());
+        out.push_str(",\"text\":");
+        json_str(&mut out, kept);
+        out.push_str(",\"truncated\":");
+        out.push_str(if end < raw.len() { "true" } else { "false" });
+        out.push('}');
+        self.refused_arguments = Some(out);
+        self
+    }
+
+    /// Records arguments that were never parsed by their length and their
+    /// HMAC-SHA256 under `key` only (`refused_arguments = "digest"`).
+    #[must_use]
+    pub fn refused_digest(mut self, raw: &[u8], key: &RedactionKey) -> Self {
+        let mut out = String::with_capacity(96);
+        out.push_str("{\"bytes\":");
+        out.push_str(&raw.len().to_string());
+        out.push_str(",\"hmac\":");
+        json_str(&mut out, &key.digest(raw));
+        out.push('}');
+        self.refused_arguments = Some(out);
+        self
     }
 
     /// Sets the user.
@@ -625,6 +685,16 @@ fn write_record(out: &mut String, seq: u64, e: &AuditEntry, chain: Option<(&Dige
     }
     out.push_str(",\"reasons\":");
     str_array(out, &e.reasons);
+    // Written only when present: older records keep their bodies.
+    if let Some(refused) = &e.refused_arguments {
+        // INVARIANT: canonical JSON text, like `arguments`.
+        out.push_str(",\"refused_arguments\":");
+        out.push_str(refused);
+    }
+    if let Some(risk) = &e.risk {
+        out.push_str(",\"risk\":");
+        json_str(out, risk);
+    }
     out.push_str(",\"seq\":");
     out.push_str(&seq.to_string());
     out.push_str(",\"session\":");

@@ -57,7 +57,7 @@ use self::statements::Prepared;
 use crate::group::GroupCommit;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -334,6 +334,8 @@ impl Tx<'_> {
         let mut note = Vec::with_capacity(n);
         let mut prev = Vec::with_capacity(n);
         let mut hash = Vec::with_capacity(n);
+        let mut refused = Vec::with_capacity(n);
+        let mut risk = Vec::with_capacity(n);
         for (s, p, h, e) in self.pending.drain(..) {
             seq.push(to_i64(s, "seq")?);
             time.push(e.time.unix_millis());
@@ -360,6 +362,8 @@ impl Tx<'_> {
             note.push(e.note);
             prev.push(p.as_bytes().to_vec());
             hash.push(h.as_bytes().to_vec());
+            refused.push(e.refused_arguments);
+            risk.push(e.risk);
         }
         let head_seq = to_i64(head_seq, "seq")?;
         let head_hash = head_hash.as_bytes().as_slice();
@@ -368,8 +372,8 @@ impl Tx<'_> {
                 &self.prepared.append,
                 &[
                     &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
-                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &head_seq,
-                    &head_hash,
+                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk,
+                    &head_seq, &head_hash,
                 ],
             )
             .map_err(|e| Error::pg("appending audit records", e))?;
@@ -546,8 +550,9 @@ fn string_list(json: &str) -> Option<Vec<String>> {
 /// what the format says.
 fn record(row: &Row) -> Option<AuditRecord> {
     let arguments: Option<String> = row.try_get(10).ok()?;
-    if let Some(args) = &arguments {
-        toolgate_json::from_str(args).ok()?;
+    let refused: Option<String> = row.try_get(16).ok()?;
+    for text in [&arguments, &refused].into_iter().flatten() {
+        toolgate_json::from_str(text).ok()?;
     }
     let reasons: String = row.try_get(7).ok()?;
     let policies: String = row.try_get(8).ok()?;
@@ -574,6 +579,8 @@ fn record(row: &Row) -> Option<AuditRecord> {
         },
         actor: row.try_get(12).ok()?,
         note: row.try_get(13).ok()?,
+        risk: row.try_get(17).ok()?,
+        refused_arguments: refused,
     };
     let seq: i64 = row.try_get(0).ok()?;
     let prev: Vec<u8> = row.try_get(14).ok()?;

@@ -287,7 +287,7 @@ fn tamper_inserted_record_is_named(db: &Db) {
         "UPDATE audit SET seq = seq + 1000 WHERE seq > 6;
          UPDATE audit SET seq = seq - 999 WHERE seq > 1000;
          INSERT INTO audit SELECT 7, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, prev, hash FROM audit WHERE seq = 2;
+             digest, arguments, approval, actor, note, prev, hash, refused, risk FROM audit WHERE seq = 2;
          UPDATE audit_head SET seq = 11;",
     );
     assert_eq!(broken(db), (7, BreakKind::Relinked));
@@ -299,7 +299,7 @@ fn tamper_appended_record_around_the_store_is_named(db: &Db) {
     // A copy of the last record linked after it, written past the store's head.
     db.execute(&format!(
         "INSERT INTO audit SELECT 11, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, {}, hash FROM audit WHERE seq = 10",
+             digest, arguments, approval, actor, note, {}, hash, refused, risk FROM audit WHERE seq = 10",
         blob(db, last.hash.as_bytes())
     ));
     let (seq, _) = broken(db);
@@ -315,7 +315,102 @@ fn tamper_garbage_is_named_malformed(db: &Db) {
     assert_eq!(store.tail(5).unwrap_err().code(), ErrorCode::Corrupt);
 }
 
+/// Records of refused arguments and risk tiers: kept and read back on both
+/// backends, chained like every member, and a record without them hashes
+/// as it always did.
+fn refused_arguments_and_risk_are_recorded_and_chained(db: &Db) {
+    let store = open(db);
+    let t = Timestamp::from_unix_millis(5_000);
+    // 5,000 bytes with a 3-byte character across the 4,096-byte cut.
+    let mut raw = "a".repeat(4_095);
+    raw.push('€');
+    raw.push_str(&"b".repeat(5_000 - raw.len()));
+    let key = RedactionKey::from_bytes([9; 32]);
+    let entries = vec![
+        AuditEntry::new(t, Verdict::Deny)
+            .tool("refund")
+            .risk("destructive")
+            .reason("truncated")
+            .refused_text(&raw),
+        AuditEntry::new(t, Verdict::Deny)
+            .tool("refund")
+            .risk("destructive")
+            .refused_text(r#"{"amount": 30, "card":"#),
+        AuditEntry::new(t, Verdict::Deny)
+            .tool("refund")
+            .risk("destructive")
+            .refused_digest(raw.as_bytes(), &key),
+        AuditEntry::new(t, Verdict::Deny).tool("nope"),
+    ];
+    store.append_all(entries).unwrap();
+    let records = store.tail(4).unwrap();
+    let json: Vec<Value<'static>> = records
+        .iter()
+        .map(|r| toolgate_json::from_str(&r.to_json()).unwrap().into_owned())
+        .collect();
+    let cut = json[0].pointer("/refused_arguments").unwrap();
+    assert_eq!(cut.pointer("/bytes").unwrap().to_canonical_string(), "5000");
+    assert_eq!(cut.pointer("/truncated").unwrap().as_bool(), Some(true));
+    assert_eq!(
+        cut.pointer("/text").unwrap().as_str(),
+        Some("a".repeat(4_095).as_str()),
+        "cut before the character that does not fit"
+    );
+    assert_eq!(
+        json[0].pointer("/risk").unwrap().as_str(),
+        Some("destructive")
+    );
+    let whole = json[1].pointer("/refused_arguments").unwrap();
+    assert_eq!(
+        whole.pointer("/text").unwrap().as_str(),
+        Some(r#"{"amount": 30, "card":"#)
+    );
+    assert_eq!(whole.pointer("/truncated").unwrap().as_bool(), Some(false));
+    let hmac = json[2].pointer("/refused_arguments").unwrap();
+    assert!(hmac.pointer("/text").is_none());
+    assert_eq!(
+        hmac.pointer("/hmac").unwrap().as_str(),
+        Some(key.digest(raw.as_bytes()).as_str())
+    );
+    // No risk, no refused text: the members are absent, not null, and the
+    // record is the one older versions wrote.
+    assert!(json[3].pointer("/risk").is_none());
+    assert!(json[3].pointer("/refused_arguments").is_none());
+    assert_eq!(records[3].entry.risk, None);
+    assert!(store.verify().unwrap().is_intact());
+
+    // The new members are under the hash.
+    let seq = records[1].seq;
+    db.execute(&format!(
+        "UPDATE audit SET refused = '{{\"bytes\":1,\"text\":\"x\",\"truncated\":false}}' WHERE seq = {seq}"
+    ));
+    assert_eq!(broken(db), (seq, BreakKind::Changed));
+}
+
+/// The hash of a record without the new members is the hash older builds
+/// computed: SHA-256 of the genesis and the body in the format of record
+/// version 1, with no `refused_arguments` or `risk` member.
+#[test]
+fn a_record_without_the_new_members_keeps_its_hash() {
+    let store = toolgate_store::SqliteOptions::new()
+        .open_in_memory()
+        .unwrap();
+    let receipt = store
+        .append(
+            AuditEntry::new(Timestamp::from_unix_millis(1_000), Verdict::Allow)
+                .user("alice")
+                .tool("refund"),
+        )
+        .unwrap();
+    let body = r#"{"actor":null,"approval":null,"arguments":null,"call_id":null,"digest":null,"note":null,"policies":[],"reasons":[],"seq":1,"session":null,"time":1000,"tool":"refund","user":"alice","v":1,"verdict":"allow"}"#;
+    let mut pre = vec![0u8; 32];
+    pre.extend_from_slice(body.as_bytes());
+    assert_eq!(receipt.hash, Digest::of(&pre));
+    assert!(!store.tail(1).unwrap()[0].to_json().contains("risk"));
+}
+
 on_both_backends!(
+    refused_arguments_and_risk_are_recorded_and_chained,
     appends_form_a_chain_that_verifies,
     group_commit_gives_every_thread_its_own_committed_record,
     tail_list_and_filters,

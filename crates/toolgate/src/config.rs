@@ -17,6 +17,9 @@
 //! [store]
 //! url = "sqlite://toolgate.db"  # the default; relative to this file's folder;
 //!                               # or "sqlite:///abs/path.db", "sqlite::memory:"
+//! refused_arguments = "text"    # arguments that never parsed are audited by
+//!                               # their first 4 KiB ("text", the default) or
+//!                               # their length and keyed digest ("digest")
 //!
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
@@ -294,12 +297,14 @@ impl GateConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConfig {
     url: String,
+    refused_arguments: crate::persist::RefusedArguments,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         Self {
             url: DEFAULT_STORE_URL.to_owned(),
+            refused_arguments: crate::persist::RefusedArguments::Text,
         }
     }
 }
@@ -308,6 +313,11 @@ impl StoreConfig {
     /// The store URL, such as `sqlite://toolgate.db` (the default).
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// How arguments that never parsed are audited (`refused_arguments`).
+    pub fn refused_arguments(&self) -> crate::persist::RefusedArguments {
+        self.refused_arguments
     }
 }
 
@@ -830,7 +840,7 @@ impl Loader<'_> {
         let raw = RawConfig::deserialize(de).map_err(|e| self.toml_error(e, false))?;
 
         let gate = self.gate(&raw)?;
-        let store = match &raw.store.url {
+        let mut store = match &raw.store.url {
             None => StoreConfig::default(),
             Some(url) if url.get_ref().trim().is_empty() => {
                 return Err(self.at_key(
@@ -842,8 +852,23 @@ impl Loader<'_> {
             }
             Some(url) => StoreConfig {
                 url: url.get_ref().clone(),
+                ..StoreConfig::default()
             },
         };
+        if let Some(mode) = &raw.store.refused_arguments {
+            store.refused_arguments = match mode.get_ref().as_str() {
+                "text" => crate::persist::RefusedArguments::Text,
+                "digest" => crate::persist::RefusedArguments::Digest,
+                _ => {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        mode.span().start,
+                        "refused_arguments",
+                        "`refused_arguments` must be \"text\" or \"digest\"",
+                    ))
+                }
+            };
+        }
         let mut approvals = ApprovalsConfig::default();
         if let Some(v) = &raw.approvals.expiry_seconds {
             let n = *v.get_ref();

@@ -78,6 +78,13 @@ pub struct Decision {
     /// A short text safe to return to the model as the tool result: the
     /// verdict, reason codes and pointers only (see [`crate::feedback`]).
     pub feedback: String,
+    /// For a call denied before its arguments were parsed into
+    /// `canonical_args` (they did not parse; or an unknown tool, a response
+    /// denied as a whole): the arguments as received (a string's text, an
+    /// inline value's canonical text), for the audit log
+    /// ([`crate::StoreGate`] records a bounded copy). Never run a tool with
+    /// it, never show it to the model.
+    pub received_arguments: Option<String>,
 }
 
 /// The checked addresses of one URL argument (resolve mode).
@@ -165,6 +172,7 @@ mod tests {
             approval: None,
             pinned: Vec::new(),
             feedback: String::new(),
+            received_arguments: None,
         }
     }
 

@@ -177,15 +177,20 @@ impl Gate {
             approval: None,
             pinned: Vec::new(),
             feedback: String::new(),
+            received_arguments: None,
         };
         // 1. finish and response-level findings.
         if let Some(reason) = response_denial {
+            d.received_arguments = received_text(&call.arguments);
             return deny(d, vec![reason.clone()], None);
         }
         // 2. registry.
         let tool = match stage::registry::check(&self.registry, &call.name) {
             Ok(tool) => tool,
-            Err(reason) => return deny(d, vec![reason], None),
+            Err(reason) => {
+                d.received_arguments = received_text(&call.arguments);
+                return deny(d, vec![reason], None);
+            }
         };
         let Some(extras) = self.tools.get(tool.name()) else {
             // INVARIANT: `build` precomputes every registered tool.
@@ -195,7 +200,10 @@ impl Gate {
         let arguments =
             match stage::parse::check(&call.arguments, call.received_bytes, tool.parse_options()) {
                 Ok(v) => v,
-                Err(reason) => return deny(d, vec![reason], Some(extras)),
+                Err(reason) => {
+                    d.received_arguments = received_text(&call.arguments);
+                    return deny(d, vec![reason], Some(extras));
+                }
             };
         let text = canonical::to_string(&arguments);
         let digest = Digest::of(text.as_bytes());
@@ -413,6 +421,18 @@ impl fmt::Display for GateError {
 impl std::error::Error for GateError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&self.source)
+    }
+}
+
+/// The arguments as received, for the audit of a call whose arguments
+/// were never parsed: a string's text, an inline value's canonical text.
+fn received_text(arguments: &crate::adapter::Arguments) -> Option<String> {
+    use crate::adapter::Arguments;
+    match arguments {
+        Arguments::Text(t) | Arguments::FreeText(t) => Some(t.clone()),
+        Arguments::Value(v) => Some(canonical::to_string(v)),
+        Arguments::EmptyText => Some(String::new()),
+        Arguments::Absent => None,
     }
 }
 

@@ -31,6 +31,21 @@ pub use self::open::{
 
 use self::state::StoreState;
 
+/// How a call whose arguments never parsed is audited: `[store]
+/// refused_arguments`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RefusedArguments {
+    /// `text` (the default): the raw text, at most
+    /// [`toolgate_store::audit::REFUSED_TEXT_MAX`] bytes of it, and its
+    /// length.
+    #[default]
+    Text,
+    /// `digest`: only the length and the HMAC-SHA256 under the store's
+    /// redaction key (for tools whose arguments may carry secrets).
+    Digest,
+}
+
 /// The feedback of a denied call in an escalated session: no details.
 pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
 /// The feedback of a held call in an escalated session: no details.
@@ -91,6 +106,7 @@ pub struct StoreGate {
     clock: Arc<dyn Clock>,
     approval_expiry: Duration,
     pending_limits: PendingLimits,
+    refused_arguments: RefusedArguments,
     /// Per tool: the property names feedback may show.
     names: HashMap<String, HashSet<String>>,
 }
@@ -121,6 +137,7 @@ impl StoreGate {
             clock: Arc::new(SystemClock::new()),
             approval_expiry: Self::DEFAULT_APPROVAL_EXPIRY,
             pending_limits: Self::DEFAULT_PENDING_LIMITS,
+            refused_arguments: RefusedArguments::Text,
             names,
         }
     }
@@ -140,6 +157,14 @@ impl StoreGate {
     #[must_use]
     pub fn with_pending_limits(mut self, limits: PendingLimits) -> Self {
         self.pending_limits = limits;
+        self
+    }
+
+    /// How calls whose arguments never parsed are audited (the config's
+    /// `[store] refused_arguments`; by default their bounded text).
+    #[must_use]
+    pub fn with_refused_arguments(mut self, mode: RefusedArguments) -> Self {
+        self.refused_arguments = mode;
         self
     }
 
@@ -397,6 +422,21 @@ impl StoreGate {
             .user(context.user.as_str())
             .session(context.session.as_str())
             .tool(d.tool.as_str());
+        if let Some(tool) = self.gate.registry().get(&d.tool) {
+            e = e.risk(tool.risk().as_str());
+        }
+        if let (None, Some(raw)) = (&d.canonical_args, &d.received_arguments) {
+            e = match self.refused_arguments {
+                RefusedArguments::Text => e.refused_text(raw),
+                // No key, no digest: the record keeps nothing of the text
+                // rather than an unkeyed digest a reader could test guesses
+                // against.
+                RefusedArguments::Digest => match self.store.redaction_key() {
+                    Ok(key) => e.refused_digest(raw.as_bytes(), &key),
+                    Err(_) => e,
+                },
+            };
+        }
         if let Some(id) = &d.call_id {
             e = e.call_id(id.as_str());
         }

@@ -492,3 +492,152 @@ fn standing_approvals_in_the_context_are_read_strictly() {
         assert!(e.to_string().contains(says), "{e}");
     }
 }
+
+fn last_records(store: &Arc<dyn Store>, n: u32) -> Vec<toolgate_json::Value<'static>> {
+    store
+        .tail(n)
+        .unwrap()
+        .iter()
+        .map(|r| toolgate_json::from_str(&r.to_json()).unwrap().into_owned())
+        .collect()
+}
+
+/// An OpenAI chat response calling `tool` with `text` as its arguments
+/// string.
+fn call_with_text(tool: &str, id: &str, text: &str) -> Vec<u8> {
+    let text = toolgate_json::canonical::to_string(&toolgate_json::Value::String(text.into()));
+    format!(
+        r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"{tool}","arguments":{text}}}}}]}}}}]}}"#
+    )
+    .into_bytes()
+}
+
+#[test]
+fn refused_arguments_are_audited_bounded_with_the_risk_tier() {
+    let (g, store) = store_gate();
+    let ctx = Context::new("alice", "s-audit", 1);
+    // Arguments that end early: the record keeps what was sent.
+    let d = g.decide_and_record(
+        &call_with_text("note", "c1", r#"{"q": "abc"#),
+        Format::Auto,
+        &ctx,
+    );
+    assert_eq!(codes(&d), [["truncated"]]);
+    let r = &last_records(&store, 1)[0];
+    assert!(r.pointer("/arguments").unwrap().is_null());
+    assert_eq!(
+        r.pointer("/refused_arguments/text").unwrap().as_str(),
+        Some(r#"{"q": "abc"#)
+    );
+    assert_eq!(
+        r.pointer("/refused_arguments/truncated").unwrap().as_bool(),
+        Some(false)
+    );
+    assert_eq!(r.pointer("/risk").unwrap().as_str(), Some("write"));
+
+    // A long one is cut at 4 KiB, never inside a character.
+    let mut long = "{".to_owned();
+    long.push_str(&"é".repeat(3000));
+    let d = g.decide_and_record(&call_with_text("note", "c2", &long), Format::Auto, &ctx);
+    assert_eq!(d.verdict(), Verdict::Deny);
+    let r = &last_records(&store, 1)[0];
+    let text = r
+        .pointer("/refused_arguments/text")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        text.len(),
+        4095,
+        "1 + 2 × 2047 bytes: the next `é` does not fit"
+    );
+    assert_eq!(
+        r.pointer("/refused_arguments/bytes")
+            .unwrap()
+            .to_canonical_string(),
+        long.len().to_string()
+    );
+    assert_eq!(
+        r.pointer("/refused_arguments/truncated").unwrap().as_bool(),
+        Some(true)
+    );
+
+    // An unknown tool: its arguments kept, no risk tier.
+    g.decide_and_record(
+        &call_with_text("nope", "c3", r#"{"x":1}"#),
+        Format::Auto,
+        &ctx,
+    );
+    let r = &last_records(&store, 1)[0];
+    assert_eq!(
+        r.pointer("/refused_arguments/text").unwrap().as_str(),
+        Some(r#"{"x":1}"#)
+    );
+    assert!(r.pointer("/risk").is_none());
+
+    // A parsed call: its canonical arguments, its tier, nothing refused.
+    g.decide_and_record(&call("search", "c4"), Format::Auto, &ctx);
+    let r = &last_records(&store, 1)[0];
+    assert_eq!(r.pointer("/risk").unwrap().as_str(), Some("read"));
+    assert!(r.pointer("/refused_arguments").is_none());
+    assert!(r.pointer("/arguments").unwrap().as_object().is_some());
+    // Every record of a call carries its tool's tier.
+    let tiers: Vec<Option<String>> = store
+        .tail(10)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.entry.risk)
+        .collect();
+    let want = [Some("write"), Some("write"), None, Some("read")].map(|t| t.map(str::to_owned));
+    assert_eq!(tiers, want);
+    assert!(store.verify().unwrap().is_intact());
+}
+
+#[test]
+fn refused_arguments_can_be_audited_by_digest_only() {
+    let (g, store) = store_gate();
+    let g = g.with_refused_arguments(toolgate::RefusedArguments::Digest);
+    let ctx = Context::new("alice", "s-digest", 1);
+    let secret = r#"{"q": "4111-1111-1111-1111"#;
+    g.decide_and_record(&call_with_text("note", "c1", secret), Format::Auto, &ctx);
+    let line = store.tail(1).unwrap()[0].to_json();
+    assert!(!line.contains("4111"), "{line}");
+    let r = toolgate_json::from_str(&line).unwrap();
+    assert_eq!(
+        r.pointer("/refused_arguments/bytes")
+            .unwrap()
+            .to_canonical_string(),
+        secret.len().to_string()
+    );
+    let hmac = r
+        .pointer("/refused_arguments/hmac")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        hmac,
+        store.redaction_key().unwrap().digest(secret.as_bytes())
+    );
+    assert!(r.pointer("/refused_arguments/text").is_none());
+    // The config names the mode, and refuses any other.
+    let config = Config::parse(
+        "[store]\nrefused_arguments = \"digest\"\n",
+        Path::new("toolgate.toml"),
+    )
+    .unwrap();
+    assert_eq!(
+        config.store().refused_arguments(),
+        toolgate::RefusedArguments::Digest
+    );
+    let e = Config::parse(
+        "[store]\nrefused_arguments = \"none\"\n",
+        Path::new("toolgate.toml"),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("toolgate.toml:2:"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("`refused_arguments` must be \"text\" or \"digest\""),
+        "{e}"
+    );
+}

@@ -9,14 +9,22 @@ use postgres::Client;
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 4;
+pub const PG_SCHEMA_VERSION: u32 = 5;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+
+/// Version 5: audit records carry the tool's risk tier and, for arguments
+/// that were never parsed, a bounded copy (or a keyed digest) of what was
+/// received. Older rows have neither, and their hashes do not change.
+const V5: &str = r#"
+ALTER TABLE audit ADD COLUMN refused TEXT;
+ALTER TABLE audit ADD COLUMN risk TEXT;
+"#;
 
 /// Version 4: the gate's own count of each session's decided responses (its
 /// turn number, which callers cannot set), and the call ids allowed in each
@@ -234,8 +242,7 @@ mod tests {
         let mut client = match postgres::Client::connect(&url, postgres::NoTls) {
             Ok(c) => c,
             Err(e) => {
-                let required =
-                    std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1");
+                let required = std::env::var("TOOLGATE_REQUIRE_EXTERNAL").is_ok_and(|v| v == "1");
                 assert!(!required, "no PostgreSQL at {url}: {e}");
                 eprintln!("SKIPPED: no PostgreSQL at {url}: {e}");
                 return;

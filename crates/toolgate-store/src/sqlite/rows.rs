@@ -11,7 +11,7 @@ use crate::time::Timestamp;
 
 pub(crate) const AUDIT_COLUMNS: &str =
     "seq, time, verdict, user, session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -34,6 +34,8 @@ pub(crate) struct RawRecord {
     note: Option<String>,
     prev: Vec<u8>,
     hash: Vec<u8>,
+    refused: Option<String>,
+    risk: Option<String>,
 }
 
 impl RawRecord {
@@ -56,13 +58,15 @@ impl RawRecord {
             note: row.get(13)?,
             prev: row.get(14)?,
             hash: row.get(15)?,
+            refused: row.get(16)?,
+            risk: row.get(17)?,
         })
     }
 
     /// The record, or `None` if a column does not hold what the format says.
     pub(crate) fn into_record(self) -> Option<AuditRecord> {
-        if let Some(args) = &self.arguments {
-            toolgate_json::from_str(args).ok()?;
+        for text in [&self.arguments, &self.refused].into_iter().flatten() {
+            toolgate_json::from_str(text).ok()?;
         }
         let entry = AuditEntry {
             time: Timestamp::from_unix_millis(self.time),
@@ -84,6 +88,8 @@ impl RawRecord {
             },
             actor: self.actor,
             note: self.note,
+            risk: self.risk,
+            refused_arguments: self.refused,
         };
         Some(AuditRecord {
             seq: u64::try_from(self.seq).ok()?,
@@ -234,7 +240,7 @@ impl Chain {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
             ))
             .map_err(db)?;
         stmt.execute(rusqlite::params![
@@ -254,6 +260,8 @@ impl Chain {
             entry.note,
             prev.as_bytes().as_slice(),
             hash.as_bytes().as_slice(),
+            entry.refused_arguments,
+            entry.risk,
         ])
         .map_err(db)?;
         self.head = Some((seq, hash));

@@ -8,10 +8,18 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+
+/// Version 5: audit records carry the tool's risk tier and, for arguments
+/// that were never parsed, a bounded copy (or a keyed digest) of what was
+/// received. Older rows have neither, and their hashes do not change.
+const V5: &str = "
+ALTER TABLE audit ADD COLUMN refused TEXT;
+ALTER TABLE audit ADD COLUMN risk TEXT;
+";
 
 /// Version 4: the gate's own count of each session's decided responses (its
 /// turn number, which callers cannot set), and the call ids allowed in each

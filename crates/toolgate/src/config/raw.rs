@@ -46,6 +46,7 @@ pub(crate) struct RawGate {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawStore {
     pub(crate) url: Option<Spanned<String>>,
+    pub(crate) refused_arguments: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
