@@ -88,9 +88,9 @@
 //! argument, or if the tool opts out by name with `url_policy = "none"`
 //! (DANGER: then nothing checks its URLs). Otherwise the load fails with
 //! [`ErrorCode::UnguardedUrl`], naming the tool and the argument's JSON
-//! Pointer (`*` for any item or member: a policy cannot name those, so such
-//! a tool needs the opt-out). An imported tool is guarded by a `[[tool]]`
-//! entry of its name.
+//! Pointer. A policy's `arg` may name every item of an array or value of a
+//! map with a `*` token (`arg = "/links/*/href"`): each one present is
+//! checked. An imported tool is guarded by a `[[tool]]` entry of its name.
 //!
 //! [`Config::load`] reads it all, every schema compiled in strict mode, or
 //! returns the first [`Error`]: the file, the line and column (or the JSON
@@ -1447,7 +1447,7 @@ impl Loader<'_> {
         };
         if let Some((at, list)) = listed {
             for p in list {
-                pointer::check_declared(&raw_schema, &p.arg)
+                pointer::check_declared_pattern(&raw_schema, &p.arg)
                     .map_err(|e| pointer_error(e, at, "url_policy", false, &p.arg))?;
                 if url_policies.iter().any(|q| q.arg == p.arg) {
                     return Err(self
@@ -1685,8 +1685,8 @@ fn unguarded_url(schema: &Value, policies: &[UrlPolicyConfig]) -> Option<String>
                 p.escape_debug()
             )),
             None => Some(format!(
-                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) inside an array or a map, \
-                 where a `url_policy` cannot name it (`*` is any item or member): \
+                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) under a member named `*`, \
+                 which a `url_policy` cannot name (`*` is any item or member): \
                  only `url_policy = \"none\"` lets this tool load, and then nothing checks its URLs",
                 arg.format.escape_debug(),
                 arg.schema_pointer.escape_debug()

@@ -81,7 +81,8 @@
 //! # Which arguments are guarded
 //!
 //! A tool's `url_policy` entries in the config (see [`crate::config`]) name
-//! the arguments by JSON Pointer. The loader refuses a tool whose schema has
+//! the arguments by JSON Pointer, where a `*` token names every item of an
+//! array or value of a map (`/links/*/href`). The loader refuses a tool whose schema has
 //! a string with `format` `uri`, `uri-reference`, `iri` or `iri-reference`
 //! that no policy names (`unguarded_url`), unless the tool opts out with
 //! `url_policy = "none"`. A URL argument without such a `format` is guarded

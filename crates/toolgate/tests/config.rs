@@ -1025,8 +1025,10 @@ fn url_arguments_are_guarded_by_default() {
         (unguarded[0].1, "/url"),
         (unguarded[1].1, "/page/href"),
         (unguarded[3].1, "/link"),
+        (unguarded[2].1, "/urls/*"),
         (unguarded[4].1, "/next"),
         (unguarded[5].1, "/target"),
+        (unguarded[6].1, "/hooks/*"),
     ] {
         let text = format!(
             "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"{arg}\", hosts = [\"example.com\"] }}\n"
@@ -1082,4 +1084,56 @@ fn imported_url_arguments_are_guarded_by_default() {
     let err = import_file(dir.join("mcp.json"), ImportFormat::Mcp).unwrap_err();
     assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A `*` in a URL policy's `arg` guards every item of an array: each URL in
+/// the list is checked when the gate decides, and a bad one is reported at
+/// its own pointer.
+#[test]
+fn url_policies_guard_every_item_of_a_list() {
+    let text = r#"
+[authorization]
+mode = "none"
+
+[[tool]]
+name = "fetch_all"
+risk = "read"
+schema_json = '{"type":"object","properties":{"pages":{"type":"array","maxItems":8,"items":{"type":"object","properties":{"href":{"type":"string","format":"uri"}},"required":["href"]}}},"required":["pages"]}'
+url_policy = { arg = "/pages/*/href", hosts = ["*.example.com"] }
+"#;
+    let config = load(text);
+    let gate = toolgate::Gate::builder(config.registry().clone())
+        .authorizer(toolgate::danger::NoAuthorization)
+        .build()
+        .unwrap();
+    let decide = |args: &str| {
+        let args = toolgate_json::canonical::to_string(&toolgate_json::Value::from(args));
+        let body = format!(
+            r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","tool_calls":[{{"id":"c","type":"function","function":{{"name":"fetch_all","arguments":{args}}}}}]}}}}]}}"#
+        );
+        let ctx = toolgate::Context::new("alice", "s", 1);
+        gate.decide(body.as_bytes(), toolgate::Format::Auto, &ctx, &ctx)
+            .decisions
+            .remove(0)
+    };
+    let d = decide(
+        r#"{"pages":[{"href":"https://a.example.com/"},{"href":"https://b.example.com/x"}]}"#,
+    );
+    assert_eq!(d.verdict, toolgate::Verdict::Allow, "{d:?}");
+    let d = decide(
+        r#"{"pages":[{"href":"https://a.example.com/"},{"href":"http://169.254.169.254/latest/meta-data"}]}"#,
+    );
+    assert_eq!(d.verdict, toolgate::Verdict::Deny);
+    assert_eq!(d.reasons[0].code.as_str(), "url_policy");
+    assert_eq!(d.reasons[0].pointer, "/pages/1/href");
+    // A `*` where the schema declares no items is refused at load.
+    let (shown, err) = load_err(
+        "[[tool]]\nname = \"f\"\nrisk = \"read\"\nschema_json = '{\"type\":\"object\",\"properties\":{\"u\":{\"type\":\"string\",\"format\":\"uri\"}}}'\nurl_policy = { arg = \"/u/*\", hosts = [\"example.com\"] }\n",
+    );
+    assert_eq!(err.code(), ErrorCode::UndeclaredProperty, "{shown}");
+    // resource and redact take no `*`.
+    let (shown, err) = load_err(
+        "[[tool]]\nname = \"f\"\nrisk = \"read\"\nschema_json = '{\"type\":\"object\",\"properties\":{\"l\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}}}'\nredact = [\"/l/*\"]\n",
+    );
+    assert_eq!(err.code(), ErrorCode::UndeclaredProperty, "{shown}");
 }

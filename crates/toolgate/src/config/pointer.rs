@@ -45,12 +45,28 @@ const MAX_REF_HOPS: usize = 32;
 /// through `properties` (following local `$ref`s such as `#/$defs/Card`, and
 /// the branches of `allOf`, `anyOf` and `oneOf`).
 pub(crate) fn check_declared(schema: &Value, pointer: &str) -> Result<(), PointerError> {
+    check(schema, pointer, false)
+}
+
+/// Like [`check_declared`], where a `*` token also names every item of an
+/// array (`items`, `prefixItems`) or every value of a map
+/// (`additionalProperties`, `patternProperties`) the schema declares: the
+/// `arg` of a `url_policy`.
+pub(crate) fn check_declared_pattern(schema: &Value, pointer: &str) -> Result<(), PointerError> {
+    check(schema, pointer, true)
+}
+
+fn check(schema: &Value, pointer: &str, wildcards: bool) -> Result<(), PointerError> {
     let tokens = parse(pointer)?;
     let mut current = vec![schema];
     for token in &tokens {
         let mut next = Vec::new();
         for node in current {
-            declared(schema, node, token, 0, &mut next);
+            if wildcards && token == "*" {
+                any_item_or_member(schema, node, 0, &mut next);
+            } else {
+                declared(schema, node, token, 0, &mut next);
+            }
         }
         if next.is_empty() {
             return Err(PointerError::Undeclared);
@@ -58,6 +74,54 @@ pub(crate) fn check_declared(schema: &Value, pointer: &str) -> Result<(), Pointe
         current = next;
     }
     Ok(())
+}
+
+/// Pushes the subschemas `node` (or one of its combinator branches)
+/// declares for any array item or map value.
+fn any_item_or_member<'v, 'a>(
+    root: &'v Value<'a>,
+    node: &'v Value<'a>,
+    depth: usize,
+    out: &mut Vec<&'v Value<'a>>,
+) {
+    if depth > MAX_REF_HOPS || out.len() > MAX_REF_HOPS {
+        return;
+    }
+    let Some(object) = resolve_refs(root, node).and_then(Value::as_object) else {
+        return;
+    };
+    for keyword in ["items", "additionalProperties"] {
+        if let Some(sub) = object.get(keyword).filter(|s| s.as_object().is_some()) {
+            out.push(sub);
+        }
+    }
+    for keyword in ["prefixItems"] {
+        out.extend(
+            object
+                .get(keyword)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten(),
+        );
+    }
+    for (_, sub) in object
+        .get("patternProperties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|o| o.iter())
+    {
+        out.push(sub);
+    }
+    for keyword in ["allOf", "anyOf", "oneOf"] {
+        for branch in object
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            any_item_or_member(root, branch, depth + 1, out);
+        }
+    }
 }
 
 /// Pushes the subschemas `node` (or one of its combinator branches)
@@ -141,5 +205,15 @@ mod tests {
         assert!(check_declared(&s, "/a").is_ok());
         assert!(check_declared(&s, "/b/c").is_ok());
         assert!(check_declared(&s, "/c").is_err());
+        let s = toolgate_json::from_str(
+            r#"{"type":"object","properties":{"urls":{"type":"array","items":{"type":"string"}},
+                "hooks":{"type":"object","additionalProperties":{"type":"object","properties":{"u":{}}}}}}"#,
+        )
+        .unwrap();
+        assert!(check_declared_pattern(&s, "/urls/*").is_ok());
+        assert!(check_declared_pattern(&s, "/hooks/*/u").is_ok());
+        assert!(check_declared_pattern(&s, "/hooks/*/v").is_err());
+        assert!(check_declared_pattern(&s, "/*").is_err());
+        assert!(check_declared(&s, "/urls/*").is_err());
     }
 }

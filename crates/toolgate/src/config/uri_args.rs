@@ -38,29 +38,36 @@ pub(crate) struct UriArg {
 }
 
 impl UriArg {
-    /// The JSON Pointer a `url_policy`'s `arg` names this argument with, if
-    /// one can (every step a named member).
+    /// The JSON Pointer a `url_policy`'s `arg` names this argument with:
+    /// named members as pointer tokens, `*` for any item or member. `None`
+    /// if a member the path names is itself called `*` (a pointer cannot
+    /// tell it from the wildcard).
     pub(crate) fn pointer(&self) -> Option<String> {
-        let mut out = String::new();
-        for step in &self.path {
-            let Step::Name(name) = step else { return None };
-            toolgate_json::pointer::push_token(&mut out, name);
-        }
-        Some(out)
+        let literal_star = self
+            .path
+            .iter()
+            .any(|s| matches!(s, Step::Name(n) if n == "*"));
+        (!literal_star).then(|| self.display_raw())
     }
 
     /// The instance path for people: named members as pointer tokens, `*`
     /// for any item or member.
     pub(crate) fn display(&self) -> String {
+        let out = self.display_raw();
+        if out.is_empty() {
+            "/".to_owned()
+        } else {
+            out
+        }
+    }
+
+    fn display_raw(&self) -> String {
         let mut out = String::new();
         for step in &self.path {
             match step {
                 Step::Name(name) => toolgate_json::pointer::push_token(&mut out, name),
                 Step::AnyItem | Step::AnyMember => out.push_str("/*"),
             }
-        }
-        if out.is_empty() {
-            out.push('/');
         }
         out
     }
@@ -220,7 +227,7 @@ mod tests {
                 ),
                 (
                     "/links/*/href".to_owned(),
-                    None,
+                    Some("/links/*/href".to_owned()),
                     "/$defs/Link/properties/href/format".to_owned()
                 ),
                 (
@@ -230,7 +237,7 @@ mod tests {
                 ),
                 (
                     "/tags/*".to_owned(),
-                    None,
+                    Some("/tags/*".to_owned()),
                     "/properties/tags/additionalProperties/format".to_owned()
                 ),
             ]

@@ -2,7 +2,9 @@
 //! argument pointers (threat 3, SSRF): every URL argument must pass its
 //! tool's [`UrlPolicy`]; a denial is `url_policy` with the guard's code as
 //! detail. An absent optional argument has nothing to check; a present one
-//! that is not a string is denied (`url_not_a_string`).
+//! that is not a string is denied (`url_not_a_string`). A `*` token in a
+//! pointer names every item of an array or value of an object there
+//! (`/links/*/href`): each is checked, and reported at its own pointer.
 //!
 //! Under a resolve-mode policy (`resolve = true`) the host is resolved with
 //! the gate's resolver; any forbidden address denies the URL (DNS rebinding
@@ -56,29 +58,80 @@ pub(crate) fn check(
     let mut reasons = Vec::new();
     let mut pinned = Vec::new();
     for url in urls {
-        let denial = match arguments.pointer(&url.pointer) {
-            None => None,
-            Some(Value::String(s)) if url.resolve => match url.policy.check_resolved(s, resolver) {
-                Ok(checked) => {
-                    pinned.push(PinnedUrl {
-                        pointer: url.pointer.clone(),
-                        addresses: checked.socket_addrs(),
-                    });
-                    None
-                }
-                Err(d) => Some(d.code().as_str()),
-            },
-            Some(Value::String(s)) => url.policy.check(s).err().map(|d| d.code().as_str()),
-            Some(_) => Some(NOT_A_STRING),
-        };
-        if let Some(detail) = denial {
-            reasons.push(Reason::new(Code::UrlPolicy, url.pointer.clone()).with_detail(detail));
+        let mut found = Vec::new();
+        expand(arguments, &url.pointer, String::new(), &mut found);
+        for (pointer, value) in found {
+            let denial = match value {
+                Value::String(s) if url.resolve => match url.policy.check_resolved(s, resolver) {
+                    Ok(checked) => {
+                        pinned.push(PinnedUrl {
+                            pointer: pointer.clone(),
+                            addresses: checked.socket_addrs(),
+                        });
+                        None
+                    }
+                    Err(d) => Some(d.code().as_str()),
+                },
+                Value::String(s) => url.policy.check(s).err().map(|d| d.code().as_str()),
+                _ => Some(NOT_A_STRING),
+            };
+            if let Some(detail) = denial {
+                reasons.push(Reason::new(Code::UrlPolicy, pointer).with_detail(detail));
+            }
         }
     }
     if reasons.is_empty() {
         Ok(pinned)
     } else {
         Err(reasons)
+    }
+}
+
+/// Every value the pointer `pattern` (relative to `value`, whose own
+/// pointer is `at`) names, with its concrete pointer; a `*` token names
+/// every array item or object member value.
+fn expand<'v, 'a>(
+    value: &'v Value<'a>,
+    pattern: &str,
+    at: String,
+    out: &mut Vec<(String, &'v Value<'a>)>,
+) {
+    let Some(rest) = pattern.strip_prefix('/') else {
+        out.push((at, value));
+        return;
+    };
+    let (token, tail) = rest.find('/').map_or((rest, ""), |i| {
+        (rest.get(..i).unwrap_or(rest), rest.get(i..).unwrap_or(""))
+    });
+    if token == "*" {
+        match value {
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    let mut p = at.clone();
+                    toolgate_json::pointer::push_index(&mut p, i);
+                    expand(item, tail, p, out);
+                }
+            }
+            Value::Object(members) => {
+                for (name, member) in members.iter() {
+                    let mut p = at.clone();
+                    toolgate_json::pointer::push_token(&mut p, name);
+                    expand(member, tail, p, out);
+                }
+            }
+            _ => {}
+        }
+        return;
+    }
+    let name = toolgate_json::pointer::unescape_token(token);
+    let next = match value {
+        Value::Object(members) => members.get(&name),
+        _ => None,
+    };
+    if let Some(next) = next {
+        let mut p = at;
+        toolgate_json::pointer::push_token(&mut p, &name);
+        expand(next, tail, p, out);
     }
 }
 
@@ -182,5 +235,27 @@ mod tests {
         );
         let r = check(&urls, &from_str(r#"{"url":7}"#).unwrap(), &NO_LOOKUP).unwrap_err();
         assert_eq!(r[0].detail, Some(NOT_A_STRING));
+        // `*`: every item (or member value), each at its own pointer.
+        let urls = [arg("/links/*/href")];
+        let args = from_str(
+            r#"{"links":[{"href":"https://a.example.com/"},{"href":"http://127.0.0.1/"},{"x":1},{"href":5}]}"#,
+        )
+        .unwrap();
+        let r = check(&urls, &args, &NO_LOOKUP).unwrap_err();
+        let got: Vec<_> = r.iter().map(|r| (r.pointer.as_str(), r.detail)).collect();
+        assert_eq!(
+            got,
+            [
+                ("/links/1/href", Some("url_scheme")),
+                ("/links/3/href", Some(NOT_A_STRING))
+            ]
+        );
+        let urls = [arg("/hooks/*")];
+        let args = from_str(r#"{"hooks":{"a/b":"https://0x7f.1/","ok":"https://x.example.com/"}}"#)
+            .unwrap();
+        let r = check(&urls, &args, &NO_LOOKUP).unwrap_err();
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].pointer, "/hooks/a~1b");
+        assert!(check(&urls, &from_str(r#"{"hooks":{}}"#).unwrap(), &NO_LOOKUP).is_ok());
     }
 }
