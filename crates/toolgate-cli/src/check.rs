@@ -366,8 +366,9 @@ fn display(s: &str) -> String {
 }
 
 /// Text from outside (models, callers, the store) made safe for a terminal:
-/// control and invisible direction characters escaped, at most `max`
-/// characters, `""` for nothing.
+/// control characters, and characters that change how the text around them
+/// reads or do not show ([`hidden`]), escaped; at most `max` characters,
+/// `""` for nothing.
 pub(crate) fn terminal_safe(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(s.len().min(max + 8));
     for (i, c) in s.chars().enumerate() {
@@ -375,9 +376,7 @@ pub(crate) fn terminal_safe(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        {
+        if c.is_control() || hidden(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
@@ -387,6 +386,32 @@ pub(crate) fn terminal_safe(s: &str, max: usize) -> String {
         out.push_str("\"\"");
     }
     out
+}
+
+/// Whether `c` changes how the text around it reads, or does not show:
+/// bidirectional controls (`U+202E` shows "amount: 1" as "1 :tnuoma"),
+/// zero-width and other invisible format characters, fillers, variation
+/// selectors and tag characters. The approvals page escapes the same set.
+pub(crate) fn hidden(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
 }
 
 /// The `--json` object of one input (see the module documentation): the

@@ -433,3 +433,46 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
         assert_eq!(out.status.code(), Some(2), "{bad}");
     }
 }
+
+/// Issue 13, item 7: characters that change how text reads (U+202E shows
+/// "amount: 1" as "1 :tnuoma") or do not show at all are printed escaped
+/// by `toolgate approvals show`.
+#[test]
+fn approvals_show_escapes_bidi_and_invisible_characters() {
+    let db = fresh_db();
+    let (first, _) = check(&db, "context.json", REFUND);
+    let id = s(&first, "/decisions/1/approval");
+    let note = "amount: \u{202e}1 \u{2066}x\u{2069} zero\u{200b}width \u{feff}bom \u{61c}alm \u{e0041}tag \u{ad}shy";
+    let out = toolgate(&[
+        "approvals",
+        "approve",
+        &id,
+        "--note",
+        note,
+        "--store",
+        &db.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let show = text(&toolgate(&["approvals", "show", &id, "--store", &db.url]).stdout);
+    let line = show
+        .lines()
+        .find(|l| l.starts_with("note:"))
+        .unwrap_or_else(|| panic!("{show}"));
+    for escaped in [
+        "\\u{202e}",
+        "\\u{2066}",
+        "\\u{2069}",
+        "\\u{200b}",
+        "\\u{feff}",
+        "\\u{61c}",
+        "\\u{e0041}",
+        "\\u{ad}",
+    ] {
+        assert!(line.contains(escaped), "{escaped} in {line:?}");
+    }
+    assert!(
+        line.chars()
+            .all(|c| c.is_ascii_graphic() || c == ' ' || c == '…'),
+        "{line:?}"
+    );
+}

@@ -128,9 +128,14 @@ fn shop_copy(dir: &Path) -> Config {
     Config::parse(&config, &path).unwrap()
 }
 
-/// An OpenAI response proposing `add_note` with markup in its text.
+/// An OpenAI response proposing `add_note` with markup in its text, and a
+/// right-to-left override (U+202E) that would show "amount: 1" as
+/// "1 :tnuoma" (issue 13, item 7).
 fn note_response() -> String {
-    let args = r#"{"order_id":"ord_1002","text":"<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more"}"#;
+    let args = format!(
+        r#"{{"order_id":"ord_1002","text":"<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more amount: {}1"}}"#,
+        '\u{202e}'
+    );
     let mut call = toolgate_json::Object::new();
     call.insert("name", Value::String("add_note".into()));
     call.insert("arguments", Value::String(args.into()));
@@ -252,9 +257,11 @@ fn approve_in_the_browser_releases_the_waiting_call() {
     // The markup in the arguments was shown as text and never ran.
     let args = s(&r, "/note_arguments");
     assert!(
-        args.contains(r#""text": "<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more""#),
+        args.contains(r#""text": "<script>window.__toolgateXss = 1</script><img src=x onerror=\"window.__toolgateXss = 2\"> & more amount: \u202E1""#),
         "{args}"
     );
+    // The override is shown escaped, never applied.
+    assert!(!args.contains('\u{202e}'), "{args:?}");
     assert_eq!(
         r.pointer("/note_argument_elements")
             .map(Value::to_canonical_string)

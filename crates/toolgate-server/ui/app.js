@@ -2,7 +2,10 @@
 //
 // Every value from the server is written with textContent (or as an
 // attribute value), never as HTML: a call's arguments are the model's
-// output and may contain markup.
+// output and may contain markup. Characters that change how the text
+// around them reads (bidi controls: U+202E shows "amount: 1" as
+// "1 :tnuoma") or do not show at all are written escaped (`\u202E`), so
+// the approver reads the value as it is.
 "use strict";
 
 (function () {
@@ -13,10 +16,23 @@
 
   const $ = (id) => document.getElementById(id);
 
+  // Controls (but tab and newline), bidi controls, zero-width and other
+  // invisible format characters, fillers, variation selectors and tag
+  // characters: the set `toolgate approvals show` escapes too.
+  const HIDDEN =
+    /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]|\uDB40[\uDC00-\uDC7F]/g;
+
+  function visible(text) {
+    return String(text).replace(HIDDEN, (c) => {
+      const cp = c.codePointAt(0).toString(16).toUpperCase();
+      return c.length === 2 ? "\\u{" + cp + "}" : "\\u" + cp.padStart(4, "0");
+    });
+  }
+
   function el(tag, className, text) {
     const e = document.createElement(tag);
     if (className) e.className = className;
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) e.textContent = visible(text);
     return e;
   }
 
@@ -110,7 +126,7 @@
     if (k.changed_at !== null) parts.push("since " + time(k.changed_at));
     if (k.actor) parts.push("by " + k.actor);
     if (k.reason) parts.push("— " + k.reason);
-    $("kill-detail").textContent = parts.join(" ");
+    $("kill-detail").textContent = visible(parts.join(" "));
     const admin = role === "admin";
     $("kill-form").hidden = !admin;
     $("kill-readonly").hidden = admin;
@@ -142,7 +158,7 @@
     card.append(dl);
 
     const args = el("pre", "args");
-    args.textContent = a.arguments === null ? "(arguments not recorded)" : a.arguments;
+    args.textContent = a.arguments === null ? "(arguments not recorded)" : visible(a.arguments);
     card.append(args);
 
     const noteId = "note-" + a.id;
