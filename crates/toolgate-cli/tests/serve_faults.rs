@@ -882,3 +882,42 @@ fn sigterm_lets_a_request_in_flight_finish_with_its_record() {
     shop.verify();
     assert_recorded(&shop, &["in-flight".to_owned()]);
 }
+
+/// Issue 13, item 11: a URL policy the guard cannot compile is refused when
+/// the config loads, with the guard's own reason, by `check` and `serve`
+/// alike; a `*` host, which the guard documents, loads.
+#[test]
+fn a_url_policy_that_does_not_compile_says_why_everywhere() {
+    let shop = Shop::new("");
+    let text = std::fs::read_to_string(&shop.config).unwrap();
+    let hosts = "hosts = [\"example.com\", \"*.example.com\"]";
+    assert!(text.contains(hosts), "the shop's fetch_url policy");
+    std::fs::write(&shop.config, text.replace(hosts, "hosts = [\"*.com\"]")).unwrap();
+    let response = shop.config.with_file_name("search.json");
+    std::fs::write(&response, search_response("c1")).unwrap();
+    let config = shop.config.display().to_string();
+    let (status, _, check_err) = shop.toolgate(&[
+        "check",
+        "--context",
+        "{\"user\":\"alice\",\"session\":\"s\",\"turn\":1}",
+        response.to_str().unwrap(),
+    ]);
+    assert_eq!(status.code(), Some(2), "{check_err}");
+    let serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--config", &config])
+        .output()
+        .unwrap();
+    let serve_err = String::from_utf8_lossy(&serve.stderr).into_owned();
+    assert!(!serve.status.success());
+    for err in [&check_err, &serve_err] {
+        assert!(
+            err.contains("`url_policy`") && err.contains("at least two labels after `*.`"),
+            "{err}"
+        );
+    }
+    // The guard's `*`: any host that passes the other checks.
+    std::fs::write(&shop.config, text.replace(hosts, "hosts = [\"*\"]")).unwrap();
+    let server = Server::start(&shop.config);
+    let r = server.call("GET", "/healthz", None, None, b"").unwrap();
+    assert_eq!(r.status, 200);
+}

@@ -79,7 +79,11 @@
 //! resolves the host (through [`GateBuilder::resolver`](crate::GateBuilder::resolver),
 //! the system resolver by default), denies the call `url_policy` if any
 //! address is forbidden, and pins the checked addresses in
-//! [`Decision::pinned`](crate::Decision::pinned).
+//! [`Decision::pinned`](crate::Decision::pinned). `hosts` are read by the
+//! URL guard itself ([`crate::url_guard`]): exact names, `*.` wildcards
+//! with at least two labels, IP addresses, or `*` (any host that passes
+//! the other checks); a policy it cannot compile is a config error with
+//! its reason.
 //!
 //! URL arguments are guarded by default: a tool whose schema gives a string
 //! a URI-like `format` (`uri`, `uri-reference`, `iri`, `iri-reference`)
@@ -1469,14 +1473,27 @@ impl Loader<'_> {
                         )
                         .tool(name));
                 }
-                url_policies.push(UrlPolicyConfig {
+                let policy = UrlPolicyConfig {
                     arg: p.arg.clone(),
                     schemes: p.schemes.clone(),
                     hosts: p.hosts.clone(),
                     ports: p.ports.clone(),
                     allow_private: p.allow_private,
                     resolve: p.resolve,
-                });
+                };
+                // The URL guard's own compiler has the last word (one rule,
+                // one message, whichever command loads the config).
+                if let Err(e) = crate::stage::policy::UrlArg::compile(&policy) {
+                    return Err(self
+                        .at_key(
+                            ErrorCode::InvalidUrlPolicy,
+                            at,
+                            "url_policy",
+                            format!("`url_policy`: {e}"),
+                        )
+                        .tool(name));
+                }
+                url_policies.push(policy);
             }
         }
 
@@ -1725,21 +1742,6 @@ fn url_policy_problem(p: &RawUrlPolicy) -> Option<String> {
     }
     if p.hosts.is_empty() {
         return Some("`hosts` must not be empty: list the hosts the argument may name".to_owned());
-    }
-    for h in &p.hosts {
-        let rest = h.strip_prefix("*.").unwrap_or(h);
-        let ok = !rest.is_empty()
-            && !rest.chars().any(|c| {
-                c.is_whitespace()
-                    || c.is_control()
-                    || matches!(c, '/' | '@' | '*' | ':' | '?' | '#')
-            });
-        if !ok {
-            return Some(format!(
-                "`{}` is not a host or a `*.` wildcard (ports go in `ports`)",
-                h.escape_debug()
-            ));
-        }
     }
     if p.ports.contains(&0) {
         return Some("port 0 is not a port".to_owned());
