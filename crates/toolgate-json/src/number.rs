@@ -1,7 +1,7 @@
 //! Number lexemes: the RFC 8259 grammar, the finiteness rules of the strict
 //! profile, and ECMAScript number formatting for the canonical form.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use crate::error::ErrorCode;
 use crate::value::Number;
@@ -50,7 +50,6 @@ pub(crate) fn scan(input: &[u8], start: usize) -> Result<Scan, (ErrorCode, usize
             }
         }
         Some(b'1'..=b'9') => {
-            i += 1;
             while matches!(at(i), Some(b'0'..=b'9')) {
                 i += 1;
             }
@@ -188,7 +187,8 @@ pub(crate) fn canonical_i64(v: i64) -> String {
 /// plain notation for decimal exponents in [-6, 21), exponent notation
 /// otherwise.
 pub(crate) fn format_f64(value: f64) -> String {
-    if value == 0.0 || !value.is_finite() {
+    // Callers pass finite values; zero and -0 take the general path to `0`.
+    if !value.is_finite() {
         return "0".to_owned();
     }
     let (digits, n) = shortest(value.abs());
@@ -221,9 +221,8 @@ pub(crate) fn format_f64(value: f64) -> String {
             out.push('.');
             out.push_str(rest);
         }
-        out.push('e');
-        out.push(if n > 0 { '+' } else { '-' });
-        out.push_str(&(n - 1).abs().to_string());
+        // The exponent with its sign: `e+21`, `e-7`.
+        let _ = write!(out, "e{:+}", n - 1);
     }
     out
 }
@@ -236,7 +235,9 @@ pub(crate) fn format_f64(value: f64) -> String {
 /// the even one (`1424953923781206.25` is `…206.2` there, not `…206.3`).
 /// Such a tie needs the double's exact value to be a decimal one digit longer
 /// than the output and ending in 5, which [`is_midpoint`] checks exactly; only
-/// then is the even neighbour tried.
+/// then is the even neighbour below tried, and taken if it reads back as the
+/// same double (at a power of two the gap below is half the gap above, so it
+/// may not: 2^-24 is `5.960464477539063e-8`).
 fn shortest(value: f64) -> (String, i64) {
     // `{:e}` prints the shortest digits that round-trip: `d.ddde±x`.
     let sci = format!("{value:e}");
@@ -245,66 +246,53 @@ fn shortest(value: f64) -> (String, i64) {
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
     let k = i64::try_from(digits.len()).unwrap_or(i64::MAX);
     let n = exp + 1;
-    // At most 17 digits: they fit a u64.
+    // At most 17 digits: they fit a u64. The last one is worth 10^scale.
+    let scale = n - k;
     let Ok(d) = digits.parse::<u64>() else {
         return (digits, n);
     };
-    // The value of the last digit is 10^scale.
-    let scale = n - k;
-    let other = if d % 2 == 1 && is_midpoint(value, d, scale, true) {
-        d - 1
-    } else if d % 2 == 1 && is_midpoint(value, d, scale, false) {
-        d + 1
-    } else {
-        return (digits, n);
-    };
-    // The even neighbour, if it reads back as the same double.
-    if other == 0 || format!("{other}e{scale}").parse::<f64>().ok() != Some(value) {
+    if d % 2 == 0 || !is_midpoint(value, d, scale) {
         return (digits, n);
     }
-    let text = other.to_string();
-    let trimmed = text.trim_end_matches('0');
-    let n = scale + i64::try_from(text.len()).unwrap_or(0);
-    (trimmed.to_owned(), n)
+    let even = d - 1;
+    if format!("{even}e{scale}").parse::<f64>().ok() != Some(value) {
+        return (digits, n);
+    }
+    // `d` is odd, so `even` has as many digits; it cannot end in 0, as that
+    // would make a shorter form, which `{:e}` would have found.
+    (even.to_string(), n)
 }
 
-/// Whether `value` is exactly halfway between `d × 10^scale` and its lower
-/// (`below`) or upper neighbour: `value == (10d ∓ 5) × 10^(scale-1)`.
+/// Whether `value` is exactly halfway between `d × 10^scale` and the
+/// candidate below it: `value == (10d - 5) × 10^p` with `p = scale - 1`.
 ///
-/// With `value = m × 2^e` (`m` odd) and `t = 10d ∓ 5` (odd), equality needs
-/// the powers of two to agree, `e == scale - 1`, and then
-/// `m × 5^-(scale-1) == t` (or `m == t × 5^(scale-1)`), checked in integers.
-fn is_midpoint(value: f64, d: u64, scale: i64, below: bool) -> bool {
+/// With `value = m × 2^e` (`m` odd) and `t = 10d - 5` (odd), equality needs
+/// the powers of two to agree, `e == p`, and then `m × 5^-p == t`, checked in
+/// integers. Only `p < 0` can hold a tie between two round-tripping
+/// candidates: they lie `5 × 10^p` from the value, more than half the gap
+/// between doubles there (at most `2^(p-1)` when the value is `m × 2^p`). A
+/// subnormal double is never a tie: its exact value has hundreds of digits.
+fn is_midpoint(value: f64, d: u64, scale: i64) -> bool {
     let bits = value.to_bits();
-    let biased = i64::try_from((bits >> 52) & 0x7ff).unwrap_or(0);
-    let fraction = bits & ((1 << 52) - 1);
-    let (mut m, mut e) = if biased == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1 << 52), biased - 1075)
-    };
-    if m == 0 {
+    let biased = i64::try_from(bits >> 52).unwrap_or(0);
+    if biased == 0 {
         return false;
     }
+    let m = (bits & ((1 << 52) - 1)) + (1 << 52);
     let zeros = m.trailing_zeros();
-    m >>= zeros;
-    e += i64::from(zeros);
+    let e = biased - 1075 + i64::from(zeros);
     let p = scale - 1;
     if e != p {
         return false;
     }
-    let t = if below {
-        u128::from(d) * 10 - 5
-    } else {
-        u128::from(d) * 10 + 5
+    let Ok(k) = u32::try_from(-p) else {
+        return false;
     };
-    let m = u128::from(m);
-    let pow5 = |k: i64| u32::try_from(k).ok().and_then(|k| 5u128.checked_pow(k));
-    if p < 0 {
-        pow5(-p).and_then(|f| m.checked_mul(f)) == Some(t)
-    } else {
-        pow5(p).and_then(|f| t.checked_mul(f)) == Some(m)
-    }
+    let t = u128::from(d) * 10 - 5;
+    5u128
+        .checked_pow(k)
+        .and_then(|f| u128::from(m >> zeros).checked_mul(f))
+        == Some(t)
 }
 
 #[cfg(test)]
@@ -340,6 +328,53 @@ mod tests {
         for (v, want) in cases {
             assert_eq!(format_f64(*v), *want, "{v:e}");
         }
+    }
+
+    #[test]
+    fn the_shortcut_agrees_with_conversion() {
+        // Surely finite: kept without converting.
+        // With n bytes and exponent e, the shortcut holds while n + |e| < 300.
+        for lexeme in [
+            "1.5", "1.5e10", "1.5E10", "-2e-5", "1e+99", "1.5e100", "0.1e-250", "1e-293",
+        ] {
+            assert!(surely_finite(lexeme.as_bytes()), "{lexeme}");
+        }
+        // Near or past the ends of the range: converted and checked.
+        for lexeme in ["1e-294", "1e300", "1E300", "1e-300", "1.5e1000", "1e0001"] {
+            assert!(!surely_finite(lexeme.as_bytes()), "{lexeme}");
+        }
+        // Whatever the shortcut keeps is finite and non-zero when written so.
+        for lexeme in ["9.99e290", "1e-290", "123456.789e-280", "0.0e299"] {
+            if surely_finite(lexeme.as_bytes()) {
+                let v: f64 = lexeme.parse().unwrap();
+                assert!(v.is_finite() && (v != 0.0 || !mantissa_is_nonzero(lexeme.as_bytes())));
+            }
+        }
+    }
+
+    #[test]
+    fn minus_zero_keeps_its_lexeme() {
+        let n = Number::from_lexeme("-0").unwrap();
+        assert_eq!(n.lexeme(), "-0");
+        assert_eq!(n.canonical(), "0");
+        assert_eq!(n.as_i64(), Some(0));
+        assert!(n.is_integer_lexeme() && !n.is_negative());
+        assert_eq!(Number::from_lexeme("-7").unwrap().as_i64(), Some(-7));
+        assert_eq!(Number::from_lexeme("-7").unwrap().lexeme(), "-7");
+    }
+
+    #[test]
+    fn number_errors_render_code_and_description() {
+        let e = Number::from_lexeme("1e400").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NonFiniteNumber);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "non_finite_number: {}",
+                ErrorCode::NonFiniteNumber.description()
+            )
+        );
+        assert!(!ErrorCode::NonFiniteNumber.description().is_empty());
     }
 
     #[test]

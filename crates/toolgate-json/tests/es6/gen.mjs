@@ -2,6 +2,7 @@
 // formatting of doubles, the reference for RFC 8785's numbers.
 //
 //   node gen.mjs [count] [seed] > lines.txt
+//   node gen.mjs powers > powers.txt
 //
 // `hex_bits` is the IEEE 754 bit pattern in lower-case hex without leading
 // zeros (the layout of the JCS test file, so one checker reads both). The
@@ -9,6 +10,34 @@
 // random bit patterns over every exponent, denormals, integers, and values
 // built to be exactly halfway between two shortest candidates (the ties that
 // ECMAScript breaks to the even digit).
+
+// `powers`: every power of two and the doubles on either side of it, where
+// the gap between doubles halves below and a tie's lower candidate may not
+// read back.
+if (process.argv[2] === "powers") {
+  const lines = [];
+  for (let e = -1074; e <= 1023; e++) {
+    const bits = bitsOfPower(e);
+    for (const b of [bits - 1n, bits, bits + 1n]) {
+      const x = fromBitsPower(b);
+      if (b > 0n && Number.isFinite(x)) lines.push(`${b.toString(16)},${x.toString()}`);
+    }
+  }
+  process.stdout.write(lines.join("\n") + "\n");
+  process.exit(0);
+}
+
+function bitsOfPower(e) {
+  const v = new DataView(new ArrayBuffer(8));
+  v.setFloat64(0, Math.pow(2, e));
+  return v.getBigUint64(0);
+}
+
+function fromBitsPower(b) {
+  const v = new DataView(new ArrayBuffer(8));
+  v.setBigUint64(0, b);
+  return v.getFloat64(0);
+}
 
 const count = Number(process.argv[2] ?? 20000);
 let state = BigInt(process.argv[3] ?? 0x70016a7e) | 1n;
