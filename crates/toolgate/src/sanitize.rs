@@ -56,6 +56,7 @@
 //! Matching is syntactic: it catches markup and the listed phrases, not
 //! every way of phrasing an instruction.
 
+mod fold;
 mod scan;
 
 use std::borrow::Cow;
@@ -280,7 +281,20 @@ pub fn sanitize(input: &[u8], options: &SanitizeOptions) -> Sanitized {
             offset: cleaned.text.len(),
         });
     }
-    findings.extend(scan::scan(&cleaned.text, options.max_findings));
+    // Matched on the folded text (NFKD and look-alikes: a full-width
+    // `ｉｇｎｏｒｅ` or a `‹|im‐end|>` is what it looks like), reported at
+    // offsets into the text itself.
+    match fold::fold(&cleaned.text) {
+        None => findings.extend(scan::scan(&cleaned.text, options.max_findings)),
+        Some(folded) => findings.extend(
+            scan::scan(&folded.text, options.max_findings)
+                .into_iter()
+                .map(|f| Finding {
+                    offset: folded.origin(f.offset),
+                    ..f
+                }),
+        ),
+    }
     findings.sort_by_key(|f| (f.offset, f.code));
     findings.truncate(options.max_findings);
     let wrapped = wrap(&cleaned.text, cleaned.truncated, &findings);
