@@ -208,9 +208,10 @@ fn digest_string() -> Value<'static> {
 /// The context document ([`toolgate::Context`]).
 fn context() -> Value<'static> {
     let u32_from_1 = int_range(1, u64::from(u32::MAX));
-    let approval = object(
+    let single = object(
         &[
             ("id", ty("string")),
+            ("kind", one_of_enum(["single"])),
             ("user", ty("string")),
             ("session", ty("string")),
             ("tool", ty("string")),
@@ -221,6 +222,21 @@ fn context() -> Value<'static> {
         &["id", "user", "session", "tool", "digest", "expires_at"],
         true,
     );
+    // A standing approval: the tool for the user, any arguments, until it
+    // expires (in one session if it names one).
+    let standing = object(
+        &[
+            ("id", ty("string")),
+            ("kind", one_of_enum(["standing"])),
+            ("user", ty("string")),
+            ("session", ty("string")),
+            ("tool", ty("string")),
+            ("expires_at", int_range(0, u64::MAX)),
+        ],
+        &["id", "kind", "user", "tool", "expires_at"],
+        true,
+    );
+    let approval = o([("oneOf", list([single, standing]))]);
     let rejection = object(
         &[("tool", ty("string")), ("shape", digest_string())],
         &["tool", "shape"],
@@ -240,6 +256,7 @@ fn context() -> Value<'static> {
             ),
             ("approvals", array_of(approval)),
             ("rejections", array_of(rejection)),
+            ("allowed_calls", array_of(ty("string"))),
             ("entities", o([])),
         ],
         &["user", "session", "turn"],
