@@ -227,7 +227,6 @@ fn too_new(version: u32) -> Error {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, clippy::panic, reason = "test code")]
 mod tests {
     use super::{V1, V2, V3};
 

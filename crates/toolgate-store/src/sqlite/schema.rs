@@ -227,7 +227,6 @@ fn too_new(version: u32) -> Error {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "test code")]
 mod tests {
     use rusqlite::Connection;
 

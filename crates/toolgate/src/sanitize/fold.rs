@@ -83,7 +83,6 @@ fn look_alike(c: char) -> Option<char> {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "test code")]
 mod tests {
     use super::fold;
 
