@@ -205,3 +205,67 @@ def test_runner_runs_only_allowed_calls_with_the_checked_arguments(gate: toolgat
     assert not any(o.ran for o in outcomes if o.call.tool == "refund")
     with pytest.raises(ValueError):
         runner.register("get_order", get_order)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_store_shared_with_a_running_toolgate_serve(tmp_path: Path) -> None:
+    import time
+    import urllib.request
+
+    binary = toolgate_bin()
+    if binary is None:
+        if __import__("conftest").require_external():
+            pytest.fail("no toolgate binary")
+        pytest.skip("no toolgate binary")
+    shop = tmp_path / "shop"
+    shutil.copytree(SHOP, shop, ignore=shutil.ignore_patterns("*.db", "*.db-*"))
+    gate = toolgate.Gate.from_config(shop / "toolgate.toml")  # the config's store: shop/toolgate.db
+    assert gate.has_store
+    body = (shop / "responses" / "openai-refund-needs-approval.json").read_bytes()
+    ctx = {"user": "alice", "session": "py-serve", "roles": ["customer"], "turn": 1}
+    held = gate.decide(body, ctx).calls[1]
+    assert held.verdict == "needs_approval" and held.approval is not None
+    port = free_port()
+    server = subprocess.Popen(
+        [str(binary), "serve", "--config", str(shop / "toolgate.toml"), "--listen", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=1):
+                    break
+            except OSError:
+                if server.poll() is not None:
+                    raise AssertionError(server.stderr.read().decode() if server.stderr else "serve exited")
+                time.sleep(0.05)
+        # The pending approval made in-process is the server's to show and approve.
+        request = urllib.request.Request(
+            f"{base}/v1/approvals/{held.approval}/approve",
+            data=b'{"note": "checked"}',
+            method="POST",
+            headers={"Authorization": "Bearer approver-demo-token", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            assert answer.status == 200
+        # Exactly one identical in-process call goes through.
+        allowed = gate.decide(body, {**ctx, "turn": 2}).calls[1]
+        assert (allowed.verdict, allowed.approval) == ("allow", held.approval)
+        assert allowed.arguments == {"amount_cents": 2599, "order_id": "ord_1002", "reason": "late"}
+        assert gate.decide(body, {**ctx, "turn": 3}).calls[1].verdict != "allow"
+        # A different amount is not covered by the approval.
+        changed = body.replace(b"2599", b"2598")
+        assert changed != body
+        assert gate.decide(changed, {**ctx, "turn": 4}).calls[1].verdict != "allow"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -28,6 +28,7 @@ from ._toolgate import (
     loads,
 )
 from ._runner import Outcome, Runner
+from . import sdk
 
 __all__ = [
     "Call",
@@ -45,4 +46,5 @@ __all__ = [
     "canonical",
     "digest",
     "loads",
+    "sdk",
 ]

@@ -1,6 +1,8 @@
 """Type stubs of the toolgate package (the extension module and the runner)."""
 
 import os
+
+from . import sdk as sdk
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeAlias, TypeVar, Union
 
 JSON: TypeAlias = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]

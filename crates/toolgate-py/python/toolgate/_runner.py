@@ -5,9 +5,11 @@ text."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
 
-from ._toolgate import Call, Gate, Response
+if TYPE_CHECKING:
+    # Typed by the package's stubs (__init__.pyi).
+    from . import Call, Format, Gate, Response
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,7 +68,7 @@ class Runner:
         raw_body: Union[bytes, bytearray, str],
         context: Union[Mapping[str, Any], bytes, str],
         *,
-        format: str = "auto",
+        format: Format = "auto",
     ) -> Tuple[Response, List[Outcome]]:
         """Decides ``raw_body`` with the gate, then runs each allowed call's
         tool with its ``arguments`` (as keyword arguments when they are an
@@ -78,7 +80,7 @@ class Runner:
 
     def run_response(self, response: Response) -> List[Outcome]:
         """Runs the allowed calls of a response already decided."""
-        outcomes = []
+        outcomes: List[Outcome] = []
         for call in response.calls:
             outcomes.append(self._run_call(call))
         return outcomes
