@@ -95,15 +95,13 @@ fn any_item_or_member<'v, 'a>(
             out.push(sub);
         }
     }
-    for keyword in ["prefixItems"] {
-        out.extend(
-            object
-                .get(keyword)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten(),
-        );
-    }
+    out.extend(
+        object
+            .get("prefixItems")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten(),
+    );
     for (_, sub) in object
         .get("patternProperties")
         .and_then(Value::as_object)
