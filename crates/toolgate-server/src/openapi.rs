@@ -306,11 +306,12 @@ fn approval() -> Value<'static> {
     ])
 }
 
-fn approval_states() -> [&'static str; 3] {
+fn approval_states() -> [&'static str; 4] {
     [
         ApprovalState::Pending.as_str(),
         ApprovalState::Approved.as_str(),
         ApprovalState::Denied.as_str(),
+        ApprovalState::Expired.as_str(),
     ]
 }
 
@@ -550,7 +551,7 @@ fn operations() -> Vec<Op> {
         Op {
             method: "get",
             path: "/v1/approvals",
-            summary: "List approvals, by ascending id.",
+            summary: "List approvals: the newest first, or after a cursor by ascending id; with the total.",
             access: approver,
             params: vec![
                 query(
@@ -562,11 +563,19 @@ fn operations() -> Vec<Op> {
                 query(
                     "after",
                     seq.clone(),
-                    "Only approvals after this id (the cursor).",
+                    "Only approvals after this id, oldest first (the forward cursor).",
+                ),
+                query(
+                    "before",
+                    seq.clone(),
+                    "Only approvals before this id (the cursor of newest-first pages).",
                 ),
             ],
             body: None,
-            ok: json_ok(answer(&[("approvals", array_of(schema_ref("Approval")))])),
+            ok: json_ok(answer(&[
+                ("approvals", array_of(schema_ref("Approval"))),
+                ("total", int_range(0, u64::MAX)),
+            ])),
             errors: &[],
         },
         Op {

@@ -171,6 +171,19 @@ fn schemathesis_finds_nothing() {
     let seed = std::env::var("TOOLGATE_SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".to_owned());
     let work = dir.path().join("schemathesis");
     std::fs::create_dir_all(&work).unwrap();
+    // JSON Schema calls `2.0` an integer, and schemathesis sends integers
+    // spelled so to find readers that refuse them. The decide context's
+    // reader does, on purpose: it reads exactly as `toolgate check
+    // --context` does, where `"turn": 1.0` is refused (issue 13, item 9),
+    // which a schema cannot say. So a valid-looking decide may be a 400
+    // there; every other check still runs on it.
+    std::fs::write(
+        work.join("schemathesis.toml"),
+        "[[operations]]\ninclude-path = \"/v1/decide\"\n\
+         [operations.checks.positive_data_acceptance]\n\
+         expected-statuses = [\"2XX\", \"400\"]\n",
+    )
+    .unwrap();
     let out = Command::new("st")
         .current_dir(&work)
         .args([
