@@ -373,26 +373,26 @@ fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
     let v = decide(&servers[0], &decide_body(&refund, "kill-2"));
     assert_eq!(s(&v, "/decisions/1/verdict"), "needs_approval");
 
-    // The shop's max_turns is 8: turns spread over the replicas count as one
-    // session's turns.
-    for turn in 1..=8u64 {
+    // The shop's max_turns is 20: turns spread over the replicas count as
+    // one session's turns.
+    for turn in 1..=20u64 {
         let body = decide_at(&search_response(&format!("t-{turn}")), "turns-1", turn);
         let v = decide(&servers[(turn % 3) as usize], &body);
         assert_eq!(s(&v, "/verdict"), "allow", "turn {turn}: {v:?}");
     }
-    let body = decide_at(&search_response("t-9"), "turns-1", 9);
+    let body = decide_at(&search_response("t-21"), "turns-1", 21);
     let v = decide(&servers[0], &body);
     assert_eq!(s(&v, "/verdict"), "deny");
     assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "loop_limit");
     // A caller that says turn 1 every time is counted by the shared store:
-    // its ninth response, on whichever replica, is past the cap.
-    for n in 1..=8u64 {
+    // its 21st response, on whichever replica, is past the cap.
+    for n in 1..=20u64 {
         let body = decide_at(&search_response(&format!("u-{n}")), "turns-2", 1);
         let v = decide(&servers[(n % 3) as usize], &body);
         assert_eq!(s(&v, "/verdict"), "allow", "response {n}: {v:?}");
     }
     for server in &servers {
-        let body = decide_at(&search_response("u-9"), "turns-2", 1);
+        let body = decide_at(&search_response("u-21"), "turns-2", 1);
         let v = decide(server, &body);
         assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "loop_limit");
     }

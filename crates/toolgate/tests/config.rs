@@ -489,7 +489,7 @@ fn shop_example_loads_and_its_schemas_are_lint_clean() {
         names,
         ["search", "get_order", "refund", "fetch_url", "run_tests"]
     );
-    assert_eq!(config.gate().max_turns(), 8);
+    assert_eq!(config.gate().max_turns(), 20);
     assert_eq!(config.gate().max_calls_per_response(), 4);
     assert_eq!(config.gate().limits().get(Limit::InputBytes), 16384);
     assert_eq!(config.store().url(), "sqlite://toolgate.db");

@@ -536,11 +536,11 @@ fn threat_5_markup_in_text_never_runs() {
 fn threat_6_runaway_loops_are_stopped() {
     for f in ALL {
         let search = body(f, &[("search", r#"{"query":"a"}"#)]);
-        // Turn 8 of 8 is allowed; turn 9 is not, even for a read.
+        // Turn 20 of 20 is allowed; turn 21 is not, even for a read.
         let mut c = ctx();
-        c.turn = 8;
+        c.turn = 20;
         assert_eq!(decide(&search, &c).verdict(), Verdict::Allow, "{f:?}");
-        c.turn = 9;
+        c.turn = 21;
         let d = decide(&search, &c);
         assert_eq!(d.decisions[0].reasons[0].code, Code::LoopLimit, "{f:?}");
         // The context can lower the cap.
