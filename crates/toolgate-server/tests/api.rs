@@ -234,7 +234,7 @@ async fn reload_applies_a_good_config_and_keeps_the_old_one_on_a_bad_one() {
     let good = std::fs::read_to_string(&config).unwrap();
     std::fs::write(
         &config,
-        good.replace("max_turns = 8", "max_turns = \"eight\""),
+        good.replace("max_turns = 20", "max_turns = \"eight\""),
     )
     .unwrap();
     let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
@@ -291,7 +291,7 @@ async fn a_changed_store_is_refused_on_reload() {
 
     std::fs::write(
         &config,
-        text.replace("max_turns = 8", "max_turns = 8\nescalate_after = 9"),
+        text.replace("max_turns = 20", "max_turns = 20\nescalate_after = 9"),
     )
     .unwrap();
     let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
