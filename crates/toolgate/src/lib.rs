@@ -32,8 +32,8 @@ pub use crate::adapter::{
 pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
 pub use crate::authz::CedarAuthorizer;
 pub use crate::context::{
-    Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind, KillSwitch,
-    Rejection, StateError, StateView,
+    Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
+    KillSwitch, Rejection, StateError, StateView,
 };
 pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
