@@ -259,9 +259,10 @@ pub enum ApprovalsCommand {
     List {
         #[command(flatten)]
         store: StoreArgs,
-        /// Which: pending, approved, denied or all.
+        /// Which: pending (unexpired), approved, denied, expired (no one
+        /// decided in time) or all.
         #[arg(long, default_value = "pending",
-              value_parser = ["pending", "approved", "denied", "all"])]
+              value_parser = ["pending", "approved", "denied", "expired", "all"])]
         state: String,
         /// At most this many.
         #[arg(long, default_value_t = 100)]
@@ -358,6 +359,7 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 "pending" => filter.state(ApprovalState::Pending),
                 "approved" => filter.state(ApprovalState::Approved),
                 "denied" => filter.state(ApprovalState::Denied),
+                "expired" => filter.state(ApprovalState::Expired),
                 _ => filter,
             };
             let list = store

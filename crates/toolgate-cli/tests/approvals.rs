@@ -476,3 +476,36 @@ fn approvals_show_escapes_bidi_and_invisible_characters() {
         "{line:?}"
     );
 }
+
+/// Issue 13, item 8: an approval no human decided before its expiry is
+/// `expired` in every listing and in `show`, never pending.
+#[test]
+fn an_approval_past_its_expiry_is_expired_in_list_and_show() {
+    let db = fresh_db();
+    let (first, _) = check(&db, "context.json", REFUND);
+    let id = s(&first, "/decisions/1/approval");
+    let list = |state: &str| {
+        let out = toolgate(&["approvals", "list", "--state", state, "--store", &db.url]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+            .lines()
+            .skip(1)
+            .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(list("pending"), [format!("{id} pending")]);
+    assert!(list("expired").is_empty());
+    // Its time passes (the store's clock is the system's: move the expiry).
+    let conn = rusqlite::Connection::open(&db.path).unwrap();
+    conn.execute("UPDATE approvals SET expires_at = 1 WHERE id = ?1", [&id])
+        .unwrap();
+    drop(conn);
+    assert!(list("pending").is_empty());
+    assert_eq!(list("expired"), [format!("{id} expired")]);
+    let show = text(&toolgate(&["approvals", "show", &id, "--store", &db.url]).stdout);
+    assert!(show.contains("state:      expired"), "{show}");
+    // The same call asks a human again, with a new approval.
+    let (again, _) = check(&db, "context.json", REFUND);
+    assert_eq!(s(&again, "/decisions/1/verdict"), "needs_approval");
+    assert_ne!(s(&again, "/decisions/1/approval"), id);
+}
