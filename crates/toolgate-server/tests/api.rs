@@ -576,13 +576,13 @@ async fn decide_hands_on_the_checked_arguments() {
     let f = fixture();
     // Allowed (the search), held (alice's refund) and denied (bob's order)
     // calls: the first two carry the canonical value, the last nothing.
-    for (response, verdict) in [
-        ("openai-search.json", "allow"),
-        ("openai-refund-needs-approval.json", "needs_approval"),
-        ("openai-refund-other-users-order.json", "deny"),
+    for (response, index, verdict) in [
+        ("openai-search.json", 0, "allow"),
+        ("openai-refund-needs-approval.json", 1, "needs_approval"),
+        ("openai-refund-other-users-order.json", 0, "deny"),
     ] {
         let v = decide(&f.app, response, "alice", "s-args").await;
-        let d = v.pointer("/decisions/0").unwrap();
+        let d = v.pointer(&format!("/decisions/{index}")).unwrap();
         assert_eq!(s(d, "/verdict"), verdict, "{response}");
         let args = d.pointer("/arguments").unwrap();
         if verdict == "deny" {

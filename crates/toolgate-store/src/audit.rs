@@ -206,6 +206,11 @@ pub struct AuditEntry {
     /// text of `{"bytes", "text", "truncated"}` or `{"bytes", "hmac"}` (see
     /// the module's wire format).
     pub refused_arguments: Option<String>,
+    /// Not part of the record: its commit also counts one decided response
+    /// of its session (the count [`crate::Store::count_response`] keeps),
+    /// in the same transaction, so that a response decided without a
+    /// write before it is counted exactly when its record is.
+    pub counts_response: bool,
 }
 
 impl AuditEntry {
@@ -227,7 +232,16 @@ impl AuditEntry {
             note: None,
             risk: None,
             refused_arguments: None,
+            counts_response: false,
         }
+    }
+
+    /// Makes the record's commit count one response of its session (see
+    /// [`AuditEntry::counts_response`]).
+    #[must_use]
+    pub fn counting_response(mut self) -> Self {
+        self.counts_response = true;
+        self
     }
 
     /// Sets the tool's risk tier.

@@ -303,6 +303,18 @@ impl Tx<'_> {
             .checked_add(1)
             .filter(|s| i64::try_from(*s).is_ok())
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+        if entry.counts_response {
+            if let Some(session) = &entry.session {
+                self.tx
+                    .execute(
+                        "INSERT INTO session_responses (session, responses) VALUES ($1, 1) \
+                         ON CONFLICT (session) DO UPDATE \
+                         SET responses = session_responses.responses + 1",
+                        &[session],
+                    )
+                    .map_err(|e| Error::pg("counting a response", e))?;
+            }
+        }
         let hash = audit::chain_hash(&prev, seq, &entry);
         self.head = Some((seq, hash));
         self.pending.push((seq, prev, hash, entry));
@@ -581,6 +593,7 @@ fn record(row: &Row) -> Option<AuditRecord> {
         note: row.try_get(13).ok()?,
         risk: row.try_get(17).ok()?,
         refused_arguments: refused,
+        counts_response: false,
     };
     let seq: i64 = row.try_get(0).ok()?;
     let prev: Vec<u8> = row.try_get(14).ok()?;
@@ -1223,6 +1236,24 @@ impl Store for PgStore {
     fn session(&self, session: &str) -> Result<SessionCounters, Error> {
         self.pool
             .with(|client, p| read_session(client, p, session, false))
+    }
+
+    fn responses(&self, session: &str) -> Result<u64, Error> {
+        self.pool.with(|client, _| {
+            let row = client
+                .query_opt(
+                    "SELECT responses FROM session_responses WHERE session = $1",
+                    &[&session],
+                )
+                .map_err(|e| Error::pg("reading a session's responses", e))?;
+            let n: i64 = match row {
+                Some(r) => r
+                    .try_get(0)
+                    .map_err(|e| Error::pg("reading a session's responses", e))?,
+                None => 0,
+            };
+            Ok(u64::try_from(n).unwrap_or(0))
+        })
     }
 
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {

@@ -305,8 +305,35 @@ struct Tx<'a> {
 
 impl Tx<'_> {
     fn append(&mut self, entry: &AuditEntry) -> Result<AppendReceipt, Error> {
+        if entry.counts_response {
+            if let Some(session) = &entry.session {
+                count_response_in(self.conn, session)?;
+            }
+        }
         self.chain.append(self.conn, entry)
     }
+}
+
+/// Counts one response of `session` in the open transaction; the count.
+fn count_response_in(conn: &Connection, session: &str) -> Result<u64, Error> {
+    let n: i64 = conn
+        .prepare_cached(
+            "INSERT INTO session_responses (session, responses) VALUES (?1, 1) \
+             ON CONFLICT (session) DO UPDATE SET responses = responses + 1 \
+             RETURNING responses",
+        )
+        .and_then(|mut s| s.query_row([session], |r| r.get(0)))
+        .map_err(|e| Error::db("counting a response", e))?;
+    Ok(u64::try_from(n).unwrap_or(0))
+}
+
+/// The responses of `session` counted so far (0 for a new session).
+fn read_responses(conn: &Connection, session: &str) -> Result<u64, Error> {
+    let n: Option<i64> = conn
+        .prepare_cached("SELECT responses FROM session_responses WHERE session = ?1")
+        .and_then(|mut s| s.query_row([session], |r| r.get(0)).optional())
+        .map_err(|e| Error::db("reading a session's responses", e))?;
+    Ok(n.and_then(|n| u64::try_from(n).ok()).unwrap_or(0))
 }
 
 impl SqliteStore {
@@ -1187,18 +1214,12 @@ impl Store for SqliteStore {
     }
 
     fn count_response(&self, session: &str) -> Result<u64, Error> {
-        self.write(|tx| {
-            let n: i64 = tx
-                .conn
-                .prepare_cached(
-                    "INSERT INTO session_responses (session, responses) VALUES (?1, 1) \
-                     ON CONFLICT (session) DO UPDATE SET responses = responses + 1 \
-                     RETURNING responses",
-                )
-                .and_then(|mut s| s.query_row([session], |r| r.get(0)))
-                .map_err(|e| Error::db("counting a response", e))?;
-            Ok(u64::try_from(n).unwrap_or(0))
-        })
+        self.write(|tx| count_response_in(tx.conn, session))
+    }
+
+    fn responses(&self, session: &str) -> Result<u64, Error> {
+        let conn = self.hot_conn()?;
+        read_responses(&conn, session)
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {

@@ -187,6 +187,12 @@ pub trait Store: Send + Sync {
     /// replicas sharing the database) each get their own number.
     fn count_response(&self, session: &str) -> Result<u64, Error>;
 
+    /// How many responses of `session` were counted so far, without
+    /// counting one (a read: see [`Store::quick_reads`]). A response
+    /// decided on this read is counted by its audit record's commit
+    /// ([`AuditEntry::counts_response`]).
+    fn responses(&self, session: &str) -> Result<u64, Error>;
+
     /// Records that the call `call_id` of `session` is allowed: `true` if
     /// it is the first time, `false` if a call with this id was already
     /// allowed in the session (a replay). Atomic like

@@ -9,7 +9,7 @@ mod state;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use toolgate_json::canonical::Digest;
@@ -109,6 +109,9 @@ pub struct StoreGate {
     refused_arguments: RefusedArguments,
     /// Per tool: the property names feedback may show.
     names: HashMap<String, HashSet<String>>,
+    /// Responses decided on the two-phase path whose records are not yet
+    /// committed, per session (see [`StoreGate::decide_unrecorded`]).
+    in_flight: Arc<InFlight>,
 }
 
 impl StoreGate {
@@ -139,6 +142,7 @@ impl StoreGate {
             pending_limits: Self::DEFAULT_PENDING_LIMITS,
             refused_arguments: RefusedArguments::Text,
             names,
+            in_flight: Arc::default(),
         }
     }
 
@@ -200,7 +204,7 @@ impl StoreGate {
     /// decision before returning them. Never fails, never panics.
     pub fn decide_and_record(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
         let now = self.clock.now();
-        let responses = self.store.count_response(&context.session);
+        let responses = self.count_response(context);
         let turn = effective_turn(&responses, context);
         let state = StoreState::new(self.store.as_ref(), context, responses, now);
         let decisions = self.gate.decide(body, format, context, &state);
@@ -210,7 +214,7 @@ impl StoreGate {
     /// [`StoreGate::decide_and_record`] for an envelope already read.
     pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
         let now = self.clock.now();
-        let responses = self.store.count_response(&context.session);
+        let responses = self.count_response(context);
         let turn = effective_turn(&responses, context);
         let state = StoreState::new(self.store.as_ref(), context, responses, now);
         let decisions = self.gate.decide_envelope(envelope, context, &state);
@@ -225,25 +229,55 @@ impl StoreGate {
     /// [`Store::append_deferred`]), then pass the outcome to
     /// [`StoreGate::finish`]; never hand out the decisions before.
     ///
+    /// The response's turn is the store's count read now
+    /// ([`Store::responses`]) plus the responses of the session this gate
+    /// decided on this path whose records are not committed yet, plus one:
+    /// concurrent responses of a session get consecutive turns. The one
+    /// record counts the response in the store as it commits
+    /// ([`AuditEntry::counts_response`]).
+    ///
     /// `None` when the decisions need another write first (a call that
-    /// uses or asks for an approval, a denial or a body refused, which are
-    /// counted, an allowed call that ends a run of rejections): nothing was
-    /// written; call [`StoreGate::decide_and_record`] on a thread that may
-    /// block. Every response is now such a one: the store counts the
-    /// session's responses ([`Store::count_response`], the turn number
-    /// callers cannot set) before the gate decides, a write; so this
-    /// answers `None` without deciding.
+    /// uses or asks for an approval, a call id claimed by an allowed
+    /// non-read call, a denial or a body refused, which are counted, an
+    /// allowed call that ends a run of rejections, a response that is not
+    /// exactly one record): nothing was written; call
+    /// [`StoreGate::decide_and_record`] on a thread that may block.
     pub fn decide_unrecorded(
         &self,
         body: &[u8],
         format: Format,
         context: &Context,
     ) -> Option<Unrecorded> {
-        // Counting the turn is a write that must come before the decision:
-        // two concurrent responses of a session must not both be decided
-        // at one turn.
-        let _ = (body, format, context);
-        None
+        let now = self.clock.now();
+        let (reservation, others) = self.in_flight.reserve(&context.session);
+        let responses = self
+            .store
+            .responses(&context.session)
+            .map(|n| n.saturating_add(others).saturating_add(1));
+        let state = StoreState::new(self.store.as_ref(), context, responses, now).reads_only();
+        let ds = self.gate.decide(body, format, context, &state);
+        if state.wanted_write() || state.has_consecutive_rejections() {
+            return None;
+        }
+        let writes = ds.decisions.iter().any(|d| d.verdict != Verdict::Allow)
+            || (ds.decisions.is_empty() && ds.rejected.is_some());
+        if writes {
+            return None;
+        }
+        let mut unrecorded = self.unrecorded(ds, context, now, state.escalated());
+        let [entry] = std::mem::take(&mut unrecorded.entries).try_into().ok()?;
+        unrecorded.entries = vec![entry.counting_response()];
+        unrecorded.reservation = Some(reservation);
+        Some(unrecorded)
+    }
+
+    /// Counts the response in the store (a write), adding the session's
+    /// responses decided on the two-phase path and not yet committed.
+    fn count_response(&self, context: &Context) -> Result<u64, toolgate_store::Error> {
+        let others = self.in_flight.count(&context.session);
+        self.store
+            .count_response(&context.session)
+            .map(|n| n.saturating_add(others))
     }
 
     /// The decisions of `unrecorded`, once its audit records were
@@ -254,7 +288,10 @@ impl StoreGate {
             decisions: mut ds,
             entries,
             escalated,
+            reservation,
         } = unrecorded;
+        // Committed or not, the response is no longer in flight.
+        drop(reservation);
         if !committed || !entries.is_empty() {
             for d in &mut ds.decisions {
                 self.fail(d);
@@ -393,6 +430,7 @@ impl StoreGate {
             decisions: ds,
             entries,
             escalated,
+            reservation: None,
         }
     }
 
@@ -510,6 +548,61 @@ pub struct Unrecorded {
     decisions: Decisions,
     entries: Vec<AuditEntry>,
     escalated: bool,
+    /// The response's place among its session's responses in flight,
+    /// given up when this is finished or dropped.
+    reservation: Option<Reservation>,
+}
+
+/// Per session, the responses decided on the two-phase path whose records
+/// are not committed yet.
+#[derive(Debug, Default)]
+struct InFlight(Mutex<HashMap<String, u64>>);
+
+impl InFlight {
+    /// Takes a place for one more response of `session`; how many were in
+    /// flight before it.
+    fn reserve(self: &Arc<Self>, session: &str) -> (Reservation, u64) {
+        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = map.entry(session.to_owned()).or_insert(0);
+        let before = *n;
+        *n = n.saturating_add(1);
+        (
+            Reservation {
+                in_flight: Arc::clone(self),
+                session: session.to_owned(),
+            },
+            before,
+        )
+    }
+
+    /// How many responses of `session` are in flight.
+    fn count(&self, session: &str) -> u64 {
+        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        map.get(session).copied().unwrap_or(0)
+    }
+}
+
+/// One response's place in [`InFlight`], given up on drop.
+#[derive(Debug)]
+struct Reservation {
+    in_flight: Arc<InFlight>,
+    session: String,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        let mut map = self
+            .in_flight
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(n) = map.get_mut(&self.session) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                map.remove(&self.session);
+            }
+        }
+    }
 }
 
 impl Unrecorded {

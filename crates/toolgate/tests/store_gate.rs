@@ -449,6 +449,9 @@ impl Store for AuditDown {
     fn count_response(&self, session: &str) -> Result<u64, StoreError> {
         self.inner.count_response(session)
     }
+    fn responses(&self, session: &str) -> Result<u64, StoreError> {
+        self.inner.responses(session)
+    }
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StoreError> {
         self.inner.claim_call(session, call_id)
     }
@@ -615,37 +618,107 @@ fn repeated_rejections_of_one_shape_are_cut_off() {
     assert_eq!(d.decisions[0].verdict, Verdict::Allow);
 }
 
-/// The two-phase path an async service tries first declines every
-/// response now: the store counts the session's responses (the turn number
-/// callers cannot set) before the gate decides, a write. Nothing is written
-/// when it declines, and the one-phase path decides and counts.
+/// Decides with the two-phase path an async service uses: `Some` only when
+/// nothing but the audit record is to be written, whose commit goes through
+/// `append_deferred` (and counts the response).
+fn decide_deferred(g: &StoreGate, c: &Context, calls: &[(&str, &str)]) -> Option<Decisions> {
+    let mut unrecorded = g.decide_unrecorded(&body(calls), Format::Auto, c)?;
+    let entries = unrecorded.take_entries();
+    let mut committed = true;
+    for entry in entries {
+        let (tx, rx) = std::sync::mpsc::channel();
+        g.store()
+            .append_deferred(entry, Box::new(move |r| tx.send(r.is_ok()).unwrap()));
+        committed &= rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    }
+    Some(g.finish(unrecorded, committed))
+}
+
 #[test]
-fn the_two_phase_path_declines_because_every_response_is_counted() {
+fn the_two_phase_path_writes_nothing_but_the_audit_record_and_its_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.db");
     let clock = clock();
     let store = file_store(&path, &clock);
     let g = store_gate(store.clone(), &clock);
     let alice = ctx("alice", "s-1");
+    let records = || store.tail(1000).unwrap().len();
+
+    // An allowed read: decided reading only; its one record, committed by
+    // the committer thread, counts the response.
+    let d = decide_deferred(&g, &alice, &[("search", r#"{"q":"socks"}"#)]).unwrap();
+    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(records(), 1);
+    assert_eq!(store.responses("s-1").unwrap(), 1);
+
+    // Calls that need another write first are left to the one-phase path,
+    // and nothing was written: no approval asked for or used, no call id
+    // claimed, no counter, no record, no response counted.
     for calls in [
-        &[("search", r#"{"q":"socks"}"#)][..],
+        &[("refund", REFUND)][..],
         &[("ping", r#"{"n":1}"#)],
-        &[("refund", REFUND)],
         &[("nope", "{}")],
+        &[("search", r#"{"q":"a"}"#), ("search", r#"{"q":"b"}"#)],
     ] {
-        assert!(g
-            .decide_unrecorded(&body(calls), Format::Auto, &alice)
-            .is_none());
+        assert!(decide_deferred(&g, &alice, calls).is_none(), "{calls:?}");
     }
-    assert!(store.tail(10).unwrap().is_empty());
+    assert_eq!(records(), 1);
+    assert_eq!(store.responses("s-1").unwrap(), 1);
     assert!(store
         .list_approvals(&ApprovalFilter::new())
         .unwrap()
         .is_empty());
-    // Nothing was counted: the one-phase path decides this as the first
-    // response.
-    let d = decide(&g, &alice, &[("search", r#"{"q":"socks"}"#)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
-    assert_eq!(store.count_response("s-1").unwrap(), 2);
+    assert_eq!(store.session("s-1").unwrap().consecutive_rejections, 0);
+
+    // After a rejection, the allowed call that clears it is counted: one-
+    // phase again; once cleared, two-phase.
+    decide(&g, &alice, &[("search", "{}")]);
+    assert!(decide_deferred(&g, &alice, &[("search", r#"{"q":"a"}"#)]).is_none());
+    decide(&g, &alice, &[("search", r#"{"q":"a"}"#)]);
+    assert!(decide_deferred(&g, &alice, &[("search", r#"{"q":"b"}"#)]).is_some());
+    // Every response was counted once: 1 + 2 one-phase + 1.
+    assert_eq!(store.responses("s-1").unwrap(), 4);
     assert!(store.verify().unwrap().is_intact());
+}
+
+#[test]
+fn responses_in_flight_on_the_two_phase_path_take_consecutive_turns() {
+    let clock = clock();
+    let store = memory_store(&clock);
+    let gate = Gate::builder(config().registry().clone())
+        .authorizer(toolgate::danger::NoAuthorization)
+        .max_turns(2)
+        .build()
+        .unwrap();
+    let g = StoreGate::new(gate, store.clone()).with_clock(Arc::new(clock.clone()));
+    let alice = ctx("alice", "s-1");
+    let search = body(&[("search", r#"{"q":"socks"}"#)]);
+    // Two responses decided before either record commits: turns 1 and 2.
+    let first = g.decide_unrecorded(&search, Format::Auto, &alice).unwrap();
+    let second = g.decide_unrecorded(&search, Format::Auto, &alice).unwrap();
+    // A third one while both are in flight is at turn 3, over the limit:
+    // denied, which the one-phase path records.
+    assert!(g.decide_unrecorded(&search, Format::Auto, &alice).is_none());
+    let third = g.decide_and_record(&search, Format::Auto, &alice);
+    assert_eq!(third.decisions[0].verdict, Verdict::Deny);
+    assert_eq!(third.decisions[0].reasons[0].code.as_str(), "loop_limit");
+    // A response given up (the client went away) frees its place; the
+    // committed one is counted by the store.
+    drop(second);
+    let mut first = first;
+    for entry in first.take_entries() {
+        store.append(entry).unwrap();
+    }
+    let first = g.finish(first, true);
+    assert_eq!(first.decisions[0].verdict, Verdict::Allow);
+    // Counted: the first response and the third (one-phase). The next one
+    // is at turn 3: over the limit.
+    assert_eq!(store.responses("s-1").unwrap(), 2);
+    assert_eq!(
+        decide(&g, &alice, &[("search", r#"{"q":"x"}"#)]).decisions[0].verdict,
+        Verdict::Deny
+    );
+    // Another session is not affected.
+    let bob = ctx("bob", "s-2");
+    assert!(g.decide_unrecorded(&search, Format::Auto, &bob).is_some());
 }

@@ -90,6 +90,7 @@ impl RawRecord {
             note: self.note,
             risk: self.risk,
             refused_arguments: self.refused,
+            counts_response: false,
         };
         Some(AuditRecord {
             seq: u64::try_from(self.seq).ok()?,

@@ -1,5 +1,7 @@
 //! The [`StateView`] over a [`Store`], for one decision run.
 
+use std::cell::Cell;
+
 use toolgate_json::canonical::Digest;
 use toolgate_store::{KillMode, SessionCounters, Store, Timestamp};
 
@@ -16,6 +18,10 @@ pub(crate) struct StoreState<'a> {
     /// The session's responses counted by the store, this one included.
     responses: Result<u64, StateError>,
     now: Timestamp,
+    /// Whether writes (using an approval, claiming a call id) are refused
+    /// and noted in `wanted_write`.
+    read_only: bool,
+    wanted_write: Cell<bool>,
 }
 
 impl<'a> StoreState<'a> {
@@ -36,7 +42,31 @@ impl<'a> StoreState<'a> {
             counters,
             responses: responses.map_err(unavailable),
             now,
+            read_only: false,
+            wanted_write: Cell::new(false),
         }
+    }
+
+    /// A view that only reads: a call that needs an approval looked up (and
+    /// so used) or its call id claimed, both writes, fails instead, and
+    /// [`StoreState::wanted_write`] says so; the run must then be redone
+    /// with a writing view.
+    pub(crate) fn reads_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
+    /// Whether a read-only view refused a write.
+    pub(crate) fn wanted_write(&self) -> bool {
+        self.wanted_write.get()
+    }
+
+    fn refuse_write(&self, what: &str) -> Result<(), StateError> {
+        if self.read_only {
+            self.wanted_write.set(true);
+            return Err(StateError::new(format!("{what} is a write")));
+        }
+        Ok(())
     }
 
     /// Whether the session was escalated when the run started (an unreadable
@@ -84,6 +114,7 @@ impl StateView for StoreState<'_> {
         _now: u64,
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
+        self.refuse_write("using an approval")?;
         let used = self
             .store
             .consume(key.user, key.session, key.tool, key.digest, self.now)
@@ -117,6 +148,7 @@ impl StateView for StoreState<'_> {
     /// [`Store::claim_call`]: atomic across threads, processes and
     /// replicas.
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        self.refuse_write("claiming a call id")?;
         self.store.claim_call(session, call_id).map_err(unavailable)
     }
 
