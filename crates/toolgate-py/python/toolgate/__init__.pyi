@@ -219,7 +219,7 @@ class Gate:
     """The gate of a toolgate config."""
 
     @staticmethod
-    def from_config(path: Union[str, os.PathLike[str]], *, store: Union[bool, str, None] = None) -> "Gate":
+    def from_config(path: Union[str, os.PathLike[str]], *, store: Union[bool, str] = True) -> "Gate":
         """Builds the gate as ``toolgate check`` does; raises :class:`ConfigError`."""
     @property
     def has_store(self) -> bool:
