@@ -1238,6 +1238,18 @@ impl Store for PgStore {
             .with(|client, p| read_session(client, p, session, false))
     }
 
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error> {
+        self.pool.with(|client, _| {
+            client
+                .query_opt(
+                    "SELECT 1 FROM allowed_calls WHERE session = $1 AND call_id = $2",
+                    &[&session, &call_id],
+                )
+                .map(|row| row.is_some())
+                .map_err(|e| Error::pg("reading the allowed call ids", e))
+        })
+    }
+
     fn responses(&self, session: &str) -> Result<u64, Error> {
         self.pool.with(|client, _| {
             let row = client

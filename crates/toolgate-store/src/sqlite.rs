@@ -1222,6 +1222,15 @@ impl Store for SqliteStore {
         read_responses(&conn, session)
     }
 
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error> {
+        let conn = self.hot_conn()?;
+        let found: Option<i64> = conn
+            .prepare_cached("SELECT 1 FROM allowed_calls WHERE session = ?1 AND call_id = ?2")
+            .and_then(|mut s| s.query_row([session, call_id], |r| r.get(0)).optional())
+            .map_err(|e| Error::db("reading the allowed call ids", e))?;
+        Ok(found.is_some())
+    }
+
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
         let now = self.clock.now().unix_millis();
         self.write(|tx| {

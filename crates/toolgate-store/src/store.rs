@@ -200,6 +200,11 @@ pub trait Store: Send + Sync {
     /// exactly one gets `true`.
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error>;
 
+    /// Whether the call `call_id` of `session` was already allowed
+    /// ([`Store::claim_call`] returned `true` for it), without claiming it:
+    /// a read.
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error>;
+
     // ---- kill switch ----
 
     /// The kill switch, read afresh from the database.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 mod common;
 
 use common::Db;
-use toolgate_store::{ManualClock, Store, Timestamp};
+use toolgate_store::{AuditEntry, ManualClock, Store, Timestamp, Verdict};
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 
@@ -97,7 +97,43 @@ fn concurrent_claims_of_one_id_let_exactly_one_through(db: &Db) {
     assert_eq!(won.iter().collect::<HashSet<_>>().len(), 4);
 }
 
+fn a_record_that_counts_its_response_counts_it_with_its_commit(db: &Db) {
+    let store = db.open(&ManualClock::new(T0));
+    assert_eq!(store.responses("s-1").unwrap(), 0);
+    let entry = AuditEntry::new(T0, Verdict::Allow).session("s-1");
+    store.append(entry.clone().counting_response()).unwrap();
+    assert_eq!(store.responses("s-1").unwrap(), 1);
+    // A record that does not say so counts nothing; reading counts nothing.
+    store.append(entry.clone()).unwrap();
+    assert_eq!(store.responses("s-1").unwrap(), 1);
+    assert_eq!(store.count_response("s-1").unwrap(), 2);
+    // Through the deferred path too (the committer thread on SQLite).
+    let (tx, rx) = std::sync::mpsc::channel();
+    store.append_deferred(
+        entry.counting_response(),
+        Box::new(move |r| tx.send(r.is_ok()).unwrap()),
+    );
+    assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap());
+    assert_eq!(store.responses("s-1").unwrap(), 3);
+    assert_eq!(store.responses("s-2").unwrap(), 0);
+    // The record is an ordinary one: the chain holds.
+    assert!(store.verify().unwrap().is_intact());
+}
+
+fn an_allowed_call_id_is_known_without_claiming_it(db: &Db) {
+    let store = db.open(&ManualClock::new(T0));
+    assert!(!store.call_allowed("s-1", "call_1").unwrap());
+    assert!(store.claim_call("s-1", "call_1").unwrap());
+    assert!(store.call_allowed("s-1", "call_1").unwrap());
+    assert!(!store.call_allowed("s-2", "call_1").unwrap());
+    assert!(!store.call_allowed("s-1", "call_2").unwrap());
+    // Asking claims nothing.
+    assert!(store.claim_call("s-1", "call_2").unwrap());
+}
+
 on_both_backends!(
+    a_record_that_counts_its_response_counts_it_with_its_commit,
+    an_allowed_call_id_is_known_without_claiming_it,
     responses_are_counted_per_session,
     concurrent_responses_each_get_their_own_turn,
     a_call_id_is_claimed_once_per_session,

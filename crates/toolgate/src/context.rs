@@ -143,6 +143,17 @@ pub trait StateView {
         let _ = (session, call_id);
         Ok(true)
     }
+
+    /// Whether a non-read call with `call_id` was already allowed in
+    /// `session`, without claiming it (a read): the gate asks before
+    /// looking for or asking for an approval, so that a replayed call
+    /// neither uses an approval nor asks a human again. Answers as
+    /// [`StateView::claim_call`] would refuse; the default never sees a
+    /// replay.
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        let _ = (session, call_id);
+        Ok(false)
+    }
 }
 
 /// What an approval carried by the context covers.
@@ -437,6 +448,10 @@ impl StateView for Context {
 
     fn claim_call(&self, _session: &str, call_id: &str) -> Result<bool, StateError> {
         Ok(!self.allowed_calls.iter().any(|c| c == call_id))
+    }
+
+    fn call_allowed(&self, _session: &str, call_id: &str) -> Result<bool, StateError> {
+        Ok(self.allowed_calls.iter().any(|c| c == call_id))
     }
 
     fn rejections(&self, _session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError> {

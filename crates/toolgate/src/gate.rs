@@ -272,6 +272,12 @@ impl Gate {
             Ok(required) => required,
             Err(reason) => return deny(d, vec![reason], Some(extras)),
         };
+        // A replayed call is denied before an approval is used or asked
+        // for: a retrying loop must neither spend a human's approval nor
+        // ask again for a call that already ran.
+        if let Err(reason) = replay_seen(tool.risk(), call.call_id.as_deref(), run) {
+            return deny(d, vec![reason], Some(extras));
+        }
         let outcome = stage::approval::check(required, run.state, &key, run.now, &run.granted);
         // 10. replays: a non-read call is allowed once per call id.
         let replay = |run: &mut Run<'_>| replay_check(tool.risk(), call.call_id.as_deref(), run);
@@ -457,6 +463,30 @@ fn effective_turn(state: &dyn StateView, context: &Context) -> Option<u32> {
     let earlier = state.earlier_responses(&context.session).ok()?;
     let counted = u32::try_from(earlier.saturating_add(1)).unwrap_or(u32::MAX);
     Some(counted.max(context.turn))
+}
+
+/// Denies `replayed_call` a non-read call whose id was already allowed in
+/// the session (earlier in this response, or as the state remembers),
+/// reading only: the check before the approval stage.
+fn replay_seen(
+    risk: crate::registry::Risk,
+    call_id: Option<&str>,
+    run: &Run<'_>,
+) -> Result<(), Reason> {
+    let Some(id) = call_id else {
+        return Ok(());
+    };
+    if risk == crate::registry::Risk::Read {
+        return Ok(());
+    }
+    if run.allowed_ids.iter().any(|a| a == id) {
+        return Err(Reason::whole(Code::ReplayedCall));
+    }
+    match run.state.call_allowed(&run.context.session, id) {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(Reason::whole(Code::ReplayedCall)),
+        Err(_) => Err(Reason::whole(Code::StoreUnavailable)),
+    }
 }
 
 /// Denies `replayed_call` a non-read call whose id was already allowed in

@@ -452,6 +452,9 @@ impl Store for AuditDown {
     fn responses(&self, session: &str) -> Result<u64, StoreError> {
         self.inner.responses(session)
     }
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, StoreError> {
+        self.inner.call_allowed(session, call_id)
+    }
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StoreError> {
         self.inner.claim_call(session, call_id)
     }

@@ -352,6 +352,54 @@ fn a_call_held_for_approval_is_not_a_replay_when_it_comes_back_approved() {
 }
 
 #[test]
+fn a_replayed_held_call_asks_no_human_and_spends_no_approval() {
+    let (_, store) = store_gate();
+    // More turns than the config's five: this session has six responses.
+    let g = StoreGate::new(
+        Gate::builder(config().registry().clone())
+            .max_turns(20)
+            .authorizer(toolgate::danger::NoAuthorization)
+            .build()
+            .unwrap(),
+        Arc::clone(&store),
+    )
+    .with_clock(Arc::new(ManualClock::new(Timestamp::from_unix_seconds(
+        1_767_225_600,
+    ))));
+    let ctx = Context::new("alice", "s-1", 1);
+    let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
+    let id = d.decisions[0].approval.as_deref().unwrap().parse().unwrap();
+    store.approve(id, "bob", "").unwrap();
+    let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    let pending = || {
+        store
+            .list_approvals(&toolgate::store::ApprovalFilter::new())
+            .unwrap()
+            .len()
+    };
+    let before = pending();
+    // The loop sends the same response again: denied at once, no new
+    // approval asked for.
+    let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
+    assert_eq!(codes(&d), [["replayed_call"]]);
+    assert_eq!(pending(), before);
+    // A human approved the same arguments again (say, for a new call):
+    // the replayed id does not spend that approval; a new id uses it.
+    let d = g.decide_and_record(&call("refund", "call_S"), Format::Auto, &ctx);
+    let again = d.decisions[0].approval.as_deref().unwrap().parse().unwrap();
+    store.approve(again, "bob", "").unwrap();
+    let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
+    assert_eq!(codes(&d), [["replayed_call"]]);
+    let d = g.decide_and_record(&call("refund", "call_S"), Format::Auto, &ctx);
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert_eq!(
+        d.decisions[0].approval.as_deref(),
+        Some(again.to_string().as_str())
+    );
+}
+
+#[test]
 fn without_a_store_the_context_names_the_allowed_calls() {
     let g = gate();
     let ctx = Context::from_json(

@@ -147,6 +147,13 @@ impl StateView for StoreState<'_> {
 
     /// [`Store::claim_call`]: atomic across threads, processes and
     /// replicas.
+    /// [`Store::call_allowed`]: a read.
+    fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        self.store
+            .call_allowed(session, call_id)
+            .map_err(unavailable)
+    }
+
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
         self.refuse_write("claiming a call id")?;
         self.store.claim_call(session, call_id).map_err(unavailable)
