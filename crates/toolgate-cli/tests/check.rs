@@ -176,7 +176,10 @@ fn usage_and_config_errors_exit_2() {
         SEARCH,
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("cannot load config"));
+    assert_eq!(
+        text(&out.stderr),
+        "toolgate: error: /nonexistent/toolgate.toml: cannot read the config: No such file or directory (os error 2)\n"
+    );
     let out = check(&["--format", "cohere", "-"], SEARCH);
     assert_eq!(out.status.code(), Some(2));
     let config = shop("toolgate.toml");
