@@ -311,7 +311,9 @@ impl UrlPolicy {
         }
         let bracketed = name.starts_with('[');
         if !bracketed && name.contains(':') {
-            return Err(bad("a port or an unbracketed IPv6 address"));
+            return Err(bad(
+                "a port (ports go in `ports`) or an unbracketed IPv6 address",
+            ));
         }
         let parsed = Url::parse(&format!("http://{name}/")).map_err(|_| bad("not a valid host"))?;
         if parsed.port().is_some() || parsed.path() != "/" {
