@@ -118,7 +118,11 @@ pub fn read_flag_file(flag: &str, path: &PathBuf, limit: usize) -> anyhow::Resul
 
 /// A strict parse error of a file a flag names, in one line: the flag, the
 /// file, the code, line:column, the pointer and what the code means.
-pub fn not_strict_json(flag: &str, path: &std::path::Path, e: &toolgate_json::Error) -> anyhow::Error {
+pub fn not_strict_json(
+    flag: &str,
+    path: &std::path::Path,
+    e: &toolgate_json::Error,
+) -> anyhow::Error {
     anyhow::anyhow!(
         "{flag} `{}` is not strict JSON: {} at {}:{} (`{}`): {}",
         path.display(),

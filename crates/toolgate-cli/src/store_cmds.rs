@@ -111,7 +111,8 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
         }
         Err(e) => {
             let said = crate::report::render(&e);
-            if said.contains("schema is version 0,") || said.contains("unable to open database file")
+            if said.contains("schema is version 0,")
+                || said.contains("unable to open database file")
             {
                 Before::Nothing
             } else {

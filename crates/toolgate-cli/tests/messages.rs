@@ -297,7 +297,13 @@ fn migrate_says_whether_it_created_migrated_or_found_the_schema_current() {
         String::from_utf8(out.stdout).unwrap()
     };
     let first = run(&["migrate", "--store", &url]);
-    assert!(first.starts_with("store schema created: SQLite version "), "{first}");
+    assert!(
+        first.starts_with("store schema created: SQLite version "),
+        "{first}"
+    );
     let second = run(&["migrate", "--store", &url]);
-    assert!(second.starts_with("store schema is current: SQLite version "), "{second}");
+    assert!(
+        second.starts_with("store schema is current: SQLite version "),
+        "{second}"
+    );
 }

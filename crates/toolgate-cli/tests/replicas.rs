@@ -25,8 +25,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use serve_support::{
-    decide_body, first_decision, json_string, search_response, Server, Shop,
-    ADMIN, APPROVER,
+    decide_body, first_decision, json_string, search_response, Server, Shop, ADMIN, APPROVER,
 };
 use toolgate_json::Value;
 

@@ -136,7 +136,6 @@ async fn the_document_covers_every_route() {
     );
 }
 
-
 #[test]
 fn schemathesis_finds_nothing() {
     let found = Command::new("st").arg("--version").output();
