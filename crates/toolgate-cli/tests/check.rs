@@ -283,7 +283,9 @@ fn arguments_are_the_checked_value_and_digest_is_their_digest() {
     let mut handed_on = 0;
     for d in &decisions {
         let verdict = d.pointer("/verdict").unwrap().as_str().unwrap();
-        let args = d.pointer("/arguments").expect("every decision has arguments");
+        let args = d
+            .pointer("/arguments")
+            .expect("every decision has arguments");
         if verdict == "deny" {
             assert!(args.is_null(), "a denied call hands nothing on: {d:?}");
             continue;
