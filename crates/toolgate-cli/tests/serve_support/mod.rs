@@ -383,4 +383,3 @@ pub fn first_decision(r: &Response) -> (String, String, Vec<String>) {
         .collect();
     (s("/call_id"), s("/verdict"), reasons)
 }
-

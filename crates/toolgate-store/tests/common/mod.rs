@@ -25,7 +25,6 @@ pub fn pg_base_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
-
 /// `url` with its database name replaced by `db`.
 pub fn with_dbname(url: &str, db: &str) -> String {
     let (main, query) = match url.split_once('?') {
