@@ -14,6 +14,8 @@
 //!   (`kill_switch()`, `session()`) have two connections of their own, so a
 //!   long listing or scan never holds them up.
 
+/// The room the readiness probe takes for a moment: a large audit record's.
+const PROBE_BYTES: i64 = 4096;
 /// Reader connections per store for lookups, listings and scans.
 const READERS: usize = 4;
 /// Reader connections per store for the reads a decision makes (kill
@@ -443,13 +445,21 @@ impl SqliteStore {
     /// Commits a write to the probe row: the same path as an audit append
     /// (write lock, WAL, shared memory, fsync), so whatever would fail an
     /// append fails this.
+    /// The row first takes [`PROBE_BYTES`] (as much room as a large audit
+    /// record), then its time: a database whose size limit or disk an
+    /// append would overflow fails the probe too.
     fn probe_write(&self) -> Result<(), Error> {
         let now = self.clock.now().unix_millis();
         self.write(|tx| {
+            let db = |e| Error::db("writing the readiness probe", e);
+            tx.conn
+                .prepare_cached("UPDATE probe SET at = zeroblob(?1) WHERE id = 1")
+                .and_then(|mut s| s.execute([PROBE_BYTES]))
+                .map_err(db)?;
             tx.conn
                 .prepare_cached("UPDATE probe SET at = ?1 WHERE id = 1")
                 .and_then(|mut s| s.execute([now]))
-                .map_err(|e| Error::db("writing the readiness probe", e))?;
+                .map_err(db)?;
             Ok(())
         })
     }
