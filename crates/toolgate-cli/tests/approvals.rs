@@ -85,6 +85,18 @@ fn s(v: &Value<'_>, p: &str) -> String {
 
 const REFUND: &str = "responses/openai-refund-needs-approval.json";
 
+/// The refund response with new call ids (`…_{n}`), the same arguments:
+/// a new call, not a replay. Its path.
+fn renamed_calls(db: &Db, n: u32) -> String {
+    let original = std::fs::read_to_string(shop(REFUND)).unwrap();
+    let path = db.path.with_file_name(format!("refund-renamed-{n}.json"));
+    let body = original
+        .replace("call_refund_2", &format!("call_refund_{n}"))
+        .replace("call_order_2", &format!("call_order_{n}"));
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
 #[test]
 fn the_shop_approval_round_trip() {
     let db = fresh_db();
@@ -151,8 +163,16 @@ fn the_shop_approval_round_trip() {
         s(&first, "/decisions/1/digest")
     );
 
-    // 4. A third time: the approval is used; a human is needed again.
-    let (third, code) = check(&db, "context.json", REFUND);
+    // 4. The same response a third time is a replay: denied, no human
+    //    asked (issue 12).
+    let (replayed, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 1);
+    assert_eq!(s(&replayed, "/decisions/1/reasons/0/code"), "replayed_call");
+    assert!(replayed.pointer("/decisions/1/approval").unwrap().is_null());
+    // The same arguments in a new call: the approval is used; a human is
+    // needed again.
+    let new_call = renamed_calls(&db, 3);
+    let (third, code) = check(&db, "context.json", &new_call);
     assert_eq!(code, 1);
     assert_eq!(s(&third, "/decisions/1/verdict"), "needs_approval");
     assert_ne!(s(&third, "/decisions/1/approval"), id);
@@ -167,7 +187,7 @@ fn the_shop_approval_round_trip() {
     let next = s(&third, "/decisions/1/approval");
     let out = toolgate(&["approvals", "deny", &next, "--store", &db.url]);
     assert_eq!(out.status.code(), Some(0));
-    let (fourth, _) = check(&db, "context.json", REFUND);
+    let (fourth, _) = check(&db, "context.json", &renamed_calls(&db, 4));
     assert_eq!(s(&fourth, "/decisions/1/verdict"), "needs_approval");
     let out = toolgate(&["approvals", "show", "999", "--store", &db.url]);
     assert_eq!(out.status.code(), Some(1));
@@ -190,6 +210,9 @@ fn the_shop_approval_round_trip() {
             "approval_used",
             "allow",
             "allow",
+            // The replay: the order read is allowed, the refund denied.
+            "allow",
+            "deny",
             "allow",
             "needs_approval",
             "approval_denied",
@@ -413,7 +436,7 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
     // Revoked: back to a human.
     let out = toolgate(&["approvals", "deny", &id, "--store", &db.url]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let (d, code) = check(&db, "context.json", REFUND);
+    let (d, code) = check(&db, "context.json", &renamed_calls(&db, 9));
     assert_eq!(code, 1);
     assert_eq!(s(&d, "/decisions/1/verdict"), "needs_approval");
     // Out of bounds durations are usage errors.

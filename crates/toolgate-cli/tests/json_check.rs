@@ -101,7 +101,7 @@ fn limits_are_flags_with_ceilings() {
     );
     let out = toolgate(&["json", "check", "--max-depth", "100000", "-"], b"1");
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("`max_depth` must be between 1 and 1024"));
+    assert!(text(&out.stderr).contains("`--max-depth` must be between 1 and 1024"));
 }
 
 #[test]

@@ -283,8 +283,12 @@ fn a_single_use_approval_raced_on_two_replicas_passes_once() {
         });
         let passed = verdicts.iter().filter(|v| *v == "allow").count();
         assert_eq!(passed, 1, "round {round}: {verdicts:?}");
+        // The other finds the approval used (a human again), or, if the
+        // winner's call id was claimed first, a replay (denied).
         assert!(
-            verdicts.iter().any(|v| v == "needs_approval"),
+            verdicts
+                .iter()
+                .any(|v| v == "needs_approval" || v == "deny"),
             "{verdicts:?}"
         );
     }

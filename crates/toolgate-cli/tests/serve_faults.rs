@@ -108,7 +108,9 @@ impl Load {
                 }
             };
             let call = format!("call-{i}");
-            let body = decide_body(&search_response(&call), &format!("load-{}", i % 16));
+            // A session of its own per request: the store counts each
+            // session's turns, and a load run is thousands of them.
+            let body = decide_body(&search_response(&call), &format!("load-{i}"));
             let r = serve_support::request(
                 addr,
                 "POST",
@@ -432,7 +434,8 @@ impl Good {
             let mut i = 0;
             while !s.load(Ordering::SeqCst) {
                 i += 1;
-                let body = decide_body(&search_response(&format!("good-{i}")), "good");
+                let body =
+                    decide_body(&search_response(&format!("good-{i}")), &format!("good-{i}"));
                 match serve_support::request(
                     addr,
                     "POST",
