@@ -49,8 +49,6 @@ fn config_error(what: &str, e: &dyn std::fmt::Display) -> PyErr {
 
 #[pymethods]
 impl Gate {
-    /// from_config(path, *, store=True)
-    ///
     /// The gate of a toolgate config (TOML): its tools, schemas, limits and
     /// authorization (Cedar policies; a config that names none denies every
     /// call ``not_authorized``).
@@ -64,7 +62,7 @@ impl Gate {
     /// written and the context carries the state (kill switch, approvals,
     /// turn), trusted for the turn. Raises :class:`ConfigError`.
     #[staticmethod]
-    #[pyo3(signature = (path, *, store = None))]
+    #[pyo3(signature = (path, *, store = None), text_signature = "(path, *, store=True)")]
     fn from_config(path: PathBuf, store: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let store_url: Option<Option<String>> = match store {
             None => Some(None),
@@ -115,8 +113,6 @@ impl Gate {
         })
     }
 
-    /// decide(raw_body, context, *, format="auto")
-    ///
     /// Decides every tool call in one model response, as the provider sent
     /// it: ``raw_body`` is the raw HTTP body (``bytes``; JSON or an SSE
     /// stream), never a value an SDK has parsed. ``context`` is the request

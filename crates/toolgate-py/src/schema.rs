@@ -130,8 +130,6 @@ impl Schema {
         Ok(Self { inner, options })
     }
 
-    /// validate(data)
-    ///
     /// The violations of ``data`` (an empty list when it is valid). ``data``
     /// is JSON text (``bytes``, ``bytearray``, ``str``), parsed strictly in
     /// Rust and never through Python objects (text that is not strict JSON
@@ -152,8 +150,6 @@ impl Schema {
         })
     }
 
-    /// is_valid(data)
-    ///
     /// Whether ``data`` is valid: ``False`` also for JSON text that is not
     /// strict JSON. ``data`` as for :meth:`validate`.
     fn is_valid(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
