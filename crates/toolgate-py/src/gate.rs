@@ -12,7 +12,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString};
 use toolgate::config::Config;
-use toolgate::{Context, Decisions, Format, StoreGate, StoreOptions};
+#[cfg(feature = "store")]
+use toolgate::{StoreGate, StoreOptions};
+use toolgate::{Context, Decisions, Format};
 use toolgate_json::{canonical, Value};
 
 use crate::convert;
@@ -33,6 +35,7 @@ fn py_repr(s: Option<&str>) -> String {
 /// How decisions are made: over the store, or from the context alone.
 enum Decider {
     Context(toolgate::Gate),
+    #[cfg(feature = "store")]
     Store(StoreGate),
 }
 
@@ -95,6 +98,15 @@ impl Gate {
             .map_err(|e| config_error("cannot build the gate", &e))?;
         let decider = match store_url {
             None => Decider::Context(gate),
+            #[cfg(not(feature = "store"))]
+            Some(_) => {
+                return Err(ConfigError::new_err(
+                    "this toolgate package was built without the store: pass store=False to \
+                     decide in memory, or install it with the store \
+                     (pip install ./crates/toolgate-py -C build-args=\"--features store\")",
+                ))
+            }
+            #[cfg(feature = "store")]
             Some(url) => {
                 let options = StoreOptions::new().escalate_after(gate_config.escalate_after());
                 let url = url.as_deref().unwrap_or(config.store().url());
@@ -163,6 +175,7 @@ impl Gate {
         let body: &[u8] = &body;
         let decisions = py.detach(|| match &self.decider {
             Decider::Context(gate) => gate.decide(body, format, &context, &context),
+            #[cfg(feature = "store")]
             Decider::Store(gate) => gate.decide_and_record(body, format, &context),
         });
         Response::new(py, &decisions)
@@ -171,7 +184,11 @@ impl Gate {
     /// Whether decisions are recorded in a store.
     #[getter]
     fn has_store(&self) -> bool {
-        matches!(self.decider, Decider::Store(_))
+        match self.decider {
+            Decider::Context(_) => false,
+            #[cfg(feature = "store")]
+            Decider::Store(_) => true,
+        }
     }
 }
 

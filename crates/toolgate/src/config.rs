@@ -133,6 +133,20 @@ use toolgate_schema::{Options, Schema};
 
 pub use self::error::{Error, ErrorCode};
 
+/// How a call whose arguments never parsed is audited: `[store]
+/// refused_arguments`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum RefusedArguments {
+    /// `text` (the default): the raw text, at most 4 KiB of it (the
+    /// store's `audit::REFUSED_TEXT_MAX`), and its length.
+    #[default]
+    Text,
+    /// `digest`: only the length and the HMAC-SHA256 under the store's
+    /// redaction key (for tools whose arguments may carry secrets).
+    Digest,
+}
+
 use self::error::{key_at, key_start, Cause};
 use self::import::{json_summary, Imported};
 use self::pointer::PointerError;
@@ -301,14 +315,14 @@ impl GateConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreConfig {
     url: String,
-    refused_arguments: crate::persist::RefusedArguments,
+    refused_arguments: RefusedArguments,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         Self {
             url: DEFAULT_STORE_URL.to_owned(),
-            refused_arguments: crate::persist::RefusedArguments::Text,
+            refused_arguments: RefusedArguments::Text,
         }
     }
 }
@@ -320,7 +334,7 @@ impl StoreConfig {
     }
 
     /// How arguments that never parsed are audited (`refused_arguments`).
-    pub fn refused_arguments(&self) -> crate::persist::RefusedArguments {
+    pub fn refused_arguments(&self) -> RefusedArguments {
         self.refused_arguments
     }
 }
@@ -351,6 +365,7 @@ impl ApprovalsConfig {
     }
 
     /// The caps on unexpired pending approvals per session and per user.
+    #[cfg(feature = "store")]
     pub fn pending_limits(&self) -> toolgate_store::PendingLimits {
         toolgate_store::PendingLimits::new(self.max_pending_per_session, self.max_pending_per_user)
     }
@@ -861,8 +876,8 @@ impl Loader<'_> {
         };
         if let Some(mode) = &raw.store.refused_arguments {
             store.refused_arguments = match mode.get_ref().as_str() {
-                "text" => crate::persist::RefusedArguments::Text,
-                "digest" => crate::persist::RefusedArguments::Digest,
+                "text" => RefusedArguments::Text,
+                "digest" => RefusedArguments::Digest,
                 _ => {
                     return Err(self.at_key(
                         ErrorCode::InvalidValue,

@@ -16,6 +16,7 @@ mod decision;
 pub mod feedback;
 mod fsread;
 mod gate;
+#[cfg(feature = "store")]
 mod persist;
 mod reason;
 pub mod registry;
@@ -37,10 +38,13 @@ pub use crate::context::{
 };
 pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
+pub use crate::config::RefusedArguments;
+#[cfg(feature = "store")]
 pub use crate::persist::{
-    open_config_store, open_store, OpenError, OpenErrorKind, RefusedArguments, StoreGate,
-    StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+    open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
+    Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
 };
 pub use crate::reason::{Code, Reason};
 /// The store crate: audit log, approvals, session counters, kill switch.
+#[cfg(feature = "store")]
 pub use toolgate_store as store;

@@ -25,26 +25,13 @@ use crate::feedback;
 use crate::gate::{collect_property_names, Gate};
 use crate::reason::{Code, Reason};
 
+pub use crate::config::RefusedArguments;
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
 };
 
 use self::state::StoreState;
 
-/// How a call whose arguments never parsed is audited: `[store]
-/// refused_arguments`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum RefusedArguments {
-    /// `text` (the default): the raw text, at most
-    /// [`toolgate_store::audit::REFUSED_TEXT_MAX`] bytes of it, and its
-    /// length.
-    #[default]
-    Text,
-    /// `digest`: only the length and the HMAC-SHA256 under the store's
-    /// redaction key (for tools whose arguments may carry secrets).
-    Digest,
-}
 
 /// The feedback of a denied call in an escalated session: no details.
 pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
