@@ -81,7 +81,10 @@ fn minus_zero_is_written_as_zero() {
     assert_eq!(canon("-5e-324"), "-5e-324");
     assert_eq!(canon("-0.5"), "-0.5");
     assert_eq!(canon("-1"), "-1");
-    assert_eq!(canon("-10000000000000000000000"), "-10000000000000000000000");
+    assert_eq!(
+        canon("-10000000000000000000000"),
+        "-10000000000000000000000"
+    );
 }
 
 /// Plain notation for a decimal point position n in (-6, 21], exponent

@@ -15,7 +15,12 @@ const TABLE: [(Limit, &str, usize, usize); 6] = [
     (Limit::InputBytes, "max_input_bytes", 8 << 20, 1 << 30),
     (Limit::Depth, "max_depth", 64, 1024),
     (Limit::StringBytes, "max_string_bytes", 1 << 20, 1 << 30),
-    (Limit::ObjectMembers, "max_object_members", 10_000, 10_000_000),
+    (
+        Limit::ObjectMembers,
+        "max_object_members",
+        10_000,
+        10_000_000,
+    ),
     (Limit::ArrayItems, "max_array_items", 100_000, 100_000_000),
     (Limit::Values, "max_values", 1_000_000, 100_000_000),
 ];

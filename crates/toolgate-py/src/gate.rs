@@ -12,9 +12,9 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString};
 use toolgate::config::Config;
+use toolgate::{Context, Decisions, Format};
 #[cfg(feature = "store")]
 use toolgate::{StoreGate, StoreOptions};
-use toolgate::{Context, Decisions, Format};
 use toolgate_json::{canonical, Value};
 
 use crate::convert;

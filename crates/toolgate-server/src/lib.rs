@@ -716,10 +716,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
         match &*last {
             Some((at, v)) if at.elapsed() < READY_TTL => *v,
             _ => {
-                let v = state
-                    .blocking(|s| s.ping())
-                    .await
-                    .map_err(|e| e.code());
+                let v = state.blocking(|s| s.ping()).await.map_err(|e| e.code());
                 *last = Some((Instant::now(), v));
                 v
             }
@@ -727,10 +724,8 @@ async fn readyz(State(state): State<AppState>) -> Response {
     };
     match verdict {
         Ok(()) => ok_json("{\"status\":\"ready\"}".to_owned()),
-        Err(code) => {
-            ApiError::store_unavailable(format!("the store cannot take a write: {code}"))
-                .into_response()
-        }
+        Err(code) => ApiError::store_unavailable(format!("the store cannot take a write: {code}"))
+            .into_response(),
     }
 }
 

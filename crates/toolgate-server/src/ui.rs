@@ -485,8 +485,7 @@ async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Res
             let kill = s.kill_switch()?;
             let waiting = ApprovalFilter::new().state(ApprovalState::Pending);
             let pending_total = s.count_approvals(&waiting)?;
-            let pending =
-                s.list_approvals(&waiting.newest_first().limit(PENDING_LIMIT))?;
+            let pending = s.list_approvals(&waiting.newest_first().limit(PENDING_LIMIT))?;
             // The tools as configured now (a reload may have changed them).
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());

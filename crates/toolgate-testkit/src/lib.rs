@@ -41,7 +41,8 @@ pub fn shared_dir(manifest_dir: &str) -> Result<PathBuf, String> {
 pub const CORPORA_ENV: &str = "TOOLGATE_CORPORA";
 
 /// What to do when the corpora cannot be found.
-pub const CORPORA_HELP: &str = "the conformance corpora (JSONTestSuite, JSON-Schema-Test-Suite) are \
+pub const CORPORA_HELP: &str =
+    "the conformance corpora (JSONTestSuite, JSON-Schema-Test-Suite) are \
 needed: put `../shared/corpora` beside the checkout, or run `scripts/fetch-corpora.sh DIR` \
 and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\")";
 
@@ -119,7 +120,10 @@ pub fn external_required() -> bool {
 /// # Panics
 ///
 /// Under `TOOLGATE_REQUIRE_EXTERNAL=1`, always: that is how CI fails.
-#[expect(clippy::panic, reason = "failing the test is this function's job in CI")]
+#[expect(
+    clippy::panic,
+    reason = "failing the test is this function's job in CI"
+)]
 pub fn skip(reason: &str) {
     if external_required() {
         panic!("{reason} (TOOLGATE_REQUIRE_EXTERNAL=1: this test must run)");

@@ -40,7 +40,13 @@ fn tree(dir: &Path) -> Vec<PathBuf> {
 
 fn same_trees(a: &Path, b: &Path) {
     let (ta, tb) = (tree(a), tree(b));
-    assert_eq!(ta, tb, "{} and {} hold different files", a.display(), b.display());
+    assert_eq!(
+        ta,
+        tb,
+        "{} and {} hold different files",
+        a.display(),
+        b.display()
+    );
     for rel in ta {
         assert!(
             std::fs::read(a.join(&rel)).unwrap() == std::fs::read(b.join(&rel)).unwrap(),
@@ -125,11 +131,7 @@ fn the_fetch_script_lays_out_what_the_tests_read() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for part in [
-        "JSONTestSuite",
-        "JSON-Schema-Test-Suite",
-        "extra",
-    ] {
+    for part in ["JSONTestSuite", "JSON-Schema-Test-Suite", "extra"] {
         same_trees(&c.join(part), &dest.join(part));
     }
     // A second run refuses to mix into the folder it filled.

@@ -32,13 +32,13 @@ pub use crate::adapter::{
 };
 pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
 pub use crate::authz::CedarAuthorizer;
+pub use crate::config::RefusedArguments;
 pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
     KillSwitch, Rejection, StateError, StateView,
 };
 pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
 pub use crate::gate::{Gate, GateBuilder, GateError};
-pub use crate::config::RefusedArguments;
 #[cfg(feature = "store")]
 pub use crate::persist::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,

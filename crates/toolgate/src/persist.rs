@@ -25,13 +25,12 @@ use crate::feedback;
 use crate::gate::{collect_property_names, Gate};
 use crate::reason::{Code, Reason};
 
-pub use crate::config::RefusedArguments;
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
 };
+pub use crate::config::RefusedArguments;
 
 use self::state::StoreState;
-
 
 /// The feedback of a denied call in an escalated session: no details.
 pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
