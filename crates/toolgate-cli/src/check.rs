@@ -174,12 +174,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let gate_config = config.gate();
-    let mut builder = Gate::builder(config.registry().clone())
-        .adapter_options(gate_config.adapter_options())
-        .max_turns(gate_config.max_turns())
-        .max_calls_per_response(
-            usize::try_from(gate_config.max_calls_per_response()).unwrap_or(usize::MAX),
-        );
+    let mut builder = Gate::builder(config.registry().clone()).gate_config(gate_config);
     if args.no_authorization {
         builder = builder.authorizer(toolgate::danger::NoAuthorization);
     } else {
@@ -196,12 +191,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             args.store.as_deref(),
             toolgate::StoreOptions::new(),
         )?;
-        Decider::Store(
-            StoreGate::new(gate, store)
-                .with_approval_expiry(config.approvals().expiry())
-                .with_pending_limits(config.approvals().pending_limits())
-                .with_refused_arguments(config.store().refused_arguments()),
-        )
+        Decider::Store(StoreGate::new(gate, store).configured(&config))
     };
 
     let mut stdout = std::io::stdout().lock();

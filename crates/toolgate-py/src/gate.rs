@@ -88,11 +88,7 @@ impl Gate {
         let authorizer = toolgate::authz::from_config(&config)
             .map_err(|e| config_error("cannot load the authorization policies", &e))?;
         let gate = toolgate::Gate::builder(config.registry().clone())
-            .adapter_options(gate_config.adapter_options())
-            .max_turns(gate_config.max_turns())
-            .max_calls_per_response(
-                usize::try_from(gate_config.max_calls_per_response()).unwrap_or(usize::MAX),
-            )
+            .gate_config(gate_config)
             .authorizer(authorizer)
             .build()
             .map_err(|e| config_error("cannot build the gate", &e))?;
@@ -112,11 +108,7 @@ impl Gate {
                 let url = url.as_deref().unwrap_or(config.store().url());
                 let store = toolgate::open_store(url, config.base_dir(), options)
                     .map_err(|e| config_error("cannot open the store", &e))?;
-                Decider::Store(
-                    StoreGate::new(gate, store)
-                        .with_approval_expiry(config.approvals().expiry())
-                        .with_pending_limits(config.approvals().pending_limits()),
-                )
+                Decider::Store(StoreGate::new(gate, store).configured(&config))
             }
         };
         Ok(Self {

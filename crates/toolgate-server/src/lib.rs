@@ -160,10 +160,7 @@ impl AppState {
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
         let gate = live::gate_from_config(config)?;
         let store = toolgate::open_config_store(config, toolgate::StoreOptions::new())?;
-        let gate = StoreGate::new(gate, store)
-            .with_approval_expiry(config.approvals().expiry())
-            .with_pending_limits(config.approvals().pending_limits())
-            .with_refused_arguments(config.store().refused_arguments());
+        let gate = StoreGate::new(gate, store).configured(config);
         let mut state = Self::new(gate, config.server());
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
             inner.source = Some(live::Source {

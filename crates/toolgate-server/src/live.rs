@@ -92,9 +92,7 @@ pub fn gate_from_config(config: &Config) -> Result<Gate, BuildError> {
     let g = config.gate();
     let authorizer = toolgate::authz::from_config(config)?;
     let gate = Gate::builder(config.registry().clone())
-        .adapter_options(g.adapter_options())
-        .max_turns(g.max_turns())
-        .max_calls_per_response(usize::try_from(g.max_calls_per_response()).unwrap_or(usize::MAX))
+        .gate_config(g)
         .authorizer(authorizer)
         .build()?;
     Ok(gate)
@@ -122,10 +120,7 @@ fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize),
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;
     let tools = gate.registry().len();
-    let gate = StoreGate::new(gate, store)
-        .with_approval_expiry(config.approvals().expiry())
-        .with_pending_limits(config.approvals().pending_limits())
-        .with_refused_arguments(config.store().refused_arguments());
+    let gate = StoreGate::new(gate, store).configured(&config);
     Ok((gate, tools))
 }
 

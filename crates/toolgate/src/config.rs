@@ -364,10 +364,14 @@ impl ApprovalsConfig {
         std::time::Duration::from_secs(self.expiry_seconds)
     }
 
-    /// The caps on unexpired pending approvals per session and per user.
-    #[cfg(feature = "store")]
-    pub fn pending_limits(&self) -> toolgate_store::PendingLimits {
-        toolgate_store::PendingLimits::new(self.max_pending_per_session, self.max_pending_per_user)
+    /// The cap on unexpired pending approvals per session.
+    pub fn max_pending_per_session(&self) -> u32 {
+        self.max_pending_per_session
+    }
+
+    /// The cap on unexpired pending approvals per user.
+    pub fn max_pending_per_user(&self) -> u32 {
+        self.max_pending_per_user
     }
 }
 

@@ -338,6 +338,17 @@ impl GateBuilder {
         self
     }
 
+    /// The config's `[gate]` table: how bodies are read, the turn cap and
+    /// the calls per response (the authorizer and resolver stay the
+    /// caller's choice).
+    pub fn gate_config(self, config: &crate::config::GateConfig) -> Self {
+        self.adapter_options(config.adapter_options())
+            .max_turns(config.max_turns())
+            .max_calls_per_response(
+                usize::try_from(config.max_calls_per_response()).unwrap_or(usize::MAX),
+            )
+    }
+
     /// How bodies are read (the parser's limits for the body, stream bounds).
     pub fn adapter_options(mut self, options: AdapterOptions) -> Self {
         self.adapter = options;

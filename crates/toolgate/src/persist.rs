@@ -132,6 +132,21 @@ impl StoreGate {
         }
     }
 
+    /// The config's settings for the state: `[approvals]` (expiry, caps on
+    /// waiting approvals) and `[store] refused_arguments`. Every surface
+    /// that builds a store gate from a config (`check`, `serve`, its
+    /// reload, the Python package) sets them here, alike.
+    #[must_use]
+    pub fn configured(self, config: &crate::config::Config) -> Self {
+        let approvals = config.approvals();
+        self.with_approval_expiry(approvals.expiry())
+            .with_pending_limits(PendingLimits::new(
+                approvals.max_pending_per_session(),
+                approvals.max_pending_per_user(),
+            ))
+            .with_refused_arguments(config.store().refused_arguments())
+    }
+
     /// How long a pending approval (and so the approval granted on it)
     /// stays usable after the call that asked for it.
     #[must_use]
