@@ -275,12 +275,13 @@ impl Gate {
         // A replayed call is denied before an approval is used or asked
         // for: a retrying loop must neither spend a human's approval nor
         // ask again for a call that already ran.
-        if let Err(reason) = replay_seen(tool.risk(), call.call_id.as_deref(), run) {
+        let replay_id = replay_id(tool.risk(), call.call_id.as_deref());
+        if let Err(reason) = replay_seen(replay_id, run) {
             return deny(d, vec![reason], Some(extras));
         }
         let outcome = stage::approval::check(required, run.state, &key, run.now, &run.granted);
         // 10. replays: a non-read call is allowed once per call id.
-        let replay = |run: &mut Run<'_>| replay_check(tool.risk(), call.call_id.as_deref(), run);
+        let replay = |run: &mut Run<'_>| claim(replay_id, run);
         match outcome {
             Outcome::NotRequired => match replay(run) {
                 Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
@@ -476,20 +477,20 @@ fn effective_turn(state: &dyn StateView, context: &Context) -> Option<u32> {
     Some(counted.max(context.turn))
 }
 
-/// Denies `replayed_call` a non-read call whose id was already allowed in
-/// the session (earlier in this response, or as the state remembers),
-/// reading only: the check before the approval stage.
-fn replay_seen(
-    risk: crate::registry::Risk,
-    call_id: Option<&str>,
-    run: &Run<'_>,
-) -> Result<(), Reason> {
-    let Some(id) = call_id else {
+/// The id a call is judged by for replays: a non-read call's provider id.
+/// Read tools are exempt, and a call without an id cannot be told from a
+/// new one.
+fn replay_id(risk: crate::registry::Risk, call_id: Option<&str>) -> Option<&str> {
+    call_id.filter(|_| risk != crate::registry::Risk::Read)
+}
+
+/// Denies `replayed_call` a call whose id was already allowed in the
+/// session (earlier in this response, or as the state remembers), reading
+/// only: the check before the approval stage.
+fn replay_seen(id: Option<&str>, run: &Run<'_>) -> Result<(), Reason> {
+    let Some(id) = id else {
         return Ok(());
     };
-    if risk == crate::registry::Risk::Read {
-        return Ok(());
-    }
     if run.allowed_ids.iter().any(|a| a == id) {
         return Err(Reason::whole(Code::ReplayedCall));
     }
@@ -500,24 +501,12 @@ fn replay_seen(
     }
 }
 
-/// Denies `replayed_call` a non-read call whose id was already allowed in
-/// the session (earlier in this response, or as the state remembers), and
-/// otherwise records the id as allowed. Calls without an id cannot be told
-/// from new ones and pass; read tools are exempt.
-fn replay_check(
-    risk: crate::registry::Risk,
-    call_id: Option<&str>,
-    run: &mut Run<'_>,
-) -> Result<(), Reason> {
-    let Some(id) = call_id else {
+/// Records a call about to be allowed as allowed (after [`replay_seen`]);
+/// a concurrent decision that claimed the id first makes this one a replay.
+fn claim(id: Option<&str>, run: &mut Run<'_>) -> Result<(), Reason> {
+    let Some(id) = id else {
         return Ok(());
     };
-    if risk == crate::registry::Risk::Read {
-        return Ok(());
-    }
-    if run.allowed_ids.iter().any(|a| a == id) {
-        return Err(Reason::whole(Code::ReplayedCall));
-    }
     match run.state.claim_call(&run.context.session, id) {
         Ok(true) => {
             run.allowed_ids.push(id.to_owned());
