@@ -11,31 +11,19 @@
     reason = "test code"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use sha2::{Digest as _, Sha256};
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::{app, AppState};
 use tower::ServiceExt as _;
 
-const AGENT: &str = "agent-secret";
-const APPROVER: &str = "approver-secret";
-const ADMIN: &str = "admin-secret";
+mod shop_copy;
 
-fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
-
-fn sha(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+use shop_copy::{shop, with_test_server, ADMIN, AGENT, APPROVER};
 
 /// The shop's config with its store in `dir`, the three tokens (the
 /// agent's with `agent_extra` in its table), and `extra` appended (tables
@@ -47,24 +35,7 @@ fn config(dir: &Path, server_extra: &str, agent_extra: &str, extra: &str) -> Con
         "url = \"sqlite://toolgate.db\"",
         &format!("url = \"sqlite://{}\"", db.display()),
     );
-    let start = text.find("[server]").unwrap();
-    let end = text.find("[authorization]").unwrap();
-    let mut text = format!(
-        "{}[server]\nlisten = \"127.0.0.1:0\"\n{server_extra}\n\n{}",
-        &text[..start],
-        &text[end..]
-    );
-    for (token, role) in [(AGENT, "agent"), (APPROVER, "approver"), (ADMIN, "admin")] {
-        text.push_str(&format!(
-            "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
-            sha(token)
-        ));
-        if role == "agent" {
-            text.push_str(agent_extra);
-            text.push('\n');
-        }
-    }
-    text.push_str(extra);
+    let text = with_test_server(&text, server_extra, agent_extra, extra);
     Config::parse(&text, shop().join("toolgate.toml")).unwrap()
 }
 

@@ -1,6 +1,7 @@
 //! The shop example copied into a temporary folder, with its store there
 //! and three bearer tokens (one per role), for tests that edit or reload
 //! the config.
+#![allow(dead_code, reason = "each test file uses a part of it")]
 
 use std::path::{Path, PathBuf};
 
@@ -41,10 +42,18 @@ pub fn write_shop(dir: &Path) -> PathBuf {
     copy_dir(&shop(), dir);
     let path = dir.join("toolgate.toml");
     let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, with_test_server(&text, "", "", "")).unwrap();
+    path
+}
+
+/// A shop config `text` with this test's `[server]` table (`server_extra`
+/// in it), the three tokens (the agent's table with `agent_extra`), and
+/// `extra` appended (tables of its own).
+pub fn with_test_server(text: &str, server_extra: &str, agent_extra: &str, extra: &str) -> String {
     let start = text.find("[server]").unwrap();
     let end = text.find("[authorization]").unwrap();
     let mut text = format!(
-        "{}[server]\nlisten = \"127.0.0.1:0\"\n\n{}",
+        "{}[server]\nlisten = \"127.0.0.1:0\"\n{server_extra}\n\n{}",
         &text[..start],
         &text[end..]
     );
@@ -53,7 +62,11 @@ pub fn write_shop(dir: &Path) -> PathBuf {
             "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
             hex(token)
         ));
+        if role == "agent" && !agent_extra.is_empty() {
+            text.push_str(agent_extra);
+            text.push('\n');
+        }
     }
-    std::fs::write(&path, text).unwrap();
-    path
+    text.push_str(extra);
+    text
 }
