@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolgate::config::Config;
-use toolgate::store::{Durability, SqliteOptions, Store};
-use toolgate::{Context, Format, Gate, StoreGate, Verdict};
+use toolgate::{Context, Format, Gate, Verdict};
+use toolgate_store::StoreGate;
+use toolgate_store::{Durability, SqliteOptions, Store};
 
 const BODY: &[u8] = br#"{"id":"chatcmpl-bench","object":"chat.completion","created":1767225600,"model":"gpt-4.1","choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"query\":\"waterproof hiking boots\",\"limit\":5}"}}]}}]}"#;
 

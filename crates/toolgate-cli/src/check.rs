@@ -11,7 +11,7 @@
 //! # State
 //!
 //! By default the state lives in the config's store (`[store] url`, or
-//! `--store URL`; see `toolgate::StoreGate`): the kill switch, approvals and
+//! `--store URL`; see `toolgate_store::StoreGate`): the kill switch, approvals and
 //! session counters come from it, every decision is audited in it before it
 //! is printed, a call that needs approval gets a pending approval (its id in
 //! the table and in `approval`), an approved call uses its approval once, and
@@ -88,8 +88,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, StoreGate, Verdict};
+use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, Verdict};
 use toolgate_json::{canonical, Value};
+use toolgate_store::StoreGate;
 
 use crate::json_check::read_input;
 
@@ -189,7 +190,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let store = crate::store_cmds::open(
             Some(&config),
             args.store.as_deref(),
-            toolgate::StoreOptions::new(),
+            toolgate_store::StoreOptions::new(),
         )?;
         Decider::Store(StoreGate::new(gate, store).configured(&config))
     };

@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::store::{
+use toolgate_store::StoreOptions;
+use toolgate_store::{
     Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditRecord, ErrorCode, KillMode,
     KillSwitchState, Store, Timestamp,
 };
-use toolgate::StoreOptions;
 
 /// Where the store is: `--config` or `--store`.
 #[derive(Debug, Clone, clap::Args)]
@@ -75,10 +75,10 @@ fn open_advised(
         ),
         None => (url.unwrap_or_default(), PathBuf::from("."), options),
     };
-    toolgate::open_store(url, &base, options).map_err(|e| {
+    toolgate_store::open_store(url, &base, options).map_err(|e| {
         let err = anyhow::Error::new(e.clone());
-        let shared = toolgate::StoreUrl::parse(url, &base).is_ok_and(|u| u.is_shared());
-        match e.store_error().map(toolgate::store::Error::code) {
+        let shared = toolgate_store::StoreUrl::parse(url, &base).is_ok_and(|u| u.is_shared());
+        match e.store_error().map(toolgate_store::Error::code) {
             _ if !advise => err.context("cannot open the store"),
             Some(ErrorCode::Unavailable) if shared => err.context(
                 "the PostgreSQL store cannot be reached or is not prepared (`toolgate migrate` prepares it)",
@@ -132,9 +132,9 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let (kind, version) = if shared {
-        ("PostgreSQL", toolgate::store::PG_SCHEMA_VERSION)
+        ("PostgreSQL", toolgate_store::PG_SCHEMA_VERSION)
     } else {
-        ("SQLite", toolgate::store::SCHEMA_VERSION)
+        ("SQLite", toolgate_store::SCHEMA_VERSION)
     };
     let said = match before {
         Before::Current => "store schema is current",

@@ -511,7 +511,7 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
         out,
         format!(
             "store schema created: PostgreSQL version {}\n",
-            toolgate::store::PG_SCHEMA_VERSION
+            toolgate_store::PG_SCHEMA_VERSION
         )
     );
     // Twice is fine, and says there was nothing to do.
@@ -521,7 +521,7 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
         out,
         format!(
             "store schema is current: PostgreSQL version {}\n",
-            toolgate::store::PG_SCHEMA_VERSION
+            toolgate_store::PG_SCHEMA_VERSION
         )
     );
     assert_eq!(shop.verify(), 0);

@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString};
 use toolgate::config::Config;
 use toolgate::{Context, Decisions, Format};
-#[cfg(feature = "store")]
-use toolgate::{StoreGate, StoreOptions};
 use toolgate_json::{canonical, Value};
+#[cfg(feature = "store")]
+use toolgate_store::{StoreGate, StoreOptions};
 
 use crate::convert;
 
@@ -106,7 +106,7 @@ impl Gate {
             Some(url) => {
                 let options = StoreOptions::new().escalate_after(gate_config.escalate_after());
                 let url = url.as_deref().unwrap_or(config.store().url());
-                let store = toolgate::open_store(url, config.base_dir(), options)
+                let store = toolgate_store::open_store(url, config.base_dir(), options)
                     .map_err(|e| config_error("cannot open the store", &e))?;
                 Decider::Store(StoreGate::new(gate, store).configured(&config))
             }

@@ -16,7 +16,7 @@ use axum::http::request::Parts;
 use axum::http::{header, StatusCode};
 use sha2::{Digest as _, Sha256};
 use toolgate::config::{ServerRole, ServerToken};
-use toolgate::store::{AuditEntry, Verdict};
+use toolgate_store::{AuditEntry, Verdict};
 
 use crate::error::ApiError;
 use crate::AppState;

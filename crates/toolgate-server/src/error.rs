@@ -102,9 +102,9 @@ impl ApiError {
     }
 }
 
-impl From<toolgate::store::Error> for ApiError {
-    fn from(e: toolgate::store::Error) -> Self {
-        use toolgate::store::ErrorCode;
+impl From<toolgate_store::Error> for ApiError {
+    fn from(e: toolgate_store::Error) -> Self {
+        use toolgate_store::ErrorCode;
         match e.code() {
             ErrorCode::NotFound => Self::not_found(e.message().to_owned()),
             ErrorCode::Conflict => Self::new(StatusCode::CONFLICT, "conflict", e.message()),

@@ -3,7 +3,7 @@
 //! [`app`] builds the [`axum::Router`]; [`serve`] runs it on a listener with
 //! graceful shutdown. Handlers are thin: an extractor checks the bearer
 //! token and role ([`auth`]) and reads the body strictly ([`extract`]), the
-//! handler calls the [`toolgate::StoreGate`] or the store on a blocking
+//! handler calls the [`toolgate_store::StoreGate`] or the store on a blocking
 //! thread, and [`wire`] writes the answer.
 //!
 //! | route | roles | answer |
@@ -78,10 +78,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 use toolgate::config::{Config, ServerConfig, ServerToken};
-use toolgate::store::{
+use toolgate_store::StoreGate;
+use toolgate_store::{
     ApprovalFilter, ApprovalId, ApprovalState, AuditFilter, Store, Timestamp, Verdict,
 };
-use toolgate::StoreGate;
 
 use crate::auth::{Admin, Agent, Approver, Waiter};
 use crate::error::{json_response, ApiError};
@@ -159,7 +159,7 @@ impl AppState {
     /// `POST /v1/reload` re-reads the config's file ([`Config::path`]).
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
         let gate = live::gate_from_config(config)?;
-        let store = toolgate::open_config_store(config, toolgate::StoreOptions::new())?;
+        let store = toolgate_store::open_config_store(config, toolgate_store::StoreOptions::new())?;
         let gate = StoreGate::new(gate, store).configured(config);
         let mut state = Self::new(gate, config.server());
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
@@ -194,7 +194,7 @@ impl AppState {
     /// Runs `f` on the store on a blocking thread.
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&dyn Store) -> Result<T, toolgate::store::Error> + Send + 'static,
+        f: impl FnOnce(&dyn Store) -> Result<T, toolgate_store::Error> + Send + 'static,
     ) -> Result<T, ApiError> {
         let store = self.store();
         tokio::task::spawn_blocking(move || f(store.as_ref()))
@@ -330,8 +330,8 @@ pub async fn shutdown_signal() {
 /// The time now, by the system clock (for records the service writes
 /// itself).
 pub(crate) fn now() -> Timestamp {
-    use toolgate::store::Clock as _;
-    toolgate::store::SystemClock::new().now()
+    use toolgate_store::Clock as _;
+    toolgate_store::SystemClock::new().now()
 }
 
 fn ok_json(body: String) -> Response {
@@ -378,7 +378,7 @@ async fn decide(
 /// store's committer thread answers); falls back to a blocking thread when
 /// the decision needs other writes first or several records.
 async fn decide_here(
-    gate: Arc<toolgate::StoreGate>,
+    gate: Arc<toolgate_store::StoreGate>,
     request: wire::DecideRequest,
 ) -> Result<toolgate::Decisions, ApiError> {
     let Some(mut unrecorded) =
@@ -387,7 +387,7 @@ async fn decide_here(
         return decide_blocking(gate, request).await;
     };
     let entries = unrecorded.take_entries();
-    let committed = match <[toolgate::store::AuditEntry; 1]>::try_from(entries) {
+    let committed = match <[toolgate_store::AuditEntry; 1]>::try_from(entries) {
         Ok([entry]) => {
             let (tx, rx) = tokio::sync::oneshot::channel();
             gate.store().append_deferred(
@@ -414,7 +414,7 @@ async fn decide_here(
 
 /// Decides and records on a blocking thread.
 async fn decide_blocking(
-    gate: Arc<toolgate::StoreGate>,
+    gate: Arc<toolgate_store::StoreGate>,
     request: wire::DecideRequest,
 ) -> Result<toolgate::Decisions, ApiError> {
     tokio::task::spawn_blocking(move || {

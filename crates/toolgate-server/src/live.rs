@@ -20,9 +20,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use toolgate::config::Config;
-use toolgate::store::{AuditEntry, Store, Verdict};
-use toolgate::{Gate, StoreGate};
+use toolgate::Gate;
 use toolgate_json::{canonical, Number, Object, Value};
+use toolgate_store::StoreGate;
+use toolgate_store::{AuditEntry, Store, Verdict};
 
 use crate::auth::Admin;
 use crate::error::{json_response, ApiError};
@@ -152,7 +153,7 @@ pub(crate) async fn reload(
         };
         // The record first: a swap that cannot be recorded does not happen.
         store.append(entry)?;
-        Ok::<_, toolgate::store::Error>(built.map(|(gate, tools)| {
+        Ok::<_, toolgate_store::Error>(built.map(|(gate, tools)| {
             inner.gate.replace(gate);
             tools
         }))

@@ -17,9 +17,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use toolgate::sanitize::FindingCode;
-use toolgate::store::{ApprovalState, KillMode};
 use toolgate::Format;
 use toolgate_json::{canonical, Number, Object, Value};
+use toolgate_store::{ApprovalState, KillMode};
 
 use crate::error::json_response;
 use crate::AppState;

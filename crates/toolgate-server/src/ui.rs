@@ -67,11 +67,11 @@ use axum::routing::{get, post};
 use axum::Router;
 use sha2::{Digest as _, Sha256};
 use toolgate::config::ServerRole;
-use toolgate::store::{
+use toolgate_json::{canonical, Object, Value};
+use toolgate_store::{
     Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditFilter, Store, Timestamp,
     Verdict,
 };
-use toolgate_json::{canonical, Object, Value};
 
 use crate::auth::{audit_refusal, authenticate, Caller};
 use crate::error::{json_response, ApiError};
@@ -455,7 +455,7 @@ async fn logout(
 fn asked_record(
     store: &dyn Store,
     a: &Approval,
-) -> Result<Option<AuditEntry>, toolgate::store::Error> {
+) -> Result<Option<AuditEntry>, toolgate_store::Error> {
     let since = a.created_at.saturating_sub(RECORD_SLACK);
     let mut filter = AuditFilter::new()
         .user(a.user.clone())

@@ -3,9 +3,9 @@
 
 use std::borrow::Cow;
 
-use toolgate::store::{Approval, AuditEntry, AuditRecord, KillMode, KillSwitchState};
 use toolgate::{Context, Decisions, Format};
 use toolgate_json::{canonical, Number, Object, Value};
+use toolgate_store::{Approval, AuditEntry, AuditRecord, KillMode, KillSwitchState};
 
 use crate::error::ApiError;
 

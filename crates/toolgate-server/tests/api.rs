@@ -18,10 +18,10 @@ use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
 use toolgate::config::Config;
-use toolgate::store::{SqliteOptions, Store};
-use toolgate::StoreGate;
 use toolgate_json::Value;
 use toolgate_server::{app, AppState};
+use toolgate_store::StoreGate;
+use toolgate_store::{SqliteOptions, Store};
 use tower::ServiceExt as _;
 
 mod shop_copy;

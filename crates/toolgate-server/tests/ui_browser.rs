@@ -26,9 +26,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use toolgate::config::Config;
-use toolgate::store::{AuditFilter, SqliteOptions, Store as _, Verdict};
 use toolgate_json::Value;
 use toolgate_server::AppState;
+use toolgate_store::{AuditFilter, SqliteOptions, Store as _, Verdict};
 
 const AGENT: &str = "agent-demo-token";
 const APPROVER: &str = "approver-demo-token";

@@ -24,6 +24,12 @@
 //! - [`SessionCounters`] count turns, calls and rejections and escalate a
 //!   session after repeated rejections; [`KillSwitchState`] stops writes or
 //!   everything, in every process sharing the store.
+//! - [`StoreGate`] puts a [`toolgate::Gate`] on a store: its state view
+//!   reads the kill switch, session counters and approvals from the store,
+//!   and every decision is audited before it is returned. Build it from a
+//!   config with [`open_config_store`] and [`StoreGate::configured`]. The
+//!   gate itself knows no database: this crate depends on it, never the
+//!   other way.
 //! - Times are [`Timestamp`]s (Unix milliseconds) passed by the caller or
 //!   read from the store's [`Clock`] ([`SystemClock`], [`ManualClock`]).
 //!
@@ -65,6 +71,7 @@ pub mod audit;
 mod error;
 mod group;
 mod kill;
+mod persist;
 mod pg;
 mod session;
 mod sqlite;
@@ -83,6 +90,10 @@ pub use crate::{
     },
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},
+    persist::{
+        open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
+        Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+    },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},

@@ -9,6 +9,12 @@ use toolgate_json::canonical::Digest;
 use crate::adapter::{Finish, Format};
 use crate::reason::Reason;
 
+/// The feedback of a denied call in an escalated session: no details.
+pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
+/// The feedback of a held call in an escalated session: no details.
+pub const ESCALATED_HOLD_FEEDBACK: &str =
+    "held by toolgate for human approval; do not retry this call";
+
 /// The verdict on one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Verdict {
@@ -82,7 +88,7 @@ pub struct Decision {
     /// `canonical_args` (they did not parse; or an unknown tool, a response
     /// denied as a whole): the arguments as received (a string's text, an
     /// inline value's canonical text), for the audit log
-    /// ([`crate::StoreGate`] records a bounded copy). Never run a tool with
+    /// (`toolgate_store::StoreGate` records a bounded copy). Never run a tool with
     /// it, never show it to the model.
     pub received_arguments: Option<String>,
 }
@@ -106,6 +112,30 @@ impl Decision {
             Verdict::Allow => self.canonical_args.as_deref(),
             Verdict::NeedsApproval | Verdict::Deny => None,
         }
+    }
+
+    /// Takes the details out of the feedback of a denied or held call (a
+    /// session escalated by repeated rejections learns nothing more from
+    /// it): [`ESCALATED_DENY_FEEDBACK`] and [`ESCALATED_HOLD_FEEDBACK`]. An
+    /// allow is left as it is.
+    pub fn escalate(&mut self) {
+        let text = match self.verdict {
+            Verdict::Allow => return,
+            Verdict::Deny => ESCALATED_DENY_FEEDBACK,
+            Verdict::NeedsApproval => ESCALATED_HOLD_FEEDBACK,
+        };
+        text.clone_into(&mut self.feedback);
+    }
+
+    /// Names the pending approval a held call waits for. Only a held call
+    /// takes one: for an allow or a deny this does nothing and returns
+    /// `false`.
+    pub fn await_approval(&mut self, approval: impl fmt::Display) -> bool {
+        if self.verdict != Verdict::NeedsApproval {
+            return false;
+        }
+        self.approval = Some(approval.to_string());
+        true
     }
 }
 

@@ -14,7 +14,8 @@
 //! sent. The unknown member's own name is the model's text, not the
 //! schema's: it stays masked (`*`), and the declared names are listed
 //! instead. An escalated session gets none of this (see
-//! [`crate::StoreGate`]).
+//! [`Decision::escalate`](crate::Decision::escalate), which the store gate
+//! applies).
 //!
 //! Pointers are redacted token by token: a reference token is shown only if
 //! it is an array index or a property name the tool's own schema declares

@@ -91,6 +91,34 @@ impl Gate {
         &self.registry
     }
 
+    /// Denies `decision` for `code`, a fact learned after the gate decided
+    /// (the store failed, the approval queue is full): an allow or a hold
+    /// becomes a deny for `code` alone, without an approval; a deny gets
+    /// `code` added. The feedback is rendered again, with the property names
+    /// of the tool's schema as the gate renders it. Nothing here turns a deny
+    /// into anything else (DESIGN.md contract 2).
+    pub fn deny_after(&self, decision: &mut Decision, code: Code) {
+        let reason = Reason::whole(code);
+        let reasons = match decision.verdict {
+            Verdict::Allow | Verdict::NeedsApproval => {
+                decision.approval = None;
+                vec![reason]
+            }
+            Verdict::Deny => {
+                let mut reasons = std::mem::take(&mut decision.reasons);
+                if !reasons.contains(&reason) {
+                    reasons.push(reason);
+                }
+                reasons
+            }
+        };
+        let extras = self.tools.get(&decision.tool);
+        let known = |name: &str| extras.is_some_and(|e| e.names.contains(name));
+        decision.feedback = feedback::render(Verdict::Deny, &reasons, &known);
+        decision.verdict = Verdict::Deny;
+        decision.reasons = reasons;
+    }
+
     /// Decides every call of one raw response body. Never fails, never
     /// panics: anything that goes wrong is a denial.
     pub fn decide(

@@ -16,8 +16,6 @@ mod decision;
 pub mod feedback;
 mod fsread;
 mod gate;
-#[cfg(feature = "store")]
-mod persist;
 mod reason;
 pub mod registry;
 pub mod sanitize;
@@ -37,14 +35,8 @@ pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
     KillSwitch, Rejection, StateError, StateView,
 };
-pub use crate::decision::{Decision, Decisions, PinnedUrl, Verdict};
-pub use crate::gate::{Gate, GateBuilder, GateError};
-#[cfg(feature = "store")]
-pub use crate::persist::{
-    open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
-    Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+pub use crate::decision::{
+    Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
 };
+pub use crate::gate::{Gate, GateBuilder, GateError};
 pub use crate::reason::{Code, Reason};
-/// The store crate: audit log, approvals, session counters, kill switch.
-#[cfg(feature = "store")]
-pub use toolgate_store as store;

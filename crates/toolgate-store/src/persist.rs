@@ -7,36 +7,27 @@ mod open;
 mod secrets;
 mod state;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use toolgate_json::canonical::Digest;
-use toolgate_store::{
+use crate::{
     ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Store, SystemClock,
     Timestamp, Verdict as AuditVerdict,
 };
+use toolgate_json::canonical::Digest;
 
-use crate::adapter::{Envelope, Format};
-use crate::context::Context;
-use crate::decision::{Decision, Decisions, Verdict};
-use crate::feedback;
-use crate::gate::{collect_property_names, Gate};
-use crate::reason::{Code, Reason};
+use toolgate::{Code, Context, Decision, Decisions, Envelope, Format, Gate, Reason, Verdict};
 
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
 };
-pub use crate::config::RefusedArguments;
+pub use toolgate::config::RefusedArguments;
 
 use self::state::StoreState;
 
-/// The feedback of a denied call in an escalated session: no details.
-pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
-/// The feedback of a held call in an escalated session: no details.
-pub const ESCALATED_HOLD_FEEDBACK: &str =
-    "held by toolgate for human approval; do not retry this call";
+pub use toolgate::{ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK};
 
 /// A [`Gate`] whose state lives in a [`Store`], and whose every decision is
 /// audited before it is returned (DESIGN.md contracts 7 and 8).
@@ -93,8 +84,6 @@ pub struct StoreGate {
     approval_expiry: Duration,
     pending_limits: PendingLimits,
     refused_arguments: RefusedArguments,
-    /// Per tool: the property names feedback may show.
-    names: HashMap<String, HashSet<String>>,
     /// Responses decided on the two-phase path whose records are not yet
     /// committed, per session (see [`StoreGate::decide_unrecorded`]).
     in_flight: Arc<InFlight>,
@@ -111,15 +100,6 @@ impl StoreGate {
 
     /// The gate over `store`, with the system clock and the default expiry.
     pub fn new(gate: Gate, store: Arc<dyn Store>) -> Self {
-        let names = gate
-            .registry()
-            .iter()
-            .map(|tool| {
-                let mut names = HashSet::new();
-                collect_property_names(tool.raw_schema(), &mut names);
-                (tool.name().to_owned(), names)
-            })
-            .collect();
         Self {
             gate,
             store,
@@ -127,7 +107,6 @@ impl StoreGate {
             approval_expiry: Self::DEFAULT_APPROVAL_EXPIRY,
             pending_limits: Self::DEFAULT_PENDING_LIMITS,
             refused_arguments: RefusedArguments::Text,
-            names,
             in_flight: Arc::default(),
         }
     }
@@ -137,7 +116,7 @@ impl StoreGate {
     /// that builds a store gate from a config (`check`, `serve`, its
     /// reload, the Python package) sets them here, alike.
     #[must_use]
-    pub fn configured(self, config: &crate::config::Config) -> Self {
+    pub fn configured(self, config: &toolgate::config::Config) -> Self {
         let approvals = config.approvals();
         self.with_approval_expiry(approvals.expiry())
             .with_pending_limits(PendingLimits::new(
@@ -274,7 +253,7 @@ impl StoreGate {
 
     /// Counts the response in the store (a write), adding the session's
     /// responses decided on the two-phase path and not yet committed.
-    fn count_response(&self, context: &Context) -> Result<u64, toolgate_store::Error> {
+    fn count_response(&self, context: &Context) -> Result<u64, crate::Error> {
         let others = self.in_flight.count(&context.session);
         self.store
             .count_response(&context.session)
@@ -304,11 +283,7 @@ impl StoreGate {
         // 4. An escalated session learns nothing more from the feedback.
         if escalated {
             for d in &mut ds.decisions {
-                match d.verdict {
-                    Verdict::Allow => {}
-                    Verdict::Deny => ESCALATED_DENY_FEEDBACK.clone_into(&mut d.feedback),
-                    Verdict::NeedsApproval => ESCALATED_HOLD_FEEDBACK.clone_into(&mut d.feedback),
-                }
+                d.escalate();
             }
         }
         ds
@@ -333,7 +308,9 @@ impl StoreGate {
                     .map_err(|e| Some(e.code()))
             });
             match id {
-                Ok(id) => d.approval = Some(id.to_string()),
+                Ok(id) => {
+                    d.await_approval(id);
+                }
                 Err(Some(StoreErrorCode::QueueFull)) => {
                     self.deny_as(d, Code::ApprovalQueueFull);
                 }
@@ -444,7 +421,7 @@ impl StoreGate {
         tool: &str,
         digest: &Digest,
         now: Timestamp,
-    ) -> Result<ApprovalId, toolgate_store::Error> {
+    ) -> Result<ApprovalId, crate::Error> {
         self.store.request_approval_within(
             &context.user,
             &context.session,
@@ -474,6 +451,9 @@ impl StoreGate {
                     Ok(key) => e.refused_digest(raw.as_bytes(), &key),
                     Err(_) => e,
                 },
+                // A setting this store does not know: keep nothing of the
+                // text, the choice that reveals least.
+                _ => e,
             };
         }
         if let Some(id) = &d.call_id {
@@ -521,22 +501,7 @@ impl StoreGate {
     /// Turns an allow or needs-approval into a deny with `code` alone; a
     /// deny gets the reason added.
     fn deny_as(&self, d: &mut Decision, code: Code) {
-        let unavailable = Reason::whole(code);
-        match d.verdict {
-            Verdict::Allow | Verdict::NeedsApproval => {
-                d.reasons = vec![unavailable];
-                d.approval = None;
-            }
-            Verdict::Deny => {
-                if !d.reasons.contains(&unavailable) {
-                    d.reasons.push(unavailable);
-                }
-            }
-        }
-        d.verdict = Verdict::Deny;
-        let names = self.names.get(&d.tool);
-        let known = |name: &str| names.is_some_and(|n| n.contains(name));
-        d.feedback = feedback::render(Verdict::Deny, &d.reasons, &known);
+        self.gate.deny_after(d, code);
     }
 }
 
@@ -627,7 +592,7 @@ impl fmt::Debug for StoreGate {
 /// The turn a response is decided at with the store: the store's count,
 /// or the context's turn if higher; the context's when the count failed
 /// (every call is then denied `store_unavailable` anyway).
-fn effective_turn(responses: &Result<u64, toolgate_store::Error>, context: &Context) -> u64 {
+fn effective_turn(responses: &Result<u64, crate::Error>, context: &Context) -> u64 {
     let own = u64::from(context.turn);
     responses.as_ref().map_or(own, |&n| n.max(own))
 }

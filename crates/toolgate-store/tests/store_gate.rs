@@ -16,13 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate::config::Config;
-use toolgate::store::{
+use toolgate::{Context, Decisions, Format, Gate, Verdict};
+use toolgate_json::{canonical, Digest, Value};
+use toolgate_store::StoreGate;
+use toolgate_store::{
     AppendReceipt, Approval, ApprovalFilter, ApprovalId, ApprovalUse, AuditEntry, AuditFilter,
     AuditRecord, Error as StoreError, KillMode, KillSwitchState, ManualClock, SessionCounters,
     SqliteOptions, SqliteStore, Store, Timestamp, Verdict as AuditVerdict, Verification,
 };
-use toolgate::{Context, Decisions, Format, Gate, StoreGate, Verdict};
-use toolgate_json::{canonical, Digest, Value};
 
 const CONFIG: &str = r#"
 [gate]
@@ -391,12 +392,12 @@ impl Store for AuditDown {
         tool: &str,
         digest: &Digest,
         expires_at: Timestamp,
-        limits: toolgate::store::PendingLimits,
+        limits: toolgate_store::PendingLimits,
     ) -> Result<ApprovalId, StoreError> {
         self.inner
             .request_approval_within(user, session, tool, digest, expires_at, limits)
     }
-    fn redaction_key(&self) -> Result<toolgate::store::RedactionKey, StoreError> {
+    fn redaction_key(&self) -> Result<toolgate_store::RedactionKey, StoreError> {
         self.inner.redaction_key()
     }
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, StoreError> {

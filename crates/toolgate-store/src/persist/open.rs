@@ -4,9 +4,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use toolgate_store::{PgOptions, SqliteOptions, Store};
+use crate::{PgOptions, SqliteOptions, Store};
 
-use crate::config::Config;
+use toolgate::config::Config;
 
 /// A store URL, read.
 ///
@@ -171,7 +171,7 @@ pub struct OpenError {
     kind: OpenErrorKind,
     /// The URL's scheme only: a URL may carry credentials.
     scheme: String,
-    source: Option<toolgate_store::Error>,
+    source: Option<crate::Error>,
 }
 
 /// Why the store could not be opened.
@@ -187,7 +187,7 @@ pub enum OpenErrorKind {
 }
 
 impl OpenError {
-    fn new(kind: OpenErrorKind, url: &str, source: Option<toolgate_store::Error>) -> Self {
+    fn new(kind: OpenErrorKind, url: &str, source: Option<crate::Error>) -> Self {
         let scheme = url
             .split_once(':')
             .map_or("", |(s, _)| s)
@@ -208,7 +208,7 @@ impl OpenError {
     }
 
     /// The store's error, when the store refused to open.
-    pub fn store_error(&self) -> Option<&toolgate_store::Error> {
+    pub fn store_error(&self) -> Option<&crate::Error> {
         self.source.as_ref()
     }
 }

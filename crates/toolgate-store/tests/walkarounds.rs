@@ -15,8 +15,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use toolgate::config::Config;
-use toolgate::store::{ManualClock, SqliteOptions, Store, Timestamp};
-use toolgate::{Context, Decisions, Format, Gate, StoreGate, Verdict};
+use toolgate::{Context, Decisions, Format, Gate, Verdict};
+use toolgate_store::StoreGate;
+use toolgate_store::{ManualClock, SqliteOptions, Store, Timestamp};
 
 const CONFIG: &str = r#"
 [gate]
@@ -374,7 +375,7 @@ fn a_replayed_held_call_asks_no_human_and_spends_no_approval() {
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
     let pending = || {
         store
-            .list_approvals(&toolgate::store::ApprovalFilter::new())
+            .list_approvals(&toolgate_store::ApprovalFilter::new())
             .unwrap()
             .len()
     };

@@ -2,10 +2,10 @@
 
 use std::cell::Cell;
 
+use crate::{KillMode, SessionCounters, Store, Timestamp};
 use toolgate_json::canonical::Digest;
-use toolgate_store::{KillMode, SessionCounters, Store, Timestamp};
 
-use crate::context::{ApprovalGrant, ApprovalKey, Context, KillSwitch, StateError, StateView};
+use toolgate::{ApprovalGrant, ApprovalKey, Context, KillSwitch, StateError, StateView};
 
 /// The state of one `decide_and_record` run: the store, the context's own
 /// kill switch, the session's counters as they were when the run started,
@@ -31,7 +31,7 @@ impl<'a> StoreState<'a> {
     pub(crate) fn new(
         store: &'a dyn Store,
         context: &'a Context,
-        responses: Result<u64, toolgate_store::Error>,
+        responses: Result<u64, crate::Error>,
         now: Timestamp,
     ) -> Self {
         let counters = store.session(&context.session).map_err(unavailable);
@@ -190,7 +190,7 @@ fn stricter(a: KillSwitch, b: KillSwitch) -> KillSwitch {
     }
 }
 
-fn unavailable(e: toolgate_store::Error) -> StateError {
+fn unavailable(e: crate::Error) -> StateError {
     StateError::new(format!("store: {}", e.code()))
 }
 

@@ -9,7 +9,7 @@
 
 use toolgate_json::{pointer::push_token, Value};
 
-use crate::registry::Tool;
+use toolgate::registry::Tool;
 
 /// How deep the walk follows schemas and values (the parser's limits bound
 /// the value; this bounds `$ref` chains).
