@@ -53,7 +53,7 @@ fn pair(
     let mut g = c.benchmark_group(group);
     for (name, b, verdict) in cases {
         let d = with.decide(b, Format::OpenAiChat, ctx, ctx);
-        assert_eq!(d.decisions[0].verdict, *verdict, "{name}: {d:?}");
+        assert_eq!(d.decisions()[0].verdict(), *verdict, "{name}: {d:?}");
         g.bench_function(format!("{name}/cedar"), |bench| {
             bench.iter(|| with.decide(black_box(b), Format::OpenAiChat, ctx, ctx));
         });

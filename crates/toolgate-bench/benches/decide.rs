@@ -63,9 +63,9 @@ fn bench(c: &mut Criterion) {
     for n in [1usize, 8] {
         let b = body(n);
         let d = gate.decide(&b, Format::OpenAiChat, &ctx, &ctx);
-        assert_eq!(d.decisions.len(), n);
+        assert_eq!(d.decisions().len(), n);
         assert!(
-            d.decisions.iter().all(|d| d.verdict == Verdict::Allow),
+            d.decisions().iter().all(|d| d.verdict() == Verdict::Allow),
             "{d:?}"
         );
         group.throughput(Throughput::Elements(n as u64));

@@ -240,8 +240,8 @@ enum Decider {
 }
 
 fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Result<()> {
-    let format = d.format.map_or("unknown format", Format::as_str);
-    match &d.finish {
+    let format = d.format().map_or("unknown format", Format::as_str);
+    match &d.finish() {
         Some(f) => writeln!(
             out,
             "{name}: {format}, finish {} ({}): {}",
@@ -251,10 +251,10 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
         )?,
         None => writeln!(out, "{name}: {format}: {}", d.verdict())?,
     }
-    if let Some(r) = &d.rejected {
+    if let Some(r) = &d.rejected() {
         writeln!(out, "  rejected: {}", reason_text(r))?;
     }
-    for r in &d.findings {
+    for r in d.findings() {
         let effect = if r.code.finding_denies() {
             "denies"
         } else {
@@ -262,21 +262,21 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
         };
         writeln!(out, "  finding: {} ({effect})", reason_text(r))?;
     }
-    if d.decisions.is_empty() {
-        if d.rejected.is_none() {
+    if d.decisions().is_empty() {
+        if d.rejected().is_none() {
             writeln!(out, "  no calls")?;
         }
         return writeln!(out);
     }
     let rows: Vec<Vec<String>> = d
-        .decisions
+        .decisions()
         .iter()
         .map(|c| {
             vec![
-                c.index.to_string(),
-                c.call_id.as_deref().map_or_else(|| "-".to_owned(), display),
-                display(&c.tool),
-                c.verdict.to_string(),
+                c.index().to_string(),
+                c.call_id().map_or_else(|| "-".to_owned(), display),
+                display(c.tool()),
+                c.verdict().to_string(),
                 reasons_cell(c),
             ]
         })
@@ -291,27 +291,27 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
 }
 
 fn reasons_cell(d: &Decision) -> String {
-    if d.reasons.is_empty() {
-        return match &d.approval {
-            Some(id) => format!("approved by {}", display(id)),
+    if d.reasons().is_empty() {
+        return match d.approval() {
+            Some(id) => format!("approved by {}", display(id.as_str())),
             None => "-".to_owned(),
         };
     }
-    if d.verdict == Verdict::NeedsApproval {
-        if let Some(id) = &d.approval {
+    if d.verdict() == Verdict::NeedsApproval {
+        if let Some(id) = d.approval() {
             return format!(
                 "{} (approval {})",
-                d.reasons
+                d.reasons()
                     .iter()
                     .map(|r| r.code.as_str())
                     .collect::<Vec<_>>()
                     .join(" "),
-                display(id)
+                display(id.as_str())
             );
         }
     }
     let mut cell = d
-        .reasons
+        .reasons()
         .iter()
         .map(|r| {
             let mut s = format!("{}@{}", r.code, display(&r.pointer));
@@ -323,16 +323,16 @@ fn reasons_cell(d: &Decision) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     // The policies that denied (authorization denials only).
-    if d.verdict == Verdict::Deny
-        && !d.policies.is_empty()
-        && d.reasons.iter().any(|r| {
+    if d.verdict() == Verdict::Deny
+        && !d.policies().is_empty()
+        && d.reasons().iter().any(|r| {
             matches!(
                 r.code,
                 Code::NotAuthorized | Code::NotOwner | Code::AuthorizationError
             )
         })
     {
-        let ids: Vec<String> = d.policies.iter().map(|p| display(p)).collect();
+        let ids: Vec<String> = d.policies().iter().map(|p| display(p)).collect();
         cell.push_str(&format!(" [{}]", ids.join(", ")));
     }
     cell

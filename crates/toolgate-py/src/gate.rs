@@ -366,31 +366,31 @@ impl Response {
             .pointer("/decisions")
             .and_then(Value::as_array)
             .unwrap_or_default();
-        let mut calls = Vec::with_capacity(d.decisions.len());
-        for (i, c) in d.decisions.iter().enumerate() {
+        let mut calls = Vec::with_capacity(d.decisions().len());
+        for (i, c) in d.decisions().iter().enumerate() {
             let arguments = match wire_calls.get(i).and_then(|w| w.pointer("/arguments")) {
                 Some(v) => convert::to_py(py, v)?.unbind(),
                 None => py.None(),
             };
             let reasons = c
-                .reasons
+                .reasons()
                 .iter()
                 .map(|r| Py::new(py, Reason::of(r)))
                 .collect::<PyResult<Vec<_>>>()?;
             calls.push(Py::new(
                 py,
                 Call {
-                    index: c.index,
-                    call_id: c.call_id.clone(),
-                    tool: c.tool.clone(),
-                    verdict: c.verdict.as_str(),
+                    index: c.index(),
+                    call_id: c.call_id().map(str::to_owned),
+                    tool: c.tool().to_owned(),
+                    verdict: c.verdict().as_str(),
                     reasons,
-                    feedback: c.feedback.clone(),
-                    digest: c.digest.map(|g| g.to_string()),
-                    approval: c.approval.clone(),
-                    policies: c.policies.clone(),
+                    feedback: c.feedback().to_owned(),
+                    digest: c.digest().map(|g| g.to_string()),
+                    approval: c.approval().map(|a| a.as_str().to_owned()),
+                    policies: c.policies().to_vec(),
                     pinned: c
-                        .pinned
+                        .pinned()
                         .iter()
                         .map(|p| {
                             (
@@ -404,7 +404,7 @@ impl Response {
             )?);
         }
         let findings = d
-            .findings
+            .findings()
             .iter()
             .map(|r| {
                 Py::new(
@@ -420,12 +420,12 @@ impl Response {
             .collect::<PyResult<Vec<_>>>()?;
         Ok(Self {
             verdict: d.verdict().as_str(),
-            format: d.format.map(Format::as_str),
-            streamed: d.streamed,
-            finish_kind: d.finish.as_ref().map(|f| f.kind().to_string()),
-            finish_reason: d.finish.as_ref().map(|f| f.reason().to_owned()),
+            format: d.format().map(Format::as_str),
+            streamed: d.streamed(),
+            finish_kind: d.finish().as_ref().map(|f| f.kind().to_string()),
+            finish_reason: d.finish().as_ref().map(|f| f.reason().to_owned()),
             rejected: d
-                .rejected
+                .rejected()
                 .as_ref()
                 .map(|r| Py::new(py, Reason::of(r)))
                 .transpose()?,

@@ -362,13 +362,13 @@ async fn decide(
     };
     let m = &state.inner.metrics;
     m.latency(started.elapsed());
-    if decisions.decisions.is_empty() {
+    if decisions.decisions().is_empty() {
         m.decision(decisions.verdict().as_str(), "", true);
     }
     let gate = state.inner.gate.gate();
-    for d in &decisions.decisions {
-        let configured = gate.registry().get(&d.tool).is_some();
-        m.decision(d.verdict.as_str(), &d.tool, configured);
+    for d in decisions.decisions() {
+        let configured = gate.registry().get(d.tool()).is_some();
+        m.decision(d.verdict().as_str(), d.tool(), configured);
     }
     Ok(ok_json(wire::decisions(&decisions)))
 }

@@ -31,6 +31,13 @@ impl fmt::Display for ApprovalId {
     }
 }
 
+/// The gate's reference to a stored approval: its id's decimal digits.
+impl From<ApprovalId> for toolgate::ApprovalRef {
+    fn from(id: ApprovalId) -> Self {
+        Self::new(id.to_string())
+    }
+}
+
 impl FromStr for ApprovalId {
     type Err = std::num::ParseIntError;
 

@@ -18,7 +18,7 @@ use crate::{
 };
 use toolgate_json::canonical::Digest;
 
-use toolgate::{Code, Context, Decision, Decisions, Envelope, Format, Gate, Reason, Verdict};
+use toolgate::{Code, Context, Decision, Decisions, Envelope, Format, Gate, Verdict};
 
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
@@ -239,8 +239,8 @@ impl StoreGate {
         if state.wanted_write() || state.has_consecutive_rejections() {
             return None;
         }
-        let writes = ds.decisions.iter().any(|d| d.verdict != Verdict::Allow)
-            || (ds.decisions.is_empty() && ds.rejected.is_some());
+        let writes = ds.decisions().iter().any(|d| d.verdict() != Verdict::Allow)
+            || (ds.decisions().is_empty() && ds.rejected().is_some());
         if writes {
             return None;
         }
@@ -273,18 +273,11 @@ impl StoreGate {
         // Committed or not, the response is no longer in flight.
         drop(reservation);
         if !committed || !entries.is_empty() {
-            for d in &mut ds.decisions {
-                self.fail(d);
-            }
-            if ds.decisions.is_empty() && ds.rejected.is_none() {
-                ds.rejected = Some(Reason::whole(Code::StoreUnavailable));
-            }
+            self.gate.deny_all_after(&mut ds, Code::StoreUnavailable);
         }
         // 4. An escalated session learns nothing more from the feedback.
         if escalated {
-            for d in &mut ds.decisions {
-                d.escalate();
-            }
+            ds.escalate();
         }
         ds
     }
@@ -299,17 +292,17 @@ impl StoreGate {
     ) -> Decisions {
         let escalated = state.escalated();
         // 1. Pending approvals.
-        for d in &mut ds.decisions {
-            if d.verdict != Verdict::NeedsApproval {
+        for d in ds.decisions_mut() {
+            if d.verdict() != Verdict::NeedsApproval {
                 continue;
             }
-            let id = d.digest.ok_or(None).and_then(|digest| {
-                self.pending(context, &d.tool, &digest, now)
+            let id = d.digest().ok_or(None).and_then(|digest| {
+                self.pending(context, d.tool(), &digest, now)
                     .map_err(|e| Some(e.code()))
             });
             match id {
                 Ok(id) => {
-                    d.await_approval(id);
+                    d.await_approval(id.into());
                 }
                 Err(Some(StoreErrorCode::QueueFull)) => {
                     self.deny_as(d, Code::ApprovalQueueFull);
@@ -318,8 +311,8 @@ impl StoreGate {
             }
         }
         // 2. Session counters, at the turn the gate decided at.
-        if ds.decisions.is_empty() {
-            if let Some(r) = &ds.rejected {
+        if ds.decisions().is_empty() {
+            if let Some(r) = &ds.rejected() {
                 // A refused body counts as a rejected call of the session.
                 // Already denied: a counter that cannot be written changes
                 // nothing here.
@@ -336,8 +329,8 @@ impl StoreGate {
         // clean session, and held calls (neither), cost no write here: the
         // audit log holds every call.
         let mut rejections_pending = state.has_consecutive_rejections();
-        for d in &mut ds.decisions {
-            let needed = match d.verdict {
+        for d in ds.decisions_mut() {
+            let needed = match d.verdict() {
                 Verdict::Deny => true,
                 Verdict::Allow => rejections_pending,
                 Verdict::NeedsApproval => false,
@@ -345,21 +338,21 @@ impl StoreGate {
             if !needed {
                 continue;
             }
-            rejections_pending = d.verdict == Verdict::Deny;
+            rejections_pending = d.verdict() == Verdict::Deny;
             let mut reasons: Vec<String> = d
-                .reasons
+                .reasons()
                 .iter()
                 .map(|r| r.code.as_str().to_owned())
                 .collect();
-            if d.verdict == Verdict::Deny {
-                if let Some(shape) = &d.shape {
-                    reasons.push(state::shape_marker(&d.tool, shape));
+            if d.verdict() == Verdict::Deny {
+                if let Some(shape) = &d.shape() {
+                    reasons.push(state::shape_marker(d.tool(), shape));
                 }
             }
             let reasons: Vec<&str> = reasons.iter().map(String::as_str).collect();
             if self
                 .store
-                .record_call(&context.session, turn, audit_verdict(d.verdict), &reasons)
+                .record_call(&context.session, turn, audit_verdict(d.verdict()), &reasons)
                 .is_err()
             {
                 self.fail(d);
@@ -389,16 +382,16 @@ impl StoreGate {
         escalated: bool,
     ) -> Unrecorded {
         let mut entries: Vec<AuditEntry> = ds
-            .decisions
+            .decisions()
             .iter()
             .map(|d| self.entry(d, context, now))
             .collect();
-        if ds.decisions.is_empty() && ds.verdict() == Verdict::Deny {
+        if ds.decisions().is_empty() && ds.verdict() == Verdict::Deny {
             let mut e = AuditEntry::new(now, AuditVerdict::Deny)
                 .user(context.user.as_str())
                 .session(context.session.as_str());
-            for r in ds.rejected.iter().chain(ds.findings.iter()) {
-                if ds.rejected.is_some() || r.code.finding_denies() {
+            for r in ds.rejected().into_iter().chain(ds.findings().iter()) {
+                if ds.rejected().is_some() || r.code.finding_denies() {
                     e = e.reason(r.code.as_str());
                 }
             }
@@ -434,14 +427,14 @@ impl StoreGate {
 
     /// The audit entry of one decision.
     fn entry(&self, d: &Decision, context: &Context, now: Timestamp) -> AuditEntry {
-        let mut e = AuditEntry::new(now, audit_verdict(d.verdict))
+        let mut e = AuditEntry::new(now, audit_verdict(d.verdict()))
             .user(context.user.as_str())
             .session(context.session.as_str())
-            .tool(d.tool.as_str());
-        if let Some(tool) = self.gate.registry().get(&d.tool) {
+            .tool(d.tool());
+        if let Some(tool) = self.gate.registry().get(d.tool()) {
             e = e.risk(tool.risk().as_str());
         }
-        if let (None, Some(raw)) = (&d.canonical_args, &d.received_arguments) {
+        if let (None, Some(raw)) = (&d.canonical_args(), &d.received_arguments()) {
             e = match self.refused_arguments {
                 RefusedArguments::Text => e.refused_text(raw),
                 // No key, no digest: the record keeps nothing of the text
@@ -456,26 +449,26 @@ impl StoreGate {
                 _ => e,
             };
         }
-        if let Some(id) = &d.call_id {
-            e = e.call_id(id.as_str());
+        if let Some(id) = &d.call_id() {
+            e = e.call_id(*id);
         }
-        for r in &d.reasons {
+        for r in d.reasons() {
             e = e.reason(r.code.as_str());
         }
-        for p in &d.policies {
+        for p in d.policies() {
             e = e.policy(p.as_str());
         }
         if let Some(id) = d
-            .approval
-            .as_deref()
-            .and_then(|a| a.parse::<ApprovalId>().ok())
+            .approval()
+            .and_then(|a| a.as_str().parse::<ApprovalId>().ok())
         {
             e = e.approval(id);
         }
-        if let Some(digest) = d.digest {
+        if let Some(digest) = d.digest() {
             e = e.digest(digest);
         }
-        if let (Some(text), Some(tool)) = (&d.canonical_args, self.gate.registry().get(&d.tool)) {
+        if let (Some(text), Some(tool)) = (&d.canonical_args(), self.gate.registry().get(d.tool()))
+        {
             if let Ok(value) = tool.parse_options().parse(text.as_bytes()) {
                 let secrets = secrets::pointers(tool, &value);
                 let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();

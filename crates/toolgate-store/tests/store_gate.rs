@@ -138,7 +138,12 @@ fn decide(g: &StoreGate, c: &Context, calls: &[(&str, &str)]) -> Decisions {
 }
 
 fn approval_id(d: &Decisions) -> ApprovalId {
-    d.decisions[0].approval.as_deref().unwrap().parse().unwrap()
+    d.decisions()[0]
+        .approval()
+        .map(|a| a.as_str())
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 const REFUND: &str = r#"{"order_id":"o-1","amount":30}"#;
@@ -151,7 +156,7 @@ fn an_approval_lets_exactly_one_identical_call_through() {
     let alice = ctx("alice", "s-1");
 
     let first = decide(&g, &alice, &[("refund", REFUND)]);
-    assert_eq!(first.decisions[0].verdict, Verdict::NeedsApproval);
+    assert_eq!(first.decisions()[0].verdict(), Verdict::NeedsApproval);
     let id = approval_id(&first);
     // Asking again before a human decided reuses the pending approval.
     let again = decide(&g, &alice, &[("refund", REFUND)]);
@@ -159,22 +164,26 @@ fn an_approval_lets_exactly_one_identical_call_through() {
 
     store.approve(id, "bob", "checked").unwrap();
     let second = decide(&g, &alice, &[("refund", REFUND)]);
-    assert_eq!(second.decisions[0].verdict, Verdict::Allow, "{second:?}");
     assert_eq!(
-        second.decisions[0].approval.as_deref(),
+        second.decisions()[0].verdict(),
+        Verdict::Allow,
+        "{second:?}"
+    );
+    assert_eq!(
+        second.decisions()[0].approval().map(|a| a.as_str()),
         Some(&*id.to_string())
     );
 
     // Replay: the approval is used.
     let third = decide(&g, &alice, &[("refund", REFUND)]);
-    assert_eq!(third.decisions[0].verdict, Verdict::NeedsApproval);
+    assert_eq!(third.decisions()[0].verdict(), Verdict::NeedsApproval);
     assert_ne!(approval_id(&third), id);
 
     // Two identical calls in one response: one approval covers one.
     let id = approval_id(&third);
     store.approve(id, "bob", "").unwrap();
     let both = decide(&g, &alice, &[("refund", REFUND), ("refund", REFUND)]);
-    let verdicts: Vec<Verdict> = both.decisions.iter().map(|d| d.verdict).collect();
+    let verdicts: Vec<Verdict> = both.decisions().iter().map(|d| d.verdict()).collect();
     assert_eq!(verdicts, [Verdict::Allow, Verdict::NeedsApproval]);
     assert!(store.verify().unwrap().is_intact());
 }
@@ -192,10 +201,10 @@ fn an_approval_covers_only_its_arguments() {
     // One changed byte.
     let changed = r#"{"order_id":"o-1","amount":31,"meta":{"a":1,"b":2}}"#;
     let d = decide(&g, &alice, &[("refund", changed)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval);
     // Another tool name spelling is another tool (and unknown).
     let d = decide(&g, &alice, &[("Refund", args)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Deny);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Deny);
 
     // The same object, members reordered and spaced: the same canonical
     // arguments, the same digest, so covered.
@@ -203,8 +212,11 @@ fn an_approval_covers_only_its_arguments() {
     let digest = |t: &str| canonical::digest(&toolgate_json::from_str(t).unwrap());
     assert_eq!(digest(args), digest(reordered));
     let d = decide(&g, &alice, &[("refund", reordered)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
-    assert_eq!(d.decisions[0].approval.as_deref(), Some(&*id.to_string()));
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
+    assert_eq!(
+        d.decisions()[0].approval().map(|a| a.as_str()),
+        Some(&*id.to_string())
+    );
 }
 
 #[test]
@@ -217,7 +229,7 @@ fn an_expired_approval_covers_nothing() {
     store.approve(id, "bob", "").unwrap();
     clock.advance(Duration::from_secs(600));
     let d = decide(&g, &alice, &[("refund", REFUND)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval);
     assert_ne!(approval_id(&d), id);
     let a = store.get_approval(id).unwrap().unwrap();
     assert_eq!(a.uses, 0);
@@ -229,7 +241,7 @@ fn an_expired_approval_covers_nothing() {
     let mut back = alice.clone();
     back.now = Some(u64::try_from(T0).unwrap());
     let d = decide(&g, &back, &[("refund", REFUND)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval);
 }
 
 #[test]
@@ -241,10 +253,10 @@ fn an_approval_of_another_session_or_user_covers_nothing() {
     store.approve(id, "bob", "").unwrap();
     for other in [ctx("alice", "s-2"), ctx("mallory", "s-1")] {
         let d = decide(&g, &other, &[("refund", REFUND)]);
-        assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval);
+        assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval);
     }
     let d = decide(&g, &ctx("alice", "s-1"), &[("refund", REFUND)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
 }
 
 #[test]
@@ -266,7 +278,7 @@ fn a_single_approval_is_used_once_across_processes() {
             .map(|_| {
                 let g = store_gate(file_store(&path, &clock), &clock);
                 let alice = alice.clone();
-                s.spawn(move || decide(&g, &alice, &[("refund", REFUND)]).decisions[0].verdict)
+                s.spawn(move || decide(&g, &alice, &[("refund", REFUND)]).decisions()[0].verdict())
             })
             .collect();
         handles
@@ -295,7 +307,7 @@ fn every_decision_is_audited_before_it_is_returned() {
             ("nope", "{}"),
         ],
     );
-    let verdicts: Vec<Verdict> = d.decisions.iter().map(|d| d.verdict).collect();
+    let verdicts: Vec<Verdict> = d.decisions().iter().map(|d| d.verdict()).collect();
     assert_eq!(
         verdicts,
         [Verdict::Allow, Verdict::NeedsApproval, Verdict::Deny]
@@ -319,11 +331,16 @@ fn every_decision_is_audited_before_it_is_returned() {
     assert_eq!(refund.user.as_deref(), Some("alice"));
     assert_eq!(refund.session.as_deref(), Some("s-1"));
     assert_eq!(refund.tool.as_deref(), Some("refund"));
-    assert_eq!(refund.call_id, d.decisions[1].call_id);
+    assert_eq!(refund.call_id.as_deref(), d.decisions()[1].call_id());
     assert!(refund.call_id.is_some());
     assert_eq!(refund.reasons, ["approval_required"]);
-    assert_eq!(refund.digest, d.decisions[1].digest);
-    let pending: ApprovalId = d.decisions[1].approval.as_deref().unwrap().parse().unwrap();
+    assert_eq!(refund.digest, d.decisions()[1].digest());
+    let pending: ApprovalId = d.decisions()[1]
+        .approval()
+        .map(|a| a.as_str())
+        .unwrap()
+        .parse()
+        .unwrap();
     assert_eq!(refund.approval, Some(pending));
     // Secret fields, by schema annotation and by config, are keyed digests
     // (under the store's key), never the unkeyed digest a reader could
@@ -342,7 +359,7 @@ fn every_decision_is_audited_before_it_is_returned() {
     assert_eq!(calls[2].entry.reasons, ["unknown_tool"]);
     // A refused body is audited too.
     let refused = g.decide_and_record(b"{\"a\":1,\"a\":2}", Format::Auto, &alice);
-    assert!(refused.rejected.is_some());
+    assert!(refused.rejected().is_some());
     let last = store.tail(1).unwrap().pop().unwrap();
     assert_eq!(last.entry.verdict, AuditVerdict::Deny);
     assert_eq!(last.entry.reasons, ["body_invalid_json"]);
@@ -474,15 +491,19 @@ impl Store for AuditDown {
 
 fn all_store_unavailable(d: &Decisions) {
     assert_eq!(d.verdict(), Verdict::Deny);
-    for c in &d.decisions {
-        assert_eq!(c.verdict, Verdict::Deny, "{c:?}");
+    for c in d.decisions() {
+        assert_eq!(c.verdict(), Verdict::Deny, "{c:?}");
         assert!(
-            c.reasons
+            c.reasons()
                 .iter()
                 .any(|r| r.code.as_str() == "store_unavailable"),
             "{c:?}"
         );
-        assert!(c.feedback.contains("store_unavailable"), "{}", c.feedback);
+        assert!(
+            c.feedback().contains("store_unavailable"),
+            "{}",
+            c.feedback()
+        );
         assert_eq!(c.executable_args(), None);
     }
 }
@@ -532,7 +553,12 @@ fn a_kill_switch_flipped_elsewhere_is_honoured_on_the_next_decision() {
     let operator = file_store(&path, &clock);
     let alice = ctx("alice", "s-1");
     let calls = [("search", r#"{"q":"socks"}"#), ("ping", r#"{"n":1}"#)];
-    let verdicts = |d: Decisions| d.decisions.iter().map(|d| d.verdict).collect::<Vec<_>>();
+    let verdicts = |d: Decisions| {
+        d.decisions()
+            .iter()
+            .map(|d| d.verdict())
+            .collect::<Vec<_>>()
+    };
 
     assert_eq!(
         verdicts(decide(&g, &alice, &calls)),
@@ -542,7 +568,7 @@ fn a_kill_switch_flipped_elsewhere_is_honoured_on_the_next_decision() {
         .set_kill_switch(KillMode::DenyWrites, "incident 7", "oncall")
         .unwrap();
     let d = decide(&g, &alice, &calls);
-    assert_eq!(d.decisions[1].reasons[0].code.as_str(), "kill_switch");
+    assert_eq!(d.decisions()[1].reasons()[0].code.as_str(), "kill_switch");
     assert_eq!(verdicts(d), [Verdict::Allow, Verdict::Deny]);
     operator
         .set_kill_switch(KillMode::DenyAll, "incident 7", "oncall")
@@ -569,26 +595,32 @@ fn an_escalated_session_needs_a_human_and_hears_no_details() {
     let s = ctx("alice", "s-esc");
     for i in 0..3 {
         let d = decide(&g, &s, &[("refund", &format!(r#"{{"order_id":{i}}}"#))]);
-        assert_eq!(d.decisions[0].verdict, Verdict::Deny);
-        assert!(d.decisions[0].feedback.contains("type_mismatch"));
+        assert_eq!(d.decisions()[0].verdict(), Verdict::Deny);
+        assert!(d.decisions()[0].feedback().contains("type_mismatch"));
     }
     assert!(store.session("s-esc").unwrap().is_escalated());
     // A write tool that needs no approval now needs a human.
     let d = decide(&g, &s, &[("ping", r#"{"n":1}"#)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval);
-    assert_eq!(d.decisions[0].feedback, toolgate::ESCALATED_HOLD_FEEDBACK);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval);
+    assert_eq!(
+        d.decisions()[0].feedback(),
+        toolgate::ESCALATED_HOLD_FEEDBACK
+    );
     let id = approval_id(&d);
     store.approve(id, "bob", "").unwrap();
     let d = decide(&g, &s, &[("ping", r#"{"n":1}"#)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
     // Reads still run; denials say nothing more.
     let d = decide(&g, &s, &[("search", r#"{"q":"x"}"#), ("search", "{}")]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
-    assert_eq!(d.decisions[1].verdict, Verdict::Deny);
-    assert_eq!(d.decisions[1].feedback, toolgate::ESCALATED_DENY_FEEDBACK);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
+    assert_eq!(d.decisions()[1].verdict(), Verdict::Deny);
+    assert_eq!(
+        d.decisions()[1].feedback(),
+        toolgate::ESCALATED_DENY_FEEDBACK
+    );
     // Other sessions are not affected.
     let d = decide(&g, &ctx("alice", "s-other"), &[("ping", r#"{"n":1}"#)]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
 }
 
 #[test]
@@ -609,17 +641,17 @@ fn repeated_rejections_of_one_shape_are_cut_off() {
         .unwrap();
     for n in 0..3 {
         let d = decide(&g, &s, &[("ping", &format!(r#"{{"n":{n}}}"#))]);
-        assert_eq!(d.decisions[0].reasons[0].code.as_str(), "kill_switch");
+        assert_eq!(d.decisions()[0].reasons()[0].code.as_str(), "kill_switch");
     }
     store.set_kill_switch(KillMode::Off, "", "test").unwrap();
     let d = decide(&g, &s, &[("ping", r#"{"n":99}"#)]);
     assert_eq!(
-        d.decisions[0].reasons[0].code.as_str(),
+        d.decisions()[0].reasons()[0].code.as_str(),
         "repeated_rejection"
     );
     // Another shape still runs.
     let d = decide(&g, &s, &[("ping", "{}")]);
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
 }
 
 /// Decides with the two-phase path an async service uses: `Some` only when
@@ -651,7 +683,7 @@ fn the_two_phase_path_writes_nothing_but_the_audit_record_and_its_count() {
     // An allowed read: decided reading only; its one record, committed by
     // the committer thread, counts the response.
     let d = decide_deferred(&g, &alice, &[("search", r#"{"q":"socks"}"#)]).unwrap();
-    assert_eq!(d.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
     assert_eq!(records(), 1);
     assert_eq!(store.responses("s-1").unwrap(), 1);
 
@@ -704,8 +736,11 @@ fn responses_in_flight_on_the_two_phase_path_take_consecutive_turns() {
     // denied, which the one-phase path records.
     assert!(g.decide_unrecorded(&search, Format::Auto, &alice).is_none());
     let third = g.decide_and_record(&search, Format::Auto, &alice);
-    assert_eq!(third.decisions[0].verdict, Verdict::Deny);
-    assert_eq!(third.decisions[0].reasons[0].code.as_str(), "loop_limit");
+    assert_eq!(third.decisions()[0].verdict(), Verdict::Deny);
+    assert_eq!(
+        third.decisions()[0].reasons()[0].code.as_str(),
+        "loop_limit"
+    );
     // A response given up (the client went away) frees its place; the
     // committed one is counted by the store.
     drop(second);
@@ -714,12 +749,12 @@ fn responses_in_flight_on_the_two_phase_path_take_consecutive_turns() {
         store.append(entry).unwrap();
     }
     let first = g.finish(first, true);
-    assert_eq!(first.decisions[0].verdict, Verdict::Allow);
+    assert_eq!(first.decisions()[0].verdict(), Verdict::Allow);
     // Counted: the first response and the third (one-phase). The next one
     // is at turn 3: over the limit.
     assert_eq!(store.responses("s-1").unwrap(), 2);
     assert_eq!(
-        decide(&g, &alice, &[("search", r#"{"q":"x"}"#)]).decisions[0].verdict,
+        decide(&g, &alice, &[("search", r#"{"q":"x"}"#)]).decisions()[0].verdict(),
         Verdict::Deny
     );
     // Another session is not affected.

@@ -72,9 +72,9 @@ fn store_gate() -> (StoreGate, Arc<dyn Store>) {
 }
 
 fn codes(d: &Decisions) -> Vec<Vec<&str>> {
-    d.decisions
+    d.decisions()
         .iter()
-        .map(|d| d.reasons.iter().map(|r| r.code.as_str()).collect())
+        .map(|d| d.reasons().iter().map(|r| r.code.as_str()).collect())
         .collect()
 }
 
@@ -182,7 +182,7 @@ fn the_body_limit_comes_from_the_config() {
     );
     let d = decide(body.as_bytes());
     assert_eq!(d.verdict(), Verdict::Deny);
-    let rejected = d.rejected.unwrap();
+    let rejected = d.rejected().unwrap();
     assert_eq!(rejected.code.as_str(), "body_invalid_json");
     assert_eq!(rejected.detail, Some("too_large"));
     // A stream is held to the same limit.
@@ -191,7 +191,7 @@ fn the_body_limit_comes_from_the_config() {
         ": comment\n".repeat(7000)
     );
     let d = decide(stream.as_bytes());
-    assert_eq!(d.rejected.unwrap().code.as_str(), "too_large");
+    assert_eq!(d.rejected().unwrap().code.as_str(), "too_large");
 }
 
 #[test]
@@ -322,8 +322,8 @@ fn a_replayed_write_call_is_allowed_once() {
         {"id":"dup","type":"function","function":{"name":"note","arguments":"{}"}},
         {"id":"dup","type":"function","function":{"name":"note","arguments":"{}"}}]}}]}"#;
     let d = g.decide_and_record(twice, Format::Auto, &Context::new("alice", "s-4", 1));
-    assert_eq!(d.decisions[0].verdict, Verdict::Deny);
-    assert_eq!(d.decisions[1].verdict, Verdict::Deny);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Deny);
+    assert_eq!(d.decisions()[1].verdict(), Verdict::Deny);
 }
 
 #[test]
@@ -332,7 +332,12 @@ fn a_call_held_for_approval_is_not_a_replay_when_it_comes_back_approved() {
     let ctx = Context::new("alice", "s-1", 1);
     let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
     assert_eq!(d.verdict(), Verdict::NeedsApproval);
-    let id = d.decisions[0].approval.as_deref().unwrap().parse().unwrap();
+    let id = d.decisions()[0]
+        .approval()
+        .map(|a| a.as_str())
+        .unwrap()
+        .parse()
+        .unwrap();
     store.approve(id, "bob", "").unwrap();
     let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
@@ -369,7 +374,12 @@ fn a_replayed_held_call_asks_no_human_and_spends_no_approval() {
     ))));
     let ctx = Context::new("alice", "s-1", 1);
     let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
-    let id = d.decisions[0].approval.as_deref().unwrap().parse().unwrap();
+    let id = d.decisions()[0]
+        .approval()
+        .map(|a| a.as_str())
+        .unwrap()
+        .parse()
+        .unwrap();
     store.approve(id, "bob", "").unwrap();
     let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
@@ -388,14 +398,19 @@ fn a_replayed_held_call_asks_no_human_and_spends_no_approval() {
     // A human approved the same arguments again (say, for a new call):
     // the replayed id does not spend that approval; a new id uses it.
     let d = g.decide_and_record(&call("refund", "call_S"), Format::Auto, &ctx);
-    let again = d.decisions[0].approval.as_deref().unwrap().parse().unwrap();
+    let again = d.decisions()[0]
+        .approval()
+        .map(|a| a.as_str())
+        .unwrap()
+        .parse()
+        .unwrap();
     store.approve(again, "bob", "").unwrap();
     let d = g.decide_and_record(&call("refund", "call_R"), Format::Auto, &ctx);
     assert_eq!(codes(&d), [["replayed_call"]]);
     let d = g.decide_and_record(&call("refund", "call_S"), Format::Auto, &ctx);
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
     assert_eq!(
-        d.decisions[0].approval.as_deref(),
+        d.decisions()[0].approval().map(|a| a.as_str()),
         Some(again.to_string().as_str())
     );
 }
@@ -439,7 +454,10 @@ fn a_standing_approval_in_the_context_covers_the_tool_for_any_arguments() {
     for args in ["{}", r#"{\"q\":\"a\"}"#, r#"{\"q\":\"bb\"}"#] {
         let d = g.decide(refund(args).as_bytes(), Format::Auto, &ctx, &ctx);
         assert_eq!(d.verdict(), Verdict::Allow, "{args}");
-        assert_eq!(d.decisions[0].approval.as_deref(), Some("st-1"));
+        assert_eq!(
+            d.decisions()[0].approval().map(|a| a.as_str()),
+            Some("st-1")
+        );
     }
     // Several calls in one response, all covered.
     let two = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[

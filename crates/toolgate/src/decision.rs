@@ -45,6 +45,27 @@ impl fmt::Display for Verdict {
 
 /// The gate's decision on one proposed call.
 ///
+/// Made by the gate alone and read through its accessors: its fields are
+/// private, and the only changes code outside the gate can make are
+/// monotone ([`Gate::deny_after`](crate::Gate::deny_after),
+/// [`Decision::escalate`], [`Decision::await_approval`]): nothing turns a
+/// deny into anything else, or adds what the gate did not check (DESIGN.md
+/// contract 2).
+///
+/// ```compile_fail
+/// # fn f(d: &mut toolgate::Decision) {
+/// // A deny cannot be edited into an allow: the fields are private.
+/// d.verdict = toolgate::Verdict::Allow;
+/// # }
+/// ```
+///
+/// ```compile_fail
+/// # fn f(d: &mut toolgate::Decisions) {
+/// // Nor can a refused response be un-refused.
+/// d.rejected = None;
+/// # }
+/// ```
+///
 /// `canonical_args` and `digest` are present whenever the arguments parsed
 /// strictly (also for a denied call, so that the audit and the approval
 /// binding can name them); a call may run only when the verdict is
@@ -54,43 +75,73 @@ impl fmt::Display for Verdict {
 #[non_exhaustive]
 pub struct Decision {
     /// Position of the call in the response.
-    pub index: usize,
+    pub(crate) index: usize,
     /// The provider's call id, if any.
-    pub call_id: Option<String>,
+    pub(crate) call_id: Option<String>,
     /// The tool name as proposed (exact; possibly not a registered tool).
-    pub tool: String,
+    pub(crate) tool: String,
     /// The verdict.
-    pub verdict: Verdict,
+    pub(crate) verdict: Verdict,
     /// Why, in stage order. Empty for an allow.
-    pub reasons: Vec<Reason>,
+    pub(crate) reasons: Vec<Reason>,
     /// The arguments as canonical JSON (RFC 8785).
-    pub canonical_args: Option<String>,
+    pub(crate) canonical_args: Option<String>,
     /// The SHA-256 digest of `canonical_args`.
-    pub digest: Option<Digest>,
+    pub(crate) digest: Option<Digest>,
     /// The digest of the arguments' shape: member names and JSON types with
     /// every scalar value blanked out. Near-identical retries share it; the
     /// `repeated_rejection` limit counts by it.
-    pub shape: Option<Digest>,
+    pub(crate) shape: Option<Digest>,
     /// The policy ids that decided at the authorization stage.
-    pub policies: Vec<String>,
+    pub(crate) policies: Vec<String>,
     /// The approval that lets this call through, to be marked used by whoever
     /// executes it.
-    pub approval: Option<String>,
+    pub(crate) approval: Option<ApprovalRef>,
     /// The addresses URL arguments under a resolve-mode policy were checked
     /// at, one entry per such argument present, in policy order: the tool
     /// must connect only there (a second lookup could be rebound). Empty
     /// unless the URL stage passed with a resolve-mode policy.
-    pub pinned: Vec<PinnedUrl>,
+    pub(crate) pinned: Vec<PinnedUrl>,
     /// A short text safe to return to the model as the tool result: the
     /// verdict, reason codes and pointers only (see [`crate::feedback`]).
-    pub feedback: String,
+    pub(crate) feedback: String,
     /// For a call denied before its arguments were parsed into
     /// `canonical_args` (they did not parse; or an unknown tool, a response
     /// denied as a whole): the arguments as received (a string's text, an
     /// inline value's canonical text), for the audit log
     /// (`toolgate_store::StoreGate` records a bounded copy). Never run a tool with
     /// it, never show it to the model.
-    pub received_arguments: Option<String>,
+    pub(crate) received_arguments: Option<String>,
+}
+
+/// A reference to an approval: the id the store gave it, as decimal digits
+/// (`"7"`), the same text everywhere it is shown (decisions, the approvals
+/// API, audit records).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ApprovalRef(String);
+
+impl ApprovalRef {
+    /// The reference with this text.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self(id.into())
+    }
+
+    /// The id's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ApprovalRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<ApprovalRef> for String {
+    fn from(r: ApprovalRef) -> Self {
+        r.0
+    }
 }
 
 /// The checked addresses of one URL argument (resolve mode).
@@ -114,6 +165,81 @@ impl Decision {
         }
     }
 
+    /// Position of the call in the response.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The provider's call id, if any.
+    pub fn call_id(&self) -> Option<&str> {
+        self.call_id.as_deref()
+    }
+
+    /// The tool name as proposed (exact; possibly not a registered tool).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// Why, in stage order. Empty for an allow.
+    pub fn reasons(&self) -> &[Reason] {
+        &self.reasons
+    }
+
+    /// The arguments as canonical JSON (RFC 8785), whenever they parsed
+    /// strictly, whatever the verdict. To run a call, use
+    /// [`Decision::executable_args`].
+    pub fn canonical_args(&self) -> Option<&str> {
+        self.canonical_args.as_deref()
+    }
+
+    /// The SHA-256 digest of [`Decision::canonical_args`].
+    pub fn digest(&self) -> Option<Digest> {
+        self.digest
+    }
+
+    /// The digest of the arguments' shape: member names and JSON types with
+    /// every scalar value blanked out. Near-identical retries share it; the
+    /// `repeated_rejection` limit counts by it.
+    pub fn shape(&self) -> Option<Digest> {
+        self.shape
+    }
+
+    /// The policy ids that decided at the authorization stage.
+    pub fn policies(&self) -> &[String] {
+        &self.policies
+    }
+
+    /// The approval this call uses (an allow) or waits for (a hold).
+    pub fn approval(&self) -> Option<&ApprovalRef> {
+        self.approval.as_ref()
+    }
+
+    /// The addresses URL arguments under a resolve-mode policy were checked
+    /// at, one entry per such argument present, in policy order: the tool
+    /// must connect only there. Empty unless the URL stage passed with a
+    /// resolve-mode policy.
+    pub fn pinned(&self) -> &[PinnedUrl] {
+        &self.pinned
+    }
+
+    /// A short text safe to return to the model as the tool result: the
+    /// verdict, reason codes and pointers only (see [`crate::feedback`]).
+    pub fn feedback(&self) -> &str {
+        &self.feedback
+    }
+
+    /// For a call denied before its arguments parsed: the arguments as
+    /// received, for the audit log only. Never run a tool with it, never
+    /// show it to the model.
+    pub fn received_arguments(&self) -> Option<&str> {
+        self.received_arguments.as_deref()
+    }
+
     /// Takes the details out of the feedback of a denied or held call (a
     /// session escalated by repeated rejections learns nothing more from
     /// it): [`ESCALATED_DENY_FEEDBACK`] and [`ESCALATED_HOLD_FEEDBACK`]. An
@@ -130,41 +256,96 @@ impl Decision {
     /// Names the pending approval a held call waits for. Only a held call
     /// takes one: for an allow or a deny this does nothing and returns
     /// `false`.
-    pub fn await_approval(&mut self, approval: impl fmt::Display) -> bool {
+    pub fn await_approval(&mut self, approval: ApprovalRef) -> bool {
         if self.verdict != Verdict::NeedsApproval {
             return false;
         }
-        self.approval = Some(approval.to_string());
+        self.approval = Some(approval);
         true
     }
 }
 
-/// Everything the gate decided about one response.
+/// Everything the gate decided about one response. Sealed like
+/// [`Decision`]: read through its accessors, changed only by the monotone
+/// operations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Decisions {
     /// The format the body was read as; `None` if it was refused before the
     /// format was known.
-    pub format: Option<Format>,
+    pub(crate) format: Option<Format>,
     /// Whether the body was an event stream.
-    pub streamed: bool,
+    pub(crate) streamed: bool,
     /// How the turn ended, if the body was read.
-    pub finish: Option<Finish>,
+    pub(crate) finish: Option<Finish>,
     /// Why the body was refused as a whole (not strict JSON, unknown format,
     /// …), with a pointer into the body. A refused body has no decisions and
     /// its verdict is deny.
-    pub rejected: Option<Reason>,
+    pub(crate) rejected: Option<Reason>,
     /// Response-level reasons, pointers into the body: a finish that is not
     /// complete (`truncated`, …) and the adapter's findings (`dsml_markup`,
     /// `calls_expected`, …). [`Reason::code`]'s
     /// [`finding_denies`](crate::Code::finding_denies) says which of them deny
     /// the response.
-    pub findings: Vec<Reason>,
+    pub(crate) findings: Vec<Reason>,
     /// One decision per proposed call, in the response's order.
-    pub decisions: Vec<Decision>,
+    pub(crate) decisions: Vec<Decision>,
 }
 
 impl Decisions {
+    /// The format the body was read as; `None` if it was refused before the
+    /// format was known.
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// Whether the body was an event stream.
+    pub fn streamed(&self) -> bool {
+        self.streamed
+    }
+
+    /// How the turn ended, if the body was read.
+    pub fn finish(&self) -> Option<&Finish> {
+        self.finish.as_ref()
+    }
+
+    /// Why the body was refused as a whole, with a pointer into the body. A
+    /// refused body has no decisions and its verdict is deny.
+    pub fn rejected(&self) -> Option<&Reason> {
+        self.rejected.as_ref()
+    }
+
+    /// Response-level reasons: a finish that is not complete and the
+    /// adapter's findings; [`Code::finding_denies`](crate::Code::finding_denies)
+    /// says which of them deny the response.
+    pub fn findings(&self) -> &[Reason] {
+        &self.findings
+    }
+
+    /// One decision per proposed call, in the response's order.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    /// The decisions, to apply the monotone operations to
+    /// ([`Gate::deny_after`](crate::Gate::deny_after),
+    /// [`Decision::await_approval`]).
+    pub fn decisions_mut(&mut self) -> impl Iterator<Item = &mut Decision> {
+        self.decisions.iter_mut()
+    }
+
+    /// The decisions, by value.
+    pub fn into_decisions(self) -> Vec<Decision> {
+        self.decisions
+    }
+
+    /// [`Decision::escalate`] on every decision.
+    pub fn escalate(&mut self) {
+        for d in &mut self.decisions {
+            d.escalate();
+        }
+    }
+
     /// The verdict on the response: deny if the body was refused, a finding
     /// denies or any call is denied; otherwise needs approval if any call
     /// does; otherwise allow (also for a response without calls).

@@ -11,7 +11,7 @@ use toolgate_json::Value;
 use crate::adapter::{AdapterOptions, Envelope, Format, ProposedCall};
 use crate::authorize::{Authorizer, AuthzRequest, DenyAll};
 use crate::context::{ApprovalKey, Context, StateView};
-use crate::decision::{Decision, Decisions, Verdict};
+use crate::decision::{ApprovalRef, Decision, Decisions, Verdict};
 use crate::feedback;
 use crate::reason::{Code, Reason};
 use crate::registry::Registry;
@@ -38,8 +38,8 @@ use crate::url_guard::{Resolve, SystemResolver, UrlPolicyError};
 /// let context = Context::new("alice", "s-1", 1);
 /// let decisions = gate.decide(body, toolgate::Format::Auto, &context, &context);
 /// assert_eq!(decisions.verdict(), Verdict::Deny);
-/// assert_eq!(decisions.decisions[0].reasons[0].code.as_str(), "unknown_tool");
-/// assert_eq!(decisions.decisions[0].feedback, "denied by toolgate: unknown_tool");
+/// assert_eq!(decisions.decisions()[0].reasons()[0].code.as_str(), "unknown_tool");
+/// assert_eq!(decisions.decisions()[0].feedback(), "denied by toolgate: unknown_tool");
 /// # Ok::<(), toolgate::GateError>(())
 /// ```
 ///
@@ -89,6 +89,17 @@ impl Gate {
     /// The registry the gate decides against.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// [`Gate::deny_after`] on every decision of `decisions`; a response
+    /// without calls and not refused is refused for `code`.
+    pub fn deny_all_after(&self, decisions: &mut Decisions, code: Code) {
+        for d in &mut decisions.decisions {
+            self.deny_after(d, code);
+        }
+        if decisions.decisions.is_empty() && decisions.rejected.is_none() {
+            decisions.rejected = Some(Reason::whole(code));
+        }
     }
 
     /// Denies `decision` for `code`, a fact learned after the gate decided
@@ -317,7 +328,7 @@ impl Gate {
             },
             Outcome::Approved(grant) => {
                 run.granted.push(grant.id.clone());
-                d.approval = Some(grant.id);
+                d.approval = Some(ApprovalRef::new(grant.id));
                 match replay(run) {
                     Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
                     Err(reason) => deny(d, vec![reason], Some(extras)),

@@ -36,7 +36,8 @@ pub use crate::context::{
     KillSwitch, Rejection, StateError, StateView,
 };
 pub use crate::decision::{
-    Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+    ApprovalRef, Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK,
+    ESCALATED_HOLD_FEEDBACK,
 };
 pub use crate::gate::{Gate, GateBuilder, GateError};
 pub use crate::reason::{Code, Reason};

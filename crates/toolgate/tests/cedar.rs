@@ -80,18 +80,18 @@ fn refund(order: &str, amount: i64) -> Vec<u8> {
 
 fn decide(gate: &Gate, body: &[u8], context: &Context) -> Decision {
     let d = gate.decide(body, Format::Auto, context, context);
-    assert_eq!(d.decisions.len(), 1, "{d:?}");
-    d.decisions.into_iter().next().unwrap()
+    assert_eq!(d.decisions().len(), 1, "{d:?}");
+    d.into_decisions().into_iter().next().unwrap()
 }
 
 #[track_caller]
 fn assert_denied(d: &Decision, code: &str, policies: &[&str]) {
-    assert_eq!(d.verdict, Verdict::Deny, "{d:?}");
-    assert_eq!(d.reasons.len(), 1, "{d:?}");
-    assert_eq!(d.reasons[0].code.as_str(), code, "{d:?}");
-    assert_eq!(d.reasons[0].pointer, "");
-    assert_eq!(d.policies, policies, "{d:?}");
-    assert_eq!(d.feedback, format!("denied by toolgate: {code}"));
+    assert_eq!(d.verdict(), Verdict::Deny, "{d:?}");
+    assert_eq!(d.reasons().len(), 1, "{d:?}");
+    assert_eq!(d.reasons()[0].code.as_str(), code, "{d:?}");
+    assert_eq!(d.reasons()[0].pointer, "");
+    assert_eq!(d.policies(), policies, "{d:?}");
+    assert_eq!(d.feedback(), format!("denied by toolgate: {code}"));
 }
 
 #[test]
@@ -102,15 +102,15 @@ fn own_order_refund_within_total_needs_approval() {
         &refund("ord_1001", 1500),
         &ctx("alice", &["customer"]),
     );
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
-    assert_eq!(d.policies, ["owner-refunds-order"]);
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.policies(), ["owner-refunds-order"]);
     let d = decide(
         &gate,
         &body("get_order", r#"{"order_id":"ord_1002"}"#),
         &ctx("alice", &[]),
     );
-    assert_eq!(d.verdict, Verdict::Allow, "{d:?}");
-    assert_eq!(d.policies, ["owner-reads-order"]);
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert_eq!(d.policies(), ["owner-reads-order"]);
 }
 
 #[test]
@@ -121,7 +121,7 @@ fn another_users_order_and_an_unknown_order_look_the_same() {
     assert_denied(&other, "not_owner", &["order-of-another-user"]);
     let unknown = decide(&gate, &refund("ord_9999", 1000), &alice);
     assert_denied(&unknown, "not_owner", &[authz::UNKNOWN_RESOURCE]);
-    assert_eq!(other.feedback, unknown.feedback);
+    assert_eq!(other.feedback(), unknown.feedback());
     // Above the other order's total too: still only `not_owner`, so the
     // total cannot be probed.
     let probe = decide(&gate, &refund("ord_2001", 99_999), &alice);
@@ -130,7 +130,7 @@ fn another_users_order_and_an_unknown_order_look_the_same() {
         "not_owner",
         &["order-of-another-user", "refund-at-most-total"],
     );
-    assert_eq!(probe.feedback, unknown.feedback);
+    assert_eq!(probe.feedback(), unknown.feedback());
     let read = decide(
         &gate,
         &body("get_order", r#"{"order_id":"ord_2001"}"#),
@@ -145,7 +145,7 @@ fn refund_above_the_total_is_denied_by_the_named_policy() {
     let d = decide(&gate, &refund("ord_1002", 2600), &ctx("alice", &[]));
     assert_denied(&d, "not_authorized", &["refund-at-most-total"]);
     let d = decide(&gate, &refund("ord_1002", 2599), &ctx("alice", &[]));
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "at the total exactly");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "at the total exactly");
 }
 
 #[test]
@@ -154,8 +154,8 @@ fn support_agents_refund_up_to_their_limit() {
     // carol is a support agent in the static entities.
     let carol = ctx("carol", &[]);
     let d = decide(&gate, &refund("ord_2001", 5000), &carol);
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
-    assert_eq!(d.policies, ["support-refunds-order"]);
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.policies(), ["support-refunds-order"]);
     let d = decide(&gate, &refund("ord_2001", 5001), &carol);
     assert_denied(&d, "not_authorized", &["support-refund-limit"]);
     // The order's total still binds support agents.
@@ -179,7 +179,7 @@ fn support_agents_refund_up_to_their_limit() {
         &refund("ord_2001", 100),
         &ctx("dave", &["support"]),
     );
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
     let d = decide(
         &trusting,
         &refund("ord_2001", 100),
@@ -192,7 +192,7 @@ fn support_agents_refund_up_to_their_limit() {
         &refund("ord_2001", 100),
         &ctx("carol", &["customer"]),
     );
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
 }
 
 #[test]
@@ -209,8 +209,8 @@ fn a_forbid_beats_a_permit() {
         &body("search", r#"{"query":"boots"}"#),
         &ctx("alice", &[]),
     );
-    assert_eq!(d.verdict, Verdict::Allow);
-    assert_eq!(d.policies, ["all"]);
+    assert_eq!(d.verdict(), Verdict::Allow);
+    assert_eq!(d.policies(), ["all"]);
 }
 
 #[test]
@@ -240,10 +240,10 @@ fn a_forbid_that_errors_denies() {
     );
     let d = decide(&gate, &refund("ord_1001", 10_000), &ctx("alice", &[]));
     assert_denied(&d, "authorization_error", &["all"]);
-    assert!(!d.feedback.contains("overflowing"), "{}", d.feedback);
+    assert!(!d.feedback().contains("overflowing"), "{}", d.feedback());
     // Without the overflow the same policies allow.
     let d = decide(&gate, &refund("ord_1001", 1), &ctx("alice", &[]));
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
 }
 
 /// The shop's policies, trusting request contexts with `Order` entities.
@@ -280,7 +280,7 @@ fn entities_from_the_request() {
     let mut bob = ctx("bob", &[]);
     bob.entities = Some(toolgate_json::from_str(order).unwrap().into_owned());
     let d = decide(&gate, &refund("ord_3001", 700), &bob);
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
     let d = decide(&gate, &refund("ord_3001", 701), &bob);
     assert_denied(&d, "not_authorized", &["refund-at-most-total"]);
     let mut alice = ctx("alice", &[]);
@@ -355,7 +355,7 @@ fn feedback_names_codes_only() {
     ] {
         let d = decide(&gate, &refund(order, amount), &ctx(user, &[]));
         for id in ids {
-            assert!(!d.feedback.contains(id), "{id} in {}", d.feedback);
+            assert!(!d.feedback().contains(id), "{id} in {}", d.feedback());
         }
     }
 }
@@ -586,7 +586,7 @@ fn the_context_cannot_widen_what_the_entities_define() {
     let d = decide(&gate, &refund("ord_3001", 100), &c);
     assert_denied(&d, "authorization_error", &[]);
     let d = decide(&trusting, &refund("ord_3001", 100), &c);
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
     // A type the schema does not have cannot be trusted.
     let err = cedar_with(&shop_text("policies.cedar"))
         .with_context_entities(["Invoice"], Path::new("t.toml"))
@@ -613,7 +613,7 @@ fn context_entities_from_the_config() {
     let mut c = ctx("alice", &[]);
     c.entities = Some(toolgate_json::from_str(order).unwrap().into_owned());
     let d = decide(&gate, &refund("ord_3001", 100), &c);
-    assert_eq!(d.verdict, Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
     for (bad, says) in [
         ("context_entities = [\"Order!\"]", "not an entity type name"),
         ("context_entities = [\"Order\", \"Order\"]", "listed twice"),

@@ -83,10 +83,10 @@ fn decide(gate: &Gate, tool: &str, args: &str) -> (Verdict, Vec<String>) {
     );
     let ctx = Context::new("alice", "s", 1);
     let d = gate.decide(body.as_bytes(), Format::Auto, &ctx, &ctx);
-    let call = &d.decisions[0];
+    let call = &d.decisions()[0];
     (
-        call.verdict,
-        call.reasons
+        call.verdict(),
+        call.reasons()
             .iter()
             .map(|r| r.code.as_str().to_owned())
             .collect(),

@@ -1113,19 +1113,19 @@ url_policy = { arg = "/pages/*/href", hosts = ["*.example.com"] }
         );
         let ctx = toolgate::Context::new("alice", "s", 1);
         gate.decide(body.as_bytes(), toolgate::Format::Auto, &ctx, &ctx)
-            .decisions
+            .into_decisions()
             .remove(0)
     };
     let d = decide(
         r#"{"pages":[{"href":"https://a.example.com/"},{"href":"https://b.example.com/x"}]}"#,
     );
-    assert_eq!(d.verdict, toolgate::Verdict::Allow, "{d:?}");
+    assert_eq!(d.verdict(), toolgate::Verdict::Allow, "{d:?}");
     let d = decide(
         r#"{"pages":[{"href":"https://a.example.com/"},{"href":"http://169.254.169.254/latest/meta-data"}]}"#,
     );
-    assert_eq!(d.verdict, toolgate::Verdict::Deny);
-    assert_eq!(d.reasons[0].code.as_str(), "url_policy");
-    assert_eq!(d.reasons[0].pointer, "/pages/1/href");
+    assert_eq!(d.verdict(), toolgate::Verdict::Deny);
+    assert_eq!(d.reasons()[0].code.as_str(), "url_policy");
+    assert_eq!(d.reasons()[0].pointer, "/pages/1/href");
     // A `*` where the schema declares no items is refused at load.
     let (shown, err) = load_err(
         "[[tool]]\nname = \"f\"\nrisk = \"read\"\nschema_json = '{\"type\":\"object\",\"properties\":{\"u\":{\"type\":\"string\",\"format\":\"uri\"}}}'\nurl_policy = { arg = \"/u/*\", hosts = [\"example.com\"] }\n",

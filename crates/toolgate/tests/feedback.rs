@@ -162,14 +162,14 @@ fn feedback_names_what_the_schema_expects_and_never_the_value() {
             &ctx,
             &ctx,
         );
-        let call = &d.decisions[0];
-        assert_eq!(call.verdict, Verdict::Deny, "{code}: {call:?}");
+        let call = &d.decisions()[0];
+        assert_eq!(call.verdict(), Verdict::Deny, "{code}: {call:?}");
         assert!(
-            call.reasons.iter().any(|r| r.code.as_str() == *code),
+            call.reasons().iter().any(|r| r.code.as_str() == *code),
             "{code}: {:?}",
-            call.reasons
+            call.reasons()
         );
-        let feedback = &call.feedback;
+        let feedback = &call.feedback();
         for s in *says {
             assert!(feedback.contains(s), "{code}: `{s}` not in `{feedback}`");
         }
@@ -214,7 +214,7 @@ fn long_allowed_values_are_bounded() {
         &ctx,
         &ctx,
     );
-    let feedback = &d.decisions[0].feedback;
+    let feedback = &d.decisions()[0].feedback();
     assert!(feedback.contains("`\"v00xxx"), "{feedback}");
     assert!(feedback.contains("`\"v09"), "{feedback}");
     assert!(!feedback.contains("v10"), "{feedback}");

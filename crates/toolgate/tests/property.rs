@@ -141,33 +141,33 @@ fn check(gate: &Gate, config: &Config, body: &[u8], format: Format, seed: u64) -
         )
     };
     let all_codes = d
-        .rejected
-        .iter()
-        .chain(&d.findings)
-        .chain(d.decisions.iter().flat_map(|c| &c.reasons));
+        .rejected()
+        .into_iter()
+        .chain(d.findings())
+        .chain(d.decisions().iter().flat_map(|c| c.reasons()));
     for r in all_codes {
         if r.code == Code::InternalError {
             fail("the gate caught a panic");
         }
     }
-    if d.rejected.is_some() && !d.decisions.is_empty() {
+    if d.rejected().is_some() && !d.decisions().is_empty() {
         fail("a refused body has decisions");
     }
-    let response_denied = d.findings.iter().any(|r| r.code.finding_denies());
-    for call in &d.decisions {
-        if call.verdict != Verdict::Allow {
-            if call.reasons.is_empty() {
+    let response_denied = d.findings().iter().any(|r| r.code.finding_denies());
+    for call in d.decisions() {
+        if call.verdict() != Verdict::Allow {
+            if call.reasons().is_empty() {
                 fail("a denial without a reason");
             }
             continue;
         }
-        if !call.reasons.is_empty() || response_denied || d.rejected.is_some() {
+        if !call.reasons().is_empty() || response_denied || d.rejected().is_some() {
             fail("an allow despite an error");
         }
-        if !d.finish.as_ref().is_some_and(|f| f.is_complete()) {
+        if !d.finish().as_ref().is_some_and(|f| f.is_complete()) {
             fail("an allow from an incomplete turn");
         }
-        let Some(tool) = config.registry().get(&call.tool) else {
+        let Some(tool) = config.registry().get(call.tool()) else {
             fail("an allow for an unregistered tool");
         };
         let args = call
@@ -209,14 +209,14 @@ fn arbitrary_bytes_never_panic_and_never_allow_on_error() {
         let format = Format::ALL[rng.below(Format::ALL.len())];
         let d = check(&gate, &config, &body, format, seed);
         allowed += d
-            .decisions
+            .decisions()
             .iter()
-            .filter(|c| c.verdict == Verdict::Allow)
+            .filter(|c| c.verdict() == Verdict::Allow)
             .count();
         denied += d
-            .decisions
+            .decisions()
             .iter()
-            .filter(|c| c.verdict == Verdict::Deny)
+            .filter(|c| c.verdict() == Verdict::Deny)
             .count();
     }
     // The generator must reach both outcomes, or it proves little.

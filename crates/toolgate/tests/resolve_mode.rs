@@ -65,22 +65,22 @@ fn decide(resolve: bool, resolver: Arc<Fake>, url: &str) -> Decision {
         r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","tool_calls":[{{"id":"call_1","type":"function","function":{{"name":"fetch_url","arguments":"{args}"}}}}]}}}}]}}"#
     );
     let ctx = Context::new("alice", "s-1", 1);
-    let mut d = gate.decide(body.as_bytes(), Format::Auto, &ctx, &ctx);
-    assert!(d.rejected.is_none(), "{d:?}");
-    assert_eq!(d.decisions.len(), 1);
-    d.decisions.remove(0)
+    let d = gate.decide(body.as_bytes(), Format::Auto, &ctx, &ctx);
+    assert!(d.rejected().is_none(), "{d:?}");
+    assert_eq!(d.decisions().len(), 1);
+    d.into_decisions().remove(0)
 }
 
 fn assert_url_denied(d: &Decision, detail: &str) {
-    assert_eq!(d.verdict, Verdict::Deny, "{d:?}");
-    assert_eq!(d.reasons.len(), 1);
-    assert_eq!(d.reasons[0].code.as_str(), "url_policy");
-    assert_eq!(d.reasons[0].pointer, "/url");
-    assert_eq!(d.reasons[0].detail, Some(detail));
-    assert!(d.pinned.is_empty());
+    assert_eq!(d.verdict(), Verdict::Deny, "{d:?}");
+    assert_eq!(d.reasons().len(), 1);
+    assert_eq!(d.reasons()[0].code.as_str(), "url_policy");
+    assert_eq!(d.reasons()[0].pointer, "/url");
+    assert_eq!(d.reasons()[0].detail, Some(detail));
+    assert!(d.pinned().is_empty());
     assert!(d.executable_args().is_none());
-    assert!(!d.feedback.contains("169.254"), "{}", d.feedback);
-    assert!(!d.feedback.contains("example.com"), "{}", d.feedback);
+    assert!(!d.feedback().contains("169.254"), "{}", d.feedback());
+    assert!(!d.feedback().contains("example.com"), "{}", d.feedback());
 }
 
 #[test]
@@ -98,14 +98,14 @@ fn a_name_resolving_to_the_metadata_address_is_denied() {
 fn a_name_resolving_to_public_addresses_is_allowed_and_pinned() {
     let fake = Fake::new(&["93.184.216.34", "2606:2800:220:1::", "93.184.216.34"]);
     let d = decide(true, fake, "https://api.example.com/a?b=c");
-    assert_eq!(d.verdict, Verdict::Allow, "{d:?}");
-    assert_eq!(d.pinned.len(), 1);
-    assert_eq!(d.pinned[0].pointer, "/url");
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert_eq!(d.pinned().len(), 1);
+    assert_eq!(d.pinned()[0].pointer, "/url");
     let expected: Vec<SocketAddr> = vec![
         "93.184.216.34:443".parse().unwrap(),
         "[2606:2800:220:1::]:443".parse().unwrap(),
     ];
-    assert_eq!(d.pinned[0].addresses, expected);
+    assert_eq!(d.pinned()[0].addresses, expected);
 }
 
 #[test]
@@ -130,8 +130,8 @@ fn an_empty_or_failed_lookup_is_denied() {
 fn the_static_checks_run_before_any_lookup() {
     let fake = Fake::new(&["93.184.216.34"]);
     let d = decide(true, fake.clone(), "https://evil.test/");
-    assert_eq!(d.verdict, Verdict::Deny);
-    assert_eq!(d.reasons[0].code.as_str(), "url_policy");
+    assert_eq!(d.verdict(), Verdict::Deny);
+    assert_eq!(d.reasons()[0].code.as_str(), "url_policy");
     assert!(fake.lookups.lock().unwrap().is_empty());
 }
 
@@ -139,8 +139,8 @@ fn the_static_checks_run_before_any_lookup() {
 fn without_resolve_mode_nothing_is_resolved_or_pinned() {
     let fake = Fake::new(&["169.254.169.254"]);
     let d = decide(false, fake.clone(), "https://api.example.com/");
-    assert_eq!(d.verdict, Verdict::Allow, "{d:?}");
-    assert!(d.pinned.is_empty());
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert!(d.pinned().is_empty());
     assert!(fake.lookups.lock().unwrap().is_empty());
     assert!(config(false)
         .registry()

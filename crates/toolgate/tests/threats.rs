@@ -164,15 +164,15 @@ fn decide(b: &str, c: &Context) -> Decisions {
 /// findings, and every call's reasons.
 fn codes(d: &Decisions) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(r) = &d.rejected {
+    if let Some(r) = &d.rejected() {
         out.push(r.code.as_str().to_owned());
         if let Some(detail) = r.detail {
             out.push(detail.to_owned());
         }
     }
-    out.extend(d.findings.iter().map(|r| r.code.as_str().to_owned()));
-    for c in &d.decisions {
-        out.extend(c.reasons.iter().map(|r| r.code.as_str().to_owned()));
+    out.extend(d.findings().iter().map(|r| r.code.as_str().to_owned()));
+    for c in d.decisions() {
+        out.extend(c.reasons().iter().map(|r| r.code.as_str().to_owned()));
     }
     out
 }
@@ -180,7 +180,7 @@ fn codes(d: &Decisions) -> Vec<String> {
 fn assert_nothing_runs(d: &Decisions, what: &str) {
     assert_ne!(d.verdict(), Verdict::Allow, "{what}");
     assert!(
-        d.decisions.iter().all(|c| c.verdict != Verdict::Allow),
+        d.decisions().iter().all(|c| c.verdict() != Verdict::Allow),
         "{what}: {d:?}"
     );
 }
@@ -194,7 +194,7 @@ fn sanity_a_valid_search_is_allowed_in_every_format() {
         );
         assert_eq!(d.verdict(), Verdict::Allow, "{f:?}: {d:?}");
         assert_eq!(
-            d.decisions[0].executable_args(),
+            d.decisions()[0].executable_args(),
             Some(r#"{"limit":5,"query":"boots"}"#)
         );
     }
@@ -250,7 +250,7 @@ fn threat_1_lossy_parsing_is_refused_in_every_format() {
                 // Inline arguments: huge inputs pass the body's limits and
                 // meet the tool's own limits at the parse stage.
                 if *what != "huge input" {
-                    assert!(d.rejected.is_some(), "{f:?} {what}");
+                    assert!(d.rejected().is_some(), "{f:?} {what}");
                 }
             }
         }
@@ -310,7 +310,7 @@ fn threat_2_no_coercion_in_every_format() {
         for (tool, args, code, pointer) in cases {
             let d = decide(&body(f, &[(tool, args)]), &ctx());
             assert_nothing_runs(&d, &format!("{f:?} {args}"));
-            let r = &d.decisions[0].reasons[0];
+            let r = &d.decisions()[0].reasons()[0];
             assert_eq!(
                 (r.code.as_str(), r.pointer.as_str()),
                 (code, pointer),
@@ -359,7 +359,7 @@ fn threat_3_wrong_acts_are_stopped_in_every_format() {
             let args = format!(r#"{{"url":{}}}"#, json_string(url));
             let d = decide(&body(f, &[("fetch_url", &args)]), &ctx());
             assert_nothing_runs(&d, &format!("{f:?} {url}"));
-            let r = &d.decisions[0].reasons[0];
+            let r = &d.decisions()[0].reasons()[0];
             assert_eq!(
                 (r.code, r.pointer.as_str()),
                 (Code::UrlPolicy, "/url"),
@@ -370,8 +370,8 @@ fn threat_3_wrong_acts_are_stopped_in_every_format() {
         // A destructive action nobody approved.
         let refund = r#"{"order_id":"ord_1","amount_cents":100,"reason":"late"}"#;
         let d = decide(&body(f, &[("refund", refund)]), &ctx());
-        assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval, "{f:?}");
-        assert_eq!(d.decisions[0].reasons[0].code, Code::ApprovalRequired);
+        assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval, "{f:?}");
+        assert_eq!(d.decisions()[0].reasons()[0].code, Code::ApprovalRequired);
         // Another user's order, through the authorization hook.
         let config = Config::load(shop().join("toolgate.toml")).unwrap();
         let g = Gate::builder(config.registry().clone())
@@ -386,10 +386,10 @@ fn threat_3_wrong_acts_are_stopped_in_every_format() {
             &c,
             &c,
         );
-        assert_eq!(d.decisions[0].reasons[0].code, Code::NotOwner, "{f:?}");
-        assert_eq!(d.decisions[0].policies, ["pol-ownership-7"]);
+        assert_eq!(d.decisions()[0].reasons()[0].code, Code::NotOwner, "{f:?}");
+        assert_eq!(d.decisions()[0].policies(), ["pol-ownership-7"]);
         assert!(
-            !d.decisions[0].feedback.contains("pol-"),
+            !d.decisions()[0].feedback().contains("pol-"),
             "policy ids stay internal"
         );
         let own = r#"{"order_id":"ord_1"}"#;
@@ -399,7 +399,7 @@ fn threat_3_wrong_acts_are_stopped_in_every_format() {
             &c,
             &c,
         );
-        assert_eq!(d.decisions[0].verdict, Verdict::Allow, "{f:?}");
+        assert_eq!(d.decisions()[0].verdict(), Verdict::Allow, "{f:?}");
     }
 }
 
@@ -421,16 +421,16 @@ fn approvals_are_bound_and_used_once() {
         let reordered = r#"{"reason":"late","amount_cents":100,"order_id":"ord_1"}"#;
         for args in [refund, reordered] {
             let d = decide(&body(f, &[("refund", args)]), &ok);
-            assert_eq!(d.decisions[0].verdict, Verdict::Allow, "{f:?} {args}");
-            assert_eq!(d.decisions[0].approval.as_deref(), Some("ap"));
+            assert_eq!(d.decisions()[0].verdict(), Verdict::Allow, "{f:?} {args}");
+            assert_eq!(d.decisions()[0].approval().map(|a| a.as_str()), Some("ap"));
         }
         // One changed byte of an argument.
         let changed = r#"{"order_id":"ord_1","amount_cents":101,"reason":"late"}"#;
         let d = decide(&body(f, &[("refund", changed)]), &ok);
-        assert_eq!(d.decisions[0].verdict, Verdict::NeedsApproval, "{f:?}");
+        assert_eq!(d.decisions()[0].verdict(), Verdict::NeedsApproval, "{f:?}");
         // Twice in one response: the second is not covered.
         let d = decide(&body(f, &[("refund", refund), ("refund", refund)]), &ok);
-        let verdicts: Vec<_> = d.decisions.iter().map(|d| d.verdict).collect();
+        let verdicts: Vec<_> = d.decisions().iter().map(|d| d.verdict()).collect();
         assert_eq!(verdicts, [Verdict::Allow, Verdict::NeedsApproval], "{f:?}");
         for (what, c) in [
             ("other user", with("bob", "s-1", "refund", 2000, false)),
@@ -441,7 +441,7 @@ fn approvals_are_bound_and_used_once() {
         ] {
             let d = decide(&body(f, &[("refund", refund)]), &c);
             assert_eq!(
-                d.decisions[0].verdict,
+                d.decisions()[0].verdict(),
                 Verdict::NeedsApproval,
                 "{f:?} {what}"
             );
@@ -466,12 +466,12 @@ fn threat_4_truncated_responses_deny_every_call() {
     ];
     for b in &bodies {
         let d = decide(b, &ctx());
-        assert!(!d.decisions.is_empty(), "{b}");
-        for c in &d.decisions {
-            assert_eq!(c.verdict, Verdict::Deny, "{b}");
-            assert_eq!(c.reasons[0].code, Code::Truncated, "{b}");
+        assert!(!d.decisions().is_empty(), "{b}");
+        for c in d.decisions() {
+            assert_eq!(c.verdict(), Verdict::Deny, "{b}");
+            assert_eq!(c.reasons()[0].code, Code::Truncated, "{b}");
         }
-        assert_eq!(d.findings[0].code, Code::Truncated);
+        assert_eq!(d.findings()[0].code, Code::Truncated);
     }
     // A truncated arguments string in a complete response is the parser's
     // `truncated`: `300000` cut to `300` never passes as a number.
@@ -483,7 +483,7 @@ fn threat_4_truncated_responses_deny_every_call() {
             ),
             &ctx(),
         );
-        assert_eq!(d.decisions[0].reasons[0].code, Code::Truncated, "{f:?}");
+        assert_eq!(d.decisions()[0].reasons()[0].code, Code::Truncated, "{f:?}");
     }
 }
 
@@ -513,14 +513,14 @@ fn threat_5_markup_in_text_never_runs() {
         ];
         for b in &bodies {
             let d = decide(b, &ctx());
-            assert!(d.decisions.is_empty(), "{b}");
+            assert!(d.decisions().is_empty(), "{b}");
             assert!(
-                d.findings.iter().any(|r| matches!(
+                d.findings().iter().any(|r| matches!(
                     r.code.as_str(),
                     "dsml_markup" | "tool_call_markup" | "special_token" | "json_call_in_text"
                 )),
                 "{b}: {:?}",
-                d.findings
+                d.findings()
             );
         }
     }
@@ -542,27 +542,30 @@ fn threat_6_runaway_loops_are_stopped() {
         assert_eq!(decide(&search, &c).verdict(), Verdict::Allow, "{f:?}");
         c.turn = 21;
         let d = decide(&search, &c);
-        assert_eq!(d.decisions[0].reasons[0].code, Code::LoopLimit, "{f:?}");
+        assert_eq!(d.decisions()[0].reasons()[0].code, Code::LoopLimit, "{f:?}");
         // The context can lower the cap.
         c.turn = 3;
         c.max_turns = Some(2);
         assert_eq!(
-            decide(&search, &c).decisions[0].reasons[0].code,
+            decide(&search, &c).decisions()[0].reasons()[0].code,
             Code::LoopLimit
         );
         // More calls than the cap (4 in the shop) deny every call.
         let five = vec![("search", r#"{"query":"a"}"#); 5];
         let d = decide(&body(f, &five), &ctx());
-        assert_eq!(d.decisions.len(), 5);
+        assert_eq!(d.decisions().len(), 5);
         assert!(d
-            .decisions
+            .decisions()
             .iter()
-            .all(|c| c.reasons[0].code == Code::TooManyCalls));
+            .all(|c| c.reasons()[0].code == Code::TooManyCalls));
         // Probing with small variations: the shape repeats.
         let probe = body(f, &[("search", r#"{"query":"a","limit":51}"#)]);
         let first = decide(&probe, &ctx());
-        assert_eq!(first.decisions[0].reasons[0].code.as_str(), "out_of_range");
-        let shape = first.decisions[0].shape.unwrap();
+        assert_eq!(
+            first.decisions()[0].reasons()[0].code.as_str(),
+            "out_of_range"
+        );
+        let shape = first.decisions()[0].shape().unwrap();
         let rejections: Vec<String> = (0..3)
             .map(|_| format!(r#"{{"tool":"search","shape":"{shape}"}}"#))
             .collect();
@@ -574,7 +577,7 @@ fn threat_6_runaway_loops_are_stopped() {
         let again = body(f, &[("search", r#"{"query":"b","limit":5}"#)]);
         let d = decide(&again, &c);
         assert_eq!(
-            d.decisions[0].reasons[0].code,
+            d.decisions()[0].reasons()[0].code,
             Code::RepeatedRejection,
             "{f:?}"
         );
@@ -584,12 +587,12 @@ fn threat_6_runaway_loops_are_stopped() {
         assert_eq!(decide(&search, &c).verdict(), Verdict::Allow);
         let tests = body(f, &[("run_tests", r#"{"suite":"unit"}"#)]);
         assert_eq!(
-            decide(&tests, &c).decisions[0].reasons[0].code,
+            decide(&tests, &c).decisions()[0].reasons()[0].code,
             Code::KillSwitch
         );
         c.kill_switch = KillSwitch::DenyAll;
         assert_eq!(
-            decide(&search, &c).decisions[0].reasons[0].code,
+            decide(&search, &c).decisions()[0].reasons()[0].code,
             Code::KillSwitch
         );
     }
@@ -643,23 +646,23 @@ fn threat_6_feedback_never_echoes_values() {
                 let mut c = ctx();
                 c.turn = turn;
                 let d = decide(&b, &c);
-                for call in &d.decisions {
+                for call in d.decisions() {
                     assert!(
-                        !call.feedback.contains("SECRET"),
+                        !call.feedback().contains("SECRET"),
                         "{f:?} {args}: {}",
-                        call.feedback
+                        call.feedback()
                     );
                     // The schema's own pattern (`^ord_…`) may be named
                     // (issue 12: feedback says what the schema expects);
                     // the value never.
-                    assert!(!call.feedback.contains("ord_S"), "{}", call.feedback);
-                    assert!(!call.feedback.contains("99999"), "{}", call.feedback);
+                    assert!(!call.feedback().contains("ord_S"), "{}", call.feedback());
+                    assert!(!call.feedback().contains("99999"), "{}", call.feedback());
                     assert!(
-                        !call.feedback.contains("toolgate.toml"),
+                        !call.feedback().contains("toolgate.toml"),
                         "{}",
-                        call.feedback
+                        call.feedback()
                     );
-                    for r in &call.reasons {
+                    for r in call.reasons() {
                         seen.insert(r.code.as_str());
                     }
                 }
@@ -702,7 +705,7 @@ fn names_match_byte_for_byte() {
         ] {
             let d = decide(&body(f, &[(name, r#"{"query":"a"}"#)]), &ctx());
             assert_eq!(
-                d.decisions[0].reasons[0].code,
+                d.decisions()[0].reasons()[0].code,
                 Code::UnknownTool,
                 "{f:?} {name:?}"
             );
@@ -725,6 +728,6 @@ fn a_gate_without_an_authorizer_denies() {
         &c,
         &c,
     );
-    assert_eq!(d.decisions[0].reasons[0].code, Code::NotAuthorized);
-    assert_eq!(d.decisions[0].policies, [toolgate::DenyAll::POLICY_ID]);
+    assert_eq!(d.decisions()[0].reasons()[0].code, Code::NotAuthorized);
+    assert_eq!(d.decisions()[0].policies(), [toolgate::DenyAll::POLICY_ID]);
 }
