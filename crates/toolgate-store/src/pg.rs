@@ -57,7 +57,7 @@ use self::statements::Prepared;
 use crate::group::GroupCommit;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -315,7 +315,7 @@ impl Tx<'_> {
                     .map_err(|e| Error::pg("counting a response", e))?;
             }
         }
-        let hash = audit::chain_hash(&prev, seq, &entry);
+        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, &entry);
         self.head = Some((seq, hash));
         self.pending.push((seq, prev, hash, entry));
         Ok(AppendReceipt { seq, hash })
@@ -348,6 +348,8 @@ impl Tx<'_> {
         let mut hash = Vec::with_capacity(n);
         let mut refused = Vec::with_capacity(n);
         let mut risk = Vec::with_capacity(n);
+        let version = i32::try_from(audit::RECORD_VERSION).unwrap_or(i32::MAX);
+        let mut v = Vec::with_capacity(n);
         for (s, p, h, e) in self.pending.drain(..) {
             seq.push(to_i64(s, "seq")?);
             time.push(e.time.unix_millis());
@@ -376,6 +378,7 @@ impl Tx<'_> {
             hash.push(h.as_bytes().to_vec());
             refused.push(e.refused_arguments);
             risk.push(e.risk);
+            v.push(version);
         }
         let head_seq = to_i64(head_seq, "seq")?;
         let head_hash = head_hash.as_bytes().as_slice();
@@ -384,7 +387,7 @@ impl Tx<'_> {
                 &self.prepared.append,
                 &[
                     &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
-                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk,
+                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk, &v,
                     &head_seq, &head_hash,
                 ],
             )
@@ -598,7 +601,9 @@ fn record(row: &Row) -> Option<AuditRecord> {
     let seq: i64 = row.try_get(0).ok()?;
     let prev: Vec<u8> = row.try_get(14).ok()?;
     let hash: Vec<u8> = row.try_get(15).ok()?;
+    let version: i32 = row.try_get(18).ok()?;
     Some(AuditRecord {
+        version: audit::record_version(i64::from(version))?,
         seq: u64::try_from(seq).ok()?,
         prev: digest(&prev)?,
         hash: digest(&hash)?,

@@ -9,14 +9,21 @@ use postgres::Client;
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 5;
+pub const PG_SCHEMA_VERSION: u32 = 6;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+
+/// Version 6: each audit record keeps the format version it was written
+/// with (`v`), so a record is hashed and verified in its own format. Rows
+/// written before have version 1; their bodies and hashes do not change.
+const V6: &str = r#"
+ALTER TABLE audit ADD COLUMN v INTEGER NOT NULL DEFAULT 1;
+"#;
 
 /// Version 5: audit records carry the tool's risk tier and, for arguments
 /// that were never parsed, a bounded copy (or a keyed digest) of what was

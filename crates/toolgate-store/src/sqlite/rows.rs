@@ -11,7 +11,7 @@ use crate::time::Timestamp;
 
 pub(crate) const AUDIT_COLUMNS: &str =
     "seq, time, verdict, user, session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -36,6 +36,7 @@ pub(crate) struct RawRecord {
     hash: Vec<u8>,
     refused: Option<String>,
     risk: Option<String>,
+    v: i64,
 }
 
 impl RawRecord {
@@ -60,6 +61,7 @@ impl RawRecord {
             hash: row.get(15)?,
             refused: row.get(16)?,
             risk: row.get(17)?,
+            v: row.get(18)?,
         })
     }
 
@@ -93,6 +95,7 @@ impl RawRecord {
             counts_response: false,
         };
         Some(AuditRecord {
+            version: audit::record_version(self.v)?,
             seq: u64::try_from(self.seq).ok()?,
             prev: digest(&self.prev)?,
             hash: digest(&self.hash)?,
@@ -223,7 +226,7 @@ impl Chain {
         let seq = seq
             .checked_add(1)
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
-        let hash = audit::chain_hash(&prev, seq, entry);
+        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, entry);
         let db = |e| Error::db("appending an audit record", e);
         let seq_i = i64::try_from(seq)
             .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
@@ -241,7 +244,7 @@ impl Chain {
         let mut stmt = conn
             .prepare_cached(&format!(
                 "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
             ))
             .map_err(db)?;
         stmt.execute(rusqlite::params![
@@ -263,6 +266,7 @@ impl Chain {
             hash.as_bytes().as_slice(),
             entry.refused_arguments,
             entry.risk,
+            audit::RECORD_VERSION,
         ])
         .map_err(db)?;
         self.head = Some((seq, hash));

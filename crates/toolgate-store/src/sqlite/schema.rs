@@ -8,10 +8,17 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 use crate::error::{Error, ErrorCode};
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+
+/// Version 6: each audit record keeps the format version it was written
+/// with (`v`), so a record is hashed and verified in its own format. Rows
+/// written before have version 1; their bodies and hashes do not change.
+const V6: &str = "
+ALTER TABLE audit ADD COLUMN v INTEGER NOT NULL DEFAULT 1;
+";
 
 /// Version 5: audit records carry the tool's risk tier and, for arguments
 /// that were never parsed, a bounded copy (or a keyed digest) of what was
@@ -230,7 +237,26 @@ fn too_new(version: u32) -> Error {
 mod tests {
     use rusqlite::Connection;
 
-    use super::{V1, V2, V3};
+    use super::{V1, V2, V3, V4, V5, V6};
+
+    /// Audit rows written before version 6 read back as record version 1.
+    #[test]
+    fn v6_gives_older_audit_rows_record_version_1() {
+        let conn = Connection::open_in_memory().unwrap();
+        for sql in [V1, V2, V3, V4, V5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO audit (seq, time, verdict, reasons, policies, approval, prev, hash) \
+             VALUES (1, 0, 'approval_used', '[]', '[]', 7, zeroblob(32), zeroblob(32))",
+        )
+        .unwrap();
+        conn.execute_batch(V6).unwrap();
+        let v: i64 = conn
+            .query_row("SELECT v FROM audit WHERE seq = 1", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 1);
+    }
 
     /// A version-2 database may hold several pending approvals for one
     /// call (written before version 3): the migration keeps the newest
