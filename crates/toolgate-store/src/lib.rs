@@ -66,6 +66,7 @@ mod error;
 mod group;
 mod kill;
 mod pg;
+mod rules;
 mod session;
 mod sqlite;
 mod store;

@@ -42,11 +42,13 @@ use crate::approval::{
     ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
-    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
-    Verdict, Verification, GENESIS,
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
+use crate::rules::chain::{self, StoredRow};
+use crate::rules::record::{digest, EntryColumns, RawRecord};
+use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, SystemClock, Timestamp};
@@ -289,14 +291,7 @@ impl Tx<'_> {
                     .ok_or_else(|| {
                         Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
                     })?;
-                let corrupt =
-                    || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
-                let seq: i64 = row.try_get(0).map_err(|_| corrupt())?;
-                let hash: Vec<u8> = row.try_get(1).map_err(|_| corrupt())?;
-                (
-                    u64::try_from(seq).map_err(|_| corrupt())?,
-                    digest(&hash).ok_or_else(corrupt)?,
-                )
+                stored_head(&row)?
             }
         };
         let seq = seq
@@ -354,19 +349,11 @@ impl Tx<'_> {
             seq.push(to_i64(s, "seq")?);
             time.push(e.time.unix_millis());
             verdict.push(e.verdict.as_str().to_owned());
-            let mut r = String::new();
-            audit::str_array(&mut r, &e.reasons);
-            reasons.push(r);
-            let mut pol = String::new();
-            audit::str_array(&mut pol, &e.policies);
-            policies.push(pol);
+            let columns = EntryColumns::of(&e)?;
+            reasons.push(columns.reasons);
+            policies.push(columns.policies);
             dig.push(e.digest.map(|d| d.as_bytes().to_vec()));
-            approval.push(match e.approval {
-                Some(id) => Some(i64::try_from(id.get()).map_err(|_| {
-                    Error::new(ErrorCode::InvalidInput, "approval id out of range")
-                })?),
-                None => None,
-            });
+            approval.push(columns.approval);
             user.push(e.user);
             session.push(e.session);
             tool.push(e.tool);
@@ -442,13 +429,7 @@ impl PgStore {
             let rows = client
                 .query(sql, params)
                 .map_err(|e| Error::pg("reading the audit log", e))?;
-            rows.iter()
-                .map(|r| {
-                    record(r).ok_or_else(|| {
-                        Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
-                    })
-                })
-                .collect()
+            rows.iter().map(record).collect()
         })
     }
 
@@ -539,76 +520,61 @@ impl PgStore {
     }
 }
 
-fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
-    i64::try_from(v)
-        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
+/// The chain's head from its row (`seq`, `hash`), checked.
+fn stored_head(row: &Row) -> Result<(u64, Digest), Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
+    let seq: i64 = row.try_get(0).map_err(|_| corrupt())?;
+    let hash: Vec<u8> = row.try_get(1).map_err(|_| corrupt())?;
+    chain::head(seq, &hash)
 }
 
-fn to_u64(v: i64) -> Result<u64, Error> {
-    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
-}
-
-fn digest(bytes: &[u8]) -> Option<Digest> {
-    let arr: [u8; 32] = bytes.try_into().ok()?;
-    Some(Digest::from_bytes(arr))
-}
-
-fn string_list(json: &str) -> Option<Vec<String>> {
-    let v = toolgate_json::from_str(json).ok()?;
-    v.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
-
-/// Reads the [`AUDIT_COLUMNS`] of a row; `None` if a column does not hold
-/// what the format says.
-fn record(row: &Row) -> Option<AuditRecord> {
-    let arguments: Option<String> = row.try_get(10).ok()?;
-    let refused: Option<String> = row.try_get(16).ok()?;
-    for text in [&arguments, &refused].into_iter().flatten() {
-        toolgate_json::from_str(text).ok()?;
-    }
-    let reasons: String = row.try_get(7).ok()?;
-    let policies: String = row.try_get(8).ok()?;
-    let dig: Option<Vec<u8>> = row.try_get(9).ok()?;
-    let approval: Option<i64> = row.try_get(11).ok()?;
-    let verdict: String = row.try_get(2).ok()?;
-    let entry = AuditEntry {
-        time: Timestamp::from_unix_millis(row.try_get(1).ok()?),
-        verdict: Verdict::parse(&verdict)?,
+/// Reads the [`AUDIT_COLUMNS`] of a row; `None` if a column is not of its
+/// type.
+fn raw_record(row: &Row) -> Option<RawRecord> {
+    Some(RawRecord {
+        seq: row.try_get(0).ok()?,
+        time: row.try_get(1).ok()?,
+        verdict: row.try_get(2).ok()?,
         user: row.try_get(3).ok()?,
         session: row.try_get(4).ok()?,
         tool: row.try_get(5).ok()?,
         call_id: row.try_get(6).ok()?,
-        reasons: string_list(&reasons)?,
-        policies: string_list(&policies)?,
-        digest: match dig {
-            Some(d) => Some(digest(&d)?),
-            None => None,
-        },
-        arguments,
-        approval: match approval {
-            Some(id) => Some(ApprovalId::new(u64::try_from(id).ok()?)),
-            None => None,
-        },
+        reasons: row.try_get(7).ok()?,
+        policies: row.try_get(8).ok()?,
+        digest: row.try_get(9).ok()?,
+        arguments: row.try_get(10).ok()?,
+        approval: row.try_get(11).ok()?,
         actor: row.try_get(12).ok()?,
         note: row.try_get(13).ok()?,
+        prev: row.try_get(14).ok()?,
+        hash: row.try_get(15).ok()?,
+        refused: row.try_get(16).ok()?,
         risk: row.try_get(17).ok()?,
-        refused_arguments: refused,
-        counts_response: false,
-    };
-    let seq: i64 = row.try_get(0).ok()?;
-    let prev: Vec<u8> = row.try_get(14).ok()?;
-    let hash: Vec<u8> = row.try_get(15).ok()?;
-    let version: i32 = row.try_get(18).ok()?;
-    Some(AuditRecord {
-        version: audit::record_version(i64::from(version))?,
-        seq: u64::try_from(seq).ok()?,
-        prev: digest(&prev)?,
-        hash: digest(&hash)?,
-        entry,
+        v: i64::from(row.try_get::<_, i32>(18).ok()?),
     })
+}
+
+/// Reads a row as a record, or fails with `store_corrupt`.
+fn record(row: &Row) -> Result<AuditRecord, Error> {
+    raw_record(row)
+        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "an audit record cannot be read"))?
+        .into_checked()
+}
+
+/// A row of the chain as [`chain::walk`] reads it.
+struct ChainRow(Row);
+
+impl StoredRow for ChainRow {
+    fn seq(&self) -> Option<u64> {
+        self.0
+            .try_get::<_, i64>(0)
+            .ok()
+            .and_then(|s| u64::try_from(s).ok())
+    }
+
+    fn record(self) -> Option<AuditRecord> {
+        raw_record(&self.0).and_then(RawRecord::into_record)
+    }
 }
 
 /// Reads the [`APPROVAL_COLUMNS`] of a row.
@@ -764,71 +730,18 @@ impl Store for PgStore {
     fn verify(&self) -> Result<Verification, Error> {
         self.snapshot(|tx| {
             let db = |e| Error::pg("verifying the audit log", e);
-            let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
             let head = tx
                 .query_opt("SELECT seq, hash FROM audit_head WHERE id = 1", &[])
                 .map_err(db)?
                 .ok_or_else(|| {
                     Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
                 })?;
-            let head_seq: i64 = head.try_get(0).map_err(|_| corrupt())?;
-            let head_seq = u64::try_from(head_seq).map_err(|_| corrupt())?;
-            let head_hash: Vec<u8> = head.try_get(1).map_err(|_| corrupt())?;
-            let head_hash = digest(&head_hash).ok_or_else(corrupt)?;
+            let head = stored_head(&head)?;
             let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
-            let mut rows = tx
+            let rows = tx
                 .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
                 .map_err(db)?;
-            let mut expected: u64 = 1;
-            let mut prev = GENESIS;
-            let mut records: u64 = 0;
-            let broken = |seq, kind| ChainBreak { seq, kind };
-            let mut result = None;
-            while let Some(row) = rows.next().map_err(db)? {
-                let seq = row
-                    .try_get::<_, i64>(0)
-                    .ok()
-                    .and_then(|s| u64::try_from(s).ok());
-                let Some(seq) = seq else {
-                    result = Some(broken(expected, BreakKind::Malformed));
-                    break;
-                };
-                if seq != expected {
-                    result = Some(broken(expected, BreakKind::Missing));
-                    break;
-                }
-                let Some(record) = record(&row) else {
-                    result = Some(broken(seq, BreakKind::Malformed));
-                    break;
-                };
-                if record.prev != prev {
-                    result = Some(broken(seq, BreakKind::Relinked));
-                    break;
-                }
-                if record.expected_hash() != record.hash {
-                    result = Some(broken(seq, BreakKind::Changed));
-                    break;
-                }
-                prev = record.hash;
-                records += 1;
-                expected += 1;
-            }
-            drop(rows);
-            let last = expected - 1;
-            if result.is_none() {
-                if head_seq > last {
-                    result = Some(broken(expected, BreakKind::Missing));
-                } else if head_seq < last {
-                    result = Some(broken(head_seq + 1, BreakKind::Unexpected));
-                } else if head_hash != prev {
-                    result = Some(broken(last, BreakKind::Changed));
-                }
-            }
-            Ok(Verification {
-                records,
-                head: (records, prev),
-                broken: result,
-            })
+            chain::walk(head, rows.iterator().map(|r| r.map(ChainRow))).map_err(db)
         })
     }
 
@@ -894,9 +807,7 @@ impl Store for PgStore {
             };
             let mut n = 0;
             while let Some(row) = rows.next().map_err(db)? {
-                let record = record(&row).ok_or_else(|| {
-                    Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
-                })?;
+                let record = record(&row)?;
                 let mut line = record.to_json();
                 line.push('\n');
                 out.write_all(line.as_bytes()).map_err(io)?;

@@ -43,8 +43,7 @@ use crate::approval::{
     Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
-    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
-    Verdict, Verification, GENESIS,
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
@@ -52,10 +51,12 @@ use crate::session::SessionCounters;
 use crate::store::{AppendDone, Store};
 use crate::time::{Clock, SystemClock, Timestamp};
 
-use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
+use self::rows::{Chain, ChainRow, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
 use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
+use crate::rules::chain;
+use crate::rules::{to_i64, to_u64};
 
 /// How hard a commit works to survive a crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -590,15 +591,6 @@ fn id_sql(id: ApprovalId) -> Result<i64, Error> {
         .map_err(|_| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))
 }
 
-fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
-    i64::try_from(v)
-        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
-}
-
-fn to_u64(v: i64) -> Result<u64, Error> {
-    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
-}
-
 /// The audit entry of an approval event: who, where, which call.
 fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
     let mut e = AuditEntry::new(now, verdict)
@@ -717,63 +709,14 @@ impl Store for SqliteStore {
         let db = |e| Error::db("verifying the audit log", e);
         // One read transaction: a consistent snapshot while others append.
         let tx = conn.transaction().map_err(db)?;
-        let (head_seq, head_hash) = rows::head(&tx)?;
+        let head = rows::head(&tx)?;
         let mut stmt = tx
             .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
             .map_err(db)?;
-        let mut rows = stmt.query([]).map_err(db)?;
-        let mut expected: u64 = 1;
-        let mut prev = GENESIS;
-        let mut records: u64 = 0;
-        let broken = |seq, kind| ChainBreak { seq, kind };
-        let mut result = None;
-        while let Some(row) = rows.next().map_err(db)? {
-            let seq: Option<u64> = row
-                .get::<_, i64>(0)
-                .ok()
-                .and_then(|s| u64::try_from(s).ok());
-            let Some(seq) = seq else {
-                result = Some(broken(expected, BreakKind::Malformed));
-                break;
-            };
-            if seq != expected {
-                result = Some(broken(expected, BreakKind::Missing));
-                break;
-            }
-            let Some(record) = RawRecord::from_row(row)
-                .ok()
-                .and_then(RawRecord::into_record)
-            else {
-                result = Some(broken(seq, BreakKind::Malformed));
-                break;
-            };
-            if record.prev != prev {
-                result = Some(broken(seq, BreakKind::Relinked));
-                break;
-            }
-            if record.expected_hash() != record.hash {
-                result = Some(broken(seq, BreakKind::Changed));
-                break;
-            }
-            prev = record.hash;
-            records += 1;
-            expected += 1;
-        }
-        let last = expected - 1;
-        if result.is_none() {
-            if head_seq > last {
-                result = Some(broken(expected, BreakKind::Missing));
-            } else if head_seq < last {
-                result = Some(broken(head_seq + 1, BreakKind::Unexpected));
-            } else if head_hash != prev {
-                result = Some(broken(last, BreakKind::Changed));
-            }
-        }
-        Ok(Verification {
-            records,
-            head: (records, prev),
-            broken: result,
-        })
+        let rows = stmt
+            .query_map([], |row| Ok(ChainRow::read(row)))
+            .map_err(db)?;
+        chain::walk(head, rows).map_err(db)
     }
 
     fn tail(&self, n: u32) -> Result<Vec<AuditRecord>, Error> {

@@ -1,0 +1,29 @@
+//! The store's rules, written once for every backend.
+//!
+//! [`crate::SqliteStore`] and [`crate::PgStore`] differ in SQL, locking and
+//! connections only; what they decide is decided here, by pure functions
+//! that see plain values:
+//!
+//! - [`record`]: an audit row's columns, to a record and back;
+//! - [`chain`]: the walk that verifies the hash chain;
+//!
+//! A rule fixed here is fixed for both backends: a security rule written
+//! twice is a bug waiting in one of them.
+
+pub(crate) mod chain;
+pub(crate) mod record;
+
+use crate::error::{Error, ErrorCode};
+
+/// A count or id for a signed database column; `invalid_input` naming
+/// `what` if it does not fit.
+pub(crate) fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
+    i64::try_from(v)
+        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
+}
+
+/// A count read back from a signed database column; `store_corrupt` if it
+/// is negative.
+pub(crate) fn to_u64(v: i64) -> Result<u64, Error> {
+    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
+}
