@@ -48,6 +48,7 @@ use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::rules::chain::{self, StoredRow};
 use crate::rules::record::{digest, EntryColumns, RawRecord};
+use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
 use crate::store::Store;
@@ -457,66 +458,50 @@ impl PgStore {
         id: ApprovalId,
         actor: &str,
         note: &str,
-        grant: bool,
+        decision: Decision,
     ) -> Result<Approval, Error> {
         let now = self.clock.now();
-        let Ok(id_i) = i64::try_from(id.get()) else {
+        if i64::try_from(id.get()).is_err() {
             return Err(Error::new(
                 ErrorCode::NotFound,
                 format!("no approval `{id}`"),
             ));
+        }
+        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
+    }
+}
+
+impl DecideTx for Tx<'_> {
+    /// Locks the approval's row for the rest of the transaction.
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let Ok(id) = i64::try_from(id.get()) else {
+            return Ok(None);
         };
-        self.write(|tx| {
-            let a = get_approval(&mut tx.tx, id_i, true)?
-                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
-            let allowed = if grant {
-                a.state == ApprovalState::Pending
-            } else {
-                a.state == ApprovalState::Pending
-                    || (a.state == ApprovalState::Approved
-                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
-            };
-            if !allowed {
-                let what = if a.used_at.is_some() {
-                    "used"
-                } else {
-                    a.state.as_str()
-                };
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` is already {what}"),
-                ));
-            }
-            if grant && now >= a.expires_at {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` has expired"),
-                ));
-            }
-            let state = if grant {
-                ApprovalState::Approved
-            } else {
-                ApprovalState::Denied
-            };
-            let note = (!note.is_empty()).then_some(note);
-            tx.tx
-                .execute(
-                    "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
-                     WHERE id = $5",
-                    &[&state.as_str(), &actor, &now.unix_millis(), &note, &id_i],
-                )
-                .map_err(|e| Error::pg("deciding an approval", e))?;
-            let verdict = if grant {
-                Verdict::ApprovalGranted
-            } else {
-                Verdict::ApprovalDenied
-            };
-            let mut entry = approval_entry(now, verdict, &a).actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(entry)?;
-            get_approval(&mut tx.tx, id_i, false)?
-                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
-        })
+        get_approval(&mut self.tx, id, true)
+    }
+
+    /// The row is locked since it was read: the move is exact.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let id = to_i64(a.id.get(), "approval id")?;
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
+                 WHERE id = $5",
+                &[&state.as_str(), &actor, &now.unix_millis(), &note, &id],
+            )
+            .map_err(|e| Error::pg("deciding an approval", e))?;
+        Ok(true)
+    }
+
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.append(entry)
     }
 }
 
@@ -629,17 +614,6 @@ fn get_approval(
         .as_ref()
         .map(approval)
         .transpose()
-}
-
-/// The audit entry of an approval event: who, where, which call.
-fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
-    let mut e = AuditEntry::new(now, verdict)
-        .user(&a.user)
-        .tool(&a.tool)
-        .approval(a.id);
-    e.session.clone_from(&a.session);
-    e.digest = a.digest;
-    e
 }
 
 /// A `WHERE` list being built, with its parameters.
@@ -901,11 +875,11 @@ impl Store for PgStore {
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, true)
+        self.decide(id, actor, note, Decision::Grant)
     }
 
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, false)
+        self.decide(id, actor, note, Decision::Deny)
     }
 
     fn grant_standing(
@@ -917,7 +891,7 @@ impl Store for PgStore {
         note: &str,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let note = (!note.is_empty()).then_some(note);
+        let note = transitions::note(note);
         self.write(|tx| {
             let row = tx
                 .tx
@@ -931,13 +905,7 @@ impl Store for PgStore {
                 .try_get(0)
                 .map_err(|e| Error::pg("granting a standing approval", e))?;
             let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
-                .user(user)
-                .tool(tool)
-                .approval(id)
-                .actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(entry)?;
+            tx.append(transitions::standing_entry(now, user, tool, id, actor, note))?;
             Ok(id)
         })
     }
@@ -997,15 +965,8 @@ impl Store for PgStore {
                 (id, ApprovalKind::Standing)
             };
             let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .digest(*digest)
-                .approval(id);
-            if kind == ApprovalKind::Standing {
-                entry = entry.note("standing");
-            }
+            let entry =
+                transitions::used_entry(now, (user, session, tool, digest), id, kind);
             let receipt = tx.append(entry)?;
             Ok(Some(ApprovalUse {
                 id,

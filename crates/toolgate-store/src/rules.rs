@@ -6,12 +6,15 @@
 //!
 //! - [`record`]: an audit row's columns, to a record and back;
 //! - [`chain`]: the walk that verifies the hash chain;
+//! - [`transitions`]: which approval state may move to which, and the
+//!   records the moves append;
 //!
 //! A rule fixed here is fixed for both backends: a security rule written
 //! twice is a bug waiting in one of them.
 
 pub(crate) mod chain;
 pub(crate) mod record;
+pub(crate) mod transitions;
 
 use crate::error::{Error, ErrorCode};
 

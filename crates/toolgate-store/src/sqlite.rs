@@ -56,6 +56,7 @@ pub use self::schema::SCHEMA_VERSION;
 use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
 use crate::rules::chain;
+use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
 
 /// How hard a commit works to survive a crash.
@@ -488,74 +489,48 @@ impl SqliteStore {
         id: ApprovalId,
         actor: &str,
         note: &str,
-        grant: bool,
+        decision: Decision,
     ) -> Result<Approval, Error> {
         let now = self.clock.now();
-        self.write(|tx| {
-            let a = rows::get_approval(tx.conn, id)?
-                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
-            let allowed = if grant {
-                a.state == ApprovalState::Pending
-            } else {
-                a.state == ApprovalState::Pending
-                    || (a.state == ApprovalState::Approved
-                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
-            };
-            if !allowed {
-                let what = if a.used_at.is_some() {
-                    "used"
-                } else {
+        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
+    }
+}
+
+impl DecideTx for Tx<'_> {
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        rows::get_approval(self.conn, id)
+    }
+
+    /// The write lock is held; the condition on the state read makes the
+    /// move exact even without it.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE approvals SET state = ?1, decided_by = ?2, decided_at = ?3, note = ?4 \
+                 WHERE id = ?5 AND state = ?6",
+                rusqlite::params![
+                    state.as_str(),
+                    actor,
+                    now.unix_millis(),
+                    note,
+                    id_sql(a.id)?,
                     a.state.as_str()
-                };
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` is already {what}"),
-                ));
-            }
-            if grant && now >= a.expires_at {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` has expired"),
-                ));
-            }
-            let state = if grant {
-                ApprovalState::Approved
-            } else {
-                ApprovalState::Denied
-            };
-            let note = (!note.is_empty()).then_some(note);
-            let changed = tx
-                .conn
-                .execute(
-                    "UPDATE approvals SET state = ?1, decided_by = ?2, decided_at = ?3, note = ?4 \
-                     WHERE id = ?5 AND state = ?6",
-                    rusqlite::params![
-                        state.as_str(),
-                        actor,
-                        now.unix_millis(),
-                        note,
-                        id_sql(id)?,
-                        a.state.as_str()
-                    ],
-                )
-                .map_err(|e| Error::db("deciding an approval", e))?;
-            if changed != 1 {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` changed meanwhile"),
-                ));
-            }
-            let verdict = if grant {
-                Verdict::ApprovalGranted
-            } else {
-                Verdict::ApprovalDenied
-            };
-            let mut entry = approval_entry(now, verdict, &a).actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(&entry)?;
-            rows::get_approval(tx.conn, id)?
-                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
-        })
+                ],
+            )
+            .map_err(|e| Error::db("deciding an approval", e))?;
+        Ok(changed == 1)
+    }
+
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.append(&entry)
     }
 }
 
@@ -589,17 +564,6 @@ fn write_on<T>(
 fn id_sql(id: ApprovalId) -> Result<i64, Error> {
     i64::try_from(id.get())
         .map_err(|_| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))
-}
-
-/// The audit entry of an approval event: who, where, which call.
-fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
-    let mut e = AuditEntry::new(now, verdict)
-        .user(&a.user)
-        .tool(&a.tool)
-        .approval(a.id);
-    e.session.clone_from(&a.session);
-    e.digest = a.digest;
-    e
 }
 
 /// Appends `clause` to a `WHERE` list with its parameter.
@@ -924,11 +888,11 @@ impl Store for SqliteStore {
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, true)
+        self.decide(id, actor, note, Decision::Grant)
     }
 
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, false)
+        self.decide(id, actor, note, Decision::Deny)
     }
 
     fn grant_standing(
@@ -940,7 +904,7 @@ impl Store for SqliteStore {
         note: &str,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let note = (!note.is_empty()).then_some(note);
+        let note = transitions::note(note);
         self.write(|tx| {
             tx.conn
                 .execute(
@@ -950,13 +914,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(|e| Error::db("granting a standing approval", e))?;
             let id = ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
-                .user(user)
-                .tool(tool)
-                .approval(id)
-                .actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(&entry)?;
+            tx.append(&transitions::standing_entry(now, user, tool, id, actor, note))?;
             Ok(id)
         })
     }
@@ -1020,15 +978,8 @@ impl Store for SqliteStore {
                 (id, ApprovalKind::Standing)
             };
             let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .digest(*digest)
-                .approval(id);
-            if kind == ApprovalKind::Standing {
-                entry = entry.note("standing");
-            }
+            let entry =
+                transitions::used_entry(now, (user, session, tool, digest), id, kind);
             let receipt = tx.append(&entry)?;
             Ok(Some(ApprovalUse {
                 id,
