@@ -47,6 +47,7 @@ use crate::audit::{
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::rules::chain::{self, StoredRow};
+use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::record::{digest, EntryColumns, RawRecord};
 use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
@@ -1028,15 +1029,7 @@ impl Store for PgStore {
         verdict: Verdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
-        if !matches!(
-            verdict,
-            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
-        ) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!("`{verdict}` is not the verdict of a call"),
-            ));
-        }
+        escalation::check_call_verdict(verdict)?;
         to_i64(turn, "turn")?;
         let now = self.clock.now();
         self.write(|tx| {
@@ -1051,18 +1044,8 @@ impl Store for PgStore {
                 )
                 .map_err(db)?;
             let mut c = read_session(&mut tx.tx, tx.prepared, session, true)?;
-            if turn > c.last_turn {
-                c.turns += 1;
-                c.last_turn = turn;
-            }
-            c.calls += 1;
-            match verdict {
-                Verdict::Deny => {
-                    c.rejections += 1;
-                    c.consecutive_rejections += 1;
-                    let mut reasons: Vec<String> = reasons.iter().map(|r| (*r).to_owned()).collect();
-                    reasons.sort_unstable();
-                    reasons.dedup();
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.escalate_after, now) {
+                ReasonRuns::Extend(reasons) => {
                     tx.tx
                         .execute(
                             "DELETE FROM session_reasons WHERE session = $1 AND reason <> ALL($2)",
@@ -1078,17 +1061,13 @@ impl Store for PgStore {
                             &[&session, &reasons],
                         )
                         .map_err(db)?;
-                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
-                        c.escalated_at = Some(now);
-                    }
                 }
-                Verdict::Allow => {
-                    c.consecutive_rejections = 0;
+                ReasonRuns::Clear => {
                     tx.tx
                         .execute("DELETE FROM session_reasons WHERE session = $1", &[&session])
                         .map_err(db)?;
                 }
-                _ => {}
+                ReasonRuns::Keep => {}
             }
             tx.tx
                 .execute(

@@ -6,6 +6,8 @@
 //!
 //! - [`record`]: an audit row's columns, to a record and back;
 //! - [`chain`]: the walk that verifies the hash chain;
+//! - [`escalation`]: the session counters a call moves, and when a
+//!   session is escalated;
 //! - [`transitions`]: which approval state may move to which, and the
 //!   records the moves append;
 //!
@@ -13,6 +15,7 @@
 //! twice is a bug waiting in one of them.
 
 pub(crate) mod chain;
+pub(crate) mod escalation;
 pub(crate) mod record;
 pub(crate) mod transitions;
 

@@ -56,6 +56,7 @@ pub use self::schema::SCHEMA_VERSION;
 use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
 use crate::rules::chain;
+use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
 
@@ -1036,32 +1037,14 @@ impl Store for SqliteStore {
         verdict: Verdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
-        if !matches!(
-            verdict,
-            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
-        ) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!("`{verdict}` is not the verdict of a call"),
-            ));
-        }
+        escalation::check_call_verdict(verdict)?;
         let turn_i = to_i64(turn, "turn")?;
         let now = self.clock.now();
         self.write(|tx| {
             let db = |e| Error::db("counting a call", e);
             let mut c = read_session(tx.conn, session)?;
-            if turn > c.last_turn {
-                c.turns += 1;
-                c.last_turn = turn;
-            }
-            c.calls += 1;
-            match verdict {
-                Verdict::Deny => {
-                    c.rejections += 1;
-                    c.consecutive_rejections += 1;
-                    let mut reasons: Vec<&str> = reasons.to_vec();
-                    reasons.sort_unstable();
-                    reasons.dedup();
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.escalate_after, now) {
+                ReasonRuns::Extend(reasons) => {
                     tx.conn
                         .execute(
                             "DELETE FROM session_reasons WHERE session = ?1 AND reason NOT IN \
@@ -1078,17 +1061,13 @@ impl Store for SqliteStore {
                             )
                             .map_err(db)?;
                     }
-                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
-                        c.escalated_at = Some(now);
-                    }
                 }
-                Verdict::Allow => {
-                    c.consecutive_rejections = 0;
+                ReasonRuns::Clear => {
                     tx.conn
                         .execute("DELETE FROM session_reasons WHERE session = ?1", [session])
                         .map_err(db)?;
                 }
-                _ => {}
+                ReasonRuns::Keep => {}
             }
             tx.conn
                 .execute(
