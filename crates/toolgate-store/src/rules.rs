@@ -8,6 +8,7 @@
 //! - [`chain`]: the walk that verifies the hash chain;
 //! - [`escalation`]: the session counters a call moves, and when a
 //!   session is escalated;
+//! - [`migrations`]: which migrations a database needs, which it refuses;
 //! - [`transitions`]: which approval state may move to which, and the
 //!   records the moves append;
 //!
@@ -16,6 +17,7 @@
 
 pub(crate) mod chain;
 pub(crate) mod escalation;
+pub(crate) mod migrations;
 pub(crate) mod record;
 pub(crate) mod transitions;
 

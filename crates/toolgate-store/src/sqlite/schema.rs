@@ -5,7 +5,8 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+use crate::rules::migrations;
 
 /// The schema version this build writes.
 pub const SCHEMA_VERSION: u32 = 6;
@@ -164,15 +165,11 @@ pub(crate) fn migrate(conn: &mut Connection, now_ms: i64) -> Result<(), Error> {
     )
     .map_err(db)?;
     let current = read_version(&tx)?;
-    if current > SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (version, sql) in migrations::pending(current, &MIGRATIONS)? {
         tx.execute_batch(sql).map_err(db)?;
-        let version = i64::try_from(i).unwrap_or(i64::MAX).saturating_add(1);
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)",
-            (version, now_ms),
+            (i64::from(version), now_ms),
         )
         .map_err(db)?;
     }
@@ -194,18 +191,11 @@ pub(crate) fn check(conn: &Connection) -> Result<(), Error> {
     } else {
         0
     };
-    if current > SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    if current < SCHEMA_VERSION {
-        return Err(Error::new(
-            ErrorCode::Unavailable,
-            format!(
-                "database schema is version {current}, expected {SCHEMA_VERSION}: open it read-write once to migrate it"
-            ),
-        ));
-    }
-    Ok(())
+    migrations::check(
+        current,
+        SCHEMA_VERSION,
+        "open it read-write once to migrate it",
+    )
 }
 
 fn read_version(conn: &Connection) -> Result<u32, Error> {
@@ -216,21 +206,7 @@ fn read_version(conn: &Connection) -> Result<u32, Error> {
             |r| r.get(0),
         )
         .map_err(|e| Error::db("reading the schema version", e))?;
-    u32::try_from(v).map_err(|_| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("schema version `{v}` is invalid"),
-        )
-    })
-}
-
-fn too_new(version: u32) -> Error {
-    Error::new(
-        ErrorCode::SchemaTooNew,
-        format!(
-            "database schema is version {version}, newer than {SCHEMA_VERSION}: upgrade toolgate to open it"
-        ),
-    )
+    migrations::stored_version(v)
 }
 
 #[cfg(test)]
