@@ -48,12 +48,13 @@ use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::rules::chain::{self, StoredRow};
 use crate::rules::escalation::{self, ReasonRuns};
+use crate::rules::options;
 use crate::rules::record::{digest, EntryColumns, RawRecord};
 use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
 use crate::store::Store;
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, Timestamp};
 
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
@@ -72,10 +73,7 @@ const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, creat
 pub struct PgOptions {
     lock_timeout: Duration,
     connect_timeout: Duration,
-    escalate_after: u32,
-    clock: Arc<dyn Clock>,
-    read_only: bool,
-    max_batch: usize,
+    common: options::Common,
     connections: usize,
     migrate: bool,
 }
@@ -88,13 +86,11 @@ impl Default for PgOptions {
 
 impl fmt::Debug for PgOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PgOptions")
-            .field("lock_timeout", &self.lock_timeout)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .field("max_batch", &self.max_batch)
-            .field("connections", &self.connections)
+        let mut d = f.debug_struct("PgOptions");
+        d.field("lock_timeout", &self.lock_timeout)
+            .field("connect_timeout", &self.connect_timeout);
+        self.common.debug_fields(&mut d);
+        d.field("connections", &self.connections)
             .field("migrate", &self.migrate)
             .finish_non_exhaustive()
     }
@@ -108,10 +104,7 @@ impl PgOptions {
         Self {
             lock_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
-            escalate_after: 3,
-            clock: Arc::new(SystemClock::new()),
-            read_only: false,
-            max_batch: 1024,
+            common: options::Common::new(),
             connections: 8,
             migrate: true,
         }
@@ -136,14 +129,14 @@ impl PgOptions {
     /// After how many rejections a session is escalated (at least 1).
     #[must_use]
     pub fn escalate_after(mut self, rejections: u32) -> Self {
-        self.escalate_after = rejections.max(1);
+        self.common.set_escalate_after(rejections);
         self
     }
 
     /// The clock for times the caller does not pass.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.common.clock = clock;
         self
     }
 
@@ -152,14 +145,14 @@ impl PgOptions {
     /// `store_read_only`.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.common.read_only = read_only;
         self
     }
 
     /// The most records one group commit writes in one transaction.
     #[must_use]
     pub fn max_batch(mut self, records: usize) -> Self {
-        self.max_batch = records.max(1);
+        self.common.set_max_batch(records);
         self
     }
 
@@ -211,23 +204,23 @@ impl PgOptions {
             "SET lock_timeout = {}",
             self.lock_timeout.as_millis().max(1)
         );
-        if self.read_only {
+        if self.common.read_only {
             setup.push_str("; SET default_transaction_read_only = on");
         }
         let pool = Pool::new(config, setup, self.connections);
         let mut first = pool.connect()?;
-        if self.migrate && !self.read_only {
-            schema::migrate(&mut first, self.clock.now().unix_millis())?;
+        if self.migrate && !self.common.read_only {
+            schema::migrate(&mut first, self.common.clock.now().unix_millis())?;
         } else {
             schema::check(&mut first)?;
         }
         drop_client(first);
         Ok(PgStore {
             pool,
-            group: GroupCommit::new(self.max_batch),
-            clock: self.clock,
-            escalate_after: u64::from(self.escalate_after),
-            read_only: self.read_only,
+            group: GroupCommit::new(self.common.max_batch),
+            escalate_after: self.common.escalation_threshold(),
+            read_only: self.common.read_only,
+            clock: self.common.clock,
             redaction_key: std::sync::OnceLock::new(),
         })
     }

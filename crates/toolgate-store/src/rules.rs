@@ -9,6 +9,7 @@
 //! - [`escalation`]: the session counters a call moves, and when a
 //!   session is escalated;
 //! - [`migrations`]: which migrations a database needs, which it refuses;
+//! - [`options`]: the options every store takes, their defaults and bounds;
 //! - [`transitions`]: which approval state may move to which, and the
 //!   records the moves append;
 //!
@@ -18,6 +19,7 @@
 pub(crate) mod chain;
 pub(crate) mod escalation;
 pub(crate) mod migrations;
+pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod transitions;
 

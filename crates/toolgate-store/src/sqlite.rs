@@ -49,7 +49,7 @@ use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
 use crate::store::{AppendDone, Store};
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, Timestamp};
 
 use self::rows::{Chain, ChainRow, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
@@ -57,6 +57,7 @@ use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
 use crate::rules::chain;
 use crate::rules::escalation::{self, ReasonRuns};
+use crate::rules::options;
 use crate::rules::transitions::{self, DecideTx, Decision};
 use crate::rules::{to_i64, to_u64};
 
@@ -80,10 +81,7 @@ pub enum Durability {
 pub struct SqliteOptions {
     busy_timeout: Duration,
     durability: Durability,
-    escalate_after: u32,
-    clock: Arc<dyn Clock>,
-    read_only: bool,
-    max_batch: usize,
+    common: options::Common,
     max_database_bytes: Option<u64>,
 }
 
@@ -95,13 +93,11 @@ impl Default for SqliteOptions {
 
 impl fmt::Debug for SqliteOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteOptions")
-            .field("busy_timeout", &self.busy_timeout)
-            .field("durability", &self.durability)
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .field("max_batch", &self.max_batch)
-            .field("max_database_bytes", &self.max_database_bytes)
+        let mut d = f.debug_struct("SqliteOptions");
+        d.field("busy_timeout", &self.busy_timeout)
+            .field("durability", &self.durability);
+        self.common.debug_fields(&mut d);
+        d.field("max_database_bytes", &self.max_database_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -114,10 +110,7 @@ impl SqliteOptions {
         Self {
             busy_timeout: Duration::from_secs(5),
             durability: Durability::Full,
-            escalate_after: 3,
-            clock: Arc::new(SystemClock::new()),
-            read_only: false,
-            max_batch: 1024,
+            common: options::Common::new(),
             max_database_bytes: None,
         }
     }
@@ -140,14 +133,14 @@ impl SqliteOptions {
     /// After how many rejections a session is escalated (at least 1).
     #[must_use]
     pub fn escalate_after(mut self, rejections: u32) -> Self {
-        self.escalate_after = rejections.max(1);
+        self.common.set_escalate_after(rejections);
         self
     }
 
     /// The clock for times the caller does not pass.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.common.clock = clock;
         self
     }
 
@@ -156,14 +149,14 @@ impl SqliteOptions {
     /// `store_read_only`.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.common.read_only = read_only;
         self
     }
 
     /// The most records one group commit writes in one transaction.
     #[must_use]
     pub fn max_batch(mut self, records: usize) -> Self {
-        self.max_batch = records.max(1);
+        self.common.set_max_batch(records);
         self
     }
 
@@ -179,7 +172,7 @@ impl SqliteOptions {
     pub fn open(self, path: impl AsRef<Path>) -> Result<SqliteStore, Error> {
         let path = path.as_ref();
         let open_err = |e| Error::db("opening the database", e);
-        if self.read_only {
+        if self.common.read_only {
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
             conn.busy_timeout(self.busy_timeout).map_err(open_err)?;
@@ -208,7 +201,7 @@ impl SqliteOptions {
             ));
         }
         self.configure_writer(&writer)?;
-        schema::migrate(&mut writer, self.clock.now().unix_millis())?;
+        schema::migrate(&mut writer, self.common.clock.now().unix_millis())?;
         let mut readers = Vec::with_capacity(READERS + HOT_READERS);
         for _ in 0..READERS + HOT_READERS {
             let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
@@ -227,7 +220,7 @@ impl SqliteOptions {
         let open_err = |e| Error::db("opening the database", e);
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         self.configure_writer(&conn)?;
-        schema::migrate(&mut conn, self.clock.now().unix_millis())?;
+        schema::migrate(&mut conn, self.common.clock.now().unix_millis())?;
         Ok(SqliteStore::new(conn, Vec::new(), self, ShmGuard::none()))
     }
 
@@ -362,7 +355,7 @@ impl SqliteStore {
         let writer = Arc::new(Mutex::new(writer));
         let commit: CommitFn = {
             let writer = Arc::clone(&writer);
-            let read_only = options.read_only;
+            let read_only = options.common.read_only;
             let shm = shm.clone();
             Arc::new(move |entries: Vec<AuditEntry>| {
                 write_on(&writer, read_only, &shm, |tx| {
@@ -373,7 +366,7 @@ impl SqliteStore {
         Self {
             writer,
             shm,
-            group: GroupCommit::with_committer(options.max_batch, Arc::clone(&commit)),
+            group: GroupCommit::with_committer(options.common.max_batch, Arc::clone(&commit)),
             commit,
             hot: readers
                 .split_off(readers.len().min(READERS))
@@ -382,9 +375,9 @@ impl SqliteStore {
                 .collect(),
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
-            clock: options.clock,
-            escalate_after: u64::from(options.escalate_after),
-            read_only: options.read_only,
+            escalate_after: options.common.escalation_threshold(),
+            read_only: options.common.read_only,
+            clock: options.common.clock,
             redaction_key: std::sync::OnceLock::new(),
         }
     }
