@@ -51,6 +51,7 @@ use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
 use crate::rules::record::{digest, EntryColumns, RawRecord};
 use crate::rules::transitions::{self, DecideTx, Decision};
+use crate::rules::{self, kill};
 use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
 use crate::store::Store;
@@ -885,7 +886,7 @@ impl Store for PgStore {
         note: &str,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let note = transitions::note(note);
+        let note = rules::optional(note);
         self.write(|tx| {
             let row = tx
                 .tx
@@ -1164,7 +1165,7 @@ impl Store for PgStore {
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
         let now = self.clock.now();
-        let reason = (!reason.is_empty()).then_some(reason);
+        let reason = rules::optional(reason);
         self.write(|tx| {
             tx.tx
                 .execute(
@@ -1172,11 +1173,7 @@ impl Store for PgStore {
                     &[&mode.as_str(), &reason, &actor, &now.unix_millis()],
                 )
                 .map_err(|e| Error::pg("flipping the kill switch", e))?;
-            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
-                .reason(mode.as_str())
-                .actor(actor);
-            entry.note = reason.map(str::to_owned);
-            tx.append(entry)?;
+            tx.append(kill::flip_entry(now, mode, reason, actor))?;
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }
@@ -1266,19 +1263,10 @@ fn read_kill_switch<T: postgres::ToStatement + ?Sized>(
         .map_err(|e| Error::pg("reading the kill switch", e))?
         .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the kill switch is missing"))?;
     let mode: String = row.try_get(0).map_err(|_| corrupt())?;
-    let mode = KillMode::parse(&mode).ok_or_else(|| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("unknown kill switch mode `{mode}`"),
-        )
-    })?;
-    Ok(KillSwitchState {
-        mode,
-        reason: row.try_get(1).map_err(|_| corrupt())?,
-        actor: row.try_get(2).map_err(|_| corrupt())?,
-        changed_at: row
-            .try_get::<_, Option<i64>>(3)
-            .map_err(|_| corrupt())?
-            .map(Timestamp::from_unix_millis),
-    })
+    kill::state(
+        &mode,
+        row.try_get(1).map_err(|_| corrupt())?,
+        row.try_get(2).map_err(|_| corrupt())?,
+        row.try_get(3).map_err(|_| corrupt())?,
+    )
 }

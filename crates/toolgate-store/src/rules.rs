@@ -8,6 +8,7 @@
 //! - [`chain`]: the walk that verifies the hash chain;
 //! - [`escalation`]: the session counters a call moves, and when a
 //!   session is escalated;
+//! - [`kill`]: the kill switch's stored row and the record of a flip;
 //! - [`migrations`]: which migrations a database needs, which it refuses;
 //! - [`options`]: the options every store takes, their defaults and bounds;
 //! - [`transitions`]: which approval state may move to which, and the
@@ -18,12 +19,18 @@
 
 pub(crate) mod chain;
 pub(crate) mod escalation;
+pub(crate) mod kill;
 pub(crate) mod migrations;
 pub(crate) mod options;
 pub(crate) mod record;
 pub(crate) mod transitions;
 
 use crate::error::{Error, ErrorCode};
+
+/// A note or reason as stored: none when empty.
+pub(crate) fn optional(text: &str) -> Option<&str> {
+    (!text.is_empty()).then_some(text)
+}
 
 /// A count or id for a signed database column; `invalid_input` naming
 /// `what` if it does not fit.

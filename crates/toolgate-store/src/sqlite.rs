@@ -59,6 +59,7 @@ use crate::rules::chain;
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
 use crate::rules::transitions::{self, DecideTx, Decision};
+use crate::rules::{self, kill};
 use crate::rules::{to_i64, to_u64};
 
 /// How hard a commit works to survive a crash.
@@ -898,7 +899,7 @@ impl Store for SqliteStore {
         note: &str,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let note = transitions::note(note);
+        let note = rules::optional(note);
         self.write(|tx| {
             tx.conn
                 .execute(
@@ -1139,7 +1140,7 @@ impl Store for SqliteStore {
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
         let now = self.clock.now();
-        let reason = (!reason.is_empty()).then_some(reason);
+        let reason = rules::optional(reason);
         self.write(|tx| {
             tx.conn
                 .execute(
@@ -1147,11 +1148,7 @@ impl Store for SqliteStore {
                     rusqlite::params![mode.as_str(), reason, actor, now.unix_millis()],
                 )
                 .map_err(|e| Error::db("flipping the kill switch", e))?;
-            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
-                .reason(mode.as_str())
-                .actor(actor);
-            entry.note = reason.map(str::to_owned);
-            tx.append(&entry)?;
+            tx.append(&kill::flip_entry(now, mode, reason, actor))?;
             read_kill_switch(tx.conn)
         })
     }
@@ -1210,18 +1207,7 @@ fn read_kill_switch(conn: &Connection) -> Result<KillSwitchState, Error> {
             .map_err(db)?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .map_err(db)?;
-    let mode = KillMode::parse(&mode).ok_or_else(|| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("unknown kill switch mode `{mode}`"),
-        )
-    })?;
-    Ok(KillSwitchState {
-        mode,
-        reason,
-        actor,
-        changed_at: changed_at.map(Timestamp::from_unix_millis),
-    })
+    kill::state(&mode, reason, actor, changed_at)
 }
 
 #[cfg(test)]

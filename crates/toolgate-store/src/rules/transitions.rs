@@ -84,11 +84,6 @@ pub(crate) fn decide(
     Ok(decision.state())
 }
 
-/// A note as stored: none when empty.
-pub(crate) fn note(note: &str) -> Option<&str> {
-    (!note.is_empty()).then_some(note)
-}
-
 /// The record of `actor` deciding `a`: who, where, which call.
 pub(crate) fn decided_entry(
     now: Timestamp,
@@ -180,7 +175,7 @@ pub(crate) fn decide_in(
         .approval(id)?
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
     let state = decide(&a, decision, now)?;
-    let note = self::note(note);
+    let note = crate::rules::optional(note);
     if !tx.set_decided(&a, state, actor, now, note)? {
         return Err(Error::new(
             ErrorCode::Conflict,
@@ -270,7 +265,13 @@ mod tests {
     #[test]
     fn the_records_name_the_call_the_actor_and_the_note() {
         let a = approval(ApprovalKind::Single, ApprovalState::Pending, false, 2_000);
-        let e = decided_entry(NOW, Decision::Deny, &a, "bob", note("too much"));
+        let e = decided_entry(
+            NOW,
+            Decision::Deny,
+            &a,
+            "bob",
+            crate::rules::optional("too much"),
+        );
         assert_eq!(e.verdict, Verdict::ApprovalDenied);
         assert_eq!(
             (e.user.as_deref(), e.session.as_deref(), e.tool.as_deref()),
@@ -281,7 +282,7 @@ mod tests {
             (e.actor.as_deref(), e.note.as_deref()),
             (Some("bob"), Some("too much"))
         );
-        let e = decided_entry(NOW, Decision::Grant, &a, "bob", note(""));
+        let e = decided_entry(NOW, Decision::Grant, &a, "bob", crate::rules::optional(""));
         assert_eq!((e.verdict, e.note), (Verdict::ApprovalGranted, None));
 
         let d = Digest::of(b"x");
