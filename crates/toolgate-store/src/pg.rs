@@ -682,18 +682,13 @@ impl Store for PgStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        if let Some(key) = self.redaction_key.get() {
-            return Ok(key.clone());
-        }
-        let bytes: Vec<u8> = self.snapshot(|tx| {
-            tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
-                .and_then(|r| r.try_get(0))
-                .map_err(|e| Error::pg("reading the redaction key", e))
-        })?;
-        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
-            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
-        })?;
-        Ok(self.redaction_key.get_or_init(|| key).clone())
+        rules::record::redaction_key(&self.redaction_key, || {
+            self.snapshot(|tx| {
+                tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
+                    .and_then(|r| r.try_get(0))
+                    .map_err(|e| Error::pg("reading the redaction key", e))
+            })
+        })
     }
 
     fn verify(&self) -> Result<Verification, Error> {
@@ -768,22 +763,13 @@ impl Store for PgStore {
         self.snapshot(|tx| {
             let db = |e| Error::pg("exporting the audit log", e);
             let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
-            let mut rows = tx
+            let rows = tx
                 .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
                 .map_err(db)?;
-            let io = |e: std::io::Error| {
-                Error::new(ErrorCode::Unavailable, "writing the export").with_source(e)
-            };
-            let mut n = 0;
-            while let Some(row) = rows.next().map_err(db)? {
-                let record = record(&row)?;
-                let mut line = record.to_json();
-                line.push('\n');
-                out.write_all(line.as_bytes()).map_err(io)?;
-                n += 1;
-            }
-            out.flush().map_err(io)?;
-            Ok(n)
+            let records = rows
+                .iterator()
+                .map(|row| row.map_err(db).and_then(|row| record(&row)));
+            rules::record::write_jsonl(out, records)
         })
     }
 

@@ -59,7 +59,7 @@ use crate::rules::chain;
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
 use crate::rules::transitions::{self, DecideTx, Decision};
-use crate::rules::{self, kill};
+use crate::rules::{self, kill, record};
 use crate::rules::{to_i64, to_u64};
 
 /// How hard a commit works to survive a crash.
@@ -646,21 +646,15 @@ impl Store for SqliteStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        if let Some(key) = self.redaction_key.get() {
-            return Ok(key.clone());
-        }
-        let bytes: Vec<u8> = self
-            .read_conn()?
-            .query_row(
-                "SELECT value FROM meta WHERE name = 'redaction_key'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| Error::db("reading the redaction key", e))?;
-        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
-            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
-        })?;
-        Ok(self.redaction_key.get_or_init(|| key).clone())
+        record::redaction_key(&self.redaction_key, || {
+            self.read_conn()?
+                .query_row(
+                    "SELECT value FROM meta WHERE name = 'redaction_key'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| Error::db("reading the redaction key", e))
+        })
     }
 
     fn verify(&self) -> Result<Verification, Error> {
@@ -788,21 +782,12 @@ impl Store for SqliteStore {
             .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
             .map_err(db)?;
         let mut rows = stmt.query([]).map_err(db)?;
-        let mut n = 0;
-        let io = |e: std::io::Error| {
-            let mut err = Error::new(ErrorCode::Unavailable, "writing the export");
-            err = err.with_source(e);
-            err
-        };
-        while let Some(row) = rows.next().map_err(db)? {
-            let record = rows::record(row)?;
-            let mut line = record.to_json();
-            line.push('\n');
-            out.write_all(line.as_bytes()).map_err(io)?;
-            n += 1;
-        }
-        out.flush().map_err(io)?;
-        Ok(n)
+        let records = std::iter::from_fn(|| match rows.next() {
+            Ok(Some(row)) => Some(rows::record(row)),
+            Ok(None) => None,
+            Err(e) => Some(Err(db(e))),
+        });
+        record::write_jsonl(out, records)
     }
 
     fn request_approval_within(

@@ -4,10 +4,13 @@
 //! digest, arguments, approval, actor, note, prev, hash, refused, risk, v`);
 //! only their SQL types differ.
 
+use std::io::Write;
+use std::sync::OnceLock;
+
 use toolgate_json::Digest;
 
 use crate::approval::ApprovalId;
-use crate::audit::{self, AuditEntry, AuditRecord, Verdict};
+use crate::audit::{self, AuditEntry, AuditRecord, RedactionKey, Verdict};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
@@ -113,6 +116,40 @@ impl EntryColumns {
     }
 }
 
+/// Writes `records` (by ascending `seq`) as JSON Lines, one record a line
+/// ([`AuditRecord::to_json`]), and flushes; the number written. The first
+/// error, reading or writing, ends the export.
+pub(crate) fn write_jsonl(
+    out: &mut dyn Write,
+    records: impl IntoIterator<Item = Result<AuditRecord, Error>>,
+) -> Result<u64, Error> {
+    let io =
+        |e: std::io::Error| Error::new(ErrorCode::Unavailable, "writing the export").with_source(e);
+    let mut n = 0;
+    for record in records {
+        let mut line = record?.to_json();
+        line.push('\n');
+        out.write_all(line.as_bytes()).map_err(io)?;
+        n += 1;
+    }
+    out.flush().map_err(io)?;
+    Ok(n)
+}
+
+/// The store's redaction key: `cached` once read, else `read` (its bytes
+/// in the database), which must be 32 bytes long.
+pub(crate) fn redaction_key(
+    cached: &OnceLock<RedactionKey>,
+    read: impl FnOnce() -> Result<Vec<u8>, Error>,
+) -> Result<RedactionKey, Error> {
+    if let Some(key) = cached.get() {
+        return Ok(key.clone());
+    }
+    let key = RedactionKey::from_slice(&read()?)
+        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed"))?;
+    Ok(cached.get_or_init(|| key).clone())
+}
+
 /// A JSON array of strings, or `None`.
 fn string_list(json: &str) -> Option<Vec<String>> {
     let v = toolgate_json::from_str(json).ok()?;
@@ -160,6 +197,48 @@ mod tests {
             risk: None,
             v: i64::from(RECORD_VERSION),
         }
+    }
+
+    #[test]
+    fn records_are_exported_one_a_line_until_the_first_error() {
+        let rec = raw().into_record().unwrap();
+        let mut out = Vec::new();
+        let n = write_jsonl(&mut out, [Ok(rec.clone()), Ok(rec.clone())]).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("{}\n{}\n", rec.to_json(), rec.to_json())
+        );
+        let mut out = Vec::new();
+        let broken = Error::new(ErrorCode::Corrupt, "an audit record cannot be read");
+        let e = write_jsonl(&mut out, [Ok(rec.clone()), Err(broken), Ok(rec.clone())]);
+        assert_eq!(e.unwrap_err().code(), ErrorCode::Corrupt);
+        assert_eq!(out.iter().filter(|b| **b == b'\n').count(), 1);
+        struct Full;
+        impl Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = write_jsonl(&mut Full, [Ok(rec)]).unwrap_err();
+        assert_eq!(
+            (e.code(), e.message()),
+            (ErrorCode::Unavailable, "writing the export")
+        );
+    }
+
+    #[test]
+    fn the_redaction_key_is_read_once_and_checked() {
+        let cached = OnceLock::new();
+        let e = redaction_key(&cached, || Ok(vec![1; 31])).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Corrupt);
+        let key = redaction_key(&cached, || Ok(vec![1; 32])).unwrap();
+        assert_eq!(key, RedactionKey::from_bytes([1; 32]));
+        let again = redaction_key(&cached, || panic!("read twice")).unwrap();
+        assert_eq!(again, key);
     }
 
     #[test]
