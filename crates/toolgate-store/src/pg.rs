@@ -38,8 +38,8 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 use toolgate_json::Digest;
 
 use crate::approval::{
-    approval_state_clause, check_pending_limits, Approval, ApprovalFilter, ApprovalId,
-    ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
+    approval_state_clause, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
+    ApprovalUse, PendingLimits,
 };
 use crate::audit::{
     self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
@@ -50,7 +50,7 @@ use crate::rules::chain::{self, StoredRow};
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
 use crate::rules::record::{digest, EntryColumns, RawRecord};
-use crate::rules::transitions::{self, DecideTx, Decision};
+use crate::rules::transitions::{self, ApprovalTx, Call, Decision};
 use crate::rules::{self, kill};
 use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
@@ -466,7 +466,7 @@ impl PgStore {
     }
 }
 
-impl DecideTx for Tx<'_> {
+impl ApprovalTx for Tx<'_> {
     /// Locks the approval's row for the rest of the transaction.
     fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
         let Ok(id) = i64::try_from(id.get()) else {
@@ -498,6 +498,173 @@ impl DecideTx for Tx<'_> {
     fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         self.append(entry)
     }
+
+    /// One user's requests queue on a transaction-scoped lock, so the caps
+    /// count what replicas write at the same moment; the unique index of
+    /// pending approvals holds one per call whatever happens.
+    fn lock_requests(&mut self, user: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&APPROVAL_LOCK, &user],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
+                 AND expires_at <= $5",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error> {
+        let now = now.unix_millis();
+        match session {
+            Some(session) => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND state = 'pending' AND expires_at > $3",
+                &[&user, &session, &now],
+            ),
+            None => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&user, &now],
+            ),
+        }
+        .and_then(|r| r.try_get::<_, i64>(0))
+        .map_err(requesting)
+        .and_then(to_u64)
+    }
+
+    /// `None` when another transaction's pending approval for the call won
+    /// (`ON CONFLICT DO NOTHING` on the unique index).
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
+                 ON CONFLICT (\"user\", session, tool, digest) \
+                 WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                    &expires_at.unix_millis(),
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
+                 AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
+                 AND expires_at > $5 ORDER BY id LIMIT 1",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
+    }
+
+    /// The row lock decides a race: a concurrent user waits for the
+    /// winner's commit, then finds `used_at` set and updates nothing.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error> {
+        let id = to_i64(id.get(), "approval id")?;
+        let changed = self
+            .tx
+            .execute(
+                "UPDATE approvals SET used_at = $1, uses = uses + 1 \
+                 WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
+                &[&now.unix_millis(), &id],
+            )
+            .map_err(using)?;
+        Ok(changed == 1)
+    }
+
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
+                 (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
+                  AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
+                 AND state = 'approved' RETURNING id",
+                &[&user, &tool, &now.unix_millis()],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
+    }
+}
+
+/// The approval id in column 0 of `row`.
+fn id_of(row: &Row, db: fn(postgres::Error) -> Error) -> Result<ApprovalId, Error> {
+    let id: i64 = row.try_get(0).map_err(db)?;
+    Ok(ApprovalId::new(to_u64(id)?))
+}
+
+fn requesting(e: postgres::Error) -> Error {
+    Error::pg("requesting an approval", e)
+}
+
+fn using(e: postgres::Error) -> Error {
+    Error::pg("using an approval", e)
 }
 
 /// The chain's head from its row (`seq`, `hash`), checked.
@@ -782,77 +949,14 @@ impl Store for PgStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now().unix_millis();
-        let digest = digest.as_bytes().as_slice();
-        self.write(|tx| {
-            let db = |e| Error::pg("requesting an approval", e);
-            let tx = &mut tx.tx;
-            // One user's requests queue on a transaction-scoped lock, so
-            // the caps count what replicas write at the same moment; the
-            // unique index of pending approvals holds one per call
-            // whatever happens.
-            tx.execute(
-                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                &[&APPROVAL_LOCK, &user],
-            )
-            .map_err(db)?;
-            tx.execute(
-                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
-                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
-                 AND expires_at <= $5",
-                &[&user, &session, &tool, &digest, &now],
-            )
-            .map_err(db)?;
-            let find = "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                        AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'";
-            if let Some(row) = tx
-                .query_opt(find, &[&user, &session, &tool, &digest])
-                .map_err(db)?
-            {
-                let id: i64 = row.try_get(0).map_err(db)?;
-                return Ok(ApprovalId::new(to_u64(id)?));
-            }
-            let count = |tx: &mut Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]| {
-                tx.query_one(sql, params)
-                    .and_then(|r| r.try_get::<_, i64>(0))
-                    .map_err(db)
-                    .and_then(to_u64)
-            };
-            let in_session = count(
-                tx,
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                 AND session = $2 AND state = 'pending' AND expires_at > $3",
-                &[&user, &session, &now],
-            )?;
-            let of_user = count(
-                tx,
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                 AND state = 'pending' AND expires_at > $2",
-                &[&user, &now],
-            )?;
-            check_pending_limits(limits, in_session, of_user)?;
-            let inserted = tx
-                .query_opt(
-                    "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
-                     VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
-                     ON CONFLICT (\"user\", session, tool, digest) \
-                     WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
-                    &[&user, &session, &tool, &digest, &now, &expires_at.unix_millis()],
-                )
-                .map_err(db)?;
-            let row = match inserted {
-                Some(row) => row,
-                // Another transaction's pending approval for this call won.
-                None => tx
-                    .query_opt(find, &[&user, &session, &tool, &digest])
-                    .map_err(db)?
-                    .ok_or_else(|| {
-                        Error::new(ErrorCode::Conflict, "the call's approval changed meanwhile")
-                    })?,
-            };
-            let id: i64 = row.try_get(0).map_err(db)?;
-            Ok(ApprovalId::new(to_u64(id)?))
-        })
+        let now = self.clock.now();
+        let call = Call {
+            user,
+            session,
+            tool,
+            digest,
+        };
+        self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
@@ -899,62 +1003,13 @@ impl Store for PgStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        self.write(|tx| {
-            let db = |e| Error::pg("using an approval", e);
-            let now_ms = now.unix_millis();
-            let single = tx
-                .tx
-                .query_opt(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
-                     AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
-                     AND expires_at > $5 ORDER BY id LIMIT 1",
-                    &[&user, &session, &tool, &digest.as_bytes().as_slice(), &now_ms],
-                )
-                .map_err(db)?;
-            let (id, kind) = if let Some(row) = single {
-                let id: i64 = row.try_get(0).map_err(db)?;
-                // The row lock decides a race: a concurrent user waits for
-                // the winner's commit, then finds `used_at` set and updates
-                // nothing.
-                let changed = tx
-                    .tx
-                    .execute(
-                        "UPDATE approvals SET used_at = $1, uses = uses + 1 \
-                         WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
-                        &[&now_ms, &id],
-                    )
-                    .map_err(db)?;
-                if changed != 1 {
-                    return Ok(None);
-                }
-                (id, ApprovalKind::Single)
-            } else {
-                let standing = tx
-                    .tx
-                    .query_opt(
-                        "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
-                         (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
-                          AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
-                         AND state = 'approved' RETURNING id",
-                        &[&user, &tool, &now_ms],
-                    )
-                    .map_err(db)?;
-                let Some(row) = standing else {
-                    return Ok(None);
-                };
-                let id: i64 = row.try_get(0).map_err(db)?;
-                (id, ApprovalKind::Standing)
-            };
-            let id = ApprovalId::new(to_u64(id)?);
-            let entry =
-                transitions::used_entry(now, (user, session, tool, digest), id, kind);
-            let receipt = tx.append(entry)?;
-            Ok(Some(ApprovalUse {
-                id,
-                kind,
-                seq: receipt.seq,
-            }))
-        })
+        let call = Call {
+            user,
+            session,
+            tool,
+            digest,
+        };
+        self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {

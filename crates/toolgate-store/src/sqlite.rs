@@ -38,9 +38,9 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use toolgate_json::Digest;
 
-use crate::approval::{approval_state_clause, check_pending_limits};
+use crate::approval::approval_state_clause;
 use crate::approval::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
@@ -58,7 +58,7 @@ use crate::group::{CommitFn, GroupCommit};
 use crate::rules::chain;
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
-use crate::rules::transitions::{self, DecideTx, Decision};
+use crate::rules::transitions::{self, ApprovalTx, Call, Decision};
 use crate::rules::{self, kill, record};
 use crate::rules::{to_i64, to_u64};
 
@@ -491,7 +491,7 @@ impl SqliteStore {
     }
 }
 
-impl DecideTx for Tx<'_> {
+impl ApprovalTx for Tx<'_> {
     fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
         rows::get_approval(self.conn, id)
     }
@@ -527,6 +527,182 @@ impl DecideTx for Tx<'_> {
     fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         self.append(&entry)
     }
+
+    /// The write lock, taken first, holds them back already.
+    fn lock_requests(&mut self, _user: &str) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
+        self.conn
+            .prepare_cached(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND user = ?1 \
+                 AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending' \
+                 AND expires_at <= ?5",
+            )
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis()
+                ])
+            })
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+        let found: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 \
+                 AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending'",
+            )
+            .and_then(|mut s| {
+                s.query_row(
+                    rusqlite::params![
+                        call.user,
+                        call.session,
+                        call.tool,
+                        call.digest.as_bytes().as_slice()
+                    ],
+                    |r| r.get(0),
+                )
+                .optional()
+            })
+            .map_err(requesting)?;
+        found.map(|id| Ok(ApprovalId::new(to_u64(id)?))).transpose()
+    }
+
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error> {
+        let now = now.unix_millis();
+        let n: i64 = match session {
+            Some(session) => self
+                .conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                     AND session = ?2 AND state = 'pending' AND expires_at > ?3",
+                )
+                .and_then(|mut s| s.query_row(rusqlite::params![user, session, now], |r| r.get(0))),
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                     AND state = 'pending' AND expires_at > ?2",
+                )
+                .and_then(|mut s| s.query_row(rusqlite::params![user, now], |r| r.get(0))),
+        }
+        .map_err(requesting)?;
+        to_u64(n)
+    }
+
+    /// Never `None`: the write lock is held since the look-up.
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
+                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+            )
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis(),
+                    expires_at.unix_millis()
+                ])
+            })
+            .map_err(requesting)?;
+        Ok(Some(ApprovalId::new(to_u64(
+            self.conn.last_insert_rowid(),
+        )?)))
+    }
+
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error> {
+        let single: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 AND session = ?2 \
+                 AND tool = ?3 AND digest = ?4 AND state = 'approved' AND used_at IS NULL \
+                 AND expires_at > ?5 ORDER BY id LIMIT 1",
+                rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis()
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(using)?;
+        single
+            .map(|id| Ok(ApprovalId::new(to_u64(id)?)))
+            .transpose()
+    }
+
+    /// The write lock is held, and the condition on `used_at` makes the use
+    /// single even without it: one row or none.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE approvals SET used_at = ?1, uses = uses + 1 \
+                 WHERE id = ?2 AND used_at IS NULL AND state = 'approved'",
+                rusqlite::params![now.unix_millis(), id_sql(id)?],
+            )
+            .map_err(using)?;
+        Ok(changed == 1)
+    }
+
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let standing: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
+                 AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
+                rusqlite::params![user, tool, now.unix_millis()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(using)?;
+        let Some(id) = standing else {
+            return Ok(None);
+        };
+        self.conn
+            .execute(
+                "UPDATE approvals SET used_at = ?1, uses = uses + 1 WHERE id = ?2",
+                rusqlite::params![now.unix_millis(), id],
+            )
+            .map_err(using)?;
+        Ok(Some(ApprovalId::new(to_u64(id)?)))
+    }
+}
+
+fn requesting(e: rusqlite::Error) -> Error {
+    Error::db("requesting an approval", e)
+}
+
+fn using(e: rusqlite::Error) -> Error {
+    Error::db("using an approval", e)
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction on `writer` and commits it.
@@ -799,72 +975,17 @@ impl Store for SqliteStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now().unix_millis();
-        let digest = digest.as_bytes().as_slice();
+        let now = self.clock.now();
+        let call = Call {
+            user,
+            session,
+            tool,
+            digest,
+        };
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.
-        self.write(|tx| {
-            let db = |e| Error::db("requesting an approval", e);
-            tx.conn
-                .prepare_cached(
-                    "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND user = ?1 \
-                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending' \
-                     AND expires_at <= ?5",
-                )
-                .and_then(|mut s| s.execute(rusqlite::params![user, session, tool, digest, now]))
-                .map_err(db)?;
-            let found: Option<i64> = tx
-                .conn
-                .prepare_cached(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 \
-                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending'",
-                )
-                .and_then(|mut s| {
-                    s.query_row(rusqlite::params![user, session, tool, digest], |r| r.get(0))
-                        .optional()
-                })
-                .map_err(db)?;
-            if let Some(id) = found {
-                return Ok(ApprovalId::new(to_u64(id)?));
-            }
-            let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> Result<u64, Error> {
-                let n: i64 = tx
-                    .conn
-                    .prepare_cached(sql)
-                    .and_then(|mut s| s.query_row(params, |r| r.get(0)))
-                    .map_err(db)?;
-                to_u64(n)
-            };
-            let in_session = count(
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
-                 AND session = ?2 AND state = 'pending' AND expires_at > ?3",
-                &[&user, &session, &now],
-            )?;
-            let of_user = count(
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
-                 AND state = 'pending' AND expires_at > ?2",
-                &[&user, &now],
-            )?;
-            check_pending_limits(limits, in_session, of_user)?;
-            tx.conn
-                .prepare_cached(
-                    "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
-                     VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
-                )
-                .and_then(|mut s| {
-                    s.execute(rusqlite::params![
-                        user,
-                        session,
-                        tool,
-                        digest,
-                        now,
-                        expires_at.unix_millis()
-                    ])
-                })
-                .map_err(db)?;
-            Ok(ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?))
-        })
+        self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
@@ -907,66 +1028,13 @@ impl Store for SqliteStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        self.write(|tx| {
-            let db = |e| Error::db("using an approval", e);
-            let single: Option<i64> = tx
-                .conn
-                .query_row(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 AND session = ?2 \
-                     AND tool = ?3 AND digest = ?4 AND state = 'approved' AND used_at IS NULL \
-                     AND expires_at > ?5 ORDER BY id LIMIT 1",
-                    rusqlite::params![user, session, tool, digest.as_bytes().as_slice(), now.unix_millis()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(db)?;
-            let (id, kind) = if let Some(id) = single {
-                // The write lock is held, and the condition on `used_at`
-                // makes the use single even without it: one row or none.
-                let changed = tx
-                    .conn
-                    .execute(
-                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 \
-                         WHERE id = ?2 AND used_at IS NULL AND state = 'approved'",
-                        rusqlite::params![now.unix_millis(), id],
-                    )
-                    .map_err(db)?;
-                if changed != 1 {
-                    return Ok(None);
-                }
-                (id, ApprovalKind::Single)
-            } else {
-                let standing: Option<i64> = tx
-                    .conn
-                    .query_row(
-                        "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
-                         AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
-                        rusqlite::params![user, tool, now.unix_millis()],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(db)?;
-                let Some(id) = standing else {
-                    return Ok(None);
-                };
-                tx.conn
-                    .execute(
-                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 WHERE id = ?2",
-                        rusqlite::params![now.unix_millis(), id],
-                    )
-                    .map_err(db)?;
-                (id, ApprovalKind::Standing)
-            };
-            let id = ApprovalId::new(to_u64(id)?);
-            let entry =
-                transitions::used_entry(now, (user, session, tool, digest), id, kind);
-            let receipt = tx.append(&entry)?;
-            Ok(Some(ApprovalUse {
-                id,
-                kind,
-                seq: receipt.seq,
-            }))
-        })
+        let call = Call {
+            user,
+            session,
+            tool,
+            digest,
+        };
+        self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {

@@ -10,13 +10,23 @@
 //! | `approved` standing | refused | `denied` (revoked), used or not |
 //! | `denied`, `expired` | refused | refused |
 //!
-//! A refusal is a `conflict` error naming the approval and why. Using an
-//! approval ([`crate::Store::consume`]) is the backends' conditional
-//! update; the record it appends is [`used_entry`].
+//! A refusal is a `conflict` error naming the approval and why.
+//!
+//! A call that needs a human gets one pending single approval
+//! ([`request_in`]): a pending one for the same call past its time is
+//! expired first, a pending one for the same call is returned as it is,
+//! and a new one is refused beyond the pending caps. A call is let through
+//! by an approval ([`consume_in`]): the oldest approved, unused, unexpired
+//! single approval bound to it, used once (if it was used meanwhile,
+//! nothing is: no standing approval stands in for it); else the oldest
+//! approved, unexpired standing approval of the user for the tool.
 
 use toolgate_json::Digest;
 
-use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState};
+use crate::approval::{
+    check_pending_limits, Approval, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+    PendingLimits,
+};
 use crate::audit::{AppendReceipt, AuditEntry, Verdict};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
@@ -121,20 +131,28 @@ pub(crate) fn standing_entry(
     e
 }
 
-/// The record of approval `id` letting a call through; a standing
+/// A call a single approval is bound to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) user: &'a str,
+    pub(crate) session: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) digest: &'a Digest,
+}
+
+/// The record of approval `id` letting `call` through; a standing
 /// approval's says so in its note.
 pub(crate) fn used_entry(
     now: Timestamp,
-    call: (&str, &str, &str, &Digest),
+    call: Call<'_>,
     id: ApprovalId,
     kind: ApprovalKind,
 ) -> AuditEntry {
-    let (user, session, tool, digest) = call;
     let e = AuditEntry::new(now, Verdict::ApprovalUsed)
-        .user(user)
-        .session(session)
-        .tool(tool)
-        .digest(*digest)
+        .user(call.user)
+        .session(call.session)
+        .tool(call.tool)
+        .digest(*call.digest)
         .approval(id);
     match kind {
         ApprovalKind::Standing => e.note("standing"),
@@ -142,8 +160,8 @@ pub(crate) fn used_entry(
     }
 }
 
-/// A backend's write transaction, as [`decide_in`] needs it.
-pub(crate) trait DecideTx {
+/// A backend's write transaction, as the moves need it.
+pub(crate) trait ApprovalTx {
     /// The approval `id`, locked until the transaction ends where the
     /// backend locks rows; `None` if there is none.
     fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error>;
@@ -159,12 +177,103 @@ pub(crate) trait DecideTx {
     ) -> Result<bool, Error>;
     /// Appends a record in the same transaction.
     fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error>;
+
+    /// Holds back other transactions requesting approvals for `user` until
+    /// this one ends, where the backend's write lock does not already.
+    fn lock_requests(&mut self, user: &str) -> Result<(), Error>;
+    /// Marks a pending approval for `call` past its time at `now` expired.
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error>;
+    /// The pending single approval for `call`, if any.
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error>;
+    /// The pending single approvals of `user` (in `session`, if given) not
+    /// past their time at `now`.
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error>;
+    /// Inserts a pending single approval for `call`; `None` if another
+    /// transaction's pending approval for the call won.
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error>;
+
+    /// The oldest approved, unused single approval bound to `call` and not
+    /// past its time at `now`.
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error>;
+    /// Marks single approval `id` used at `now` if it is still approved
+    /// and unused; whether it was.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error>;
+    /// Uses the oldest approved standing approval of `user` for `tool` not
+    /// past its time at `now`: its id, or `None`.
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error>;
+}
+
+/// The pending approval for `call` inside `tx`: the one already waiting, or
+/// a new one expiring at `expires_at`, within `limits`.
+pub(crate) fn request_in(
+    tx: &mut impl ApprovalTx,
+    call: Call<'_>,
+    expires_at: Timestamp,
+    limits: PendingLimits,
+    now: Timestamp,
+) -> Result<ApprovalId, Error> {
+    tx.lock_requests(call.user)?;
+    tx.expire_stale(call, now)?;
+    if let Some(id) = tx.find_pending(call)? {
+        return Ok(id);
+    }
+    let in_session = tx.count_pending(call.user, Some(call.session), now)?;
+    let of_user = tx.count_pending(call.user, None, now)?;
+    check_pending_limits(limits, in_session, of_user)?;
+    match tx.insert_pending(call, now, expires_at)? {
+        Some(id) => Ok(id),
+        None => tx.find_pending(call)?.ok_or_else(|| {
+            Error::new(ErrorCode::Conflict, "the call's approval changed meanwhile")
+        }),
+    }
+}
+
+/// Lets `call` through by an approval inside `tx`, with its record; `None`
+/// if none covers it.
+pub(crate) fn consume_in(
+    tx: &mut impl ApprovalTx,
+    call: Call<'_>,
+    now: Timestamp,
+) -> Result<Option<ApprovalUse>, Error> {
+    let (id, kind) = match tx.find_single(call, now)? {
+        Some(id) => {
+            if !tx.use_single(id, now)? {
+                return Ok(None);
+            }
+            (id, ApprovalKind::Single)
+        }
+        None => match tx.use_standing(call.user, call.tool, now)? {
+            Some(id) => (id, ApprovalKind::Standing),
+            None => return Ok(None),
+        },
+    };
+    let receipt = tx.append_entry(used_entry(now, call, id, kind))?;
+    Ok(Some(ApprovalUse {
+        id,
+        kind,
+        seq: receipt.seq,
+    }))
 }
 
 /// Approves or denies approval `id` inside `tx`: the move, its record, and
 /// the approval as it now stands.
 pub(crate) fn decide_in(
-    tx: &mut impl DecideTx,
+    tx: &mut impl ApprovalTx,
     id: ApprovalId,
     decision: Decision,
     actor: &str,
@@ -286,10 +395,16 @@ mod tests {
         assert_eq!((e.verdict, e.note), (Verdict::ApprovalGranted, None));
 
         let d = Digest::of(b"x");
-        let single = used_entry(NOW, ("u", "s", "t", &d), a.id, ApprovalKind::Single);
+        let call = Call {
+            user: "u",
+            session: "s",
+            tool: "t",
+            digest: &d,
+        };
+        let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
         assert_eq!(single.verdict, Verdict::ApprovalUsed);
         assert_eq!((single.digest, single.note), (Some(d), None));
-        let standing = used_entry(NOW, ("u", "s", "t", &d), a.id, ApprovalKind::Standing);
+        let standing = used_entry(NOW, call, a.id, ApprovalKind::Standing);
         assert_eq!(standing.note.as_deref(), Some("standing"));
         assert_eq!(standing.session.as_deref(), Some("s"));
 
@@ -298,5 +413,201 @@ mod tests {
             (g.verdict, g.session, g.digest),
             (Verdict::ApprovalGranted, None, None)
         );
+    }
+
+    /// A transaction that answers from fields and logs what it was asked.
+    #[derive(Default)]
+    struct Fake {
+        pending: Vec<Option<ApprovalId>>,
+        counts: (u64, u64),
+        inserted: Option<ApprovalId>,
+        single: Option<ApprovalId>,
+        single_still_unused: bool,
+        standing: Option<ApprovalId>,
+        log: Vec<&'static str>,
+        appended: Vec<AuditEntry>,
+    }
+
+    impl ApprovalTx for Fake {
+        fn approval(&mut self, _: ApprovalId) -> Result<Option<Approval>, Error> {
+            Ok(None)
+        }
+        fn set_decided(
+            &mut self,
+            _: &Approval,
+            _: ApprovalState,
+            _: &str,
+            _: Timestamp,
+            _: Option<&str>,
+        ) -> Result<bool, Error> {
+            Ok(false)
+        }
+        fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+            self.log.push("append");
+            self.appended.push(entry);
+            Ok(AppendReceipt {
+                seq: 41,
+                hash: Digest::of(b""),
+            })
+        }
+        fn lock_requests(&mut self, _: &str) -> Result<(), Error> {
+            self.log.push("lock");
+            Ok(())
+        }
+        fn expire_stale(&mut self, _: Call<'_>, _: Timestamp) -> Result<(), Error> {
+            self.log.push("expire");
+            Ok(())
+        }
+        fn find_pending(&mut self, _: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("find");
+            Ok(self.pending.pop().flatten())
+        }
+        fn count_pending(&mut self, _: &str, s: Option<&str>, _: Timestamp) -> Result<u64, Error> {
+            self.log.push("count");
+            Ok(if s.is_some() {
+                self.counts.0
+            } else {
+                self.counts.1
+            })
+        }
+        fn insert_pending(
+            &mut self,
+            _: Call<'_>,
+            _: Timestamp,
+            _: Timestamp,
+        ) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("insert");
+            Ok(self.inserted)
+        }
+        fn find_single(&mut self, _: Call<'_>, _: Timestamp) -> Result<Option<ApprovalId>, Error> {
+            Ok(self.single)
+        }
+        fn use_single(&mut self, _: ApprovalId, _: Timestamp) -> Result<bool, Error> {
+            self.log.push("use single");
+            Ok(self.single_still_unused)
+        }
+        fn use_standing(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: Timestamp,
+        ) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("use standing");
+            Ok(self.standing)
+        }
+    }
+
+    const LIMITS: PendingLimits = PendingLimits {
+        per_session: 2,
+        per_user: 3,
+    };
+
+    fn request(tx: &mut Fake) -> Result<ApprovalId, Error> {
+        let d = Digest::of(b"args");
+        let call = Call {
+            user: "alice",
+            session: "s-1",
+            tool: "refund",
+            digest: &d,
+        };
+        request_in(tx, call, Timestamp::from_unix_millis(9_000), LIMITS, NOW)
+    }
+
+    fn consume(tx: &mut Fake) -> Option<ApprovalUse> {
+        let d = Digest::of(b"args");
+        let call = Call {
+            user: "alice",
+            session: "s-1",
+            tool: "refund",
+            digest: &d,
+        };
+        consume_in(tx, call, NOW).unwrap()
+    }
+
+    #[test]
+    fn a_request_returns_the_waiting_approval_or_one_new_within_the_caps() {
+        let id = ApprovalId::new(3);
+        let mut tx = Fake {
+            pending: vec![Some(id)],
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), id);
+        assert_eq!(tx.log, ["lock", "expire", "find"]);
+
+        let mut tx = Fake {
+            counts: (1, 2),
+            inserted: Some(ApprovalId::new(4)),
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), ApprovalId::new(4));
+        assert_eq!(
+            tx.log,
+            ["lock", "expire", "find", "count", "count", "insert"]
+        );
+        assert!(tx.appended.is_empty(), "a request appends no record");
+
+        for counts in [(2, 0), (0, 3)] {
+            let mut tx = Fake {
+                counts,
+                inserted: Some(ApprovalId::new(4)),
+                ..Fake::default()
+            };
+            assert_eq!(request(&mut tx).unwrap_err().code(), ErrorCode::QueueFull);
+            assert!(!tx.log.contains(&"insert"), "{counts:?}");
+        }
+
+        // Another transaction's pending approval for the call won: it is
+        // the answer; if it is gone too, a conflict.
+        let mut tx = Fake {
+            pending: vec![Some(id), None],
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), id);
+        let mut tx = Fake::default();
+        let e = request(&mut tx).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Conflict);
+    }
+
+    #[test]
+    fn a_call_uses_its_single_approval_once_else_a_standing_one() {
+        let single = ApprovalId::new(5);
+        let standing = ApprovalId::new(6);
+        let mut tx = Fake {
+            single: Some(single),
+            single_still_unused: true,
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        let used = consume(&mut tx).unwrap();
+        assert_eq!(
+            (used.id, used.kind, used.seq),
+            (single, ApprovalKind::Single, 41)
+        );
+        assert_eq!(tx.log, ["use single", "append"]);
+        assert_eq!(tx.appended[0].note, None);
+
+        // The single approval was used meanwhile: nothing lets the call
+        // through, not even a standing approval.
+        let mut tx = Fake {
+            single: Some(single),
+            single_still_unused: false,
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        assert_eq!(consume(&mut tx), None);
+        assert_eq!(tx.log, ["use single"]);
+
+        let mut tx = Fake {
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        let used = consume(&mut tx).unwrap();
+        assert_eq!((used.id, used.kind), (standing, ApprovalKind::Standing));
+        assert_eq!(tx.appended[0].note.as_deref(), Some("standing"));
+        assert_eq!(tx.appended[0].verdict, Verdict::ApprovalUsed);
+
+        let mut tx = Fake::default();
+        assert_eq!(consume(&mut tx), None);
+        assert!(tx.appended.is_empty());
     }
 }
