@@ -950,12 +950,7 @@ impl Store for PgStore {
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let call = Call {
-            user,
-            session,
-            tool,
-            digest,
-        };
+        let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
@@ -1003,12 +998,7 @@ impl Store for PgStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        let call = Call {
-            user,
-            session,
-            tool,
-            digest,
-        };
+        let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 

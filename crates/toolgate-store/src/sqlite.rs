@@ -976,12 +976,7 @@ impl Store for SqliteStore {
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
         let now = self.clock.now();
-        let call = Call {
-            user,
-            session,
-            tool,
-            digest,
-        };
+        let call = Call::new(user, session, tool, digest);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.
@@ -1028,12 +1023,7 @@ impl Store for SqliteStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        let call = Call {
-            user,
-            session,
-            tool,
-            digest,
-        };
+        let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 

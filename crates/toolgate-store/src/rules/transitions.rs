@@ -140,6 +140,18 @@ pub(crate) struct Call<'a> {
     pub(crate) digest: &'a Digest,
 }
 
+impl<'a> Call<'a> {
+    /// The call of `tool` by `user` in `session` with arguments of `digest`.
+    pub(crate) fn new(user: &'a str, session: &'a str, tool: &'a str, digest: &'a Digest) -> Self {
+        Self {
+            user,
+            session,
+            tool,
+            digest,
+        }
+    }
+}
+
 /// The record of approval `id` letting `call` through; a standing
 /// approval's says so in its note.
 pub(crate) fn used_entry(
