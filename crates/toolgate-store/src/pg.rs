@@ -219,10 +219,7 @@ impl PgOptions {
         Ok(PgStore {
             pool,
             group: GroupCommit::new(self.common.max_batch),
-            escalate_after: self.common.escalation_threshold(),
-            read_only: self.common.read_only,
-            clock: self.common.clock,
-            redaction_key: std::sync::OnceLock::new(),
+            open: self.common.open(),
         })
     }
 }
@@ -249,19 +246,13 @@ fn drop_client(client: Client) {
 pub struct PgStore {
     pool: Pool,
     group: GroupCommit,
-    clock: Arc<dyn Clock>,
-    escalate_after: u64,
-    read_only: bool,
-    /// Read from the database on first use.
-    redaction_key: std::sync::OnceLock<RedactionKey>,
+    /// The clock, escalation threshold, read-only switch and redaction key.
+    open: options::Open,
 }
 
 impl fmt::Debug for PgStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PgStore")
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .finish_non_exhaustive()
+        self.open.debug("PgStore", f)
     }
 }
 
@@ -386,7 +377,7 @@ impl PgStore {
     }
 
     fn refuse_read_only(&self) -> Result<(), Error> {
-        if self.read_only {
+        if self.open.read_only {
             return Err(Error::read_only());
         }
         Ok(())
@@ -455,7 +446,7 @@ impl PgStore {
         note: &str,
         decision: Decision,
     ) -> Result<Approval, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         if i64::try_from(id.get()).is_err() {
             return Err(Error::new(
                 ErrorCode::NotFound,
@@ -849,7 +840,7 @@ impl Store for PgStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        rules::record::redaction_key(&self.redaction_key, || {
+        rules::record::redaction_key(&self.open.redaction_key, || {
             self.snapshot(|tx| {
                 tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
                     .and_then(|r| r.try_get(0))
@@ -949,7 +940,7 @@ impl Store for PgStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
@@ -970,7 +961,7 @@ impl Store for PgStore {
         actor: &str,
         note: &str,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let note = rules::optional(note);
         self.write(|tx| {
             let row = tx
@@ -1006,7 +997,7 @@ impl Store for PgStore {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(None);
         };
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let found = self
             .pool
             .with(|client, _| get_approval(client, id, false))?;
@@ -1014,7 +1005,7 @@ impl Store for PgStore {
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let w = approvals_where(f, now)?;
         let sql = format!(
             "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id {} LIMIT {}",
@@ -1036,7 +1027,7 @@ impl Store for PgStore {
         let mut f = f.clone();
         f.after = None;
         f.before = None;
-        let w = approvals_where(&f, self.clock.now())?;
+        let w = approvals_where(&f, self.open.clock.now())?;
         let sql = format!("SELECT COUNT(*) FROM approvals{}", w.sql);
         self.pool.with(|client, _| {
             client
@@ -1056,7 +1047,7 @@ impl Store for PgStore {
     ) -> Result<SessionCounters, Error> {
         escalation::check_call_verdict(verdict)?;
         to_i64(turn, "turn")?;
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         self.write(|tx| {
             let db = |e| Error::pg("counting a call", e);
             // Create the row if needed, then lock it: concurrent calls of one
@@ -1069,7 +1060,7 @@ impl Store for PgStore {
                 )
                 .map_err(db)?;
             let mut c = read_session(&mut tx.tx, tx.prepared, session, true)?;
-            match escalation::count_call(&mut c, turn, verdict, reasons, self.escalate_after, now) {
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.open.escalate_after, now) {
                 ReasonRuns::Extend(reasons) => {
                     tx.tx
                         .execute(
@@ -1180,7 +1171,7 @@ impl Store for PgStore {
         })?;
         // A committed write, as an audit append commits one (a full disk
         // fails it).
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             tx.tx
                 .execute("UPDATE probe SET at = $1 WHERE id = 1", &[&now])
@@ -1195,7 +1186,7 @@ impl Store for PgStore {
         reason: &str,
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let reason = rules::optional(reason);
         self.write(|tx| {
             tx.tx
@@ -1228,7 +1219,7 @@ impl Store for PgStore {
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let n = tx
                 .tx

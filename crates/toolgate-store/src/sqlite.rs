@@ -280,19 +280,13 @@ pub struct SqliteStore {
     group: GroupCommit,
     /// Commits one batch of audit records (the group commit's leaders).
     commit: CommitFn,
-    clock: Arc<dyn Clock>,
-    escalate_after: u64,
-    read_only: bool,
-    /// Read from the database on first use.
-    redaction_key: std::sync::OnceLock<RedactionKey>,
+    /// The clock, escalation threshold, read-only switch and redaction key.
+    open: options::Open,
 }
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .finish_non_exhaustive()
+        self.open.debug("SqliteStore", f)
     }
 }
 
@@ -376,10 +370,7 @@ impl SqliteStore {
                 .collect(),
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
-            escalate_after: options.common.escalation_threshold(),
-            read_only: options.common.read_only,
-            clock: options.common.clock,
-            redaction_key: std::sync::OnceLock::new(),
+            open: options.common.open(),
         }
     }
 
@@ -436,7 +427,7 @@ impl SqliteStore {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        write_on(&self.writer, self.read_only, &self.shm, f)
+        write_on(&self.writer, self.open.read_only, &self.shm, f)
     }
 
     /// Commits a write to the probe row: the same path as an audit append
@@ -446,7 +437,7 @@ impl SqliteStore {
     /// record), then its time: a database whose size limit or disk an
     /// append would overflow fails the probe too.
     fn probe_write(&self) -> Result<(), Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let db = |e| Error::db("writing the readiness probe", e);
             tx.conn
@@ -486,7 +477,7 @@ impl SqliteStore {
         note: &str,
         decision: Decision,
     ) -> Result<Approval, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
     }
 }
@@ -795,7 +786,7 @@ fn approvals_where(
 
 impl Store for SqliteStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
-        if self.read_only {
+        if self.open.read_only {
             return Err(Error::read_only());
         }
         self.group.submit(entry, |batch| self.commit_batch(batch))
@@ -804,7 +795,7 @@ impl Store for SqliteStore {
     /// Never blocks: the entry joins the group commit, whose committer
     /// thread calls `done`.
     fn append_deferred(&self, entry: AuditEntry, done: AppendDone) {
-        if self.read_only {
+        if self.open.read_only {
             done(Err(Error::read_only()));
             return;
         }
@@ -822,7 +813,7 @@ impl Store for SqliteStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        record::redaction_key(&self.redaction_key, || {
+        record::redaction_key(&self.open.redaction_key, || {
             self.read_conn()?
                 .query_row(
                     "SELECT value FROM meta WHERE name = 'redaction_key'",
@@ -975,7 +966,7 @@ impl Store for SqliteStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let call = Call::new(user, session, tool, digest);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
@@ -999,7 +990,7 @@ impl Store for SqliteStore {
         actor: &str,
         note: &str,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let note = rules::optional(note);
         self.write(|tx| {
             tx.conn
@@ -1028,13 +1019,13 @@ impl Store for SqliteStore {
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let conn = self.read_conn()?;
         Ok(rows::get_approval(&conn, id)?.map(|a| a.as_of(now)))
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let (mut sql, mut params) =
             approvals_where(&format!("SELECT {APPROVAL_COLUMNS} FROM approvals"), f, now)?;
         params.push(SqlValue::Integer(i64::from(f.limit)));
@@ -1058,7 +1049,7 @@ impl Store for SqliteStore {
         f.after = None;
         f.before = None;
         let (sql, params) =
-            approvals_where("SELECT COUNT(*) FROM approvals", &f, self.clock.now())?;
+            approvals_where("SELECT COUNT(*) FROM approvals", &f, self.open.clock.now())?;
         let conn = self.read_conn()?;
         let n: i64 = conn
             .prepare_cached(&sql)
@@ -1076,11 +1067,11 @@ impl Store for SqliteStore {
     ) -> Result<SessionCounters, Error> {
         escalation::check_call_verdict(verdict)?;
         let turn_i = to_i64(turn, "turn")?;
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         self.write(|tx| {
             let db = |e| Error::db("counting a call", e);
             let mut c = read_session(tx.conn, session)?;
-            match escalation::count_call(&mut c, turn, verdict, reasons, self.escalate_after, now) {
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.open.escalate_after, now) {
                 ReasonRuns::Extend(reasons) => {
                     tx.conn
                         .execute(
@@ -1152,7 +1143,7 @@ impl Store for SqliteStore {
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let n = tx
                 .conn
@@ -1182,7 +1173,7 @@ impl Store for SqliteStore {
         reason: &str,
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let reason = rules::optional(reason);
         self.write(|tx| {
             tx.conn

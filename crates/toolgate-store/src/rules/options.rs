@@ -4,8 +4,9 @@
 //! [`crate::PgOptions`] hold one [`Common`] and add their own.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use crate::audit::RedactionKey;
 use crate::time::{Clock, SystemClock};
 
 /// The options every store takes.
@@ -42,9 +43,14 @@ impl Common {
         self.max_batch = records.max(1);
     }
 
-    /// The store's escalation threshold, as its counters count.
-    pub(crate) fn escalation_threshold(&self) -> u64 {
-        u64::from(self.escalate_after)
+    /// What the open store keeps of them.
+    pub(crate) fn open(self) -> Open {
+        Open {
+            clock: self.clock,
+            escalate_after: u64::from(self.escalate_after),
+            read_only: self.read_only,
+            redaction_key: OnceLock::new(),
+        }
     }
 
     /// Adds the common fields to a store's options' `Debug` (never the
@@ -53,6 +59,29 @@ impl Common {
         d.field("escalate_after", &self.escalate_after)
             .field("read_only", &self.read_only)
             .field("max_batch", &self.max_batch);
+    }
+}
+
+/// What an open store keeps of its [`Common`] options, and the redaction
+/// key once read.
+pub(crate) struct Open {
+    /// The clock for times the caller does not pass.
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Rejections that escalate a session.
+    pub(crate) escalate_after: u64,
+    /// Every write refused with `store_read_only`.
+    pub(crate) read_only: bool,
+    /// Read from the database on first use.
+    pub(crate) redaction_key: OnceLock<RedactionKey>,
+}
+
+impl Open {
+    /// The store's `Debug`: its name and these settings (never the key).
+    pub(crate) fn debug(&self, store: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(store)
+            .field("escalate_after", &self.escalate_after)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
     }
 }
 
@@ -67,7 +96,6 @@ mod tests {
             (c.escalate_after, c.read_only, c.max_batch),
             (3, false, 1024)
         );
-        assert_eq!(c.escalation_threshold(), 3);
         c.set_escalate_after(0);
         c.set_max_batch(0);
         assert_eq!((c.escalate_after, c.max_batch), (1, 1));
@@ -87,5 +115,8 @@ mod tests {
             d,
             "O { escalate_after: 7, read_only: false, max_batch: 9, .. }"
         );
+        let open = c.open();
+        assert_eq!((open.escalate_after, open.read_only), (7, false));
+        assert!(open.redaction_key.get().is_none());
     }
 }
