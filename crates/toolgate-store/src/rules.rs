@@ -1,8 +1,10 @@
 //! The store's rules, written once for every backend.
 //!
 //! [`crate::SqliteStore`] and [`crate::PgStore`] differ in SQL, locking and
-//! connections only; what they decide is decided here, by pure functions
-//! that see plain values:
+//! connections only; what they decide is decided here: by pure functions
+//! over plain values, and, where a rule is a sequence of reads and writes,
+//! by a function over a small trait the backend implements with its SQL
+//! ([`chain::StoredRow`], [`transitions::ApprovalTx`]):
 //!
 //! - [`record`]: an audit row's columns, to a record and back;
 //! - [`chain`]: the walk that verifies the hash chain;
