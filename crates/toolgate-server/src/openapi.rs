@@ -336,7 +336,16 @@ fn audit_verdicts() -> Vec<&'static str> {
 fn audit_record() -> Value<'static> {
     let hash = digest_string();
     let always = [
-        ("v", ty("integer")),
+        (
+            "v",
+            o([
+                ("type", s("integer")),
+                (
+                    "description",
+                    s("the record's format version: 2 for records written now, 1 for older ones, kept with the record (its hash covers its own format)"),
+                ),
+            ]),
+        ),
         ("seq", int_range(1, u64::MAX)),
         ("time", ty("integer")),
         ("verdict", one_of_enum(audit_verdicts())),
@@ -357,7 +366,17 @@ fn audit_record() -> Value<'static> {
                 s("the canonical value the gate checked, to run the tool with; null for a denied call"),
             )]),
         ),
-        ("approval", nullable("integer")),
+        (
+            "approval",
+            o([
+                ("type", strings(["string", "null"])),
+                ("pattern", s("^[0-9]+$")),
+                (
+                    "description",
+                    s("the approval the record concerns: decimal digits, the same id /v1/decide and /v1/approvals give; records of version 1 (v = 1, written by older builds) carry it as an integer"),
+                ),
+            ]),
+        ),
         ("actor", nullable("string")),
         ("note", nullable("string")),
         ("prev", hash.clone()),

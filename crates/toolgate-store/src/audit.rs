@@ -8,12 +8,12 @@
 //! ([`crate::Store::export_jsonl`]):
 //!
 //! ```json
-//! {"actor":null,"approval":null,"arguments":{"order_id":"o-1","amount":30},"call_id":"call_1","digest":"sha256:…","hash":"sha256:…","note":null,"policies":["owner-may-refund"],"prev":"sha256:…","reasons":[],"seq":42,"session":"s-42","time":1767225600000,"tool":"refund","user":"alice","v":1,"verdict":"allow"}
+//! {"actor":null,"approval":null,"arguments":{"order_id":"o-1","amount":30},"call_id":"call_1","digest":"sha256:…","hash":"sha256:…","note":null,"policies":["owner-may-refund"],"prev":"sha256:…","reasons":[],"seq":42,"session":"s-42","time":1767225600000,"tool":"refund","user":"alice","v":2,"verdict":"allow"}
 //! ```
 //!
 //! | member | type | meaning |
 //! |---|---|---|
-//! | `v` | `1` | the record format's version |
+//! | `v` | `1` or `2` | the record's format version: `2` for every record written now, `1` for records written before it (see [Versions](#versions)) |
 //! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
 //! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload` |
@@ -24,7 +24,7 @@
 //! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"hmac-sha256:…"`: HMAC-SHA256 of its own canonical text under the store's [`RedactionKey`] |
 //! | `refused_arguments` | object, or absent | a call whose arguments were never parsed into a value (they did not parse, or the call was denied before: an unknown tool, a response refused as a whole): what was received, bounded. `{"bytes": N, "text": "…", "truncated": false}`: the raw text (a string's contents, an inline value's JSON text), at most 4,096 bytes, cut at a character boundary, `truncated` when cut; or, when the store's config says `refused_arguments = "digest"`, `{"bytes": N, "hmac": "hmac-sha256:…"}` under the store's [`RedactionKey`]. `N` is the whole text's length |
 //! | `risk` | string, or absent | the tool's risk tier (`read`, `write`, `destructive`) in the config that decided; absent for an unknown tool and for records that are not calls |
-//! | `approval` | integer or `null` | the approval the record concerns |
+//! | `approval` | string or `null` | the approval the record concerns: its id in decimal digits, the same id `/v1/decide` and `/v1/approvals` give (`"7"`); a version-1 record carries it as an integer (`7`) |
 //! | `actor` | string or `null` | the human (or system) who approved, denied or flipped the kill switch; the token's name for `forbidden` and `config_reload` (never the token itself) |
 //! | `note` | string or `null` | the actor's note, the kill switch's reason; `"standing"` for the use of a standing approval; the method and route for `unauthorized` and `forbidden`; why a reload was refused |
 //! | `prev` | `"sha256:"` + 64 hex digits | the previous record's `hash`; 64 zeros for record 1 |
@@ -33,6 +33,21 @@
 //! `refused_arguments` and `risk` are written only when present, so a record
 //! without them (every record written before they existed) has the body,
 //! and the hash, it always had.
+//!
+//! ## Versions
+//!
+//! Each record keeps the version it was written with, and is rendered,
+//! hashed and verified in that version's format, so a record's body (and
+//! its hash) never changes once written:
+//!
+//! | `v` | differs in |
+//! |---|---|
+//! | `1` | `approval` is an integer (`"approval":7`) |
+//! | `2` | `approval` is a string of decimal digits (`"approval":"7"`), like every other place an approval id appears |
+//!
+//! New records are written as [`RECORD_VERSION`]. A stored record of any
+//! other version cannot be read: [`crate::Store::verify`] names it
+//! `malformed`.
 //!
 //! ## The chain
 //!
@@ -74,8 +89,20 @@ use crate::approval::ApprovalId;
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
-/// The version of the record format, the `v` member.
-pub const RECORD_VERSION: u32 = 1;
+/// The version new records are written with, their `v` member. Records
+/// written before it keep their own version (see the module's
+/// [versions](crate::audit#versions)).
+pub const RECORD_VERSION: u32 = 2;
+
+/// The record versions this build reads, renders and verifies.
+pub(crate) const RECORD_VERSIONS: [u32; 2] = [1, RECORD_VERSION];
+
+/// The stored version `v` if this build can read it.
+pub(crate) fn record_version(v: i64) -> Option<u32> {
+    u32::try_from(v)
+        .ok()
+        .filter(|v| RECORD_VERSIONS.contains(v))
+}
 
 /// The longest raw text of refused arguments kept in a record, in bytes.
 pub const REFUSED_TEXT_MAX: usize = 4096;
@@ -420,6 +447,9 @@ impl fmt::Debug for RedactionKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AuditRecord {
+    /// The format version it was written with, its `v` member
+    /// ([`RECORD_VERSION`] for records written now).
+    pub version: u32,
     /// Position in the chain, from 1.
     pub seq: u64,
     /// The previous record's hash ([`GENESIS`] for record 1).
@@ -438,6 +468,7 @@ impl AuditRecord {
         write_record(
             &mut out,
             self.seq,
+            self.version,
             &self.entry,
             Some((&self.prev, &self.hash)),
         );
@@ -446,7 +477,7 @@ impl AuditRecord {
 
     /// The hash this record should have given its `prev`.
     pub fn expected_hash(&self) -> Digest {
-        chain_hash(&self.prev, self.seq, &self.entry)
+        chain_hash(&self.prev, self.seq, self.version, &self.entry)
     }
 }
 
@@ -656,25 +687,34 @@ impl BreakKind {
     }
 }
 
-/// `SHA-256(prev ‖ body)`.
-pub(crate) fn chain_hash(prev: &Digest, seq: u64, entry: &AuditEntry) -> Digest {
+/// `SHA-256(prev ‖ body)`, the body in the format of `version`.
+pub(crate) fn chain_hash(prev: &Digest, seq: u64, version: u32, entry: &AuditEntry) -> Digest {
     let mut pre = Vec::with_capacity(320);
     pre.extend_from_slice(prev.as_bytes());
     let mut body = String::with_capacity(256);
-    write_record(&mut body, seq, entry, None);
+    write_record(&mut body, seq, version, entry, None);
     pre.extend_from_slice(body.as_bytes());
     Digest::of(&pre)
 }
 
-/// Writes the canonical JSON object of a record; with `chain`, also `prev`
-/// and `hash`. Members are written in RFC 8785 order (all names are ASCII, so
-/// byte order is UTF-16 order).
-fn write_record(out: &mut String, seq: u64, e: &AuditEntry, chain: Option<(&Digest, &Digest)>) {
+/// Writes the canonical JSON object of a record in the format of `version`;
+/// with `chain`, also `prev` and `hash`. Members are written in RFC 8785
+/// order (all names are ASCII, so byte order is UTF-16 order).
+fn write_record(
+    out: &mut String,
+    seq: u64,
+    version: u32,
+    e: &AuditEntry,
+    chain: Option<(&Digest, &Digest)>,
+) {
     out.push_str("{\"actor\":");
     opt_str(out, e.actor.as_deref());
     out.push_str(",\"approval\":");
     match e.approval {
-        Some(id) => out.push_str(&id.get().to_string()),
+        // Version 1 wrote the id as a number; later versions as the string
+        // every other surface gives.
+        Some(id) if version == 1 => out.push_str(&id.get().to_string()),
+        Some(id) => json_str(out, &id.get().to_string()),
         None => out.push_str("null"),
     }
     out.push_str(",\"arguments\":");
@@ -720,7 +760,7 @@ fn write_record(out: &mut String, seq: u64, e: &AuditEntry, chain: Option<(&Dige
     out.push_str(",\"user\":");
     opt_str(out, e.user.as_deref());
     out.push_str(",\"v\":");
-    out.push_str(&RECORD_VERSION.to_string());
+    out.push_str(&version.to_string());
     out.push_str(",\"verdict\":");
     json_str(out, e.verdict.as_str());
     out.push('}');
@@ -867,13 +907,14 @@ mod tests {
             )
             .unwrap();
         let mut body = String::new();
-        write_record(&mut body, 3, &e, None);
+        write_record(&mut body, 3, RECORD_VERSION, &e, None);
         let v = toolgate_json::from_str(&body).unwrap();
         assert_eq!(canonical::to_string(&v), body);
         let rec = AuditRecord {
+            version: RECORD_VERSION,
             seq: 3,
             prev: GENESIS,
-            hash: chain_hash(&GENESIS, 3, &e),
+            hash: chain_hash(&GENESIS, 3, RECORD_VERSION, &e),
             entry: e,
         };
         let line = rec.to_json();

@@ -73,6 +73,7 @@ mod group;
 mod kill;
 mod persist;
 mod pg;
+mod rules;
 mod session;
 mod sqlite;
 mod store;

@@ -38,18 +38,24 @@ use postgres::{Client, IsolationLevel, Row, Transaction};
 use toolgate_json::Digest;
 
 use crate::approval::{
-    approval_state_clause, check_pending_limits, Approval, ApprovalFilter, ApprovalId,
-    ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
+    approval_state_clause, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
+    ApprovalUse, PendingLimits,
 };
 use crate::audit::{
-    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
-    Verdict, Verification, GENESIS,
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
+use crate::rules::chain::{self, StoredRow};
+use crate::rules::escalation::{self, ReasonRuns};
+use crate::rules::options;
+use crate::rules::record::{digest, EntryColumns, RawRecord};
+use crate::rules::transitions::{self, ApprovalTx, Call, Decision};
+use crate::rules::{self, kill};
+use crate::rules::{to_i64, to_u64};
 use crate::session::SessionCounters;
 use crate::store::Store;
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, Timestamp};
 
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
@@ -57,7 +63,7 @@ use self::statements::Prepared;
 use crate::group::GroupCommit;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -68,10 +74,7 @@ const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, creat
 pub struct PgOptions {
     lock_timeout: Duration,
     connect_timeout: Duration,
-    escalate_after: u32,
-    clock: Arc<dyn Clock>,
-    read_only: bool,
-    max_batch: usize,
+    common: options::Common,
     connections: usize,
     migrate: bool,
 }
@@ -84,13 +87,11 @@ impl Default for PgOptions {
 
 impl fmt::Debug for PgOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PgOptions")
-            .field("lock_timeout", &self.lock_timeout)
-            .field("connect_timeout", &self.connect_timeout)
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .field("max_batch", &self.max_batch)
-            .field("connections", &self.connections)
+        let mut d = f.debug_struct("PgOptions");
+        d.field("lock_timeout", &self.lock_timeout)
+            .field("connect_timeout", &self.connect_timeout);
+        self.common.debug_fields(&mut d);
+        d.field("connections", &self.connections)
             .field("migrate", &self.migrate)
             .finish_non_exhaustive()
     }
@@ -104,10 +105,7 @@ impl PgOptions {
         Self {
             lock_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(5),
-            escalate_after: 3,
-            clock: Arc::new(SystemClock::new()),
-            read_only: false,
-            max_batch: 1024,
+            common: options::Common::new(),
             connections: 8,
             migrate: true,
         }
@@ -132,14 +130,14 @@ impl PgOptions {
     /// After how many rejections a session is escalated (at least 1).
     #[must_use]
     pub fn escalate_after(mut self, rejections: u32) -> Self {
-        self.escalate_after = rejections.max(1);
+        self.common.set_escalate_after(rejections);
         self
     }
 
     /// The clock for times the caller does not pass.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.common.clock = clock;
         self
     }
 
@@ -148,14 +146,14 @@ impl PgOptions {
     /// `store_read_only`.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.common.read_only = read_only;
         self
     }
 
     /// The most records one group commit writes in one transaction.
     #[must_use]
     pub fn max_batch(mut self, records: usize) -> Self {
-        self.max_batch = records.max(1);
+        self.common.set_max_batch(records);
         self
     }
 
@@ -207,24 +205,21 @@ impl PgOptions {
             "SET lock_timeout = {}",
             self.lock_timeout.as_millis().max(1)
         );
-        if self.read_only {
+        if self.common.read_only {
             setup.push_str("; SET default_transaction_read_only = on");
         }
         let pool = Pool::new(config, setup, self.connections);
         let mut first = pool.connect()?;
-        if self.migrate && !self.read_only {
-            schema::migrate(&mut first, self.clock.now().unix_millis())?;
+        if self.migrate && !self.common.read_only {
+            schema::migrate(&mut first, self.common.clock.now().unix_millis())?;
         } else {
             schema::check(&mut first)?;
         }
         drop_client(first);
         Ok(PgStore {
             pool,
-            group: GroupCommit::new(self.max_batch),
-            clock: self.clock,
-            escalate_after: u64::from(self.escalate_after),
-            read_only: self.read_only,
-            redaction_key: std::sync::OnceLock::new(),
+            group: GroupCommit::new(self.common.max_batch),
+            open: self.common.open(),
         })
     }
 }
@@ -251,19 +246,13 @@ fn drop_client(client: Client) {
 pub struct PgStore {
     pool: Pool,
     group: GroupCommit,
-    clock: Arc<dyn Clock>,
-    escalate_after: u64,
-    read_only: bool,
-    /// Read from the database on first use.
-    redaction_key: std::sync::OnceLock<RedactionKey>,
+    /// The clock, escalation threshold, read-only switch and redaction key.
+    open: options::Open,
 }
 
 impl fmt::Debug for PgStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PgStore")
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .finish_non_exhaustive()
+        self.open.debug("PgStore", f)
     }
 }
 
@@ -289,14 +278,7 @@ impl Tx<'_> {
                     .ok_or_else(|| {
                         Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
                     })?;
-                let corrupt =
-                    || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
-                let seq: i64 = row.try_get(0).map_err(|_| corrupt())?;
-                let hash: Vec<u8> = row.try_get(1).map_err(|_| corrupt())?;
-                (
-                    u64::try_from(seq).map_err(|_| corrupt())?,
-                    digest(&hash).ok_or_else(corrupt)?,
-                )
+                stored_head(&row)?
             }
         };
         let seq = seq
@@ -315,7 +297,7 @@ impl Tx<'_> {
                     .map_err(|e| Error::pg("counting a response", e))?;
             }
         }
-        let hash = audit::chain_hash(&prev, seq, &entry);
+        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, &entry);
         self.head = Some((seq, hash));
         self.pending.push((seq, prev, hash, entry));
         Ok(AppendReceipt { seq, hash })
@@ -348,23 +330,17 @@ impl Tx<'_> {
         let mut hash = Vec::with_capacity(n);
         let mut refused = Vec::with_capacity(n);
         let mut risk = Vec::with_capacity(n);
+        let version = i32::try_from(audit::RECORD_VERSION).unwrap_or(i32::MAX);
+        let mut v = Vec::with_capacity(n);
         for (s, p, h, e) in self.pending.drain(..) {
             seq.push(to_i64(s, "seq")?);
             time.push(e.time.unix_millis());
             verdict.push(e.verdict.as_str().to_owned());
-            let mut r = String::new();
-            audit::str_array(&mut r, &e.reasons);
-            reasons.push(r);
-            let mut pol = String::new();
-            audit::str_array(&mut pol, &e.policies);
-            policies.push(pol);
+            let columns = EntryColumns::of(&e)?;
+            reasons.push(columns.reasons);
+            policies.push(columns.policies);
             dig.push(e.digest.map(|d| d.as_bytes().to_vec()));
-            approval.push(match e.approval {
-                Some(id) => Some(i64::try_from(id.get()).map_err(|_| {
-                    Error::new(ErrorCode::InvalidInput, "approval id out of range")
-                })?),
-                None => None,
-            });
+            approval.push(columns.approval);
             user.push(e.user);
             session.push(e.session);
             tool.push(e.tool);
@@ -376,6 +352,7 @@ impl Tx<'_> {
             hash.push(h.as_bytes().to_vec());
             refused.push(e.refused_arguments);
             risk.push(e.risk);
+            v.push(version);
         }
         let head_seq = to_i64(head_seq, "seq")?;
         let head_hash = head_hash.as_bytes().as_slice();
@@ -384,7 +361,7 @@ impl Tx<'_> {
                 &self.prepared.append,
                 &[
                     &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
-                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk,
+                    &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk, &v,
                     &head_seq, &head_hash,
                 ],
             )
@@ -400,7 +377,7 @@ impl PgStore {
     }
 
     fn refuse_read_only(&self) -> Result<(), Error> {
-        if self.read_only {
+        if self.open.read_only {
             return Err(Error::read_only());
         }
         Ok(())
@@ -439,13 +416,7 @@ impl PgStore {
             let rows = client
                 .query(sql, params)
                 .map_err(|e| Error::pg("reading the audit log", e))?;
-            rows.iter()
-                .map(|r| {
-                    record(r).ok_or_else(|| {
-                        Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
-                    })
-                })
-                .collect()
+            rows.iter().map(record).collect()
         })
     }
 
@@ -473,137 +444,275 @@ impl PgStore {
         id: ApprovalId,
         actor: &str,
         note: &str,
-        grant: bool,
+        decision: Decision,
     ) -> Result<Approval, Error> {
-        let now = self.clock.now();
-        let Ok(id_i) = i64::try_from(id.get()) else {
+        let now = self.open.clock.now();
+        if i64::try_from(id.get()).is_err() {
             return Err(Error::new(
                 ErrorCode::NotFound,
                 format!("no approval `{id}`"),
             ));
+        }
+        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
+    }
+}
+
+impl ApprovalTx for Tx<'_> {
+    /// Locks the approval's row for the rest of the transaction.
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let Ok(id) = i64::try_from(id.get()) else {
+            return Ok(None);
         };
-        self.write(|tx| {
-            let a = get_approval(&mut tx.tx, id_i, true)?
-                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
-            let allowed = if grant {
-                a.state == ApprovalState::Pending
-            } else {
-                a.state == ApprovalState::Pending
-                    || (a.state == ApprovalState::Approved
-                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
-            };
-            if !allowed {
-                let what = if a.used_at.is_some() {
-                    "used"
-                } else {
-                    a.state.as_str()
-                };
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` is already {what}"),
-                ));
-            }
-            if grant && now >= a.expires_at {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` has expired"),
-                ));
-            }
-            let state = if grant {
-                ApprovalState::Approved
-            } else {
-                ApprovalState::Denied
-            };
-            let note = (!note.is_empty()).then_some(note);
-            tx.tx
-                .execute(
-                    "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
-                     WHERE id = $5",
-                    &[&state.as_str(), &actor, &now.unix_millis(), &note, &id_i],
-                )
-                .map_err(|e| Error::pg("deciding an approval", e))?;
-            let verdict = if grant {
-                Verdict::ApprovalGranted
-            } else {
-                Verdict::ApprovalDenied
-            };
-            let mut entry = approval_entry(now, verdict, &a).actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(entry)?;
-            get_approval(&mut tx.tx, id_i, false)?
-                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
-        })
+        get_approval(&mut self.tx, id, true)
+    }
+
+    /// The row is locked since it was read: the move is exact.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let id = to_i64(a.id.get(), "approval id")?;
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
+                 WHERE id = $5",
+                &[&state.as_str(), &actor, &now.unix_millis(), &note, &id],
+            )
+            .map_err(|e| Error::pg("deciding an approval", e))?;
+        Ok(true)
+    }
+
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.append(entry)
+    }
+
+    /// One user's requests queue on a transaction-scoped lock, so the caps
+    /// count what replicas write at the same moment; the unique index of
+    /// pending approvals holds one per call whatever happens.
+    fn lock_requests(&mut self, user: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&APPROVAL_LOCK, &user],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
+                 AND expires_at <= $5",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error> {
+        let now = now.unix_millis();
+        match session {
+            Some(session) => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND state = 'pending' AND expires_at > $3",
+                &[&user, &session, &now],
+            ),
+            None => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&user, &now],
+            ),
+        }
+        .and_then(|r| r.try_get::<_, i64>(0))
+        .map_err(requesting)
+        .and_then(to_u64)
+    }
+
+    /// `None` when another transaction's pending approval for the call won
+    /// (`ON CONFLICT DO NOTHING` on the unique index).
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
+                 ON CONFLICT (\"user\", session, tool, digest) \
+                 WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                    &expires_at.unix_millis(),
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
+                 AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
+                 AND expires_at > $5 ORDER BY id LIMIT 1",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
+    }
+
+    /// The row lock decides a race: a concurrent user waits for the
+    /// winner's commit, then finds `used_at` set and updates nothing.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error> {
+        let id = to_i64(id.get(), "approval id")?;
+        let changed = self
+            .tx
+            .execute(
+                "UPDATE approvals SET used_at = $1, uses = uses + 1 \
+                 WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
+                &[&now.unix_millis(), &id],
+            )
+            .map_err(using)?;
+        Ok(changed == 1)
+    }
+
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
+                 (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
+                  AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
+                 AND state = 'approved' RETURNING id",
+                &[&user, &tool, &now.unix_millis()],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
     }
 }
 
-fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
-    i64::try_from(v)
-        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
+/// The approval id in column 0 of `row`.
+fn id_of(row: &Row, db: fn(postgres::Error) -> Error) -> Result<ApprovalId, Error> {
+    let id: i64 = row.try_get(0).map_err(db)?;
+    Ok(ApprovalId::new(to_u64(id)?))
 }
 
-fn to_u64(v: i64) -> Result<u64, Error> {
-    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
+fn requesting(e: postgres::Error) -> Error {
+    Error::pg("requesting an approval", e)
 }
 
-fn digest(bytes: &[u8]) -> Option<Digest> {
-    let arr: [u8; 32] = bytes.try_into().ok()?;
-    Some(Digest::from_bytes(arr))
+fn using(e: postgres::Error) -> Error {
+    Error::pg("using an approval", e)
 }
 
-fn string_list(json: &str) -> Option<Vec<String>> {
-    let v = toolgate_json::from_str(json).ok()?;
-    v.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_owned))
-        .collect()
+/// The chain's head from its row (`seq`, `hash`), checked.
+fn stored_head(row: &Row) -> Result<(u64, Digest), Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
+    let seq: i64 = row.try_get(0).map_err(|_| corrupt())?;
+    let hash: Vec<u8> = row.try_get(1).map_err(|_| corrupt())?;
+    chain::head(seq, &hash)
 }
 
-/// Reads the [`AUDIT_COLUMNS`] of a row; `None` if a column does not hold
-/// what the format says.
-fn record(row: &Row) -> Option<AuditRecord> {
-    let arguments: Option<String> = row.try_get(10).ok()?;
-    let refused: Option<String> = row.try_get(16).ok()?;
-    for text in [&arguments, &refused].into_iter().flatten() {
-        toolgate_json::from_str(text).ok()?;
-    }
-    let reasons: String = row.try_get(7).ok()?;
-    let policies: String = row.try_get(8).ok()?;
-    let dig: Option<Vec<u8>> = row.try_get(9).ok()?;
-    let approval: Option<i64> = row.try_get(11).ok()?;
-    let verdict: String = row.try_get(2).ok()?;
-    let entry = AuditEntry {
-        time: Timestamp::from_unix_millis(row.try_get(1).ok()?),
-        verdict: Verdict::parse(&verdict)?,
+/// Reads the [`AUDIT_COLUMNS`] of a row; `None` if a column is not of its
+/// type.
+fn raw_record(row: &Row) -> Option<RawRecord> {
+    Some(RawRecord {
+        seq: row.try_get(0).ok()?,
+        time: row.try_get(1).ok()?,
+        verdict: row.try_get(2).ok()?,
         user: row.try_get(3).ok()?,
         session: row.try_get(4).ok()?,
         tool: row.try_get(5).ok()?,
         call_id: row.try_get(6).ok()?,
-        reasons: string_list(&reasons)?,
-        policies: string_list(&policies)?,
-        digest: match dig {
-            Some(d) => Some(digest(&d)?),
-            None => None,
-        },
-        arguments,
-        approval: match approval {
-            Some(id) => Some(ApprovalId::new(u64::try_from(id).ok()?)),
-            None => None,
-        },
+        reasons: row.try_get(7).ok()?,
+        policies: row.try_get(8).ok()?,
+        digest: row.try_get(9).ok()?,
+        arguments: row.try_get(10).ok()?,
+        approval: row.try_get(11).ok()?,
         actor: row.try_get(12).ok()?,
         note: row.try_get(13).ok()?,
+        prev: row.try_get(14).ok()?,
+        hash: row.try_get(15).ok()?,
+        refused: row.try_get(16).ok()?,
         risk: row.try_get(17).ok()?,
-        refused_arguments: refused,
-        counts_response: false,
-    };
-    let seq: i64 = row.try_get(0).ok()?;
-    let prev: Vec<u8> = row.try_get(14).ok()?;
-    let hash: Vec<u8> = row.try_get(15).ok()?;
-    Some(AuditRecord {
-        seq: u64::try_from(seq).ok()?,
-        prev: digest(&prev)?,
-        hash: digest(&hash)?,
-        entry,
+        v: i64::from(row.try_get::<_, i32>(18).ok()?),
     })
+}
+
+/// Reads a row as a record, or fails with `store_corrupt`.
+fn record(row: &Row) -> Result<AuditRecord, Error> {
+    raw_record(row)
+        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "an audit record cannot be read"))?
+        .into_checked()
+}
+
+/// A row of the chain as [`chain::walk`] reads it.
+struct ChainRow(Row);
+
+impl StoredRow for ChainRow {
+    fn seq(&self) -> Option<u64> {
+        self.0
+            .try_get::<_, i64>(0)
+            .ok()
+            .and_then(|s| u64::try_from(s).ok())
+    }
+
+    fn record(self) -> Option<AuditRecord> {
+        raw_record(&self.0).and_then(RawRecord::into_record)
+    }
 }
 
 /// Reads the [`APPROVAL_COLUMNS`] of a row.
@@ -658,17 +767,6 @@ fn get_approval(
         .as_ref()
         .map(approval)
         .transpose()
-}
-
-/// The audit entry of an approval event: who, where, which call.
-fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
-    let mut e = AuditEntry::new(now, verdict)
-        .user(&a.user)
-        .tool(&a.tool)
-        .approval(a.id);
-    e.session.clone_from(&a.session);
-    e.digest = a.digest;
-    e
 }
 
 /// A `WHERE` list being built, with its parameters.
@@ -742,88 +840,30 @@ impl Store for PgStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        if let Some(key) = self.redaction_key.get() {
-            return Ok(key.clone());
-        }
-        let bytes: Vec<u8> = self.snapshot(|tx| {
-            tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
-                .and_then(|r| r.try_get(0))
-                .map_err(|e| Error::pg("reading the redaction key", e))
-        })?;
-        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
-            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
-        })?;
-        Ok(self.redaction_key.get_or_init(|| key).clone())
+        rules::record::redaction_key(&self.open.redaction_key, || {
+            self.snapshot(|tx| {
+                tx.query_one("SELECT value FROM meta WHERE name = 'redaction_key'", &[])
+                    .and_then(|r| r.try_get(0))
+                    .map_err(|e| Error::pg("reading the redaction key", e))
+            })
+        })
     }
 
     fn verify(&self) -> Result<Verification, Error> {
         self.snapshot(|tx| {
             let db = |e| Error::pg("verifying the audit log", e);
-            let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
             let head = tx
                 .query_opt("SELECT seq, hash FROM audit_head WHERE id = 1", &[])
                 .map_err(db)?
                 .ok_or_else(|| {
                     Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
                 })?;
-            let head_seq: i64 = head.try_get(0).map_err(|_| corrupt())?;
-            let head_seq = u64::try_from(head_seq).map_err(|_| corrupt())?;
-            let head_hash: Vec<u8> = head.try_get(1).map_err(|_| corrupt())?;
-            let head_hash = digest(&head_hash).ok_or_else(corrupt)?;
+            let head = stored_head(&head)?;
             let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
-            let mut rows = tx
+            let rows = tx
                 .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
                 .map_err(db)?;
-            let mut expected: u64 = 1;
-            let mut prev = GENESIS;
-            let mut records: u64 = 0;
-            let broken = |seq, kind| ChainBreak { seq, kind };
-            let mut result = None;
-            while let Some(row) = rows.next().map_err(db)? {
-                let seq = row
-                    .try_get::<_, i64>(0)
-                    .ok()
-                    .and_then(|s| u64::try_from(s).ok());
-                let Some(seq) = seq else {
-                    result = Some(broken(expected, BreakKind::Malformed));
-                    break;
-                };
-                if seq != expected {
-                    result = Some(broken(expected, BreakKind::Missing));
-                    break;
-                }
-                let Some(record) = record(&row) else {
-                    result = Some(broken(seq, BreakKind::Malformed));
-                    break;
-                };
-                if record.prev != prev {
-                    result = Some(broken(seq, BreakKind::Relinked));
-                    break;
-                }
-                if record.expected_hash() != record.hash {
-                    result = Some(broken(seq, BreakKind::Changed));
-                    break;
-                }
-                prev = record.hash;
-                records += 1;
-                expected += 1;
-            }
-            drop(rows);
-            let last = expected - 1;
-            if result.is_none() {
-                if head_seq > last {
-                    result = Some(broken(expected, BreakKind::Missing));
-                } else if head_seq < last {
-                    result = Some(broken(head_seq + 1, BreakKind::Unexpected));
-                } else if head_hash != prev {
-                    result = Some(broken(last, BreakKind::Changed));
-                }
-            }
-            Ok(Verification {
-                records,
-                head: (records, prev),
-                broken: result,
-            })
+            chain::walk(head, rows.iterator().map(|r| r.map(ChainRow))).map_err(db)
         })
     }
 
@@ -881,24 +921,13 @@ impl Store for PgStore {
         self.snapshot(|tx| {
             let db = |e| Error::pg("exporting the audit log", e);
             let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
-            let mut rows = tx
+            let rows = tx
                 .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
                 .map_err(db)?;
-            let io = |e: std::io::Error| {
-                Error::new(ErrorCode::Unavailable, "writing the export").with_source(e)
-            };
-            let mut n = 0;
-            while let Some(row) = rows.next().map_err(db)? {
-                let record = record(&row).ok_or_else(|| {
-                    Error::new(ErrorCode::Corrupt, "an audit record cannot be read")
-                })?;
-                let mut line = record.to_json();
-                line.push('\n');
-                out.write_all(line.as_bytes()).map_err(io)?;
-                n += 1;
-            }
-            out.flush().map_err(io)?;
-            Ok(n)
+            let records = rows
+                .iterator()
+                .map(|row| row.map_err(db).and_then(|row| record(&row)));
+            rules::record::write_jsonl(out, records)
         })
     }
 
@@ -911,85 +940,17 @@ impl Store for PgStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now().unix_millis();
-        let digest = digest.as_bytes().as_slice();
-        self.write(|tx| {
-            let db = |e| Error::pg("requesting an approval", e);
-            let tx = &mut tx.tx;
-            // One user's requests queue on a transaction-scoped lock, so
-            // the caps count what replicas write at the same moment; the
-            // unique index of pending approvals holds one per call
-            // whatever happens.
-            tx.execute(
-                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
-                &[&APPROVAL_LOCK, &user],
-            )
-            .map_err(db)?;
-            tx.execute(
-                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
-                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
-                 AND expires_at <= $5",
-                &[&user, &session, &tool, &digest, &now],
-            )
-            .map_err(db)?;
-            let find = "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                        AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'";
-            if let Some(row) = tx
-                .query_opt(find, &[&user, &session, &tool, &digest])
-                .map_err(db)?
-            {
-                let id: i64 = row.try_get(0).map_err(db)?;
-                return Ok(ApprovalId::new(to_u64(id)?));
-            }
-            let count = |tx: &mut Transaction<'_>, sql: &str, params: &[&(dyn ToSql + Sync)]| {
-                tx.query_one(sql, params)
-                    .and_then(|r| r.try_get::<_, i64>(0))
-                    .map_err(db)
-                    .and_then(to_u64)
-            };
-            let in_session = count(
-                tx,
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                 AND session = $2 AND state = 'pending' AND expires_at > $3",
-                &[&user, &session, &now],
-            )?;
-            let of_user = count(
-                tx,
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
-                 AND state = 'pending' AND expires_at > $2",
-                &[&user, &now],
-            )?;
-            check_pending_limits(limits, in_session, of_user)?;
-            let inserted = tx
-                .query_opt(
-                    "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
-                     VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
-                     ON CONFLICT (\"user\", session, tool, digest) \
-                     WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
-                    &[&user, &session, &tool, &digest, &now, &expires_at.unix_millis()],
-                )
-                .map_err(db)?;
-            let row = match inserted {
-                Some(row) => row,
-                // Another transaction's pending approval for this call won.
-                None => tx
-                    .query_opt(find, &[&user, &session, &tool, &digest])
-                    .map_err(db)?
-                    .ok_or_else(|| {
-                        Error::new(ErrorCode::Conflict, "the call's approval changed meanwhile")
-                    })?,
-            };
-            let id: i64 = row.try_get(0).map_err(db)?;
-            Ok(ApprovalId::new(to_u64(id)?))
-        })
+        let now = self.open.clock.now();
+        let call = Call::new(user, session, tool, digest);
+        self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, true)
+        self.decide(id, actor, note, Decision::Grant)
     }
 
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, false)
+        self.decide(id, actor, note, Decision::Deny)
     }
 
     fn grant_standing(
@@ -1000,8 +961,8 @@ impl Store for PgStore {
         actor: &str,
         note: &str,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
-        let note = (!note.is_empty()).then_some(note);
+        let now = self.open.clock.now();
+        let note = rules::optional(note);
         self.write(|tx| {
             let row = tx
                 .tx
@@ -1015,13 +976,7 @@ impl Store for PgStore {
                 .try_get(0)
                 .map_err(|e| Error::pg("granting a standing approval", e))?;
             let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
-                .user(user)
-                .tool(tool)
-                .approval(id)
-                .actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(entry)?;
+            tx.append(transitions::standing_entry(now, user, tool, id, actor, note))?;
             Ok(id)
         })
     }
@@ -1034,76 +989,15 @@ impl Store for PgStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        self.write(|tx| {
-            let db = |e| Error::pg("using an approval", e);
-            let now_ms = now.unix_millis();
-            let single = tx
-                .tx
-                .query_opt(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
-                     AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
-                     AND expires_at > $5 ORDER BY id LIMIT 1",
-                    &[&user, &session, &tool, &digest.as_bytes().as_slice(), &now_ms],
-                )
-                .map_err(db)?;
-            let (id, kind) = if let Some(row) = single {
-                let id: i64 = row.try_get(0).map_err(db)?;
-                // The row lock decides a race: a concurrent user waits for
-                // the winner's commit, then finds `used_at` set and updates
-                // nothing.
-                let changed = tx
-                    .tx
-                    .execute(
-                        "UPDATE approvals SET used_at = $1, uses = uses + 1 \
-                         WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
-                        &[&now_ms, &id],
-                    )
-                    .map_err(db)?;
-                if changed != 1 {
-                    return Ok(None);
-                }
-                (id, ApprovalKind::Single)
-            } else {
-                let standing = tx
-                    .tx
-                    .query_opt(
-                        "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
-                         (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
-                          AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
-                         AND state = 'approved' RETURNING id",
-                        &[&user, &tool, &now_ms],
-                    )
-                    .map_err(db)?;
-                let Some(row) = standing else {
-                    return Ok(None);
-                };
-                let id: i64 = row.try_get(0).map_err(db)?;
-                (id, ApprovalKind::Standing)
-            };
-            let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .digest(*digest)
-                .approval(id);
-            if kind == ApprovalKind::Standing {
-                entry = entry.note("standing");
-            }
-            let receipt = tx.append(entry)?;
-            Ok(Some(ApprovalUse {
-                id,
-                kind,
-                seq: receipt.seq,
-            }))
-        })
+        let call = Call::new(user, session, tool, digest);
+        self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(None);
         };
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let found = self
             .pool
             .with(|client, _| get_approval(client, id, false))?;
@@ -1111,7 +1005,7 @@ impl Store for PgStore {
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let w = approvals_where(f, now)?;
         let sql = format!(
             "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id {} LIMIT {}",
@@ -1133,7 +1027,7 @@ impl Store for PgStore {
         let mut f = f.clone();
         f.after = None;
         f.before = None;
-        let w = approvals_where(&f, self.clock.now())?;
+        let w = approvals_where(&f, self.open.clock.now())?;
         let sql = format!("SELECT COUNT(*) FROM approvals{}", w.sql);
         self.pool.with(|client, _| {
             client
@@ -1151,17 +1045,9 @@ impl Store for PgStore {
         verdict: Verdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
-        if !matches!(
-            verdict,
-            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
-        ) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!("`{verdict}` is not the verdict of a call"),
-            ));
-        }
+        escalation::check_call_verdict(verdict)?;
         to_i64(turn, "turn")?;
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         self.write(|tx| {
             let db = |e| Error::pg("counting a call", e);
             // Create the row if needed, then lock it: concurrent calls of one
@@ -1174,18 +1060,8 @@ impl Store for PgStore {
                 )
                 .map_err(db)?;
             let mut c = read_session(&mut tx.tx, tx.prepared, session, true)?;
-            if turn > c.last_turn {
-                c.turns += 1;
-                c.last_turn = turn;
-            }
-            c.calls += 1;
-            match verdict {
-                Verdict::Deny => {
-                    c.rejections += 1;
-                    c.consecutive_rejections += 1;
-                    let mut reasons: Vec<String> = reasons.iter().map(|r| (*r).to_owned()).collect();
-                    reasons.sort_unstable();
-                    reasons.dedup();
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.open.escalate_after, now) {
+                ReasonRuns::Extend(reasons) => {
                     tx.tx
                         .execute(
                             "DELETE FROM session_reasons WHERE session = $1 AND reason <> ALL($2)",
@@ -1201,17 +1077,13 @@ impl Store for PgStore {
                             &[&session, &reasons],
                         )
                         .map_err(db)?;
-                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
-                        c.escalated_at = Some(now);
-                    }
                 }
-                Verdict::Allow => {
-                    c.consecutive_rejections = 0;
+                ReasonRuns::Clear => {
                     tx.tx
                         .execute("DELETE FROM session_reasons WHERE session = $1", &[&session])
                         .map_err(db)?;
                 }
-                _ => {}
+                ReasonRuns::Keep => {}
             }
             tx.tx
                 .execute(
@@ -1299,7 +1171,7 @@ impl Store for PgStore {
         })?;
         // A committed write, as an audit append commits one (a full disk
         // fails it).
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             tx.tx
                 .execute("UPDATE probe SET at = $1 WHERE id = 1", &[&now])
@@ -1314,8 +1186,8 @@ impl Store for PgStore {
         reason: &str,
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
-        let now = self.clock.now();
-        let reason = (!reason.is_empty()).then_some(reason);
+        let now = self.open.clock.now();
+        let reason = rules::optional(reason);
         self.write(|tx| {
             tx.tx
                 .execute(
@@ -1323,11 +1195,7 @@ impl Store for PgStore {
                     &[&mode.as_str(), &reason, &actor, &now.unix_millis()],
                 )
                 .map_err(|e| Error::pg("flipping the kill switch", e))?;
-            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
-                .reason(mode.as_str())
-                .actor(actor);
-            entry.note = reason.map(str::to_owned);
-            tx.append(entry)?;
+            tx.append(kill::flip_entry(now, mode, reason, actor))?;
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }
@@ -1351,7 +1219,7 @@ impl Store for PgStore {
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let n = tx
                 .tx
@@ -1417,19 +1285,10 @@ fn read_kill_switch<T: postgres::ToStatement + ?Sized>(
         .map_err(|e| Error::pg("reading the kill switch", e))?
         .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the kill switch is missing"))?;
     let mode: String = row.try_get(0).map_err(|_| corrupt())?;
-    let mode = KillMode::parse(&mode).ok_or_else(|| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("unknown kill switch mode `{mode}`"),
-        )
-    })?;
-    Ok(KillSwitchState {
-        mode,
-        reason: row.try_get(1).map_err(|_| corrupt())?,
-        actor: row.try_get(2).map_err(|_| corrupt())?,
-        changed_at: row
-            .try_get::<_, Option<i64>>(3)
-            .map_err(|_| corrupt())?
-            .map(Timestamp::from_unix_millis),
-    })
+    kill::state(
+        &mode,
+        row.try_get(1).map_err(|_| corrupt())?,
+        row.try_get(2).map_err(|_| corrupt())?,
+        row.try_get(3).map_err(|_| corrupt())?,
+    )
 }

@@ -38,24 +38,29 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use toolgate_json::Digest;
 
-use crate::approval::{approval_state_clause, check_pending_limits};
+use crate::approval::approval_state_clause;
 use crate::approval::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse, PendingLimits,
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, ApprovalUse, PendingLimits,
 };
 use crate::audit::{
-    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
-    Verdict, Verification, GENESIS,
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
 use crate::store::{AppendDone, Store};
-use crate::time::{Clock, SystemClock, Timestamp};
+use crate::time::{Clock, Timestamp};
 
-use self::rows::{Chain, RawRecord, APPROVAL_COLUMNS, AUDIT_COLUMNS};
+use self::rows::{Chain, ChainRow, APPROVAL_COLUMNS, AUDIT_COLUMNS};
 pub use self::schema::SCHEMA_VERSION;
 use self::shm::ShmGuard;
 use crate::group::{CommitFn, GroupCommit};
+use crate::rules::chain;
+use crate::rules::escalation::{self, ReasonRuns};
+use crate::rules::options;
+use crate::rules::transitions::{self, ApprovalTx, Call, Decision};
+use crate::rules::{self, kill, record};
+use crate::rules::{to_i64, to_u64};
 
 /// How hard a commit works to survive a crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -77,10 +82,7 @@ pub enum Durability {
 pub struct SqliteOptions {
     busy_timeout: Duration,
     durability: Durability,
-    escalate_after: u32,
-    clock: Arc<dyn Clock>,
-    read_only: bool,
-    max_batch: usize,
+    common: options::Common,
     max_database_bytes: Option<u64>,
 }
 
@@ -92,13 +94,11 @@ impl Default for SqliteOptions {
 
 impl fmt::Debug for SqliteOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteOptions")
-            .field("busy_timeout", &self.busy_timeout)
-            .field("durability", &self.durability)
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .field("max_batch", &self.max_batch)
-            .field("max_database_bytes", &self.max_database_bytes)
+        let mut d = f.debug_struct("SqliteOptions");
+        d.field("busy_timeout", &self.busy_timeout)
+            .field("durability", &self.durability);
+        self.common.debug_fields(&mut d);
+        d.field("max_database_bytes", &self.max_database_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -111,10 +111,7 @@ impl SqliteOptions {
         Self {
             busy_timeout: Duration::from_secs(5),
             durability: Durability::Full,
-            escalate_after: 3,
-            clock: Arc::new(SystemClock::new()),
-            read_only: false,
-            max_batch: 1024,
+            common: options::Common::new(),
             max_database_bytes: None,
         }
     }
@@ -137,14 +134,14 @@ impl SqliteOptions {
     /// After how many rejections a session is escalated (at least 1).
     #[must_use]
     pub fn escalate_after(mut self, rejections: u32) -> Self {
-        self.escalate_after = rejections.max(1);
+        self.common.set_escalate_after(rejections);
         self
     }
 
     /// The clock for times the caller does not pass.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
-        self.clock = clock;
+        self.common.clock = clock;
         self
     }
 
@@ -153,14 +150,14 @@ impl SqliteOptions {
     /// `store_read_only`.
     #[must_use]
     pub fn read_only(mut self, read_only: bool) -> Self {
-        self.read_only = read_only;
+        self.common.read_only = read_only;
         self
     }
 
     /// The most records one group commit writes in one transaction.
     #[must_use]
     pub fn max_batch(mut self, records: usize) -> Self {
-        self.max_batch = records.max(1);
+        self.common.set_max_batch(records);
         self
     }
 
@@ -176,7 +173,7 @@ impl SqliteOptions {
     pub fn open(self, path: impl AsRef<Path>) -> Result<SqliteStore, Error> {
         let path = path.as_ref();
         let open_err = |e| Error::db("opening the database", e);
-        if self.read_only {
+        if self.common.read_only {
             let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
             let conn = Connection::open_with_flags(path, flags).map_err(open_err)?;
             conn.busy_timeout(self.busy_timeout).map_err(open_err)?;
@@ -205,7 +202,7 @@ impl SqliteOptions {
             ));
         }
         self.configure_writer(&writer)?;
-        schema::migrate(&mut writer, self.clock.now().unix_millis())?;
+        schema::migrate(&mut writer, self.common.clock.now().unix_millis())?;
         let mut readers = Vec::with_capacity(READERS + HOT_READERS);
         for _ in 0..READERS + HOT_READERS {
             let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
@@ -224,7 +221,7 @@ impl SqliteOptions {
         let open_err = |e| Error::db("opening the database", e);
         let mut conn = Connection::open_in_memory().map_err(open_err)?;
         self.configure_writer(&conn)?;
-        schema::migrate(&mut conn, self.clock.now().unix_millis())?;
+        schema::migrate(&mut conn, self.common.clock.now().unix_millis())?;
         Ok(SqliteStore::new(conn, Vec::new(), self, ShmGuard::none()))
     }
 
@@ -283,19 +280,13 @@ pub struct SqliteStore {
     group: GroupCommit,
     /// Commits one batch of audit records (the group commit's leaders).
     commit: CommitFn,
-    clock: Arc<dyn Clock>,
-    escalate_after: u64,
-    read_only: bool,
-    /// Read from the database on first use.
-    redaction_key: std::sync::OnceLock<RedactionKey>,
+    /// The clock, escalation threshold, read-only switch and redaction key.
+    open: options::Open,
 }
 
 impl fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("escalate_after", &self.escalate_after)
-            .field("read_only", &self.read_only)
-            .finish_non_exhaustive()
+        self.open.debug("SqliteStore", f)
     }
 }
 
@@ -359,7 +350,7 @@ impl SqliteStore {
         let writer = Arc::new(Mutex::new(writer));
         let commit: CommitFn = {
             let writer = Arc::clone(&writer);
-            let read_only = options.read_only;
+            let read_only = options.common.read_only;
             let shm = shm.clone();
             Arc::new(move |entries: Vec<AuditEntry>| {
                 write_on(&writer, read_only, &shm, |tx| {
@@ -370,7 +361,7 @@ impl SqliteStore {
         Self {
             writer,
             shm,
-            group: GroupCommit::with_committer(options.max_batch, Arc::clone(&commit)),
+            group: GroupCommit::with_committer(options.common.max_batch, Arc::clone(&commit)),
             commit,
             hot: readers
                 .split_off(readers.len().min(READERS))
@@ -379,10 +370,7 @@ impl SqliteStore {
                 .collect(),
             readers: readers.into_iter().map(Mutex::new).collect(),
             next_reader: AtomicUsize::new(0),
-            clock: options.clock,
-            escalate_after: u64::from(options.escalate_after),
-            read_only: options.read_only,
-            redaction_key: std::sync::OnceLock::new(),
+            open: options.common.open(),
         }
     }
 
@@ -439,7 +427,7 @@ impl SqliteStore {
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
-        write_on(&self.writer, self.read_only, &self.shm, f)
+        write_on(&self.writer, self.open.read_only, &self.shm, f)
     }
 
     /// Commits a write to the probe row: the same path as an audit append
@@ -449,7 +437,7 @@ impl SqliteStore {
     /// record), then its time: a database whose size limit or disk an
     /// append would overflow fails the probe too.
     fn probe_write(&self) -> Result<(), Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let db = |e| Error::db("writing the readiness probe", e);
             tx.conn
@@ -487,75 +475,225 @@ impl SqliteStore {
         id: ApprovalId,
         actor: &str,
         note: &str,
-        grant: bool,
+        decision: Decision,
     ) -> Result<Approval, Error> {
-        let now = self.clock.now();
-        self.write(|tx| {
-            let a = rows::get_approval(tx.conn, id)?
-                .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
-            let allowed = if grant {
-                a.state == ApprovalState::Pending
-            } else {
-                a.state == ApprovalState::Pending
-                    || (a.state == ApprovalState::Approved
-                        && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
-            };
-            if !allowed {
-                let what = if a.used_at.is_some() {
-                    "used"
-                } else {
-                    a.state.as_str()
-                };
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` is already {what}"),
-                ));
-            }
-            if grant && now >= a.expires_at {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` has expired"),
-                ));
-            }
-            let state = if grant {
-                ApprovalState::Approved
-            } else {
-                ApprovalState::Denied
-            };
-            let note = (!note.is_empty()).then_some(note);
-            let changed = tx
-                .conn
-                .execute(
-                    "UPDATE approvals SET state = ?1, decided_by = ?2, decided_at = ?3, note = ?4 \
-                     WHERE id = ?5 AND state = ?6",
-                    rusqlite::params![
-                        state.as_str(),
-                        actor,
-                        now.unix_millis(),
-                        note,
-                        id_sql(id)?,
-                        a.state.as_str()
-                    ],
-                )
-                .map_err(|e| Error::db("deciding an approval", e))?;
-            if changed != 1 {
-                return Err(Error::new(
-                    ErrorCode::Conflict,
-                    format!("approval `{id}` changed meanwhile"),
-                ));
-            }
-            let verdict = if grant {
-                Verdict::ApprovalGranted
-            } else {
-                Verdict::ApprovalDenied
-            };
-            let mut entry = approval_entry(now, verdict, &a).actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(&entry)?;
-            rows::get_approval(tx.conn, id)?
-                .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
-        })
+        let now = self.open.clock.now();
+        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
     }
+}
+
+impl ApprovalTx for Tx<'_> {
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        rows::get_approval(self.conn, id)
+    }
+
+    /// The write lock is held; the condition on the state read makes the
+    /// move exact even without it.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE approvals SET state = ?1, decided_by = ?2, decided_at = ?3, note = ?4 \
+                 WHERE id = ?5 AND state = ?6",
+                rusqlite::params![
+                    state.as_str(),
+                    actor,
+                    now.unix_millis(),
+                    note,
+                    id_sql(a.id)?,
+                    a.state.as_str()
+                ],
+            )
+            .map_err(|e| Error::db("deciding an approval", e))?;
+        Ok(changed == 1)
+    }
+
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.append(&entry)
+    }
+
+    /// The write lock, taken first, holds them back already.
+    fn lock_requests(&mut self, _user: &str) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
+        self.conn
+            .prepare_cached(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND user = ?1 \
+                 AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending' \
+                 AND expires_at <= ?5",
+            )
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis()
+                ])
+            })
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+        let found: Option<i64> = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 \
+                 AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending'",
+            )
+            .and_then(|mut s| {
+                s.query_row(
+                    rusqlite::params![
+                        call.user,
+                        call.session,
+                        call.tool,
+                        call.digest.as_bytes().as_slice()
+                    ],
+                    |r| r.get(0),
+                )
+                .optional()
+            })
+            .map_err(requesting)?;
+        found.map(|id| Ok(ApprovalId::new(to_u64(id)?))).transpose()
+    }
+
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error> {
+        let now = now.unix_millis();
+        let n: i64 = match session {
+            Some(session) => self
+                .conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                     AND session = ?2 AND state = 'pending' AND expires_at > ?3",
+                )
+                .and_then(|mut s| s.query_row(rusqlite::params![user, session, now], |r| r.get(0))),
+            None => self
+                .conn
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
+                     AND state = 'pending' AND expires_at > ?2",
+                )
+                .and_then(|mut s| s.query_row(rusqlite::params![user, now], |r| r.get(0))),
+        }
+        .map_err(requesting)?;
+        to_u64(n)
+    }
+
+    /// Never `None`: the write lock is held since the look-up.
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
+                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+            )
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis(),
+                    expires_at.unix_millis()
+                ])
+            })
+            .map_err(requesting)?;
+        Ok(Some(ApprovalId::new(to_u64(
+            self.conn.last_insert_rowid(),
+        )?)))
+    }
+
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error> {
+        let single: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 AND session = ?2 \
+                 AND tool = ?3 AND digest = ?4 AND state = 'approved' AND used_at IS NULL \
+                 AND expires_at > ?5 ORDER BY id LIMIT 1",
+                rusqlite::params![
+                    call.user,
+                    call.session,
+                    call.tool,
+                    call.digest.as_bytes().as_slice(),
+                    now.unix_millis()
+                ],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(using)?;
+        single
+            .map(|id| Ok(ApprovalId::new(to_u64(id)?)))
+            .transpose()
+    }
+
+    /// The write lock is held, and the condition on `used_at` makes the use
+    /// single even without it: one row or none.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE approvals SET used_at = ?1, uses = uses + 1 \
+                 WHERE id = ?2 AND used_at IS NULL AND state = 'approved'",
+                rusqlite::params![now.unix_millis(), id_sql(id)?],
+            )
+            .map_err(using)?;
+        Ok(changed == 1)
+    }
+
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let standing: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
+                 AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
+                rusqlite::params![user, tool, now.unix_millis()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(using)?;
+        let Some(id) = standing else {
+            return Ok(None);
+        };
+        self.conn
+            .execute(
+                "UPDATE approvals SET used_at = ?1, uses = uses + 1 WHERE id = ?2",
+                rusqlite::params![now.unix_millis(), id],
+            )
+            .map_err(using)?;
+        Ok(Some(ApprovalId::new(to_u64(id)?)))
+    }
+}
+
+fn requesting(e: rusqlite::Error) -> Error {
+    Error::db("requesting an approval", e)
+}
+
+fn using(e: rusqlite::Error) -> Error {
+    Error::db("using an approval", e)
 }
 
 /// Runs `f` in one `BEGIN IMMEDIATE` transaction on `writer` and commits it.
@@ -588,26 +726,6 @@ fn write_on<T>(
 fn id_sql(id: ApprovalId) -> Result<i64, Error> {
     i64::try_from(id.get())
         .map_err(|_| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))
-}
-
-fn to_i64(v: u64, what: &str) -> Result<i64, Error> {
-    i64::try_from(v)
-        .map_err(|_| Error::new(ErrorCode::InvalidInput, format!("{what} out of range")))
-}
-
-fn to_u64(v: i64) -> Result<u64, Error> {
-    u64::try_from(v).map_err(|_| Error::new(ErrorCode::Corrupt, "a counter is negative"))
-}
-
-/// The audit entry of an approval event: who, where, which call.
-fn approval_entry(now: Timestamp, verdict: Verdict, a: &Approval) -> AuditEntry {
-    let mut e = AuditEntry::new(now, verdict)
-        .user(&a.user)
-        .tool(&a.tool)
-        .approval(a.id);
-    e.session.clone_from(&a.session);
-    e.digest = a.digest;
-    e
 }
 
 /// Appends `clause` to a `WHERE` list with its parameter.
@@ -668,7 +786,7 @@ fn approvals_where(
 
 impl Store for SqliteStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
-        if self.read_only {
+        if self.open.read_only {
             return Err(Error::read_only());
         }
         self.group.submit(entry, |batch| self.commit_batch(batch))
@@ -677,7 +795,7 @@ impl Store for SqliteStore {
     /// Never blocks: the entry joins the group commit, whose committer
     /// thread calls `done`.
     fn append_deferred(&self, entry: AuditEntry, done: AppendDone) {
-        if self.read_only {
+        if self.open.read_only {
             done(Err(Error::read_only()));
             return;
         }
@@ -695,21 +813,15 @@ impl Store for SqliteStore {
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
-        if let Some(key) = self.redaction_key.get() {
-            return Ok(key.clone());
-        }
-        let bytes: Vec<u8> = self
-            .read_conn()?
-            .query_row(
-                "SELECT value FROM meta WHERE name = 'redaction_key'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(|e| Error::db("reading the redaction key", e))?;
-        let key = RedactionKey::from_slice(&bytes).ok_or_else(|| {
-            Error::new(ErrorCode::Corrupt, "the store's redaction key is malformed")
-        })?;
-        Ok(self.redaction_key.get_or_init(|| key).clone())
+        record::redaction_key(&self.open.redaction_key, || {
+            self.read_conn()?
+                .query_row(
+                    "SELECT value FROM meta WHERE name = 'redaction_key'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| Error::db("reading the redaction key", e))
+        })
     }
 
     fn verify(&self) -> Result<Verification, Error> {
@@ -717,63 +829,14 @@ impl Store for SqliteStore {
         let db = |e| Error::db("verifying the audit log", e);
         // One read transaction: a consistent snapshot while others append.
         let tx = conn.transaction().map_err(db)?;
-        let (head_seq, head_hash) = rows::head(&tx)?;
+        let head = rows::head(&tx)?;
         let mut stmt = tx
             .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
             .map_err(db)?;
-        let mut rows = stmt.query([]).map_err(db)?;
-        let mut expected: u64 = 1;
-        let mut prev = GENESIS;
-        let mut records: u64 = 0;
-        let broken = |seq, kind| ChainBreak { seq, kind };
-        let mut result = None;
-        while let Some(row) = rows.next().map_err(db)? {
-            let seq: Option<u64> = row
-                .get::<_, i64>(0)
-                .ok()
-                .and_then(|s| u64::try_from(s).ok());
-            let Some(seq) = seq else {
-                result = Some(broken(expected, BreakKind::Malformed));
-                break;
-            };
-            if seq != expected {
-                result = Some(broken(expected, BreakKind::Missing));
-                break;
-            }
-            let Some(record) = RawRecord::from_row(row)
-                .ok()
-                .and_then(RawRecord::into_record)
-            else {
-                result = Some(broken(seq, BreakKind::Malformed));
-                break;
-            };
-            if record.prev != prev {
-                result = Some(broken(seq, BreakKind::Relinked));
-                break;
-            }
-            if record.expected_hash() != record.hash {
-                result = Some(broken(seq, BreakKind::Changed));
-                break;
-            }
-            prev = record.hash;
-            records += 1;
-            expected += 1;
-        }
-        let last = expected - 1;
-        if result.is_none() {
-            if head_seq > last {
-                result = Some(broken(expected, BreakKind::Missing));
-            } else if head_seq < last {
-                result = Some(broken(head_seq + 1, BreakKind::Unexpected));
-            } else if head_hash != prev {
-                result = Some(broken(last, BreakKind::Changed));
-            }
-        }
-        Ok(Verification {
-            records,
-            head: (records, prev),
-            broken: result,
-        })
+        let rows = stmt
+            .query_map([], |row| Ok(ChainRow::read(row)))
+            .map_err(db)?;
+        chain::walk(head, rows).map_err(db)
     }
 
     fn tail(&self, n: u32) -> Result<Vec<AuditRecord>, Error> {
@@ -886,21 +949,12 @@ impl Store for SqliteStore {
             .prepare(&format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq"))
             .map_err(db)?;
         let mut rows = stmt.query([]).map_err(db)?;
-        let mut n = 0;
-        let io = |e: std::io::Error| {
-            let mut err = Error::new(ErrorCode::Unavailable, "writing the export");
-            err = err.with_source(e);
-            err
-        };
-        while let Some(row) = rows.next().map_err(db)? {
-            let record = rows::record(row)?;
-            let mut line = record.to_json();
-            line.push('\n');
-            out.write_all(line.as_bytes()).map_err(io)?;
-            n += 1;
-        }
-        out.flush().map_err(io)?;
-        Ok(n)
+        let records = std::iter::from_fn(|| match rows.next() {
+            Ok(Some(row)) => Some(rows::record(row)),
+            Ok(None) => None,
+            Err(e) => Some(Err(db(e))),
+        });
+        record::write_jsonl(out, records)
     }
 
     fn request_approval_within(
@@ -912,80 +966,20 @@ impl Store for SqliteStore {
         expires_at: Timestamp,
         limits: PendingLimits,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now().unix_millis();
-        let digest = digest.as_bytes().as_slice();
+        let now = self.open.clock.now();
+        let call = Call::new(user, session, tool, digest);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.
-        self.write(|tx| {
-            let db = |e| Error::db("requesting an approval", e);
-            tx.conn
-                .prepare_cached(
-                    "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND user = ?1 \
-                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending' \
-                     AND expires_at <= ?5",
-                )
-                .and_then(|mut s| s.execute(rusqlite::params![user, session, tool, digest, now]))
-                .map_err(db)?;
-            let found: Option<i64> = tx
-                .conn
-                .prepare_cached(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 \
-                     AND session = ?2 AND tool = ?3 AND digest = ?4 AND state = 'pending'",
-                )
-                .and_then(|mut s| {
-                    s.query_row(rusqlite::params![user, session, tool, digest], |r| r.get(0))
-                        .optional()
-                })
-                .map_err(db)?;
-            if let Some(id) = found {
-                return Ok(ApprovalId::new(to_u64(id)?));
-            }
-            let count = |sql: &str, params: &[&dyn rusqlite::ToSql]| -> Result<u64, Error> {
-                let n: i64 = tx
-                    .conn
-                    .prepare_cached(sql)
-                    .and_then(|mut s| s.query_row(params, |r| r.get(0)))
-                    .map_err(db)?;
-                to_u64(n)
-            };
-            let in_session = count(
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
-                 AND session = ?2 AND state = 'pending' AND expires_at > ?3",
-                &[&user, &session, &now],
-            )?;
-            let of_user = count(
-                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND user = ?1 \
-                 AND state = 'pending' AND expires_at > ?2",
-                &[&user, &now],
-            )?;
-            check_pending_limits(limits, in_session, of_user)?;
-            tx.conn
-                .prepare_cached(
-                    "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
-                     VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
-                )
-                .and_then(|mut s| {
-                    s.execute(rusqlite::params![
-                        user,
-                        session,
-                        tool,
-                        digest,
-                        now,
-                        expires_at.unix_millis()
-                    ])
-                })
-                .map_err(db)?;
-            Ok(ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?))
-        })
+        self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, true)
+        self.decide(id, actor, note, Decision::Grant)
     }
 
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
-        self.decide(id, actor, note, false)
+        self.decide(id, actor, note, Decision::Deny)
     }
 
     fn grant_standing(
@@ -996,8 +990,8 @@ impl Store for SqliteStore {
         actor: &str,
         note: &str,
     ) -> Result<ApprovalId, Error> {
-        let now = self.clock.now();
-        let note = (!note.is_empty()).then_some(note);
+        let now = self.open.clock.now();
+        let note = rules::optional(note);
         self.write(|tx| {
             tx.conn
                 .execute(
@@ -1007,13 +1001,7 @@ impl Store for SqliteStore {
                 )
                 .map_err(|e| Error::db("granting a standing approval", e))?;
             let id = ApprovalId::new(to_u64(tx.conn.last_insert_rowid())?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalGranted)
-                .user(user)
-                .tool(tool)
-                .approval(id)
-                .actor(actor);
-            entry.note = note.map(str::to_owned);
-            tx.append(&entry)?;
+            tx.append(&transitions::standing_entry(now, user, tool, id, actor, note))?;
             Ok(id)
         })
     }
@@ -1026,83 +1014,18 @@ impl Store for SqliteStore {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        self.write(|tx| {
-            let db = |e| Error::db("using an approval", e);
-            let single: Option<i64> = tx
-                .conn
-                .query_row(
-                    "SELECT id FROM approvals WHERE kind = 'single' AND user = ?1 AND session = ?2 \
-                     AND tool = ?3 AND digest = ?4 AND state = 'approved' AND used_at IS NULL \
-                     AND expires_at > ?5 ORDER BY id LIMIT 1",
-                    rusqlite::params![user, session, tool, digest.as_bytes().as_slice(), now.unix_millis()],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(db)?;
-            let (id, kind) = if let Some(id) = single {
-                // The write lock is held, and the condition on `used_at`
-                // makes the use single even without it: one row or none.
-                let changed = tx
-                    .conn
-                    .execute(
-                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 \
-                         WHERE id = ?2 AND used_at IS NULL AND state = 'approved'",
-                        rusqlite::params![now.unix_millis(), id],
-                    )
-                    .map_err(db)?;
-                if changed != 1 {
-                    return Ok(None);
-                }
-                (id, ApprovalKind::Single)
-            } else {
-                let standing: Option<i64> = tx
-                    .conn
-                    .query_row(
-                        "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
-                         AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
-                        rusqlite::params![user, tool, now.unix_millis()],
-                        |r| r.get(0),
-                    )
-                    .optional()
-                    .map_err(db)?;
-                let Some(id) = standing else {
-                    return Ok(None);
-                };
-                tx.conn
-                    .execute(
-                        "UPDATE approvals SET used_at = ?1, uses = uses + 1 WHERE id = ?2",
-                        rusqlite::params![now.unix_millis(), id],
-                    )
-                    .map_err(db)?;
-                (id, ApprovalKind::Standing)
-            };
-            let id = ApprovalId::new(to_u64(id)?);
-            let mut entry = AuditEntry::new(now, Verdict::ApprovalUsed)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .digest(*digest)
-                .approval(id);
-            if kind == ApprovalKind::Standing {
-                entry = entry.note("standing");
-            }
-            let receipt = tx.append(&entry)?;
-            Ok(Some(ApprovalUse {
-                id,
-                kind,
-                seq: receipt.seq,
-            }))
-        })
+        let call = Call::new(user, session, tool, digest);
+        self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let conn = self.read_conn()?;
         Ok(rows::get_approval(&conn, id)?.map(|a| a.as_of(now)))
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         let (mut sql, mut params) =
             approvals_where(&format!("SELECT {APPROVAL_COLUMNS} FROM approvals"), f, now)?;
         params.push(SqlValue::Integer(i64::from(f.limit)));
@@ -1126,7 +1049,7 @@ impl Store for SqliteStore {
         f.after = None;
         f.before = None;
         let (sql, params) =
-            approvals_where("SELECT COUNT(*) FROM approvals", &f, self.clock.now())?;
+            approvals_where("SELECT COUNT(*) FROM approvals", &f, self.open.clock.now())?;
         let conn = self.read_conn()?;
         let n: i64 = conn
             .prepare_cached(&sql)
@@ -1142,32 +1065,14 @@ impl Store for SqliteStore {
         verdict: Verdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
-        if !matches!(
-            verdict,
-            Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
-        ) {
-            return Err(Error::new(
-                ErrorCode::InvalidInput,
-                format!("`{verdict}` is not the verdict of a call"),
-            ));
-        }
+        escalation::check_call_verdict(verdict)?;
         let turn_i = to_i64(turn, "turn")?;
-        let now = self.clock.now();
+        let now = self.open.clock.now();
         self.write(|tx| {
             let db = |e| Error::db("counting a call", e);
             let mut c = read_session(tx.conn, session)?;
-            if turn > c.last_turn {
-                c.turns += 1;
-                c.last_turn = turn;
-            }
-            c.calls += 1;
-            match verdict {
-                Verdict::Deny => {
-                    c.rejections += 1;
-                    c.consecutive_rejections += 1;
-                    let mut reasons: Vec<&str> = reasons.to_vec();
-                    reasons.sort_unstable();
-                    reasons.dedup();
+            match escalation::count_call(&mut c, turn, verdict, reasons, self.open.escalate_after, now) {
+                ReasonRuns::Extend(reasons) => {
                     tx.conn
                         .execute(
                             "DELETE FROM session_reasons WHERE session = ?1 AND reason NOT IN \
@@ -1184,17 +1089,13 @@ impl Store for SqliteStore {
                             )
                             .map_err(db)?;
                     }
-                    if c.escalated_at.is_none() && c.rejections >= self.escalate_after {
-                        c.escalated_at = Some(now);
-                    }
                 }
-                Verdict::Allow => {
-                    c.consecutive_rejections = 0;
+                ReasonRuns::Clear => {
                     tx.conn
                         .execute("DELETE FROM session_reasons WHERE session = ?1", [session])
                         .map_err(db)?;
                 }
-                _ => {}
+                ReasonRuns::Keep => {}
             }
             tx.conn
                 .execute(
@@ -1242,7 +1143,7 @@ impl Store for SqliteStore {
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
-        let now = self.clock.now().unix_millis();
+        let now = self.open.clock.now().unix_millis();
         self.write(|tx| {
             let n = tx
                 .conn
@@ -1272,8 +1173,8 @@ impl Store for SqliteStore {
         reason: &str,
         actor: &str,
     ) -> Result<KillSwitchState, Error> {
-        let now = self.clock.now();
-        let reason = (!reason.is_empty()).then_some(reason);
+        let now = self.open.clock.now();
+        let reason = rules::optional(reason);
         self.write(|tx| {
             tx.conn
                 .execute(
@@ -1281,11 +1182,7 @@ impl Store for SqliteStore {
                     rusqlite::params![mode.as_str(), reason, actor, now.unix_millis()],
                 )
                 .map_err(|e| Error::db("flipping the kill switch", e))?;
-            let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
-                .reason(mode.as_str())
-                .actor(actor);
-            entry.note = reason.map(str::to_owned);
-            tx.append(&entry)?;
+            tx.append(&kill::flip_entry(now, mode, reason, actor))?;
             read_kill_switch(tx.conn)
         })
     }
@@ -1344,18 +1241,7 @@ fn read_kill_switch(conn: &Connection) -> Result<KillSwitchState, Error> {
             .map_err(db)?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
             .map_err(db)?;
-    let mode = KillMode::parse(&mode).ok_or_else(|| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("unknown kill switch mode `{mode}`"),
-        )
-    })?;
-    Ok(KillSwitchState {
-        mode,
-        reason,
-        actor,
-        changed_at: changed_at.map(Timestamp::from_unix_millis),
-    })
+    kill::state(&mode, reason, actor, changed_at)
 }
 
 #[cfg(test)]

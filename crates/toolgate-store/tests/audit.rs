@@ -13,10 +13,10 @@ mod common;
 
 use common::Db;
 use toolgate_json::{canonical, Digest, Value};
-use toolgate_store::audit::parse_digest;
+use toolgate_store::audit::{parse_digest, RECORD_VERSION};
 use toolgate_store::{
-    AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, RedactionKey, SqliteStore, Store,
-    Timestamp, Verdict, PG_SCHEMA_VERSION, SCHEMA_VERSION,
+    ApprovalId, AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, RedactionKey,
+    SqliteStore, Store, Timestamp, Verdict, PG_SCHEMA_VERSION, SCHEMA_VERSION,
 };
 
 fn open(db: &Db) -> Box<dyn Store> {
@@ -287,7 +287,7 @@ fn tamper_inserted_record_is_named(db: &Db) {
         "UPDATE audit SET seq = seq + 1000 WHERE seq > 6;
          UPDATE audit SET seq = seq - 999 WHERE seq > 1000;
          INSERT INTO audit SELECT 7, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, prev, hash, refused, risk FROM audit WHERE seq = 2;
+             digest, arguments, approval, actor, note, prev, hash, refused, risk, v FROM audit WHERE seq = 2;
          UPDATE audit_head SET seq = 11;",
     );
     assert_eq!(broken(db), (7, BreakKind::Relinked));
@@ -299,7 +299,7 @@ fn tamper_appended_record_around_the_store_is_named(db: &Db) {
     // A copy of the last record linked after it, written past the store's head.
     db.execute(&format!(
         "INSERT INTO audit SELECT 11, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, {}, hash, refused, risk FROM audit WHERE seq = 10",
+             digest, arguments, approval, actor, note, {}, hash, refused, risk, v FROM audit WHERE seq = 10",
         blob(db, last.hash.as_bytes())
     ));
     let (seq, _) = broken(db);
@@ -387,9 +387,9 @@ fn refused_arguments_and_risk_are_recorded_and_chained(db: &Db) {
     assert_eq!(broken(db), (seq, BreakKind::Changed));
 }
 
-/// The hash of a record without the new members is the hash older builds
-/// computed: SHA-256 of the genesis and the body in the format of record
-/// version 1, with no `refused_arguments` or `risk` member.
+/// The hash of a record without the new members is the hash of the body
+/// without them: SHA-256 of the genesis and the body in the format of
+/// record version 2, with no `refused_arguments` or `risk` member.
 #[test]
 fn a_record_without_the_new_members_keeps_its_hash() {
     let store = toolgate_store::SqliteOptions::new()
@@ -402,14 +402,166 @@ fn a_record_without_the_new_members_keeps_its_hash() {
                 .tool("refund"),
         )
         .unwrap();
-    let body = r#"{"actor":null,"approval":null,"arguments":null,"call_id":null,"digest":null,"note":null,"policies":[],"reasons":[],"seq":1,"session":null,"time":1000,"tool":"refund","user":"alice","v":1,"verdict":"allow"}"#;
+    let body = r#"{"actor":null,"approval":null,"arguments":null,"call_id":null,"digest":null,"note":null,"policies":[],"reasons":[],"seq":1,"session":null,"time":1000,"tool":"refund","user":"alice","v":2,"verdict":"allow"}"#;
     let mut pre = vec![0u8; 32];
     pre.extend_from_slice(body.as_bytes());
     assert_eq!(receipt.hash, Digest::of(&pre));
     assert!(!store.tail(1).unwrap()[0].to_json().contains("risk"));
 }
 
+// ---- record versions ----
+
+/// The bodies of two records as a build of record version 1 wrote them:
+/// `approval` an integer.
+const V1_BODIES: [&str; 2] = [
+    r#"{"actor":"bob","approval":7,"arguments":null,"call_id":null,"digest":null,"note":"ok","policies":[],"reasons":[],"seq":1,"session":"s-1","time":1000,"tool":"refund","user":"alice","v":1,"verdict":"approval_granted"}"#,
+    r#"{"actor":null,"approval":7,"arguments":null,"call_id":null,"digest":null,"note":null,"policies":[],"reasons":[],"seq":2,"session":"s-1","time":2000,"tool":"refund","user":"alice","v":1,"verdict":"approval_used"}"#,
+];
+
+/// Writes [`V1_BODIES`] around the store, as the version-1 code stored
+/// them (no `v` column given: the migration's default), with their hashes
+/// computed here from the literal bodies; the chain's head follows them.
+/// Returns their hashes.
+fn write_v1_records(db: &Db) -> [Digest; 2] {
+    drop(open(db)); // create and migrate the database
+    let mut prev = toolgate_store::GENESIS;
+    let mut hashes = [prev; 2];
+    for (i, (body, (verdict, time, actor, note))) in V1_BODIES
+        .iter()
+        .zip([
+            ("approval_granted", 1000, "'bob'", "'ok'"),
+            ("approval_used", 2000, "NULL", "NULL"),
+        ])
+        .enumerate()
+    {
+        let mut pre = prev.as_bytes().to_vec();
+        pre.extend_from_slice(body.as_bytes());
+        let hash = Digest::of(&pre);
+        db.execute(&format!(
+            "INSERT INTO audit (seq, time, verdict, \"user\", session, tool, call_id, reasons, \
+             policies, digest, arguments, approval, actor, note, prev, hash) VALUES \
+             ({seq}, {time}, '{verdict}', 'alice', 's-1', 'refund', NULL, '[]', '[]', NULL, NULL, \
+             7, {actor}, {note}, {prev}, {hash});
+             UPDATE audit_head SET seq = {seq}, hash = {hash} WHERE id = 1;",
+            seq = i + 1,
+            prev = blob(db, prev.as_bytes()),
+            hash = blob(db, hash.as_bytes()),
+        ));
+        hashes[i] = hash;
+        prev = hash;
+    }
+    hashes
+}
+
+/// A chain of version-1 records (written by an older build) followed by
+/// version-2 records verifies; each renders in its own format.
+fn version_1_records_then_version_2_records_verify(db: &Db) {
+    let hashes = write_v1_records(db);
+    let store = open(db);
+    let e = AuditEntry::new(Timestamp::from_unix_millis(3_000), Verdict::ApprovalDenied)
+        .user("alice")
+        .tool("refund")
+        .approval(ApprovalId::new(7))
+        .actor("carol");
+    let receipts = store.append_all(vec![e.clone(), e]).unwrap();
+    assert_eq!(receipts[0].seq, 3);
+    let v = store.verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    assert_eq!(v.records, 4);
+    assert_eq!(v.head, (4, receipts[1].hash));
+
+    let records = store.tail(4).unwrap();
+    assert_eq!(
+        records.iter().map(|r| r.version).collect::<Vec<_>>(),
+        [1, 1, RECORD_VERSION, RECORD_VERSION]
+    );
+    assert_eq!(RECORD_VERSION, 2);
+    assert_eq!(records[0].hash, hashes[0]);
+    assert_eq!(records[2].prev, hashes[1]);
+    // A version-1 record renders exactly as it was written.
+    let mut line = V1_BODIES[0].to_owned();
+    line = line.replace(
+        ",\"note\":",
+        &format!(",\"hash\":\"{}\",\"note\":", hashes[0]),
+    );
+    line = line.replace(
+        ",\"reasons\":",
+        &format!(",\"prev\":\"{}\",\"reasons\":", toolgate_store::GENESIS),
+    );
+    assert_eq!(records[0].to_json(), line);
+    let json: Vec<Value<'static>> = records
+        .iter()
+        .map(|r| toolgate_json::from_str(&r.to_json()).unwrap().into_owned())
+        .collect();
+    assert_eq!(
+        json[1].pointer("/approval").unwrap().to_canonical_string(),
+        "7"
+    );
+    assert_eq!(json[1].pointer("/v").unwrap().to_canonical_string(), "1");
+    // Version 2: the id as a string, the same one the approvals API gives.
+    assert_eq!(json[2].pointer("/approval").unwrap().as_str(), Some("7"));
+    assert_eq!(json[2].pointer("/v").unwrap().to_canonical_string(), "2");
+    assert!(records[2].to_json().contains(r#""approval":"7""#));
+
+    // The export of the mixed chain checks line by line, without the store.
+    let mut out = Vec::new();
+    assert_eq!(store.export_jsonl(&mut out).unwrap(), 4);
+    let mut prev = toolgate_store::GENESIS;
+    for line in String::from_utf8(out).unwrap().lines() {
+        let Value::Object(mut o) = toolgate_json::from_str(line).unwrap() else {
+            panic!()
+        };
+        let hash = parse_digest(o.remove("hash").unwrap().as_str().unwrap()).unwrap();
+        assert_eq!(
+            parse_digest(o.remove("prev").unwrap().as_str().unwrap()),
+            Some(prev)
+        );
+        let mut pre = prev.as_bytes().to_vec();
+        pre.extend_from_slice(canonical::to_string(&Value::Object(o)).as_bytes());
+        assert_eq!(Digest::of(&pre), hash);
+        prev = hash;
+    }
+}
+
+/// Relabelling a version-1 record as version 2 changes its body: named.
+fn tamper_version_1_relabelled_2_is_named(db: &Db) {
+    write_v1_records(db);
+    open(db).append(entry(3)).unwrap();
+    db.execute("UPDATE audit SET v = 2 WHERE seq = 2");
+    assert_eq!(broken(db), (2, BreakKind::Changed));
+}
+
+/// Relabelling a version-2 record as version 1 changes its body: named.
+fn tamper_version_2_relabelled_1_is_named(db: &Db) {
+    let store = open(db);
+    let e = AuditEntry::new(Timestamp::from_unix_millis(3_000), Verdict::ApprovalUsed)
+        .approval(ApprovalId::new(7));
+    store.append_all(vec![entry(1), e, entry(3)]).unwrap();
+    drop(store);
+    db.execute("UPDATE audit SET v = 1 WHERE seq = 2");
+    assert_eq!(broken(db), (2, BreakKind::Changed));
+    // Without an approval the two formats differ in `v` alone: named too.
+    db.execute("UPDATE audit SET v = 2 WHERE seq = 2; UPDATE audit SET v = 1 WHERE seq = 3");
+    assert_eq!(broken(db), (3, BreakKind::Changed));
+}
+
+/// A stored version this build does not know is malformed, not guessed at.
+fn an_unknown_record_version_is_malformed(db: &Db) {
+    filled(db, 5);
+    for bad in [0, 3, -1] {
+        db.execute(&format!("UPDATE audit SET v = {bad} WHERE seq = 4"));
+        assert_eq!(broken(db), (4, BreakKind::Malformed), "v = {bad}");
+        assert_eq!(open(db).tail(5).unwrap_err().code(), ErrorCode::Corrupt);
+    }
+    db.execute("UPDATE audit SET v = 2 WHERE seq = 4");
+    assert!(open(db).verify().unwrap().is_intact());
+}
+
 on_both_backends!(
+    version_1_records_then_version_2_records_verify,
+    tamper_version_1_relabelled_2_is_named,
+    tamper_version_2_relabelled_1_is_named,
+    an_unknown_record_version_is_malformed,
     refused_arguments_and_risk_are_recorded_and_chained,
     appends_form_a_chain_that_verifies,
     group_commit_gives_every_thread_its_own_committed_record,

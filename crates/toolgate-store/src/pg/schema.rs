@@ -6,17 +6,25 @@
 
 use postgres::Client;
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 5;
+pub const PG_SCHEMA_VERSION: u32 = 6;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+
+/// Version 6: each audit record keeps the format version it was written
+/// with (`v`), so a record is hashed and verified in its own format. Rows
+/// written before have version 1; their bodies and hashes do not change.
+const V6: &str = r#"
+ALTER TABLE audit ADD COLUMN v INTEGER NOT NULL DEFAULT 1;
+"#;
 
 /// Version 5: audit records carry the tool's risk tier and, for arguments
 /// that were never parsed, a bounded copy (or a keyed digest) of what was
@@ -167,12 +175,9 @@ pub(crate) fn migrate(client: &mut Client, now_ms: i64) -> Result<u32, Error> {
     )
     .map_err(db)?;
     let current = read_version(&mut tx)?;
-    if current > PG_SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (version, sql) in migrations::pending(current, &MIGRATIONS)? {
         tx.batch_execute(sql).map_err(db)?;
-        let version = i32::try_from(i).unwrap_or(i32::MAX).saturating_add(1);
+        let version = i32::try_from(version).unwrap_or(i32::MAX);
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
             &[&version, &now_ms],
@@ -190,18 +195,11 @@ pub(crate) fn check(client: &mut Client) -> Result<(), Error> {
         .and_then(|r| r.try_get::<_, bool>(0))
         .map_err(|e| Error::pg("reading the schema version", e))?;
     let current = if exists { read_version(client)? } else { 0 };
-    if current > PG_SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    if current < PG_SCHEMA_VERSION {
-        return Err(Error::new(
-            ErrorCode::Unavailable,
-            format!(
-                "database schema is version {current}, expected {PG_SCHEMA_VERSION}: run `toolgate migrate` or start the service once to migrate it"
-            ),
-        ));
-    }
-    Ok(())
+    migrations::check(
+        current,
+        PG_SCHEMA_VERSION,
+        "run `toolgate migrate` or start the service once to migrate it",
+    )
 }
 
 fn read_version(client: &mut impl postgres::GenericClient) -> Result<u32, Error> {
@@ -209,21 +207,7 @@ fn read_version(client: &mut impl postgres::GenericClient) -> Result<u32, Error>
         .query_one("SELECT COALESCE(MAX(version), 0) FROM schema_version", &[])
         .and_then(|r| r.try_get(0))
         .map_err(|e| Error::pg("reading the schema version", e))?;
-    u32::try_from(v).map_err(|_| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("schema version `{v}` is invalid"),
-        )
-    })
-}
-
-fn too_new(version: u32) -> Error {
-    Error::new(
-        ErrorCode::SchemaTooNew,
-        format!(
-            "database schema is version {version}, newer than {PG_SCHEMA_VERSION}: upgrade toolgate to open it"
-        ),
-    )
+    migrations::stored_version(i64::from(v))
 }
 
 #[cfg(test)]

@@ -29,12 +29,13 @@ pub(crate) const HEAD_FOR_UPDATE: &str = "SELECT seq, hash FROM audit_head WHERE
 /// statement.
 pub(crate) const APPEND: &str = "WITH batch AS (\
      INSERT INTO audit (seq, time, verdict, \"user\", session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk) \
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v) \
      SELECT * FROM UNNEST(\
      $1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], \
      $7::text[], $8::text[], $9::text[], $10::bytea[], $11::text[], $12::bigint[], \
-     $13::text[], $14::text[], $15::bytea[], $16::bytea[], $17::text[], $18::text[])) \
-     UPDATE audit_head SET seq = $19, hash = $20 WHERE id = 1";
+     $13::text[], $14::text[], $15::bytea[], $16::bytea[], $17::text[], $18::text[], \
+     $19::integer[])) \
+     UPDATE audit_head SET seq = $20, hash = $21 WHERE id = 1";
 
 /// The prepared statements of one connection.
 pub(crate) struct Prepared {

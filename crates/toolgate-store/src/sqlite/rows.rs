@@ -5,121 +5,79 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use toolgate_json::Digest;
 
 use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState};
-use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord, Verdict};
+use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord};
 use crate::error::{Error, ErrorCode};
+use crate::rules::chain::{self, StoredRow};
+use crate::rules::record::{digest, EntryColumns, RawRecord};
 use crate::time::Timestamp;
 
 pub(crate) const AUDIT_COLUMNS: &str =
     "seq, time, verdict, user, session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
 
-/// An audit row as stored, before it is checked.
-pub(crate) struct RawRecord {
-    seq: i64,
-    time: i64,
-    verdict: String,
-    user: Option<String>,
-    session: Option<String>,
-    tool: Option<String>,
-    call_id: Option<String>,
-    reasons: String,
-    policies: String,
-    digest: Option<Vec<u8>>,
-    arguments: Option<String>,
-    approval: Option<i64>,
-    actor: Option<String>,
-    note: Option<String>,
-    prev: Vec<u8>,
-    hash: Vec<u8>,
-    refused: Option<String>,
-    risk: Option<String>,
+/// Reads the [`AUDIT_COLUMNS`] of a row.
+pub(crate) fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+    Ok(RawRecord {
+        seq: row.get(0)?,
+        time: row.get(1)?,
+        verdict: row.get(2)?,
+        user: row.get(3)?,
+        session: row.get(4)?,
+        tool: row.get(5)?,
+        call_id: row.get(6)?,
+        reasons: row.get(7)?,
+        policies: row.get(8)?,
+        digest: row.get(9)?,
+        arguments: row.get(10)?,
+        approval: row.get(11)?,
+        actor: row.get(12)?,
+        note: row.get(13)?,
+        prev: row.get(14)?,
+        hash: row.get(15)?,
+        refused: row.get(16)?,
+        risk: row.get(17)?,
+        v: row.get(18)?,
+    })
 }
 
-impl RawRecord {
-    /// Reads the [`AUDIT_COLUMNS`] of a row.
-    pub(crate) fn from_row(row: &Row<'_>) -> rusqlite::Result<Self> {
-        Ok(Self {
-            seq: row.get(0)?,
-            time: row.get(1)?,
-            verdict: row.get(2)?,
-            user: row.get(3)?,
-            session: row.get(4)?,
-            tool: row.get(5)?,
-            call_id: row.get(6)?,
-            reasons: row.get(7)?,
-            policies: row.get(8)?,
-            digest: row.get(9)?,
-            arguments: row.get(10)?,
-            approval: row.get(11)?,
-            actor: row.get(12)?,
-            note: row.get(13)?,
-            prev: row.get(14)?,
-            hash: row.get(15)?,
-            refused: row.get(16)?,
-            risk: row.get(17)?,
-        })
-    }
+/// A row of the chain as [`chain::walk`] reads it: its `seq` and its
+/// columns, each `None` where the stored value is not of the column's type.
+pub(crate) struct ChainRow {
+    seq: Option<u64>,
+    raw: Option<RawRecord>,
+}
 
-    /// The record, or `None` if a column does not hold what the format says.
-    pub(crate) fn into_record(self) -> Option<AuditRecord> {
-        for text in [&self.arguments, &self.refused].into_iter().flatten() {
-            toolgate_json::from_str(text).ok()?;
+impl ChainRow {
+    /// Reads the [`AUDIT_COLUMNS`] of a row; never fails.
+    pub(crate) fn read(row: &Row<'_>) -> Self {
+        Self {
+            seq: row
+                .get::<_, i64>(0)
+                .ok()
+                .and_then(|s| u64::try_from(s).ok()),
+            raw: raw_record(row).ok(),
         }
-        let entry = AuditEntry {
-            time: Timestamp::from_unix_millis(self.time),
-            verdict: Verdict::parse(&self.verdict)?,
-            user: self.user,
-            session: self.session,
-            tool: self.tool,
-            call_id: self.call_id,
-            reasons: string_list(&self.reasons)?,
-            policies: string_list(&self.policies)?,
-            digest: match self.digest {
-                Some(d) => Some(digest(&d)?),
-                None => None,
-            },
-            arguments: self.arguments,
-            approval: match self.approval {
-                Some(id) => Some(ApprovalId::new(u64::try_from(id).ok()?)),
-                None => None,
-            },
-            actor: self.actor,
-            note: self.note,
-            risk: self.risk,
-            refused_arguments: self.refused,
-            counts_response: false,
-        };
-        Some(AuditRecord {
-            seq: u64::try_from(self.seq).ok()?,
-            prev: digest(&self.prev)?,
-            hash: digest(&self.hash)?,
-            entry,
-        })
     }
 }
 
-fn string_list(json: &str) -> Option<Vec<String>> {
-    let v = toolgate_json::from_str(json).ok()?;
-    v.as_array()?
-        .iter()
-        .map(|s| s.as_str().map(str::to_owned))
-        .collect()
-}
+impl StoredRow for ChainRow {
+    fn seq(&self) -> Option<u64> {
+        self.seq
+    }
 
-pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
-    let arr: [u8; 32] = bytes.try_into().ok()?;
-    Some(Digest::from_bytes(arr))
+    fn record(self) -> Option<AuditRecord> {
+        self.raw.and_then(RawRecord::into_record)
+    }
 }
 
 /// Reads a row as a record, or fails with `store_corrupt`.
 pub(crate) fn record(row: &Row<'_>) -> Result<AuditRecord, Error> {
-    RawRecord::from_row(row)
+    raw_record(row)
         .map_err(|e| Error::db("reading an audit record", e))?
-        .into_record()
-        .ok_or_else(|| Error::new(ErrorCode::Corrupt, "an audit record cannot be read"))
+        .into_checked()
 }
 
 /// Reads the [`APPROVAL_COLUMNS`] of a row.
@@ -203,11 +161,7 @@ impl Chain {
             .optional()
             .map_err(db)?
             .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the audit chain's head is missing"))?;
-        let corrupt = || Error::new(ErrorCode::Corrupt, "the audit chain's head is malformed");
-        Ok((
-            u64::try_from(seq).map_err(|_| corrupt())?,
-            digest(&hash).ok_or_else(corrupt)?,
-        ))
+        chain::head(seq, &hash)
     }
 
     /// Appends `entry` after the head.
@@ -223,25 +177,15 @@ impl Chain {
         let seq = seq
             .checked_add(1)
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
-        let hash = audit::chain_hash(&prev, seq, entry);
+        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, entry);
         let db = |e| Error::db("appending an audit record", e);
         let seq_i = i64::try_from(seq)
             .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
-        let approval = match entry.approval {
-            Some(id) => Some(
-                i64::try_from(id.get())
-                    .map_err(|_| Error::new(ErrorCode::InvalidInput, "approval id out of range"))?,
-            ),
-            None => None,
-        };
-        let mut reasons = String::new();
-        audit::str_array(&mut reasons, &entry.reasons);
-        let mut policies = String::new();
-        audit::str_array(&mut policies, &entry.policies);
+        let columns = EntryColumns::of(entry)?;
         let mut stmt = conn
             .prepare_cached(&format!(
                 "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
             ))
             .map_err(db)?;
         stmt.execute(rusqlite::params![
@@ -252,17 +196,18 @@ impl Chain {
             entry.session,
             entry.tool,
             entry.call_id,
-            reasons,
-            policies,
+            columns.reasons,
+            columns.policies,
             entry.digest.as_ref().map(|d| d.as_bytes().as_slice()),
             entry.arguments,
-            approval,
+            columns.approval,
             entry.actor,
             entry.note,
             prev.as_bytes().as_slice(),
             hash.as_bytes().as_slice(),
             entry.refused_arguments,
             entry.risk,
+            audit::RECORD_VERSION,
         ])
         .map_err(db)?;
         self.head = Some((seq, hash));

@@ -5,13 +5,21 @@
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior};
 
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
+use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+
+/// Version 6: each audit record keeps the format version it was written
+/// with (`v`), so a record is hashed and verified in its own format. Rows
+/// written before have version 1; their bodies and hashes do not change.
+const V6: &str = "
+ALTER TABLE audit ADD COLUMN v INTEGER NOT NULL DEFAULT 1;
+";
 
 /// Version 5: audit records carry the tool's risk tier and, for arguments
 /// that were never parsed, a bounded copy (or a keyed digest) of what was
@@ -157,15 +165,11 @@ pub(crate) fn migrate(conn: &mut Connection, now_ms: i64) -> Result<(), Error> {
     )
     .map_err(db)?;
     let current = read_version(&tx)?;
-    if current > SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+    for (version, sql) in migrations::pending(current, &MIGRATIONS)? {
         tx.execute_batch(sql).map_err(db)?;
-        let version = i64::try_from(i).unwrap_or(i64::MAX).saturating_add(1);
         tx.execute(
             "INSERT INTO schema_version (version, applied_at) VALUES (?1, ?2)",
-            (version, now_ms),
+            (i64::from(version), now_ms),
         )
         .map_err(db)?;
     }
@@ -187,18 +191,11 @@ pub(crate) fn check(conn: &Connection) -> Result<(), Error> {
     } else {
         0
     };
-    if current > SCHEMA_VERSION {
-        return Err(too_new(current));
-    }
-    if current < SCHEMA_VERSION {
-        return Err(Error::new(
-            ErrorCode::Unavailable,
-            format!(
-                "database schema is version {current}, expected {SCHEMA_VERSION}: open it read-write once to migrate it"
-            ),
-        ));
-    }
-    Ok(())
+    migrations::check(
+        current,
+        SCHEMA_VERSION,
+        "open it read-write once to migrate it",
+    )
 }
 
 fn read_version(conn: &Connection) -> Result<u32, Error> {
@@ -209,28 +206,33 @@ fn read_version(conn: &Connection) -> Result<u32, Error> {
             |r| r.get(0),
         )
         .map_err(|e| Error::db("reading the schema version", e))?;
-    u32::try_from(v).map_err(|_| {
-        Error::new(
-            ErrorCode::Corrupt,
-            format!("schema version `{v}` is invalid"),
-        )
-    })
-}
-
-fn too_new(version: u32) -> Error {
-    Error::new(
-        ErrorCode::SchemaTooNew,
-        format!(
-            "database schema is version {version}, newer than {SCHEMA_VERSION}: upgrade toolgate to open it"
-        ),
-    )
+    migrations::stored_version(v)
 }
 
 #[cfg(test)]
 mod tests {
     use rusqlite::Connection;
 
-    use super::{V1, V2, V3};
+    use super::{V1, V2, V3, V4, V5, V6};
+
+    /// Audit rows written before version 6 read back as record version 1.
+    #[test]
+    fn v6_gives_older_audit_rows_record_version_1() {
+        let conn = Connection::open_in_memory().unwrap();
+        for sql in [V1, V2, V3, V4, V5] {
+            conn.execute_batch(sql).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO audit (seq, time, verdict, reasons, policies, approval, prev, hash) \
+             VALUES (1, 0, 'approval_used', '[]', '[]', 7, zeroblob(32), zeroblob(32))",
+        )
+        .unwrap();
+        conn.execute_batch(V6).unwrap();
+        let v: i64 = conn
+            .query_row("SELECT v FROM audit WHERE seq = 1", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, 1);
+    }
 
     /// A version-2 database may hold several pending approvals for one
     /// call (written before version 3): the migration keeps the newest

@@ -1,0 +1,625 @@
+//! Which approval state may move to which, and the audit entry each move
+//! appends.
+//!
+//! | from (as stored) | approve | deny (revoke) |
+//! |---|---|---|
+//! | `pending`, not past `expires_at` | `approved` | `denied` |
+//! | `pending`, past `expires_at` | refused: expired | `denied` |
+//! | `approved` single, unused | refused | `denied` (revoked) |
+//! | `approved` single, used | refused: used | refused: used |
+//! | `approved` standing | refused | `denied` (revoked), used or not |
+//! | `denied`, `expired` | refused | refused |
+//!
+//! A refusal is a `conflict` error naming the approval and why.
+//!
+//! A call that needs a human gets one pending single approval
+//! ([`request_in`]): a pending one for the same call past its time is
+//! expired first, a pending one for the same call is returned as it is,
+//! and a new one is refused beyond the pending caps. A call is let through
+//! by an approval ([`consume_in`]): the oldest approved, unused, unexpired
+//! single approval bound to it, used once (if it was used meanwhile,
+//! nothing is: no standing approval stands in for it); else the oldest
+//! approved, unexpired standing approval of the user for the tool.
+
+use toolgate_json::Digest;
+
+use crate::approval::{
+    check_pending_limits, Approval, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
+    PendingLimits,
+};
+use crate::audit::{AppendReceipt, AuditEntry, Verdict};
+use crate::error::{Error, ErrorCode};
+use crate::time::Timestamp;
+
+/// What a human does to an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// Approve a pending approval.
+    Grant,
+    /// Deny a pending approval, or revoke an approved one.
+    Deny,
+}
+
+impl Decision {
+    /// The state the approval moves to.
+    pub(crate) const fn state(self) -> ApprovalState {
+        match self {
+            Self::Grant => ApprovalState::Approved,
+            Self::Deny => ApprovalState::Denied,
+        }
+    }
+
+    /// The verdict of the record it appends.
+    pub(crate) const fn verdict(self) -> Verdict {
+        match self {
+            Self::Grant => Verdict::ApprovalGranted,
+            Self::Deny => Verdict::ApprovalDenied,
+        }
+    }
+}
+
+/// The state `decision` moves `a` (as stored) to at `now`, or the
+/// `conflict` that refuses it.
+pub(crate) fn decide(
+    a: &Approval,
+    decision: Decision,
+    now: Timestamp,
+) -> Result<ApprovalState, Error> {
+    let allowed = match decision {
+        Decision::Grant => a.state == ApprovalState::Pending,
+        Decision::Deny => {
+            a.state == ApprovalState::Pending
+                || (a.state == ApprovalState::Approved
+                    && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
+        }
+    };
+    let id = a.id;
+    if !allowed {
+        let what = if a.used_at.is_some() {
+            "used"
+        } else {
+            a.state.as_str()
+        };
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("approval `{id}` is already {what}"),
+        ));
+    }
+    if decision == Decision::Grant && now >= a.expires_at {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("approval `{id}` has expired"),
+        ));
+    }
+    Ok(decision.state())
+}
+
+/// The record of `actor` deciding `a`: who, where, which call.
+pub(crate) fn decided_entry(
+    now: Timestamp,
+    decision: Decision,
+    a: &Approval,
+    actor: &str,
+    note: Option<&str>,
+) -> AuditEntry {
+    let mut e = AuditEntry::new(now, decision.verdict())
+        .user(&a.user)
+        .tool(&a.tool)
+        .approval(a.id)
+        .actor(actor);
+    e.session.clone_from(&a.session);
+    e.digest = a.digest;
+    e.note = note.map(str::to_owned);
+    e
+}
+
+/// The record of `actor` granting standing approval `id`.
+pub(crate) fn standing_entry(
+    now: Timestamp,
+    user: &str,
+    tool: &str,
+    id: ApprovalId,
+    actor: &str,
+    note: Option<&str>,
+) -> AuditEntry {
+    let mut e = AuditEntry::new(now, Verdict::ApprovalGranted)
+        .user(user)
+        .tool(tool)
+        .approval(id)
+        .actor(actor);
+    e.note = note.map(str::to_owned);
+    e
+}
+
+/// A call a single approval is bound to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) user: &'a str,
+    pub(crate) session: &'a str,
+    pub(crate) tool: &'a str,
+    pub(crate) digest: &'a Digest,
+}
+
+impl<'a> Call<'a> {
+    /// The call of `tool` by `user` in `session` with arguments of `digest`.
+    pub(crate) fn new(user: &'a str, session: &'a str, tool: &'a str, digest: &'a Digest) -> Self {
+        Self {
+            user,
+            session,
+            tool,
+            digest,
+        }
+    }
+}
+
+/// The record of approval `id` letting `call` through; a standing
+/// approval's says so in its note.
+pub(crate) fn used_entry(
+    now: Timestamp,
+    call: Call<'_>,
+    id: ApprovalId,
+    kind: ApprovalKind,
+) -> AuditEntry {
+    let e = AuditEntry::new(now, Verdict::ApprovalUsed)
+        .user(call.user)
+        .session(call.session)
+        .tool(call.tool)
+        .digest(*call.digest)
+        .approval(id);
+    match kind {
+        ApprovalKind::Standing => e.note("standing"),
+        ApprovalKind::Single => e,
+    }
+}
+
+/// A backend's write transaction, as the moves need it.
+pub(crate) trait ApprovalTx {
+    /// The approval `id`, locked until the transaction ends where the
+    /// backend locks rows; `None` if there is none.
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error>;
+    /// Moves `a` to `state`, decided by `actor` at `now`; `false` if its row
+    /// changed since it was read.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error>;
+    /// Appends a record in the same transaction.
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error>;
+
+    /// Holds back other transactions requesting approvals for `user` until
+    /// this one ends, where the backend's write lock does not already.
+    fn lock_requests(&mut self, user: &str) -> Result<(), Error>;
+    /// Marks a pending approval for `call` past its time at `now` expired.
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error>;
+    /// The pending single approval for `call`, if any.
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error>;
+    /// The pending single approvals of `user` (in `session`, if given) not
+    /// past their time at `now`.
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error>;
+    /// Inserts a pending single approval for `call`; `None` if another
+    /// transaction's pending approval for the call won.
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error>;
+
+    /// The oldest approved, unused single approval bound to `call` and not
+    /// past its time at `now`.
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error>;
+    /// Marks single approval `id` used at `now` if it is still approved
+    /// and unused; whether it was.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error>;
+    /// Uses the oldest approved standing approval of `user` for `tool` not
+    /// past its time at `now`: its id, or `None`.
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error>;
+}
+
+/// The pending approval for `call` inside `tx`: the one already waiting, or
+/// a new one expiring at `expires_at`, within `limits`.
+pub(crate) fn request_in(
+    tx: &mut impl ApprovalTx,
+    call: Call<'_>,
+    expires_at: Timestamp,
+    limits: PendingLimits,
+    now: Timestamp,
+) -> Result<ApprovalId, Error> {
+    tx.lock_requests(call.user)?;
+    tx.expire_stale(call, now)?;
+    if let Some(id) = tx.find_pending(call)? {
+        return Ok(id);
+    }
+    let in_session = tx.count_pending(call.user, Some(call.session), now)?;
+    let of_user = tx.count_pending(call.user, None, now)?;
+    check_pending_limits(limits, in_session, of_user)?;
+    match tx.insert_pending(call, now, expires_at)? {
+        Some(id) => Ok(id),
+        None => tx.find_pending(call)?.ok_or_else(|| {
+            Error::new(ErrorCode::Conflict, "the call's approval changed meanwhile")
+        }),
+    }
+}
+
+/// Lets `call` through by an approval inside `tx`, with its record; `None`
+/// if none covers it.
+pub(crate) fn consume_in(
+    tx: &mut impl ApprovalTx,
+    call: Call<'_>,
+    now: Timestamp,
+) -> Result<Option<ApprovalUse>, Error> {
+    let (id, kind) = match tx.find_single(call, now)? {
+        Some(id) => {
+            if !tx.use_single(id, now)? {
+                return Ok(None);
+            }
+            (id, ApprovalKind::Single)
+        }
+        None => match tx.use_standing(call.user, call.tool, now)? {
+            Some(id) => (id, ApprovalKind::Standing),
+            None => return Ok(None),
+        },
+    };
+    let receipt = tx.append_entry(used_entry(now, call, id, kind))?;
+    Ok(Some(ApprovalUse {
+        id,
+        kind,
+        seq: receipt.seq,
+    }))
+}
+
+/// Approves or denies approval `id` inside `tx`: the move, its record, and
+/// the approval as it now stands.
+pub(crate) fn decide_in(
+    tx: &mut impl ApprovalTx,
+    id: ApprovalId,
+    decision: Decision,
+    actor: &str,
+    note: &str,
+    now: Timestamp,
+) -> Result<Approval, Error> {
+    let a = tx
+        .approval(id)?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
+    let state = decide(&a, decision, now)?;
+    let note = crate::rules::optional(note);
+    if !tx.set_decided(&a, state, actor, now, note)? {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!("approval `{id}` changed meanwhile"),
+        ));
+    }
+    tx.append_entry(decided_entry(now, decision, &a, actor, note))?;
+    tx.approval(id)?
+        .ok_or_else(|| Error::new(ErrorCode::Internal, "a decided approval vanished"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use super::*;
+
+    const NOW: Timestamp = Timestamp::from_unix_millis(1_000);
+
+    fn approval(kind: ApprovalKind, state: ApprovalState, used: bool, expires: i64) -> Approval {
+        Approval {
+            id: ApprovalId::new(7),
+            kind,
+            user: "alice".into(),
+            session: (kind == ApprovalKind::Single).then(|| "s-1".into()),
+            tool: "refund".into(),
+            digest: (kind == ApprovalKind::Single).then(|| Digest::of(b"args")),
+            created_at: Timestamp::from_unix_millis(0),
+            expires_at: Timestamp::from_unix_millis(expires),
+            state,
+            decided_by: None,
+            decided_at: None,
+            note: None,
+            used_at: used.then_some(Timestamp::from_unix_millis(500)),
+            uses: u64::from(used),
+        }
+    }
+
+    /// A move's result: the new state, or the refusal's message.
+    type Outcome = Result<ApprovalState, String>;
+
+    /// Every stored state, kind, use and expiry against both decisions:
+    /// the move it makes or the refusal's message.
+    #[test]
+    fn every_move_is_allowed_or_refused_as_the_table_says() {
+        use ApprovalKind::{Single, Standing};
+        use ApprovalState::{Approved, Denied, Expired, Pending};
+        let live = 2_000;
+        let past = 1_000; // expires_at == now: expired
+        let ok = |s: ApprovalState| Ok::<_, String>(s);
+        let refused = |why: &str| Err::<ApprovalState, _>(format!("approval `7` {why}"));
+        #[rustfmt::skip]
+        let table: Vec<(ApprovalKind, ApprovalState, bool, i64, Decision, Outcome)> = vec![
+            (Single, Pending, false, live, Decision::Grant, ok(Approved)),
+            (Single, Pending, false, live, Decision::Deny, ok(Denied)),
+            (Single, Pending, false, past, Decision::Grant, refused("has expired")),
+            (Single, Pending, false, past, Decision::Deny, ok(Denied)),
+            (Single, Approved, false, live, Decision::Grant, refused("is already approved")),
+            (Single, Approved, false, live, Decision::Deny, ok(Denied)),
+            (Single, Approved, false, past, Decision::Deny, ok(Denied)),
+            (Single, Approved, true, live, Decision::Grant, refused("is already used")),
+            (Single, Approved, true, live, Decision::Deny, refused("is already used")),
+            (Single, Denied, false, live, Decision::Grant, refused("is already denied")),
+            (Single, Denied, false, live, Decision::Deny, refused("is already denied")),
+            (Single, Expired, false, live, Decision::Grant, refused("is already expired")),
+            (Single, Expired, false, live, Decision::Deny, refused("is already expired")),
+            (Standing, Approved, false, live, Decision::Grant, refused("is already approved")),
+            (Standing, Approved, false, live, Decision::Deny, ok(Denied)),
+            (Standing, Approved, true, live, Decision::Grant, refused("is already used")),
+            (Standing, Approved, true, live, Decision::Deny, ok(Denied)),
+            (Standing, Approved, true, past, Decision::Deny, ok(Denied)),
+            (Standing, Denied, true, live, Decision::Grant, refused("is already used")),
+            (Standing, Denied, false, live, Decision::Deny, refused("is already denied")),
+        ];
+        for (i, (kind, state, used, expires, decision, want)) in table.into_iter().enumerate() {
+            let a = approval(kind, state, used, expires);
+            let got = decide(&a, decision, NOW).map_err(|e| {
+                assert_eq!(e.code(), ErrorCode::Conflict, "row {i}");
+                e.message().to_owned()
+            });
+            assert_eq!(
+                got, want,
+                "row {i}: {kind:?} {state:?} used={used} {decision:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_records_name_the_call_the_actor_and_the_note() {
+        let a = approval(ApprovalKind::Single, ApprovalState::Pending, false, 2_000);
+        let e = decided_entry(
+            NOW,
+            Decision::Deny,
+            &a,
+            "bob",
+            crate::rules::optional("too much"),
+        );
+        assert_eq!(e.verdict, Verdict::ApprovalDenied);
+        assert_eq!(
+            (e.user.as_deref(), e.session.as_deref(), e.tool.as_deref()),
+            (Some("alice"), Some("s-1"), Some("refund"))
+        );
+        assert_eq!((e.digest, e.approval), (a.digest, Some(a.id)));
+        assert_eq!(
+            (e.actor.as_deref(), e.note.as_deref()),
+            (Some("bob"), Some("too much"))
+        );
+        let e = decided_entry(NOW, Decision::Grant, &a, "bob", crate::rules::optional(""));
+        assert_eq!((e.verdict, e.note), (Verdict::ApprovalGranted, None));
+
+        let d = Digest::of(b"x");
+        let call = Call {
+            user: "u",
+            session: "s",
+            tool: "t",
+            digest: &d,
+        };
+        let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
+        assert_eq!(single.verdict, Verdict::ApprovalUsed);
+        assert_eq!((single.digest, single.note), (Some(d), None));
+        let standing = used_entry(NOW, call, a.id, ApprovalKind::Standing);
+        assert_eq!(standing.note.as_deref(), Some("standing"));
+        assert_eq!(standing.session.as_deref(), Some("s"));
+
+        let g = standing_entry(NOW, "u", "t", a.id, "bob", None);
+        assert_eq!(
+            (g.verdict, g.session, g.digest),
+            (Verdict::ApprovalGranted, None, None)
+        );
+    }
+
+    /// A transaction that answers from fields and logs what it was asked.
+    #[derive(Default)]
+    struct Fake {
+        pending: Vec<Option<ApprovalId>>,
+        counts: (u64, u64),
+        inserted: Option<ApprovalId>,
+        single: Option<ApprovalId>,
+        single_still_unused: bool,
+        standing: Option<ApprovalId>,
+        log: Vec<&'static str>,
+        appended: Vec<AuditEntry>,
+    }
+
+    impl ApprovalTx for Fake {
+        fn approval(&mut self, _: ApprovalId) -> Result<Option<Approval>, Error> {
+            Ok(None)
+        }
+        fn set_decided(
+            &mut self,
+            _: &Approval,
+            _: ApprovalState,
+            _: &str,
+            _: Timestamp,
+            _: Option<&str>,
+        ) -> Result<bool, Error> {
+            Ok(false)
+        }
+        fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+            self.log.push("append");
+            self.appended.push(entry);
+            Ok(AppendReceipt {
+                seq: 41,
+                hash: Digest::of(b""),
+            })
+        }
+        fn lock_requests(&mut self, _: &str) -> Result<(), Error> {
+            self.log.push("lock");
+            Ok(())
+        }
+        fn expire_stale(&mut self, _: Call<'_>, _: Timestamp) -> Result<(), Error> {
+            self.log.push("expire");
+            Ok(())
+        }
+        fn find_pending(&mut self, _: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("find");
+            Ok(self.pending.pop().flatten())
+        }
+        fn count_pending(&mut self, _: &str, s: Option<&str>, _: Timestamp) -> Result<u64, Error> {
+            self.log.push("count");
+            Ok(if s.is_some() {
+                self.counts.0
+            } else {
+                self.counts.1
+            })
+        }
+        fn insert_pending(
+            &mut self,
+            _: Call<'_>,
+            _: Timestamp,
+            _: Timestamp,
+        ) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("insert");
+            Ok(self.inserted)
+        }
+        fn find_single(&mut self, _: Call<'_>, _: Timestamp) -> Result<Option<ApprovalId>, Error> {
+            Ok(self.single)
+        }
+        fn use_single(&mut self, _: ApprovalId, _: Timestamp) -> Result<bool, Error> {
+            self.log.push("use single");
+            Ok(self.single_still_unused)
+        }
+        fn use_standing(
+            &mut self,
+            _: &str,
+            _: &str,
+            _: Timestamp,
+        ) -> Result<Option<ApprovalId>, Error> {
+            self.log.push("use standing");
+            Ok(self.standing)
+        }
+    }
+
+    const LIMITS: PendingLimits = PendingLimits {
+        per_session: 2,
+        per_user: 3,
+    };
+
+    fn request(tx: &mut Fake) -> Result<ApprovalId, Error> {
+        let d = Digest::of(b"args");
+        let call = Call {
+            user: "alice",
+            session: "s-1",
+            tool: "refund",
+            digest: &d,
+        };
+        request_in(tx, call, Timestamp::from_unix_millis(9_000), LIMITS, NOW)
+    }
+
+    fn consume(tx: &mut Fake) -> Option<ApprovalUse> {
+        let d = Digest::of(b"args");
+        let call = Call {
+            user: "alice",
+            session: "s-1",
+            tool: "refund",
+            digest: &d,
+        };
+        consume_in(tx, call, NOW).unwrap()
+    }
+
+    #[test]
+    fn a_request_returns_the_waiting_approval_or_one_new_within_the_caps() {
+        let id = ApprovalId::new(3);
+        let mut tx = Fake {
+            pending: vec![Some(id)],
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), id);
+        assert_eq!(tx.log, ["lock", "expire", "find"]);
+
+        let mut tx = Fake {
+            counts: (1, 2),
+            inserted: Some(ApprovalId::new(4)),
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), ApprovalId::new(4));
+        assert_eq!(
+            tx.log,
+            ["lock", "expire", "find", "count", "count", "insert"]
+        );
+        assert!(tx.appended.is_empty(), "a request appends no record");
+
+        for counts in [(2, 0), (0, 3)] {
+            let mut tx = Fake {
+                counts,
+                inserted: Some(ApprovalId::new(4)),
+                ..Fake::default()
+            };
+            assert_eq!(request(&mut tx).unwrap_err().code(), ErrorCode::QueueFull);
+            assert!(!tx.log.contains(&"insert"), "{counts:?}");
+        }
+
+        // Another transaction's pending approval for the call won: it is
+        // the answer; if it is gone too, a conflict.
+        let mut tx = Fake {
+            pending: vec![Some(id), None],
+            ..Fake::default()
+        };
+        assert_eq!(request(&mut tx).unwrap(), id);
+        let mut tx = Fake::default();
+        let e = request(&mut tx).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Conflict);
+    }
+
+    #[test]
+    fn a_call_uses_its_single_approval_once_else_a_standing_one() {
+        let single = ApprovalId::new(5);
+        let standing = ApprovalId::new(6);
+        let mut tx = Fake {
+            single: Some(single),
+            single_still_unused: true,
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        let used = consume(&mut tx).unwrap();
+        assert_eq!(
+            (used.id, used.kind, used.seq),
+            (single, ApprovalKind::Single, 41)
+        );
+        assert_eq!(tx.log, ["use single", "append"]);
+        assert_eq!(tx.appended[0].note, None);
+
+        // The single approval was used meanwhile: nothing lets the call
+        // through, not even a standing approval.
+        let mut tx = Fake {
+            single: Some(single),
+            single_still_unused: false,
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        assert_eq!(consume(&mut tx), None);
+        assert_eq!(tx.log, ["use single"]);
+
+        let mut tx = Fake {
+            standing: Some(standing),
+            ..Fake::default()
+        };
+        let used = consume(&mut tx).unwrap();
+        assert_eq!((used.id, used.kind), (standing, ApprovalKind::Standing));
+        assert_eq!(tx.appended[0].note.as_deref(), Some("standing"));
+        assert_eq!(tx.appended[0].verdict, Verdict::ApprovalUsed);
+
+        let mut tx = Fake::default();
+        assert_eq!(consume(&mut tx), None);
+        assert!(tx.appended.is_empty());
+    }
+}
