@@ -26,7 +26,7 @@ use toolgate_json::{canonical, Number, Object, Value};
 
 use crate::auth::Admin;
 use crate::error::{json_response, ApiError};
-use crate::{AppState, BuildError};
+use crate::state::{AppState, BuildError};
 
 /// The current gate, swapped whole by a reload.
 pub struct LiveGate {
@@ -145,7 +145,7 @@ pub(crate) async fn reload(
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
         let built = rebuild(&source, Arc::clone(&store));
-        let entry = AuditEntry::new(crate::now(), Verdict::ConfigReload).actor(actor);
+        let entry = AuditEntry::new(crate::state::now(), Verdict::ConfigReload).actor(actor);
         let entry = match &built {
             Ok(_) => entry.reason("applied"),
             Err(why) => entry.reason("refused").note(why.clone()),
