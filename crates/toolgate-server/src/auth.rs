@@ -19,7 +19,7 @@ use toolgate::config::{ServerRole, ServerToken};
 use toolgate_store::{AuditEntry, Verdict};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// An authenticated caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -198,7 +198,7 @@ async fn require(
             Some(_) => Refusal::Unknown,
         };
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-        let entry = AuditEntry::new(crate::now(), Verdict::Unauthorized)
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
             .reason(why.as_str())
             .note(route(parts));
         audit_refusal(state, entry).await;
@@ -208,7 +208,7 @@ async fn require(
         Ok(caller)
     } else {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note(route(parts));
@@ -228,7 +228,7 @@ pub(crate) async fn refuse_user(
 ) -> ApiError {
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let user: String = user.chars().take(200).collect();
-    let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+    let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
         .actor(caller.actor.clone())
         .user(user)
         .reason("user")

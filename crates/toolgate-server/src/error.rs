@@ -80,11 +80,6 @@ impl ApiError {
         )
     }
 
-    /// The status.
-    pub fn status(&self) -> StatusCode {
-        self.status
-    }
-
     /// The stable code.
     pub fn code(&self) -> &'static str {
         self.code

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use toolgate_json::{Limit, Limits, ParseOptions, Value};
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 /// A request body parsed strictly into a JSON value.
 #[derive(Debug, Clone)]

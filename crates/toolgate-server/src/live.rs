@@ -27,7 +27,7 @@ use toolgate_store::{AuditEntry, Store, Verdict};
 
 use crate::auth::Admin;
 use crate::error::{json_response, ApiError};
-use crate::{AppState, BuildError};
+use crate::state::{AppState, BuildError};
 
 /// The current gate, swapped whole by a reload.
 pub struct LiveGate {
@@ -146,7 +146,7 @@ pub(crate) async fn reload(
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
         let built = rebuild(&source, Arc::clone(&store));
-        let entry = AuditEntry::new(crate::now(), Verdict::ConfigReload).actor(actor);
+        let entry = AuditEntry::new(crate::state::now(), Verdict::ConfigReload).actor(actor);
         let entry = match &built {
             Ok(_) => entry.reason("applied"),
             Err(why) => entry.reason("refused").note(why.clone()),

@@ -22,7 +22,7 @@ use toolgate_json::{canonical, Number, Object, Value};
 use toolgate_store::{ApprovalState, KillMode};
 
 use crate::error::json_response;
-use crate::AppState;
+use crate::state::AppState;
 
 /// Every stable error code (see the crate documentation).
 pub const ERROR_CODES: [&str; 15] = [
@@ -325,9 +325,9 @@ fn kill() -> Value<'static> {
 }
 
 fn audit_verdicts() -> Vec<&'static str> {
-    crate::AUDIT_KINDS
+    crate::routes::audit::AUDIT_KINDS
         .iter()
-        .filter_map(|k| crate::kind_verdicts(k))
+        .filter_map(|k| crate::routes::audit::kind_verdicts(k))
         .flatten()
         .map(|v| v.as_str())
         .collect()
@@ -696,7 +696,7 @@ fn operations() -> Vec<Op> {
                 ),
                 query(
                     "kind",
-                    one_of_enum(crate::AUDIT_KINDS),
+                    one_of_enum(crate::routes::audit::AUDIT_KINDS),
                     "Only records of this kind.",
                 ),
                 query(

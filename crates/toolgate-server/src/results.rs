@@ -25,8 +25,8 @@ use toolgate_json::{canonical, Number, Object, Value};
 use crate::auth::Agent;
 use crate::error::{json_response, ApiError};
 use crate::extract::StrictJson;
+use crate::state::AppState;
 use crate::wire::{object, only, string_member};
-use crate::AppState;
 
 /// A parsed `POST /v1/results` body.
 struct ResultRequest {

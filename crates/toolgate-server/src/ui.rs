@@ -76,7 +76,8 @@ use toolgate_store::{
 use crate::auth::{audit_refusal, authenticate, Caller};
 use crate::error::{json_response, ApiError};
 use crate::extract::{MaybeJson, StrictJson};
-use crate::{wire, AppState};
+use crate::state::AppState;
+use crate::wire;
 
 /// How long a page session lasts after login.
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
@@ -228,7 +229,7 @@ async fn audited_csrf(
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let path = parts.uri.path();
     let path: String = path.chars().take(200).collect();
-    let mut entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+    let mut entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
         .reason("csrf")
         .note(format!("{} {path}", parts.method));
     if let Some(actor) = actor {
@@ -355,7 +356,7 @@ async fn login(
     let headers = req.headers().clone();
     if let Err(refusal) = same_origin(&headers) {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
             .reason("csrf")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -369,7 +370,7 @@ async fn login(
     bearer.extend_from_slice(token.trim().as_bytes());
     let Some(caller) = authenticate(state.tokens(), Some(&bearer)) else {
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-        let entry = AuditEntry::new(crate::now(), Verdict::Unauthorized)
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
             .reason("unknown_token")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -382,7 +383,7 @@ async fn login(
     };
     if caller.role == ServerRole::Agent {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note("POST /ui/login");

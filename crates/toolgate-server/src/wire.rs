@@ -354,20 +354,6 @@ pub fn approvals_page(list: &[Approval], total: u64) -> String {
     canonical::to_string(&Value::Object(o))
 }
 
-/// A list of approvals as `{"approvals": […]}`.
-pub fn approvals(list: &[Approval]) -> String {
-    let mut o = Object::new();
-    o.insert(
-        "approvals",
-        Value::Array(
-            list.iter()
-                .map(|a| Value::Object(approval_object(a)))
-                .collect(),
-        ),
-    );
-    canonical::to_string(&Value::Object(o))
-}
-
 /// The kill switch: `{"mode", "reason", "actor", "changed_at"}`.
 pub fn kill(k: &KillSwitchState) -> String {
     canonical::to_string(&Value::Object(kill_object(k)))

@@ -3,13 +3,50 @@
 //! parser; extra members of a tool (`strict`, `cache_control`, `title`, …)
 //! are ignored, the members toolgate reads must have the right shape.
 
+use std::fmt;
 use std::path::Path;
 
+use serde::Deserialize;
 use toolgate_json::{Object, Value};
 
 use super::error::{Cause, Error, ErrorCode};
-use super::ImportFormat;
 use crate::registry::Risk;
+
+/// The format of an imported tool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
+#[non_exhaustive]
+pub enum ImportFormat {
+    /// An OpenAI `tools` array: Chat Completions
+    /// (`{"type":"function","function":{"name","parameters"}}`) or Responses
+    /// (`{"type":"function","name","parameters"}`) items, or a request body
+    /// holding one.
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic `tools` (`name`, `input_schema`), or a request body holding them.
+    #[serde(rename = "anthropic")]
+    Anthropic,
+    /// An MCP `tools/list` result (`{"tools":[…]}`) or the whole JSON-RPC
+    /// response. `annotations` give the default risk tier.
+    #[serde(rename = "mcp")]
+    Mcp,
+}
+
+impl ImportFormat {
+    /// The name used in the config: `openai`, `anthropic` or `mcp`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::OpenAi => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
+impl fmt::Display for ImportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// One tool read from a list, not yet compiled.
 pub(crate) struct Imported {

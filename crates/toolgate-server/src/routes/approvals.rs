@@ -1,0 +1,177 @@
+//! `/v1/approvals`: list and read approvals, approve or deny them, and
+//! wait for one to be decided.
+
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use toolgate_store::{ApprovalFilter, ApprovalId, ApprovalState};
+
+use super::{invalid_query, ok_json};
+use crate::auth::{self, Approver, Waiter};
+use crate::error::ApiError;
+use crate::extract::{MaybeJson, StrictQuery};
+use crate::state::AppState;
+use crate::wire;
+
+/// The longest a wait may last, whatever the client asks.
+pub const MAX_WAIT: Duration = Duration::from_secs(60);
+/// How often a wait re-reads the store (another process may decide).
+const POLL: Duration = Duration::from_millis(200);
+
+fn approval_id(raw: &str) -> Result<ApprovalId, ApiError> {
+    raw.parse()
+        .map_err(|_| ApiError::not_found(format!("no approval `{}`", raw.escape_debug())))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ApprovalsQuery {
+    state: Option<String>,
+    limit: Option<u32>,
+    after: Option<u64>,
+    before: Option<u64>,
+}
+
+pub(super) async fn list_approvals(
+    State(state): State<AppState>,
+    Approver(_caller): Approver,
+    StrictQuery(q): StrictQuery<ApprovalsQuery>,
+) -> Result<Response, ApiError> {
+    let mut filter = ApprovalFilter::new().limit(q.limit.unwrap_or(100).clamp(1, 1000));
+    match q.state.as_deref().unwrap_or("pending") {
+        "all" => {}
+        "pending" => filter = filter.state(ApprovalState::Pending),
+        "approved" => filter = filter.state(ApprovalState::Approved),
+        "denied" => filter = filter.state(ApprovalState::Denied),
+        "expired" => filter = filter.state(ApprovalState::Expired),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_query",
+                "`state` must be pending, approved, denied, expired or all",
+            ))
+        }
+    }
+    for (name, value) in [("after", q.after), ("before", q.before)] {
+        // Ids fit the store's signed integers.
+        if value.is_some_and(|v| i64::try_from(v).is_err()) {
+            return Err(invalid_query(format!("`{name}` is too large")));
+        }
+    }
+    if let Some(after) = q.after {
+        filter = filter.after(ApprovalId::new(after));
+    } else {
+        // The newest first: a new request is never behind a long queue.
+        filter = filter.newest_first();
+    }
+    if let Some(before) = q.before {
+        filter = filter.before(ApprovalId::new(before));
+    }
+    let (list, total) = state
+        .blocking(move |s| Ok((s.list_approvals(&filter)?, s.count_approvals(&filter)?)))
+        .await?;
+    Ok(ok_json(wire::approvals_page(&list, total)))
+}
+
+pub(super) async fn get_approval(
+    State(state): State<AppState>,
+    Approver(_caller): Approver,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let id = approval_id(&id)?;
+    let found = state.blocking(move |s| s.get_approval(id)).await?;
+    let a = found.ok_or_else(|| ApiError::not_found(format!("no approval {id}")))?;
+    Ok(ok_json(wire::approval(&a)))
+}
+
+pub(super) async fn approve(
+    State(state): State<AppState>,
+    Approver(caller): Approver,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    decide_approval(&state, caller.actor, &id, body.as_ref(), true).await
+}
+
+pub(super) async fn deny(
+    State(state): State<AppState>,
+    Approver(caller): Approver,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    decide_approval(&state, caller.actor, &id, body.as_ref(), false).await
+}
+
+/// Approves (`grant`) or denies approval `id` as `actor`, with the body's
+/// optional note, and wakes the waiters.
+async fn decide_approval(
+    state: &AppState,
+    actor: String,
+    id: &str,
+    body: Option<&toolgate_json::Value<'static>>,
+    grant: bool,
+) -> Result<Response, ApiError> {
+    let id = approval_id(id)?;
+    let note = wire::note(body)?;
+    let a = state
+        .blocking(move |s| {
+            if grant {
+                s.approve(id, &actor, &note)
+            } else {
+                s.deny(id, &actor, &note)
+            }
+        })
+        .await?;
+    state.inner.decided.notify_waiters();
+    Ok(ok_json(wire::approval(&a)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WaitQuery {
+    timeout: Option<f64>,
+}
+
+pub(super) async fn wait(
+    State(state): State<AppState>,
+    Waiter(caller): Waiter,
+    parts: axum::http::request::Parts,
+    Path(id): Path<String>,
+    StrictQuery(q): StrictQuery<WaitQuery>,
+) -> Result<Response, ApiError> {
+    let id = approval_id(&id)?;
+    let seconds = q.timeout.unwrap_or(30.0);
+    let timeout = if seconds.is_finite() && seconds > 0.0 {
+        Duration::try_from_secs_f64(seconds)
+            .unwrap_or(MAX_WAIT)
+            .min(MAX_WAIT)
+    } else {
+        Duration::ZERO
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        // Registered before the read, so a decision in between wakes us.
+        let notified = state.inner.decided.notified();
+        let found = state.blocking(move |s| s.get_approval(id)).await?;
+        let a = found.ok_or_else(|| ApiError::not_found(format!("no approval {id}")))?;
+        if !caller.may_speak_for(&a.user) {
+            return Err(auth::refuse_user(&state, &caller, &a.user, &parts).await);
+        }
+        if a.state != ApprovalState::Pending {
+            return Ok(ok_json(wire::waited(&a, false)));
+        }
+        let now = tokio::time::Instant::now();
+        let stopping = state
+            .inner
+            .stopping
+            .load(std::sync::atomic::Ordering::SeqCst);
+        if now >= deadline || stopping {
+            return Ok(ok_json(wire::waited(&a, true)));
+        }
+        let nap = (deadline - now).min(POLL);
+        let _ = tokio::time::timeout(nap, notified).await;
+    }
+}

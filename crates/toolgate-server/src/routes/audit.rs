@@ -1,0 +1,119 @@
+//! `GET /v1/audit`: pages of the audit log, filtered, and the audit kinds
+//! it filters by.
+
+use axum::extract::State;
+use axum::response::Response;
+use serde::Deserialize;
+use toolgate_store::{AuditFilter, Timestamp, Verdict};
+
+use super::{invalid_query, ok_json};
+use crate::auth::Admin;
+use crate::error::ApiError;
+use crate::extract::StrictQuery;
+use crate::state::AppState;
+use crate::wire;
+
+/// The query of `GET /v1/audit`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AuditQuery {
+    limit: Option<u32>,
+    before: Option<u64>,
+    after: Option<u64>,
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+    verdict: Option<String>,
+    kind: Option<String>,
+    since: Option<i64>,
+    until: Option<i64>,
+}
+
+/// The verdicts of an audit `kind`.
+pub(crate) fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
+    Some(match kind {
+        "decision" => &[Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval],
+        "approval" => &[
+            Verdict::ApprovalGranted,
+            Verdict::ApprovalDenied,
+            Verdict::ApprovalUsed,
+        ],
+        "kill_switch" => &[Verdict::KillSwitch],
+        "auth" => &[Verdict::Unauthorized, Verdict::Forbidden],
+        "reload" => &[Verdict::ConfigReload],
+        _ => return None,
+    })
+}
+
+/// The audit kinds `GET /v1/audit?kind=` accepts.
+pub const AUDIT_KINDS: [&str; 5] = ["decision", "approval", "kill_switch", "auth", "reload"];
+
+/// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages
+/// back (the page's first `seq` is the next cursor), `after=SEQ` pages
+/// forward; both filter, so pages never assume gapless numbers.
+pub(super) async fn audit(
+    State(state): State<AppState>,
+    Admin(_caller): Admin,
+    StrictQuery(q): StrictQuery<AuditQuery>,
+) -> Result<Response, ApiError> {
+    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+    let mut filter = AuditFilter::new().limit(limit);
+    if let Some(v) = q.verdict.as_deref() {
+        let v = Verdict::parse(v).ok_or_else(|| {
+            invalid_query(format!("`verdict`: no verdict `{}`", v.escape_debug()))
+        })?;
+        filter = filter.verdict(v);
+    }
+    if let Some(k) = q.kind.as_deref() {
+        let verdicts = kind_verdicts(k).ok_or_else(|| {
+            invalid_query(format!("`kind` must be one of {}", AUDIT_KINDS.join(", ")))
+        })?;
+        filter = filter.verdicts(verdicts.iter().copied());
+    }
+    for (name, value) in [
+        ("user", &q.user),
+        ("session", &q.session),
+        ("tool", &q.tool),
+    ] {
+        if value.as_deref().is_some_and(str::is_empty) {
+            return Err(invalid_query(format!("`{name}` must not be empty")));
+        }
+    }
+    if let Some(u) = q.user {
+        filter = filter.user(u);
+    }
+    if let Some(s) = q.session {
+        filter = filter.session(s);
+    }
+    if let Some(t) = q.tool {
+        filter = filter.tool(t);
+    }
+    filter.since = q.since.map(Timestamp::from_unix_millis);
+    filter.until = q.until.map(Timestamp::from_unix_millis);
+    // Sequence numbers fit SQLite's signed integers.
+    let max_seq = u64::try_from(i64::MAX).unwrap_or(u64::MAX);
+    for (name, value) in [("before", q.before), ("after", q.after)] {
+        if value.is_some_and(|v| v > max_seq) {
+            return Err(invalid_query(format!("`{name}` is too large")));
+        }
+    }
+    filter.after = q.after;
+    filter.before = q.before;
+    let backward = q.after.is_none();
+    if backward {
+        filter = filter.newest_first();
+    }
+    let records = state.blocking(move |s| s.list(&filter)).await?;
+    let full = records.len() >= usize::try_from(limit).unwrap_or(usize::MAX);
+    let next_before = if backward && full {
+        records.first().map(|r| r.seq)
+    } else {
+        None
+    };
+    let next_after = if !backward && full {
+        records.last().map(|r| r.seq)
+    } else {
+        None
+    };
+    Ok(ok_json(wire::audit_page(&records, next_before, next_after)))
+}

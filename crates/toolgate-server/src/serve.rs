@@ -1,0 +1,109 @@
+//! Running the service: [`serve`] on a listener with graceful shutdown, and
+//! [`shutdown_signal`], the usual way to end it.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::routes::app;
+use crate::state::AppState;
+
+/// Serves `app(state)` on `listener` (HTTP/1.1) until `shutdown` resolves:
+/// it then stops accepting, lets every request in flight finish (a
+/// decision's audit records are committed before its answer is written),
+/// closes idle connections, and returns once every connection is closed.
+///
+/// Each connection has the header read timeout of the state's `[server]`
+/// table; at most `max_connections` are served at once (the others wait in
+/// the listener's backlog).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let header_timeout = state.inner.header_timeout;
+    let max = state.inner.max_connections.max(1);
+    let all = u32::try_from(max).unwrap_or(u32::MAX);
+    let permits = Arc::new(tokio::sync::Semaphore::new(
+        usize::try_from(all).unwrap_or(1),
+    ));
+    let router = app(state.clone());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    // Out of file descriptors, a connection reset before it
+                    // was accepted…: the listener itself is fine.
+                    eprintln!("toolgate serve: accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = stop.wait_for(|stopping| *stopping) => {}
+            }
+            // The request in flight (if any) finishes, then the connection
+            // closes.
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        });
+    }
+    drop(listener);
+    // Long-poll waits answer now (`timed_out`, the approval still pending)
+    // instead of holding the shutdown for up to a minute.
+    state
+        .inner
+        .stopping
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    state.inner.decided.notify_waiters();
+    stop_tx.send_replace(true);
+    // Every connection holds a permit until it is closed.
+    let _all = permits.acquire_many(all).await;
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

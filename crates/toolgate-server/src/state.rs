@@ -1,0 +1,132 @@
+//! The service's state, shared by every request: the live gate and its
+//! store, the `[server]` table's tokens and limits, the metrics, and what
+//! the handlers cache or wait on.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use toolgate::config::{Config, ServerConfig, ServerToken};
+use toolgate_store::StoreGate;
+use toolgate_store::{Store, Timestamp};
+
+use crate::error::ApiError;
+use crate::metrics::Metrics;
+use crate::{auth, live};
+
+/// An answer read from the store, kept for a while.
+pub(crate) type Cached<T> = tokio::sync::Mutex<Option<(Instant, T)>>;
+
+/// The service's state, shared by every request.
+#[derive(Clone)]
+pub struct AppState {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What [`AppState`] shares.
+pub(crate) struct Inner {
+    pub(crate) gate: live::LiveGate,
+    pub(crate) source: Option<live::Source>,
+    pub(crate) reload_lock: tokio::sync::Mutex<()>,
+    pub(crate) auth_failures: auth::FailureLimiter,
+    pub(crate) tokens: Vec<ServerToken>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) header_timeout: Duration,
+    pub(crate) body_timeout: Duration,
+    pub(crate) max_connections: usize,
+    pub(crate) metrics: Metrics,
+    pub(crate) metrics_auth: toolgate::config::MetricsAuth,
+    /// The gauges (pending approvals, kill switch mode) of the last scrape.
+    pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
+    /// The last readiness probe: `Err` holds the store's error code.
+    pub(crate) ready: Cached<Result<(), &'static str>>,
+    pub(crate) decided: tokio::sync::Notify,
+    /// Set when [`serve`](crate::serve) begins its graceful shutdown: waits
+    /// end early.
+    pub(crate) stopping: std::sync::atomic::AtomicBool,
+}
+
+/// Why the service could not be built from a config.
+pub type BuildError = Box<dyn std::error::Error + Send + Sync>;
+
+impl AppState {
+    /// The state over a store gate, with the `[server]` table's tokens and
+    /// body cap.
+    pub fn new(gate: StoreGate, server: &ServerConfig) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                gate: live::LiveGate::new(gate),
+                source: None,
+                reload_lock: tokio::sync::Mutex::new(()),
+                auth_failures: auth::FailureLimiter::default(),
+                tokens: server.tokens().to_vec(),
+                max_body_bytes: server.max_body_bytes(),
+                header_timeout: server.header_timeout(),
+                body_timeout: server.body_timeout(),
+                max_connections: server.max_connections(),
+                metrics: Metrics::default(),
+                metrics_auth: server.metrics_auth(),
+                gauges: tokio::sync::Mutex::new(None),
+                ready: tokio::sync::Mutex::new(None),
+                decided: tokio::sync::Notify::new(),
+                stopping: std::sync::atomic::AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The state as `toolgate check` builds its gate: the config's tools,
+    /// limits, authorization and store (opened, created if needed).
+    /// `POST /v1/reload` re-reads the config's file ([`Config::path`]).
+    pub fn from_config(config: &Config) -> Result<Self, BuildError> {
+        let gate = live::gate_from_config(config)?;
+        let store = toolgate_store::open_config_store(config, toolgate_store::StoreOptions::new())?;
+        let gate = StoreGate::new(gate, store).configured(config);
+        let mut state = Self::new(gate, config.server());
+        if let Some(inner) = Arc::get_mut(&mut state.inner) {
+            inner.source = Some(live::Source {
+                path: config.path().to_path_buf(),
+                store_url: config.store().url().to_owned(),
+                escalate_after: config.gate().escalate_after(),
+            });
+        }
+        Ok(state)
+    }
+
+    /// The configured tokens.
+    pub fn tokens(&self) -> &[ServerToken] {
+        &self.inner.tokens
+    }
+
+    /// The request body cap.
+    pub fn max_body_bytes(&self) -> usize {
+        self.inner.max_body_bytes
+    }
+
+    /// How long a request's body may take to arrive.
+    pub fn body_timeout(&self) -> Duration {
+        self.inner.body_timeout
+    }
+
+    /// The store behind the live gate.
+    pub(crate) fn store(&self) -> Arc<dyn Store> {
+        Arc::clone(self.inner.gate.store())
+    }
+
+    /// Runs `f` on the store on a blocking thread.
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> Result<T, toolgate_store::Error> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let store = self.store();
+        tokio::task::spawn_blocking(move || f(store.as_ref()))
+            .await
+            .map_err(|_| ApiError::store_unavailable("the store call did not finish"))?
+            .map_err(ApiError::from)
+    }
+}
+
+/// The time now, by the system clock (for records the service writes
+/// itself).
+pub(crate) fn now() -> Timestamp {
+    use toolgate_store::Clock as _;
+    toolgate_store::SystemClock::new().now()
+}
