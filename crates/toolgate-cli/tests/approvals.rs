@@ -11,29 +11,17 @@
     reason = "test code"
 )]
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use cli_support::toolgate_cli;
 use toolgate_json::Value;
-
-fn shop(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/shop")
-        .join(rel)
-        .display()
-        .to_string()
-}
+use toolgate_testkit::{shop_file, text};
 
 fn toolgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .env("USER", "oncall")
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
+    toolgate_cli().args(args).env("USER", "oncall").run()
 }
 
 /// A store in a fresh temporary folder, as a `--store` URL.
@@ -57,7 +45,7 @@ fn fresh_db() -> Db {
 /// `toolgate check --json` of one shop response as alice (or `context`),
 /// on the store; the output object and the exit code.
 fn check(db: &Db, context: &str, response: &str) -> (Value<'static>, i32) {
-    let config = shop("toolgate.toml");
+    let config = shop_file("toolgate.toml");
     let out = toolgate(&[
         "check",
         "--config",
@@ -65,9 +53,9 @@ fn check(db: &Db, context: &str, response: &str) -> (Value<'static>, i32) {
         "--store",
         &db.url,
         "--context",
-        &shop(context),
+        &shop_file(context),
         "--json",
-        &shop(response),
+        &shop_file(response),
     ]);
     let line = text(&out.stdout);
     let value = toolgate_json::from_str(line.trim_end())
@@ -88,7 +76,7 @@ const REFUND: &str = "responses/openai-refund-needs-approval.json";
 /// The refund response with new call ids (`…_{n}`), the same arguments:
 /// a new call, not a replay. Its path.
 fn renamed_calls(db: &Db, n: u32) -> String {
-    let original = std::fs::read_to_string(shop(REFUND)).unwrap();
+    let original = std::fs::read_to_string(shop_file(REFUND)).unwrap();
     let path = db.path.with_file_name(format!("refund-renamed-{n}.json"));
     let body = original
         .replace("call_refund_2", &format!("call_refund_{n}"))
@@ -407,7 +395,7 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
     assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
     let (d, _) = check(&db, "context.json", REFUND);
     assert_eq!(s(&d, "/decisions/1/reasons/0/code"), "replayed_call");
-    let original = std::fs::read_to_string(shop(REFUND)).unwrap();
+    let original = std::fs::read_to_string(shop_file(REFUND)).unwrap();
     for n in 3..5 {
         let again = db.path.with_file_name(format!("refund-{n}.json"));
         let body = original

@@ -9,38 +9,17 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn shop(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/shop")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn toolgate(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command may exit before reading its input (a usage error).
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+use cli_support::toolgate_reading;
+use toolgate_testkit::{shop_file, text};
 
 fn check(extra: &[&str], stdin: &[u8]) -> Output {
-    let config = shop("toolgate.toml");
-    let context = shop("context.json");
+    let config = shop_file("toolgate.toml");
+    let context = shop_file("context.json");
     let mut args = vec![
         "check",
         "--no-authorization",
@@ -51,7 +30,7 @@ fn check(extra: &[&str], stdin: &[u8]) -> Output {
         &context,
     ];
     args.extend_from_slice(extra);
-    toolgate(&args, stdin)
+    toolgate_reading(&args, stdin)
 }
 
 const SEARCH: &[u8] = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\"query\":\"boots\"}"}}]}}]}"#;
@@ -128,7 +107,7 @@ fn the_shop_responses_get_their_documented_verdicts() {
         ("deepseek-dsml-leak.json", "allow", "dsml_markup"),
     ];
     for (file, verdict, code) in cases {
-        let path = shop(&format!("responses/{file}"));
+        let path = shop_file(&format!("responses/{file}"));
         let out = check(&["--json", &path], b"");
         let line = text(&out.stdout);
         let value = toolgate_json::from_str(line.trim_end()).unwrap();
@@ -171,7 +150,7 @@ fn model_text_is_escaped_in_tables() {
 
 #[test]
 fn usage_and_config_errors_exit_2() {
-    let out = toolgate(
+    let out = toolgate_reading(
         &["check", "--config", "/nonexistent/toolgate.toml", "-"],
         SEARCH,
     );
@@ -182,7 +161,7 @@ fn usage_and_config_errors_exit_2() {
     );
     let out = check(&["--format", "cohere", "-"], SEARCH);
     assert_eq!(out.status.code(), Some(2));
-    let config = shop("toolgate.toml");
+    let config = shop_file("toolgate.toml");
     let dir = std::env::temp_dir().join(format!("toolgate-check-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("ctx.json");
@@ -191,7 +170,7 @@ fn usage_and_config_errors_exit_2() {
         br#"{"user":"a","session":"s","turn":1,"surprise":true}"#,
     )
     .unwrap();
-    let out = toolgate(
+    let out = toolgate_reading(
         &[
             "check",
             "--config",
@@ -217,11 +196,11 @@ fn usage_and_config_errors_exit_2() {
 fn without_no_authorization_the_config_decides() {
     // The shop's Cedar policies: anyone may search, nobody may touch an
     // order that is not theirs.
-    let config = shop("toolgate.toml");
-    let out = toolgate(&["check", "--no-store", "--config", &config, "-"], SEARCH);
+    let config = shop_file("toolgate.toml");
+    let out = toolgate_reading(&["check", "--no-store", "--config", &config, "-"], SEARCH);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let refund = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"call_1","type":"function","function":{"name":"refund","arguments":"{\"order_id\":\"ord_1001\",\"amount_cents\":1,\"reason\":\"late\"}"}}]}}]}"#;
-    let out = toolgate(&["check", "--no-store", "--config", &config, "-"], refund);
+    let out = toolgate_reading(&["check", "--no-store", "--config", &config, "-"], refund);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stdout).contains("not_owner"),
@@ -236,11 +215,11 @@ fn without_no_authorization_the_config_decides() {
         &bare,
         format!(
             "[[tool]]\nname = \"search\"\nrisk = \"read\"\nschema = {:?}\n",
-            shop("schemas/search.json")
+            shop_file("schemas/search.json")
         ),
     )
     .unwrap();
-    let out = toolgate(&["check", "--config", bare.to_str().unwrap(), "-"], SEARCH);
+    let out = toolgate_reading(&["check", "--config", bare.to_str().unwrap(), "-"], SEARCH);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("not_authorized"));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -248,7 +227,7 @@ fn without_no_authorization_the_config_decides() {
 
 #[test]
 fn help_documents_exit_codes() {
-    let out = toolgate(&["check", "--help"], b"");
+    let out = toolgate_reading(&["check", "--help"], b"");
     let s = text(&out.stdout);
     assert!(
         s.contains("Exit codes:") && s.contains("--no-authorization"),
@@ -258,7 +237,7 @@ fn help_documents_exit_codes() {
 
 /// The decisions of every shop response, with and without authorization.
 fn every_shop_decision() -> Vec<toolgate_json::Value<'static>> {
-    let dir = PathBuf::from(shop("responses"));
+    let dir = PathBuf::from(shop_file("responses"));
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path().display().to_string())
@@ -328,8 +307,8 @@ fn the_tool_gets_the_checked_value_not_the_model_text() {
 /// A config in a temporary folder: the shop's tools and `gate` as its
 /// `[gate]` table, on a SQLite store in that folder.
 fn shop_config_with(dir: &std::path::Path, gate: &str) -> String {
-    let shop_toml = std::fs::read_to_string(shop("toolgate.toml")).unwrap();
-    let base = PathBuf::from(shop("."));
+    let shop_toml = std::fs::read_to_string(shop_file("toolgate.toml")).unwrap();
+    let base = PathBuf::from(shop_file("."));
     // Paths in the shop config are relative to its folder: make them
     // absolute.
     let mut text = String::new();
@@ -372,7 +351,7 @@ fn with_a_store_the_turn_is_counted_not_taken_from_the_context() {
         let body = String::from_utf8(SEARCH.to_vec())
             .unwrap()
             .replace("call_1", id);
-        let out = toolgate(
+        let out = toolgate_reading(
             &[
                 "check",
                 "--config",
@@ -399,7 +378,7 @@ fn with_a_store_the_turn_is_counted_not_taken_from_the_context() {
 
 #[test]
 fn no_store_says_the_context_is_trusted_for_the_turn() {
-    let out = toolgate(&["check", "--help"], b"");
+    let out = toolgate_reading(&["check", "--help"], b"");
     let help = text(&out.stdout)
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -423,10 +402,10 @@ fn the_body_limit_is_set_in_the_gate_table() {
         "--json",
         "-",
     ];
-    let out = toolgate(&args, &body);
+    let out = toolgate_reading(&args, &body);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     body.push(b' ');
-    let out = toolgate(&args, &body);
+    let out = toolgate_reading(&args, &body);
     assert_eq!(out.status.code(), Some(1));
     let json = text(&out.stdout);
     assert!(json.contains(r#""detail":"too_large""#), "{json}");
@@ -434,7 +413,7 @@ fn the_body_limit_is_set_in_the_gate_table() {
     // Out of range: a config error naming the key, file, line and column.
     for bad in ["max_body_bytes = 0", "max_body_bytes = 4294967296"] {
         let config = shop_config_with(dir.path(), bad);
-        let out = toolgate(&args, SEARCH);
+        let out = toolgate_reading(&args, SEARCH);
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out.stderr);
         assert!(err.contains(&format!("{config}:2:")), "{err}");
@@ -452,18 +431,18 @@ fn refused_arguments_show_in_the_audit_with_the_risk_tier() {
     let store = format!("sqlite://{}", dir.path().join("state.db").display());
     // The model's arguments end early: they never parse.
     let cut = br#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"run_tests","arguments":"{\"suite\": \"unit"}}]}}]}"#;
-    let out = toolgate(
+    let out = toolgate_reading(
         &[
             "check", "--config", &config, "--store", &store, "--json", "-",
         ],
         cut,
     );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let out = toolgate(&["audit", "tail", "--store", &store, "-n", "1"], b"");
+    let out = toolgate_reading(&["audit", "tail", "--store", &store, "-n", "1"], b"");
     let line = text(&out.stdout);
     assert!(line.contains("risk=write"), "{line}");
     assert!(line.contains("refused_arguments=15B"), "{line}");
-    let out = toolgate(
+    let out = toolgate_reading(
         &["audit", "tail", "--store", &store, "-n", "1", "--jsonl"],
         b"",
     );
@@ -475,6 +454,6 @@ fn refused_arguments_show_in_the_audit_with_the_risk_tier() {
         "{json}"
     );
     assert!(json.contains(r#""risk":"write""#), "{json}");
-    let out = toolgate(&["audit", "verify", "--store", &store], b"");
+    let out = toolgate_reading(&["audit", "verify", "--store", &store], b"");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
 }

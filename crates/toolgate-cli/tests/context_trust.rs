@@ -9,16 +9,10 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::path::PathBuf;
-use std::process::Command;
+mod cli_support;
 
-fn shop(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/shop")
-        .join(rel)
-        .display()
-        .to_string()
-}
+use cli_support::toolgate_cli;
+use toolgate_testkit::shop_file;
 
 /// `toolgate check --json --no-store` as the given context; the decisions'
 /// (verdict, first reason code) pairs and the exit code.
@@ -27,19 +21,18 @@ fn check(context: &str, response: &str) -> (Vec<(String, String)>, Option<i32>) 
     std::fs::create_dir_all(&dir).unwrap();
     let ctx = dir.join(format!("ctx-{:x}.json", context.len()));
     std::fs::write(&ctx, context).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let out = toolgate_cli()
         .args([
             "check",
             "--json",
             "--no-store",
             "--config",
-            &shop("toolgate.toml"),
+            &shop_file("toolgate.toml"),
             "--context",
             ctx.to_str().unwrap(),
-            &shop(response),
+            &shop_file(response),
         ])
-        .output()
-        .unwrap();
+        .run();
     let stdout = String::from_utf8(out.stdout).unwrap();
     let value = toolgate_json::from_str(stdout.trim_end()).unwrap();
     let decisions = value

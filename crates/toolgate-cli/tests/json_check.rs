@@ -8,30 +8,14 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod cli_support;
 
-fn toolgate(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command may exit before reading its input (a usage error): a
-    // closed pipe is not a test failure.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+use cli_support::toolgate_reading;
+use toolgate_testkit::text;
 
 #[test]
 fn accepted_input_prints_digest_and_canonical_form() {
-    let out = toolgate(
+    let out = toolgate_reading(
         &["json", "check", "--canonical", "-"],
         br#"{"b": 1.0, "a": [1E2]}"#,
     );
@@ -45,7 +29,7 @@ fn accepted_input_prints_digest_and_canonical_form() {
 
 #[test]
 fn rejected_input_prints_code_position_and_pointer() {
-    let out = toolgate(
+    let out = toolgate_reading(
         &["json", "check", "-"],
         b"{\n \"a\": {\"x\": 1, \"\\u0078\": 2}}",
     );
@@ -65,7 +49,7 @@ fn files_are_checked_in_order_and_the_worst_result_decides() {
     std::fs::write(&good, b"[1]").unwrap();
     std::fs::write(&bad, b"{\"amount\": 300").unwrap();
     let (g, b) = (good.to_str().unwrap(), bad.to_str().unwrap());
-    let out = toolgate(&["json", "check", g, b], b"");
+    let out = toolgate_reading(&["json", "check", g, b], b"");
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
@@ -78,7 +62,7 @@ fn files_are_checked_in_order_and_the_worst_result_decides() {
         format!("{b}: error truncated 1:15 ``: input ends early")
     );
     let missing = dir.join("missing.json");
-    let out = toolgate(&["json", "check", g, missing.to_str().unwrap()], b"");
+    let out = toolgate_reading(&["json", "check", g, missing.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("cannot read"),
@@ -90,32 +74,38 @@ fn files_are_checked_in_order_and_the_worst_result_decides() {
 
 #[test]
 fn limits_are_flags_with_ceilings() {
-    let out = toolgate(&["json", "check", "--max-depth", "2", "-"], b"[[[1]]]");
+    let out = toolgate_reading(&["json", "check", "--max-depth", "2", "-"], b"[[[1]]]");
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stdout).contains("error too_deep 1:3 `/0/0`"));
-    let out = toolgate(&["json", "check", "--max-bytes", "3", "-"], b"[1,2]");
+    let out = toolgate_reading(&["json", "check", "--max-bytes", "3", "-"], b"[1,2]");
     assert!(
         text(&out.stdout).contains("error too_large"),
         "{}",
         text(&out.stdout)
     );
-    let out = toolgate(&["json", "check", "--max-depth", "100000", "-"], b"1");
+    let out = toolgate_reading(&["json", "check", "--max-depth", "100000", "-"], b"1");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("`--max-depth` must be between 1 and 1024"));
 }
 
 #[test]
 fn usage_errors_exit_2_and_help_documents_exit_codes() {
-    assert_eq!(toolgate(&["json", "check"], b"").status.code(), Some(2));
-    assert_eq!(toolgate(&["json", "nope"], b"").status.code(), Some(2));
-    let help = toolgate(&["json", "check", "--help"], b"");
+    assert_eq!(
+        toolgate_reading(&["json", "check"], b"").status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        toolgate_reading(&["json", "nope"], b"").status.code(),
+        Some(2)
+    );
+    let help = toolgate_reading(&["json", "check", "--help"], b"");
     assert_eq!(help.status.code(), Some(0));
     assert!(text(&help.stdout).contains("Exit codes:"));
 }
 
 #[test]
 fn error_output_never_echoes_the_input() {
-    let out = toolgate(
+    let out = toolgate_reading(
         &["json", "check", "-"],
         br#"{"password": "hunter2", "password": "x"}"#,
     );

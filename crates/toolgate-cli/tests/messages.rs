@@ -11,47 +11,31 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+mod cli_support;
 
-fn shop() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
+use std::path::Path;
+use std::process::Output;
+
+use cli_support::toolgate_cli;
 
 /// A copy of the shop example in a fresh folder (its store stays there).
 fn shop_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&shop(), dir.path());
-    let _ = std::fs::remove_file(dir.path().join("toolgate.db"));
+    toolgate_testkit::copy_shop(dir.path());
     dir
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else if entry
-            .file_name()
-            .to_string_lossy()
-            .starts_with("toolgate.db")
-        {
-            continue;
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+fn toolgate(dir: &Path, args: &[&str]) -> Output {
+    toolgate_cli().current_dir(dir).args(args).run()
 }
 
-fn toolgate(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .current_dir(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+/// `toolgate check --config CONFIG --context CONTEXT` of the shop's search
+/// response, in `dir`.
+fn check(dir: &Path, config: &str, context: &str) -> Output {
+    toolgate(
+        dir,
+        &["check", "--config", config, "--context", context, SEARCH],
+    )
 }
 
 /// Exit code 2 and exactly `line` on standard error.
@@ -73,17 +57,7 @@ const SEARCH: &str = "responses/openai-search.json";
 #[test]
 fn a_missing_config_names_the_file_and_the_cause_once() {
     let dir = shop_copy();
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "nope.toml",
-            "--context",
-            "context.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "nope.toml", "context.json");
     says(
         &out,
         "nope.toml: cannot read the config: No such file or directory (os error 2)",
@@ -99,17 +73,7 @@ fn a_config_type_error_is_said_once_at_the_value() {
         "max_depth = 8",
         "max_depth = \"eight\"",
     );
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "t.toml",
-            "--context",
-            "context.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "t.toml", "context.json");
     says(
         &out,
         "t.toml:9:13: `max_depth`: expected a non-negative integer, found string \"eight\"",
@@ -126,17 +90,7 @@ fn a_cedar_syntax_error_is_said_once() {
         "policies = \"policies.cedar\"",
         "policies = \"bad.cedar\"",
     );
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "t.toml",
-            "--context",
-            "context.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "t.toml", "context.json");
     says(
         &out,
         "cannot load the authorization policies: ./bad.cedar:1:25: invalid policy: unexpected end of input",
@@ -151,33 +105,13 @@ fn a_cedar_syntax_error_is_said_once() {
 #[test]
 fn flag_files_are_named_by_their_flag() {
     let dir = shop_copy();
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "toolgate.toml",
-            "--context",
-            "nope.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "toolgate.toml", "nope.json");
     says(
         &out,
         "cannot read --context `nope.json`: No such file or directory (os error 2)",
     );
     std::fs::write(dir.path().join("cut.json"), "{\"user\":").unwrap();
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "toolgate.toml",
-            "--context",
-            "cut.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "toolgate.toml", "cut.json");
     says(
         &out,
         "--context `cut.json` is not strict JSON: truncated at 1:9 (`/user`): input ends early",
@@ -254,17 +188,7 @@ fn an_unreachable_database_says_connection_refused_once() {
         &out,
         &format!("cannot start the service: cannot open the store: {cause}"),
     );
-    let out = toolgate(
-        dir.path(),
-        &[
-            "check",
-            "--config",
-            "pg.toml",
-            "--context",
-            "context.json",
-            SEARCH,
-        ],
-    );
+    let out = check(dir.path(), "pg.toml", "context.json");
     says(
         &out,
         &format!(

@@ -9,55 +9,37 @@
     reason = "test code"
 )]
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod cli_support;
 
+use cli_support::toolgate;
 use toolgate_json::Value;
-
-fn shop(rel: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/shop")
-        .join(rel)
-        .display()
-        .to_string()
-}
-
-fn toolgate(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+use toolgate_testkit::{shop_file, text};
 
 fn narrow(extra: &[&str]) -> Value<'static> {
-    narrow_with(&shop("toolgate.toml"), extra)
+    narrow_with(&shop_file("toolgate.toml"), extra)
 }
 
 /// The shop's config, trusting decision contexts with users and orders
 /// (`[authorization] context_entities`), written beside `dir`.
 fn trusting_config(dir: &std::path::Path) -> String {
-    let text = std::fs::read_to_string(shop("toolgate.toml"))
+    let text = std::fs::read_to_string(shop_file("toolgate.toml"))
         .unwrap()
         .replace(
             "\"policies.cedar\"",
-            &format!("{:?}", shop("policies.cedar")),
+            &format!("{:?}", shop_file("policies.cedar")),
         )
         .replace(
             "\"shop.cedarschema\"",
-            &format!("{:?}", shop("shop.cedarschema")),
+            &format!("{:?}", shop_file("shop.cedarschema")),
         )
         .replace(
             "entities = \"entities.json\"",
             &format!(
                 "entities = {:?}\ncontext_entities = [\"User\", \"Order\"]",
-                shop("entities.json")
+                shop_file("entities.json")
             ),
         )
-        .replace("\"schemas/", &format!("\"{}/", shop("schemas")));
+        .replace("\"schemas/", &format!("\"{}/", shop_file("schemas")));
     let path = dir.join("trusting.toml");
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_owned()
@@ -139,7 +121,7 @@ fn roles_and_entities_from_the_command_line() {
     // nothing, and added entities are refused (issue 12).
     let erin = narrow(&["--user", "erin", "--role", "support"]);
     assert_eq!(enum_of(&erin, "refund", "openai"), None);
-    let config = shop("toolgate.toml");
+    let config = shop_file("toolgate.toml");
     let out = toolgate(&[
         "narrow",
         "--config",
@@ -213,7 +195,7 @@ fn a_config_without_policies_cannot_narrow() {
 
 #[test]
 fn the_shop_run_with_cedar_policies() {
-    let config = shop("toolgate.toml");
+    let config = shop_file("toolgate.toml");
     let check = |context: &str, response: &str| {
         let out = toolgate(&[
             "check",
@@ -221,9 +203,9 @@ fn the_shop_run_with_cedar_policies() {
             "--config",
             &config,
             "--context",
-            &shop(context),
+            &shop_file(context),
             "--json",
-            &shop(response),
+            &shop_file(response),
         ]);
         let line = text(&out.stdout);
         toolgate_json::from_str(line.trim_end())

@@ -13,13 +13,16 @@
     reason = "test code"
 )]
 
+mod cli_support;
+
 mod serve_support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use serve_support::{examples, Server, Shop, APPROVER};
+use serve_support::{Server, Shop, APPROVER};
 use toolgate_json::Value;
+use toolgate_testkit::examples_dir;
 
 fn python() -> Option<String> {
     let ok = Command::new("python3")
@@ -39,7 +42,7 @@ fn agent_loop_against_the_live_server() {
     let shop = Shop::new("");
     let server = Server::start(&shop.config);
     let mut agent = Command::new(python)
-        .arg(examples().join("python/agent.py"))
+        .arg(examples_dir().join("python/agent.py"))
         .args(["--server", &format!("http://{}", server.addr)])
         .args(["--token", "agent-demo-token"])
         .args(["--user", "alice", "--session", "py-1"])
@@ -115,7 +118,7 @@ fn agent_reports_a_refused_token_clearly() {
     let shop = Shop::new("");
     let server = Server::start(&shop.config);
     let out = Command::new(python)
-        .arg(examples().join("python/agent.py"))
+        .arg(examples_dir().join("python/agent.py"))
         .args(["--server", &format!("http://{}", server.addr)])
         .args(["--token", "not-a-token"])
         .output()

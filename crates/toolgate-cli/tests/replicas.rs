@@ -18,124 +18,28 @@
     reason = "test code"
 )]
 
+mod cli_support;
+
 mod serve_support;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
+use cli_support::toolgate_cli;
 use serve_support::{
     decide_body, first_decision, json_string, search_response, Server, Shop, ADMIN, APPROVER,
 };
 use toolgate_json::Value;
-
-// ---- the database ----
-
-fn base_url() -> String {
-    std::env::var("TOOLGATE_TEST_POSTGRES_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
-
-/// `url` with its database name replaced by `db`.
-fn with_dbname(url: &str, db: &str) -> String {
-    let (main, query) = match url.split_once('?') {
-        Some((m, q)) => (m, Some(q)),
-        None => (url, None),
-    };
-    let scheme_end = main.find("://").map_or(0, |i| i + 3);
-    let host_end = main
-        .get(scheme_end..)
-        .and_then(|rest| rest.find('/'))
-        .map_or(main.len(), |i| scheme_end + i);
-    let mut out = format!("{}/{db}", &main[..host_end]);
-    if let Some(q) = query {
-        out.push('?');
-        out.push_str(q);
-    }
-    out
-}
-
-fn admin() -> Option<postgres::Client> {
-    let mut config: postgres::Config = base_url().parse().expect("TOOLGATE_TEST_POSTGRES_URL");
-    config.connect_timeout(Duration::from_secs(3));
-    match config.connect(postgres::NoTls) {
-        Ok(c) => Some(c),
-        Err(e) => {
-            let msg = format!(
-                "no PostgreSQL at TOOLGATE_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test): {e}"
-            );
-            toolgate_testkit::skip(&msg);
-            None
-        }
-    }
-}
-
-/// A fresh database, dropped with the value.
-struct Database {
-    name: String,
-    url: String,
-}
-
-impl Database {
-    fn create(test: &str) -> Option<Self> {
-        let mut admin = admin()?;
-        let name = format!("toolgate_r{}_{test}", std::process::id());
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-            .unwrap();
-        admin
-            .batch_execute(&format!("CREATE DATABASE \"{name}\""))
-            .unwrap();
-        Some(Self {
-            url: with_dbname(&base_url(), &name),
-            name,
-        })
-    }
-
-    /// Ends every connection to the database; how many.
-    fn terminate(&self) -> i64 {
-        admin()
-            .unwrap()
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE datname = $1 AND pid <> pg_backend_pid()",
-                &[&self.name],
-            )
-            .unwrap()
-            .get(0)
-    }
-
-    /// Lets connections in, or keeps every new one out: for its clients the
-    /// database is away (the server runs on for the other tests).
-    fn allow_connections(&self, allow: bool) {
-        admin()
-            .unwrap()
-            .batch_execute(&format!(
-                "ALTER DATABASE \"{}\" ALLOW_CONNECTIONS {allow}",
-                self.name
-            ))
-            .unwrap();
-    }
-}
-
-impl Drop for Database {
-    fn drop(&mut self) {
-        if let Some(mut admin) = admin() {
-            let _ = admin.batch_execute(&format!(
-                "DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)",
-                self.name
-            ));
-        }
-    }
-}
+use toolgate_testkit::PgDatabase;
 
 /// The shop with its store on `db`.
-fn shop_on(db: &Database) -> Shop {
+fn shop_on(db: &PgDatabase) -> Shop {
     let shop = Shop::new("");
     let text = std::fs::read_to_string(&shop.config).unwrap();
     let line = "url = \"sqlite://toolgate.db\"";
     assert!(text.contains(line), "the shop config names its store");
-    let text = text.replacen(line, &format!("url = {}", json_string(&db.url)), 1);
+    let text = text.replacen(line, &format!("url = {}", json_string(db.url())), 1);
     std::fs::write(&shop.config, text).unwrap();
     shop
 }
@@ -154,7 +58,7 @@ fn replicas(shop: &Shop, n: usize) -> Vec<Server> {
 
 fn refund_response() -> String {
     std::fs::read_to_string(
-        serve_support::examples().join("shop/responses/openai-refund-needs-approval.json"),
+        toolgate_testkit::examples_dir().join("shop/responses/openai-refund-needs-approval.json"),
     )
     .unwrap()
 }
@@ -195,7 +99,7 @@ fn post(server: &Server, path: &str, token: &str, body: &str) -> Value<'static> 
 
 #[test]
 fn three_replicas_under_load_keep_one_chain_with_a_record_per_decision() {
-    let Some(db) = Database::create("load") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -247,7 +151,7 @@ fn three_replicas_under_load_keep_one_chain_with_a_record_per_decision() {
 
 #[test]
 fn a_single_use_approval_raced_on_two_replicas_passes_once() {
-    let Some(db) = Database::create("race") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -303,7 +207,7 @@ fn a_single_use_approval_raced_on_two_replicas_passes_once() {
 
 #[test]
 fn an_approval_granted_on_one_replica_wakes_a_waiter_on_another() {
-    let Some(db) = Database::create("wait") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -347,7 +251,7 @@ fn an_approval_granted_on_one_replica_wakes_a_waiter_on_another() {
 
 #[test]
 fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
-    let Some(db) = Database::create("kill") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -404,7 +308,7 @@ fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
 
 #[test]
 fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
-    let Some(db) = Database::create("away") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -445,14 +349,14 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
         };
         wait_for("a first load", &|| allowed.lock().unwrap().len() >= 100);
         // Connections killed while the database accepts new ones.
-        assert!(db.terminate() > 0);
+        assert!(db.terminate_connections() > 0);
         let after_kill = allowed.lock().unwrap().len();
         wait_for("decisions after the kill", &|| {
             allowed.lock().unwrap().len() >= after_kill + 100
         });
         // The database away: nothing connects, every decision denies.
-        db.allow_connections(false);
-        db.terminate();
+        db.set_allow_connections(false);
+        db.terminate_connections();
         let before = unavailable.load(Ordering::SeqCst);
         wait_for("denials while away", &|| {
             unavailable.load(Ordering::SeqCst) >= before + 50
@@ -465,7 +369,7 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
                 r.body
             );
         }
-        db.allow_connections(true);
+        db.set_allow_connections(true);
         // Back, without a restart of either replica.
         let back = allowed.lock().unwrap().len();
         wait_for("recovery", &|| allowed.lock().unwrap().len() >= back + 200);
@@ -497,7 +401,7 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
 
 #[test]
 fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
-    let Some(db) = Database::create("migrate") else {
+    let Some(db) = PgDatabase::create() else {
         return;
     };
     let shop = shop_on(&db);
@@ -526,14 +430,13 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
     );
     assert_eq!(shop.verify(), 0);
     // A wrong password or host is named by kind, never echoed.
-    let bad = with_dbname(&base_url(), &db.name).replacen("://", "://nobody:s3cret-pw@", 1);
+    let bad = db.url().replacen("://", "://nobody:s3cret-pw@", 1);
     let bad = bad.replacen("postgres@", "", 1);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let out = toolgate_cli()
         .args(["kill", "status", "--store", &bad.replacen("5432", "9", 1)])
-        .output()
-        .unwrap();
+        .run();
     assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = toolgate_testkit::text(&out.stderr);
     assert!(err.contains("cannot open the store"), "{err}");
     assert!(!err.contains("s3cret"), "{err}");
 }
@@ -581,7 +484,7 @@ fn measure_durable_decisions_per_second() {
         assert_eq!(shop.verify(), TOTAL as u64);
     }
     for n in 1..=3 {
-        let Some(db) = Database::create(&format!("bench{n}")) else {
+        let Some(db) = PgDatabase::create() else {
             return;
         };
         let shop = shop_on(&db);

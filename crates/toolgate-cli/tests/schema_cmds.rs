@@ -8,27 +8,12 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::io::Write;
+mod cli_support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
 
-fn toolgate(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The command may exit before reading its input (a usage error): a
-    // closed pipe is not a test failure.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).unwrap()
-}
+use cli_support::toolgate_reading;
+use toolgate_testkit::text;
 
 fn example(name: &str) -> String {
     let root = toolgate_testkit::workspace_root(env!("CARGO_MANIFEST_DIR")).unwrap();
@@ -50,7 +35,7 @@ fn temp(name: &str, content: &[u8]) -> PathBuf {
 #[test]
 fn valid_instance_exits_0() {
     let schema = example("schemas/refund.json");
-    let out = toolgate(
+    let out = toolgate_reading(
         &["validate", "--schema", &schema, "-"],
         br#"{"action":"refund","order_id":"A-1234","amount":300,"notify_customer":true}"#,
     );
@@ -61,7 +46,7 @@ fn valid_instance_exits_0() {
 #[test]
 fn every_violation_is_listed_without_values() {
     let schema = example("schemas/refund.json");
-    let out = toolgate(
+    let out = toolgate_reading(
         &["validate", "--schema", &schema, "-"],
         br#"{"action":"refund","order_id":"A-1234\n","amount":"1200","notify_customer":"yes","is_admin":true}"#,
     );
@@ -86,10 +71,10 @@ fn every_violation_is_listed_without_values() {
 fn strict_is_the_default_and_standard_follows_the_spec() {
     let schema = example("schemas/refund.json");
     let float = br#"{"action":"refund","order_id":"A-1234","amount":300.0,"notify_customer":true}"#;
-    let strict = toolgate(&["validate", "--schema", &schema, "-"], float);
+    let strict = toolgate_reading(&["validate", "--schema", &schema, "-"], float);
     assert_eq!(strict.status.code(), Some(1));
     assert!(text(&strict.stdout).contains("type_mismatch at `/amount`"));
-    let standard = toolgate(&["validate", "--standard", "--schema", &schema, "-"], float);
+    let standard = toolgate_reading(&["validate", "--standard", "--schema", &schema, "-"], float);
     assert_eq!(
         standard.status.code(),
         Some(0),
@@ -102,7 +87,7 @@ fn strict_is_the_default_and_standard_follows_the_spec() {
 fn json_output_is_one_object_per_instance() {
     let schema = example("schemas/refund.json");
     let bad = temp("dup.json", br#"{"amount":1,"amount":2}"#);
-    let out = toolgate(
+    let out = toolgate_reading(
         &[
             "validate",
             "--json",
@@ -142,7 +127,7 @@ fn json_output_is_one_object_per_instance() {
 #[test]
 fn a_schema_that_does_not_compile_exits_2() {
     let schema = temp("bad_schema.json", br#"{"type":"object","propertiez":{}}"#);
-    let out = toolgate(
+    let out = toolgate_reading(
         &["validate", "--schema", schema.to_str().unwrap(), "-"],
         b"{}",
     );
@@ -153,7 +138,7 @@ fn a_schema_that_does_not_compile_exits_2() {
         "{stderr}"
     );
     let schema = temp("dup_schema.json", br#"{"type":"object","type":"string"}"#);
-    let out = toolgate(
+    let out = toolgate_reading(
         &["validate", "--schema", schema.to_str().unwrap(), "-"],
         b"{}",
     );
@@ -167,16 +152,16 @@ fn lint_flags_loose_schemas() {
         "loose.json",
         br#"{"type":"object","properties":{"n":{"type":"integer"},"url":{"type":"string","format":"uri"}}}"#,
     );
-    let out = toolgate(&["lint", loose.to_str().unwrap()], b"");
+    let out = toolgate_reading(&["lint", loose.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("at `/properties/n`"), "{stdout}");
     assert!(stdout.contains("at `/properties/url`"), "{stdout}");
     let tight = example("schemas/refund.json");
-    let out = toolgate(&["lint", &tight], b"");
+    let out = toolgate_reading(&["lint", &tight], b"");
     assert_eq!(text(&out.stdout), format!("{tight}: no findings\n"));
     assert_eq!(out.status.code(), Some(0));
-    let out = toolgate(&["lint", "/nonexistent/schema.json"], b"");
+    let out = toolgate_reading(&["lint", "/nonexistent/schema.json"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
 
@@ -194,7 +179,7 @@ fn numbers_are_validated_as_the_tool_receives_them() {
         br#"{"rate": 0.300000000000000035}"#,
         br#"{"amount": 5000}"#,
     ] {
-        let out = toolgate(&["validate", "--schema", schema, "-"], instance);
+        let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
         assert!(
             text(&out.stdout).contains("out_of_range at `/"),
@@ -211,7 +196,7 @@ fn numbers_are_validated_as_the_tool_receives_them() {
         &br#"{"amount": 4999.99999999999}"#[..],
         br#"{"rate": 0.30000000000000001}"#,
     ] {
-        let out = toolgate(&["validate", "--schema", schema, "-"], instance);
+        let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     }
 }
@@ -252,7 +237,7 @@ fn lint_refuses_what_the_gate_would_refuse() {
     ];
     for (name, content, says) in cases {
         let path = temp(name, content);
-        let out = toolgate(&["lint", path.to_str().unwrap()], b"");
+        let out = toolgate_reading(&["lint", path.to_str().unwrap()], b"");
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert!(text(&out.stdout).is_empty(), "{name}: no findings line");
@@ -263,7 +248,7 @@ fn lint_refuses_what_the_gate_would_refuse() {
     // One bad schema among good ones: the good ones are still linted.
     let bad = temp("typo2.json", br#"{"type":"object","maximun":1}"#);
     let tight = example("schemas/refund.json");
-    let out = toolgate(&["lint", bad.to_str().unwrap(), &tight], b"");
+    let out = toolgate_reading(&["lint", bad.to_str().unwrap(), &tight], b"");
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(text(&out.stdout), format!("{tight}: no findings\n"));
 }
@@ -276,7 +261,7 @@ fn lint_does_not_flag_objects_strict_mode_closes() {
         "closed.json",
         br#"{"type":"object","properties":{"q":{"type":"string","maxLength":9}},"required":["q"]}"#,
     );
-    let out = toolgate(&["lint", closed.to_str().unwrap()], b"");
+    let out = toolgate_reading(&["lint", closed.to_str().unwrap()], b"");
     assert_eq!(
         text(&out.stdout),
         format!("{}: no findings\n", closed.display())
@@ -286,7 +271,7 @@ fn lint_does_not_flag_objects_strict_mode_closes() {
         "open.json",
         br#"{"type":"object","properties":{"q":{"type":"string","maxLength":9}},"required":["q"],"additionalProperties":true}"#,
     );
-    let out = toolgate(&["lint", open.to_str().unwrap()], b"");
+    let out = toolgate_reading(&["lint", open.to_str().unwrap()], b"");
     assert!(text(&out.stdout).contains("open_object at ``"));
     assert_eq!(out.status.code(), Some(1));
 }
@@ -314,7 +299,7 @@ fn lint_config_flags_url_policies_that_do_not_resolve() {
         "unresolved.toml",
         "url_policy = { arg = \"/url\", hosts = [\"*.example.com\"] }\n",
     );
-    let out = toolgate(&["lint", "--config", &unresolved], b"");
+    let out = toolgate_reading(&["lint", "--config", &unresolved], b"");
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
@@ -326,14 +311,14 @@ fn lint_config_flags_url_policies_that_do_not_resolve() {
         "resolved.toml",
         "url_policy = { arg = \"/url\", hosts = [\"*.example.com\"], resolve = true }\n",
     );
-    let out = toolgate(&["lint", "--config", &resolved], b"");
+    let out = toolgate_reading(&["lint", "--config", &resolved], b"");
     assert_eq!(
         text(&out.stdout),
         format!("{resolved}: tool `fetch`: no findings\n")
     );
     assert_eq!(out.status.code(), Some(0));
     let unguarded = write("unguarded.toml", "");
-    let out = toolgate(&["lint", "--config", &unguarded], b"");
+    let out = toolgate_reading(&["lint", "--config", &unguarded], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unguarded_url") || text(&out.stderr).contains("`/url`"));
     std::fs::remove_dir_all(&dir).unwrap();

@@ -17,6 +17,8 @@
     reason = "test code"
 )]
 
+mod cli_support;
+
 mod serve_support;
 
 use std::collections::{HashMap, HashSet};
@@ -28,6 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use cli_support::toolgate_cli;
 use serve_support::{
     decide_body, first_decision, head, read_response, search_response, Server, Shop, ADMIN, AGENT,
 };
@@ -259,16 +262,24 @@ fn immutable_capable_dir() -> Result<PathBuf, String> {
     Err(why.join("; "))
 }
 
-#[test]
-fn unwritable_store_denies_then_recovers() {
-    let dir = match immutable_capable_dir() {
-        Ok(d) => d,
+/// [`immutable_capable_dir`], or `None` once the test is skipped (see
+/// [`toolgate_testkit::skip`]) for want of one.
+fn immutable_capable_dir_or_skip() -> Option<PathBuf> {
+    match immutable_capable_dir() {
+        Ok(dir) => Some(dir),
         Err(e) => {
             toolgate_testkit::skip(&format!(
                 "chattr +i is needed (e2fsprogs, CAP_LINUX_IMMUTABLE, a file system with the immutable attribute): {e}"
             ));
-            return;
+            None
         }
+    }
+}
+
+#[test]
+fn unwritable_store_denies_then_recovers() {
+    let Some(dir) = immutable_capable_dir_or_skip() else {
+        return;
     };
     let shop = Shop::new_in(&dir, "");
     let mut server = Server::start(&shop.config);
@@ -371,14 +382,8 @@ fn readyz_after_its_ttl(server: &Server) -> u16 {
 /// with SIGBUS. The service must deny (and report not ready), not crash.
 #[test]
 fn an_immutable_shared_memory_file_denies_without_a_crash() {
-    let dir = match immutable_capable_dir() {
-        Ok(d) => d,
-        Err(e) => {
-            toolgate_testkit::skip(&format!(
-                "chattr +i is needed (e2fsprogs, CAP_LINUX_IMMUTABLE, a file system with the immutable attribute): {e}"
-            ));
-            return;
-        }
+    let Some(dir) = immutable_capable_dir_or_skip() else {
+        return;
     };
     let shop = Shop::new_in(&dir, "");
     let mut server = Server::start(&shop.config);
@@ -804,7 +809,7 @@ fn sigterm_ends_a_long_poll_wait_at_once() {
     let mut server = Server::start(&shop.config);
     // alice's refund needs a human: a pending approval.
     let refund = std::fs::read_to_string(
-        serve_support::examples().join("shop/responses/openai-refund-needs-approval.json"),
+        toolgate_testkit::examples_dir().join("shop/responses/openai-refund-needs-approval.json"),
     )
     .unwrap();
     let r = server.decide(&decide_body(&refund, "wait-1")).unwrap();
@@ -906,10 +911,7 @@ fn a_url_policy_that_does_not_compile_says_why_everywhere() {
         response.to_str().unwrap(),
     ]);
     assert_eq!(status.code(), Some(2), "{check_err}");
-    let serve = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["serve", "--config", &config])
-        .output()
-        .unwrap();
+    let serve = toolgate_cli().args(["serve", "--config", &config]).run();
     let serve_err = String::from_utf8_lossy(&serve.stderr).into_owned();
     assert!(!serve.status.success());
     for err in [&check_err, &serve_err] {

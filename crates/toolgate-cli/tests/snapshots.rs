@@ -18,9 +18,11 @@
     reason = "test code"
 )]
 
+mod cli_support;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use cli_support::toolgate_cli;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,11 +45,7 @@ fn files(dir: &str) -> Vec<String> {
 /// Runs `toolgate ARGS` from the root; the snapshot text.
 fn run(args: &[&str]) -> String {
     let root = root();
-    let output = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .current_dir(&root)
-        .args(args)
-        .output()
-        .unwrap();
+    let output = toolgate_cli().current_dir(&root).args(args).run();
     let normalize = |bytes: &[u8]| {
         String::from_utf8(bytes.to_vec())
             .unwrap()

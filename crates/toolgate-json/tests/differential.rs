@@ -17,30 +17,7 @@
 )]
 
 use toolgate_json::{canonical, from_slice, ErrorCode, Value};
-
-/// A small deterministic generator (xorshift64*), so failures reproduce.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
-}
+use toolgate_testkit::Rng;
 
 fn ws(rng: &mut Rng, out: &mut String) {
     if rng.chance(20) {
@@ -153,7 +130,7 @@ fn gen_value(rng: &mut Rng, out: &mut String, depth: u32) {
                 ws(rng, out);
                 if !keys.is_empty() && rng.chance(8) {
                     // Repeat an earlier name, sometimes spelled with escapes.
-                    let k = keys[rng.below(keys.len() as u64) as usize].clone();
+                    let k = keys[rng.index(keys.len())].clone();
                     out.push('"');
                     for c in k.chars() {
                         if rng.chance(50) && (c as u32) < 0x10000 {
@@ -260,7 +237,7 @@ fn check_one(text: &[u8], stats: &mut [usize; 4]) {
 
 #[test]
 fn agrees_with_serde_json_on_generated_json() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     let mut stats = [0usize; 4];
     for _ in 0..20_000 {
         let mut text = String::new();
@@ -274,7 +251,7 @@ fn agrees_with_serde_json_on_generated_json() {
 
 #[test]
 fn agrees_with_serde_json_on_corrupted_json() {
-    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut rng = Rng::new(0x1234_5678_9abc_def1);
     let mut stats = [0usize; 4];
     let noise: &[&[u8]] = &[
         b",",

@@ -26,22 +26,11 @@ use tower::ServiceExt as _;
 
 mod shop_copy;
 
-use shop_copy::{shop, write_shop, ADMIN, AGENT, APPROVER};
-
-struct Fixture {
-    dir: tempfile::TempDir,
-    app: Router,
-}
+use shop_copy::{s, write_shop, Fixture, ADMIN, AGENT, APPROVER};
+use toolgate_testkit::shop_dir;
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_shop(dir.path());
-    let config = Config::load(&path).unwrap();
-    let state = AppState::from_config(&config).unwrap();
-    Fixture {
-        dir,
-        app: app(state),
-    }
+    Fixture::copied(|text| text)
 }
 
 async fn call(
@@ -51,39 +40,24 @@ async fn call(
     token: Option<&str>,
     body: Option<&str>,
 ) -> (StatusCode, Value<'static>) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let req = req
-        .body(Body::from(body.unwrap_or_default().to_owned()))
-        .unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let value = toolgate_json::from_slice(&bytes)
-        .map(Value::into_owned)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned().into()));
-    (status, value)
+    let content_type = body.map(|_| "application/json");
+    shop_copy::call(
+        app,
+        method,
+        uri,
+        token,
+        content_type,
+        body.unwrap_or_default(),
+    )
+    .await
 }
 
 fn u64_of(v: &Value<'_>) -> Option<u64> {
     v.as_number()?.as_u64()
 }
 
-fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
-}
-
 fn decide_body(response: &str, user: &str, session: &str) -> String {
-    let text = std::fs::read_to_string(shop().join("responses").join(response)).unwrap();
+    let text = std::fs::read_to_string(shop_dir().join("responses").join(response)).unwrap();
     let mut o = toolgate_json::Object::new();
     o.insert("body", Value::String(text.into()));
     let ctx = toolgate_json::from_str(&format!(

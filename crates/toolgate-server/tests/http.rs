@@ -10,73 +10,19 @@
     reason = "test code"
 )]
 
-use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use axum::Router;
-use sha2::{Digest as _, Sha256};
-use toolgate::config::Config;
+use std::io::{Read, Write};
 use toolgate_json::Value;
-use toolgate_server::{app, AppState};
-use tower::ServiceExt as _;
+use toolgate_server::AppState;
 
-const AGENT: &str = "agent-secret";
-const APPROVER: &str = "approver-secret";
-const ADMIN: &str = "admin-secret";
+mod shop_copy;
 
-fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
-
-fn hex(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The shop example's config with its store in `dir` and three tokens.
-fn config(dir: &Path, max_body_bytes: usize) -> Config {
-    let text = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
-    let db = dir.join("toolgate.db");
-    let text = text.replace(
-        "url = \"sqlite://toolgate.db\"",
-        &format!("url = \"sqlite://{}\"", db.display()),
-    );
-    // The example's own [server] table is replaced by this test's.
-    let start = text.find("[server]").unwrap();
-    let end = text.find("[authorization]").unwrap();
-    let text = format!("{}{}", &text[..start], &text[end..]);
-    let mut text = text.replace(
-        "[authorization]",
-        &format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\nmax_body_bytes = {max_body_bytes}\n\n[authorization]"
-    ),
-    );
-    for (token, role) in [(AGENT, "agent"), (APPROVER, "approver"), (ADMIN, "admin")] {
-        text.push_str(&format!(
-            "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
-            hex(token)
-        ));
-    }
-    Config::parse(&text, shop().join("toolgate.toml")).unwrap()
-}
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    app: Router,
-}
+use shop_copy::{call, config_in, s, Fixture, ADMIN, AGENT, APPROVER};
+use toolgate_testkit::shop_dir;
 
 fn fixture_with(max_body_bytes: usize) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), max_body_bytes);
-    let state = AppState::from_config(&config).unwrap();
-    Fixture {
-        _dir: dir,
-        app: app(state),
-    }
+    Fixture::new(&format!("max_body_bytes = {max_body_bytes}"), "", "")
 }
 
 fn fixture() -> Fixture {
@@ -84,7 +30,7 @@ fn fixture() -> Fixture {
 }
 
 fn response_body(name: &str) -> String {
-    std::fs::read_to_string(shop().join("responses").join(name)).unwrap()
+    std::fs::read_to_string(shop_dir().join("responses").join(name)).unwrap()
 }
 
 fn decide_body(response: &str) -> String {
@@ -100,33 +46,6 @@ fn decide_body(response: &str) -> String {
     toolgate_json::canonical::to_string(&Value::Object(o))
 }
 
-async fn call(
-    app: &Router,
-    method: &str,
-    uri: &str,
-    token: Option<&str>,
-    content_type: Option<&str>,
-    body: &str,
-) -> (StatusCode, Value<'static>) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    if let Some(c) = content_type {
-        req = req.header("content-type", c);
-    }
-    let req = req.body(Body::from(body.to_owned())).unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let value = toolgate_json::from_slice(&bytes)
-        .map(Value::into_owned)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned().into()));
-    (status, value)
-}
-
 async fn decide(app: &Router, response: &str) -> Value<'static> {
     let (status, v) = call(
         app,
@@ -139,12 +58,6 @@ async fn decide(app: &Router, response: &str) -> Value<'static> {
     .await;
     assert_eq!(status, StatusCode::OK, "{v:?}");
     v
-}
-
-fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
 }
 
 async fn error_code(
@@ -455,7 +368,8 @@ fn http(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_server_decides_and_waits() {
     let dir = tempfile::tempdir().unwrap();
-    let state = AppState::from_config(&config(dir.path(), 1 << 20)).unwrap();
+    let state =
+        AppState::from_config(&config_in(dir.path(), "max_body_bytes = 1048576", "", "")).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -11,48 +11,15 @@
     reason = "test code"
 )]
 
-use std::path::Path;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use toolgate::config::Config;
 use toolgate_json::Value;
-use toolgate_server::{app, AppState};
 use tower::ServiceExt as _;
 
 mod shop_copy;
 
-use shop_copy::{shop, with_test_server, ADMIN, AGENT, APPROVER};
-
-/// The shop's config with its store in `dir`, the three tokens (the
-/// agent's with `agent_extra` in its table), and `extra` appended (tables
-/// of its own).
-fn config(dir: &Path, server_extra: &str, agent_extra: &str, extra: &str) -> Config {
-    let text = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
-    let db = dir.join("toolgate.db");
-    let text = text.replace(
-        "url = \"sqlite://toolgate.db\"",
-        &format!("url = \"sqlite://{}\"", db.display()),
-    );
-    let text = with_test_server(&text, server_extra, agent_extra, extra);
-    Config::parse(&text, shop().join("toolgate.toml")).unwrap()
-}
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    app: Router,
-}
-
-fn fixture(server_extra: &str, agent_extra: &str, extra: &str) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let config = config(dir.path(), server_extra, agent_extra, extra);
-    let state = AppState::from_config(&config).unwrap();
-    Fixture {
-        _dir: dir,
-        app: app(state),
-    }
-}
+use shop_copy::{send, Fixture, ADMIN, AGENT, APPROVER};
 
 async fn call(
     app: &Router,
@@ -61,19 +28,8 @@ async fn call(
     token: Option<&str>,
     body: &str,
 ) -> (StatusCode, String) {
-    let mut req = Request::builder().method(method).uri(uri);
-    if let Some(t) = token {
-        req = req.header("authorization", format!("Bearer {t}"));
-    }
-    if !body.is_empty() {
-        req = req.header("content-type", "application/json");
-    }
-    let req = req.body(Body::from(body.to_owned())).unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
+    let content_type = (!body.is_empty()).then_some("application/json");
+    let (status, bytes) = send(app, method, uri, token, content_type, body).await;
     (status, String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -143,7 +99,7 @@ fn verdict(answer: &str) -> (String, Vec<String>) {
 /// approval.
 #[tokio::test]
 async fn item8_pending_approvals_are_capped_per_session_and_user() {
-    let f = fixture(
+    let f = Fixture::new(
         "",
         "",
         "\n[approvals]\nmax_pending_per_session = 2\nmax_pending_per_user = 3\n",
@@ -195,7 +151,7 @@ async fn item8_pending_approvals_are_capped_per_session_and_user() {
 /// flood of long, unique unknown names leaves the scrape small.
 #[tokio::test]
 async fn item1_metrics_labels_come_from_the_configured_tools_only() {
-    let f = fixture("max_body_bytes = 1048576", "", "");
+    let f = Fixture::new("max_body_bytes = 1048576", "", "");
     for i in 0..200 {
         let name = format!("{i}{}", "x".repeat(8 * 1024));
         let (status, body) = call(
@@ -236,7 +192,7 @@ async fn item1_metrics_labels_come_from_the_configured_tools_only() {
 /// gauge counts unexpired pending approvals with one query.
 #[tokio::test]
 async fn item2_metrics_can_require_a_token_and_count_pending_approvals() {
-    let f = fixture("metrics_auth = \"token\"", "", "");
+    let f = Fixture::new("metrics_auth = \"token\"", "", "");
     for cents in [1, 2, 3] {
         let (status, body) = call(
             &f.app,
@@ -257,7 +213,7 @@ async fn item2_metrics_can_require_a_token_and_count_pending_approvals() {
     assert!(text.contains("toolgate_pending_approvals 3\n"), "{text}");
     assert!(text.contains("toolgate_refused_requests_total{status=\"401\"} 1"));
     // Without the setting, anyone may scrape (the default).
-    let open = fixture("", "", "");
+    let open = Fixture::new("", "", "");
     let (status, _) = call(&open.app, "GET", "/metrics", None, "").await;
     assert_eq!(status, StatusCode::OK);
 }
@@ -266,7 +222,7 @@ async fn item2_metrics_can_require_a_token_and_count_pending_approvals() {
 /// audited, for deciding and for waiting.
 #[tokio::test]
 async fn item10_a_token_speaks_only_for_its_users() {
-    let f = fixture("", "users = [\"alice\", \"team-*\"]", "");
+    let f = Fixture::new("", "users = [\"alice\", \"team-*\"]", "");
     let decide = |user: &'static str, token: &'static str| {
         let app = f.app.clone();
         async move {
@@ -391,7 +347,7 @@ fn number(v: &Value<'_>, pointer: &str) -> u64 {
 /// the page; expired ones are pending nowhere (API, page, gauge).
 #[tokio::test]
 async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
-    let f = fixture("", "", "\n[approvals]\nexpiry_seconds = 2\n");
+    let f = Fixture::new("", "", "\n[approvals]\nexpiry_seconds = 2\n");
     for cents in 1..=4 {
         let (status, body) = call(
             &f.app,
@@ -446,7 +402,7 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
 /// `toolgate check --context`, on the numbers as they were written.
 #[tokio::test]
 async fn item9_the_context_is_as_strict_over_http_as_on_the_command_line() {
-    let f = fixture("", "", "");
+    let f = Fixture::new("", "", "");
     for turn in ["1.0", "1e0", "10E-1", "-0", "1.5"] {
         let context =
             format!(r#"{{"user":"alice","session":"s-1","roles":["customer"],"turn":{turn}}}"#);

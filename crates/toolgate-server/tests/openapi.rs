@@ -13,16 +13,14 @@
 use std::process::Command;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::{app, AppState};
-use tower::ServiceExt as _;
 
 mod shop_copy;
 
-use shop_copy::{write_shop, ADMIN};
+use shop_copy::{send, write_shop, ADMIN};
 
 /// Every route of the service but the approvals page.
 const ROUTES: [(&str, &str); 15] = [
@@ -44,17 +42,7 @@ const ROUTES: [(&str, &str); 15] = [
 ];
 
 async fn get(app: &axum::Router, method: &str, uri: &str) -> (StatusCode, Vec<u8>) {
-    let req = Request::builder()
-        .method(method.to_uppercase().as_str())
-        .uri(uri)
-        .body(Body::empty())
-        .unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let status = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, bytes.to_vec())
+    send(app, &method.to_uppercase(), uri, None, None, "").await
 }
 
 #[tokio::test]

@@ -11,69 +11,22 @@
     reason = "test code"
 )]
 
-use std::path::{Path, PathBuf};
-
 use axum::body::Body;
 use axum::http::{HeaderMap, Request, StatusCode};
 use axum::Router;
-use sha2::{Digest as _, Sha256};
-use toolgate::config::Config;
 use toolgate_json::Value;
-use toolgate_server::{app, ui, AppState};
+use toolgate_server::ui;
 use tower::ServiceExt as _;
 
-const AGENT: &str = "agent-secret";
-const APPROVER: &str = "approver-secret";
-const ADMIN: &str = "admin-secret";
+mod shop_copy;
+
+use shop_copy::{s, Fixture, ADMIN, AGENT, APPROVER};
+use toolgate_testkit::shop_dir;
+
 const HOST: &str = "toolgate.test:8080";
 
-fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
-
-fn hex(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The shop example's config with its store in `dir` and three tokens.
-fn config(dir: &Path) -> Config {
-    let text = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
-    let db = dir.join("toolgate.db");
-    let text = text.replace(
-        "url = \"sqlite://toolgate.db\"",
-        &format!("url = \"sqlite://{}\"", db.display()),
-    );
-    let start = text.find("[server]").unwrap();
-    let end = text.find("[authorization]").unwrap();
-    let mut text = format!(
-        "{}[server]\nlisten = \"127.0.0.1:0\"\n\n{}",
-        &text[..start],
-        &text[end..]
-    );
-    for (token, role) in [(AGENT, "agent"), (APPROVER, "approver"), (ADMIN, "admin")] {
-        text.push_str(&format!(
-            "\n[[server.token]]\nname = \"{role}-1\"\nsha256 = \"{}\"\nrole = \"{role}\"\n",
-            hex(token)
-        ));
-    }
-    Config::parse(&text, shop().join("toolgate.toml")).unwrap()
-}
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    app: Router,
-}
-
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let state = AppState::from_config(&config(dir.path())).unwrap();
-    Fixture {
-        _dir: dir,
-        app: app(state),
-    }
+    Fixture::new("", "", "")
 }
 
 struct Answer {
@@ -134,12 +87,6 @@ async fn send(
     }
 }
 
-fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
-}
-
 /// A logged-in page: the cookie header and the CSRF token.
 struct Page {
     cookie: String,
@@ -185,7 +132,7 @@ async fn login(app: &Router, token: &str) -> Page {
 }
 
 fn decide_body(response: &str) -> String {
-    let body = std::fs::read_to_string(shop().join("responses").join(response)).unwrap();
+    let body = std::fs::read_to_string(shop_dir().join("responses").join(response)).unwrap();
     let mut o = toolgate_json::Object::new();
     o.insert("body", Value::String(body.into()));
     let ctx = toolgate_json::from_str(

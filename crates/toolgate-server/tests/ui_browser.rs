@@ -29,6 +29,11 @@ use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::AppState;
 use toolgate_store::{AuditFilter, SqliteOptions, Store as _, Verdict};
+use toolgate_testkit::shop_dir;
+
+mod shop_copy;
+
+use shop_copy::s;
 
 const AGENT: &str = "agent-demo-token";
 const APPROVER: &str = "approver-demo-token";
@@ -36,10 +41,6 @@ const ADMIN: &str = "admin-demo-token";
 
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn shop() -> PathBuf {
-    manifest().join("../../examples/shop")
 }
 
 /// Why the browser test cannot run here, if it cannot.
@@ -78,14 +79,7 @@ fn chromium() -> PathBuf {
 /// `add_note`, whose free-text argument can carry markup: a write that
 /// needs approval like the refund.
 fn shop_copy(dir: &Path) -> Config {
-    for name in ["policies.cedar", "shop.cedarschema", "entities.json"] {
-        std::fs::copy(shop().join(name), dir.join(name)).unwrap();
-    }
-    std::fs::create_dir(dir.join("schemas")).unwrap();
-    for entry in std::fs::read_dir(shop().join("schemas")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), dir.join("schemas").join(entry.file_name())).unwrap();
-    }
+    toolgate_testkit::copy_shop(dir);
     std::fs::write(
         dir.join("schemas/add_note.json"),
         r#"{
@@ -112,7 +106,7 @@ fn shop_copy(dir: &Path) -> Config {
     );
     std::fs::write(dir.join("policies.cedar"), policies).unwrap();
 
-    let mut config = std::fs::read_to_string(shop().join("toolgate.toml")).unwrap();
+    let mut config = std::fs::read_to_string(shop_dir().join("toolgate.toml")).unwrap();
     let db = dir.join("toolgate.db");
     config = config.replace(
         "url = \"sqlite://toolgate.db\"",
@@ -143,12 +137,6 @@ fn note_response() -> String {
         r#"{{"id":"chatcmpl-ui-1","object":"chat.completion","created":1767225600,"model":"gpt-4.1","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"call_note_1","type":"function","function":{}}}]}}}}]}}"#,
         toolgate_json::canonical::to_string(&Value::Object(call))
     )
-}
-
-fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
 }
 
 #[test]
@@ -186,7 +174,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .env("ADMIN_TOKEN", ADMIN)
         .env(
             "REFUND_BODY",
-            shop().join("responses/openai-refund-needs-approval.json"),
+            shop_dir().join("responses/openai-refund-needs-approval.json"),
         )
         .env("NOTE_BODY", &note_file)
         .env("CHROMIUM", chromium())

@@ -11,41 +11,25 @@
     reason = "test code"
 )]
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use axum::Router;
-use toolgate::config::Config;
 use toolgate_json::Value;
-use toolgate_server::{app, AppState};
-use tower::ServiceExt as _;
 
 mod shop_copy;
 
-use shop_copy::{write_shop, ADMIN, AGENT};
-
-struct Fixture {
-    _dir: tempfile::TempDir,
-    app: Router,
-}
+use shop_copy::{send, Fixture, ADMIN, AGENT};
 
 /// The shop, with `gate` added to its `[gate]` table.
 fn fixture(gate: &str) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let path = write_shop(dir.path());
-    let text = std::fs::read_to_string(&path).unwrap();
-    let text = text.replacen("[gate]\n", &format!("[gate]\n{gate}\n"), 1);
-    // run_tests, a write tool, runs without a human here.
-    let text = text.replacen(
-        "risk = \"write\"",
-        "risk = \"write\"\napproval = \"none\"",
-        1,
-    );
-    std::fs::write(&path, text).unwrap();
-    let config = Config::load(&path).unwrap();
-    Fixture {
-        app: app(AppState::from_config(&config).unwrap()),
-        _dir: dir,
-    }
+    Fixture::copied(|text| {
+        let text = text.replacen("[gate]\n", &format!("[gate]\n{gate}\n"), 1);
+        // run_tests, a write tool, runs without a human here.
+        text.replacen(
+            "risk = \"write\"",
+            "risk = \"write\"\napproval = \"none\"",
+            1,
+        )
+    })
 }
 
 async fn call(
@@ -55,19 +39,10 @@ async fn call(
     token: &str,
     body: Option<String>,
 ) -> Value<'static> {
-    let mut req = Request::builder()
-        .method(method)
-        .uri(uri)
-        .header("authorization", format!("Bearer {token}"));
-    if body.is_some() {
-        req = req.header("content-type", "application/json");
-    }
-    let req = req.body(body.map_or_else(Body::empty, Body::from)).unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
+    let content_type = body.as_ref().map(|_| "application/json");
+    let body = body.as_deref().unwrap_or_default();
+    let (status, bytes) = send(app, method, uri, Some(token), content_type, body).await;
+    assert_eq!(status, StatusCode::OK);
     toolgate_json::from_slice(&bytes).unwrap().into_owned()
 }
 

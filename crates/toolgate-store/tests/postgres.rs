@@ -36,7 +36,7 @@ fn entry(i: u64) -> AuditEntry {
 fn open(db: &PgDatabase) -> PgStore {
     PgOptions::new()
         .lock_timeout(Duration::from_secs(30))
-        .open(&db.url)
+        .open(db.url())
         .unwrap()
 }
 
@@ -65,7 +65,7 @@ fn replicas_starting_together_migrate_once() {
     let v = store.verify().unwrap();
     assert!(v.is_intact(), "{v:?}");
     assert_eq!(v.records, 4);
-    let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+    let mut c = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
     let versions: i64 = c
         .query_one("SELECT count(*) FROM schema_version", &[])
         .unwrap()
@@ -179,11 +179,11 @@ fn read_only_store_refuses_writes_and_an_unmigrated_database() {
     let Some(db) = PgDatabase::create() else {
         return;
     };
-    let err = PgOptions::new().read_only(true).open(&db.url).unwrap_err();
+    let err = PgOptions::new().read_only(true).open(db.url()).unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unavailable);
     assert!(err.message().contains("toolgate migrate"), "{err}");
     open(&db).append(entry(1)).unwrap();
-    let ro = PgOptions::new().read_only(true).open(&db.url).unwrap();
+    let ro = PgOptions::new().read_only(true).open(db.url()).unwrap();
     assert!(ro.verify().unwrap().is_intact());
     assert_eq!(ro.append(entry(2)).unwrap_err().code(), ErrorCode::ReadOnly);
     assert_eq!(ro.ping().unwrap_err().code(), ErrorCode::ReadOnly);

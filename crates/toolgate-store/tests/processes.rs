@@ -39,7 +39,7 @@ const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 fn spec(db: &Db) -> String {
     match db {
         Db::Sqlite(dir) => dir.path().join("state.db").display().to_string(),
-        Db::Postgres(pg) => pg.url.clone(),
+        Db::Postgres(pg) => pg.url().to_owned(),
     }
 }
 

@@ -4,6 +4,23 @@
 //! out the same way). They are found from the workspace root, never from the
 //! current directory, and a missing corpus is an error: a conformance test
 //! that silently runs nothing proves nothing.
+//!
+//! Beside them: the shop example ([`shop_dir`], [`copy_shop`]), one way to
+//! run the `toolgate` binary ([`Cli`]), fresh PostgreSQL databases
+//! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, and a
+//! deterministic generator for generated inputs ([`Rng`]).
+
+mod cli;
+mod pg;
+mod rng;
+mod shop;
+
+pub use crate::cli::{text, Cli};
+pub use crate::pg::{
+    pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,
+};
+pub use crate::rng::Rng;
+pub use crate::shop::{copy_shop, examples_dir, shop_dir, shop_file};
 
 use std::path::{Path, PathBuf};
 

@@ -23,26 +23,7 @@ use std::path::{Path, PathBuf};
 
 use toolgate::config::Config;
 use toolgate::{Code, Context, Decisions, Format, Gate, Verdict};
-
-/// xorshift64*: small, deterministic, good enough to mutate bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
+use toolgate_testkit::Rng;
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -98,30 +79,30 @@ const TOKENS: &[&[u8]] = &[
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
     let mut b = base.to_vec();
-    for _ in 0..=rng.below(4) {
-        let at = rng.below(b.len() + 1);
-        match rng.below(6) {
+    for _ in 0..=rng.index(4) {
+        let at = rng.index(b.len() + 1);
+        match rng.index(6) {
             0 if !b.is_empty() => {
-                let i = rng.below(b.len());
-                b[i] ^= 1 << rng.below(8);
+                let i = rng.index(b.len());
+                b[i] ^= 1 << rng.index(8);
             }
             1 => {
-                let t = TOKENS[rng.below(TOKENS.len())];
+                let t = TOKENS[rng.index(TOKENS.len())];
                 b.splice(at..at, t.iter().copied());
             }
             2 if at < b.len() => {
-                let end = (at + 1 + rng.below(16)).min(b.len());
+                let end = (at + 1 + rng.index(16)).min(b.len());
                 b.drain(at..end);
             }
             3 => b.truncate(at),
             4 => {
-                let byte = rng.next() as u8;
+                let byte = rng.next_u64() as u8;
                 b.insert(at, byte);
             }
             _ => {
                 // Duplicate a slice (duplicate keys, repeated calls).
                 if at < b.len() {
-                    let end = (at + 1 + rng.below(64)).min(b.len());
+                    let end = (at + 1 + rng.index(64)).min(b.len());
                     let slice = b[at..end].to_vec();
                     b.splice(end..end, slice);
                 }
@@ -199,14 +180,14 @@ fn arbitrary_bytes_never_panic_and_never_allow_on_error() {
     let mut allowed = 0usize;
     let mut denied = 0usize;
     for seed in 1..=iterations {
-        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut rng = Rng::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let body = if seed % 10 == 0 {
-            (0..rng.below(256)).map(|_| rng.next() as u8).collect()
+            (0..rng.index(256)).map(|_| rng.next_u64() as u8).collect()
         } else {
-            let base = &seeds[rng.below(seeds.len())];
+            let base = &seeds[rng.index(seeds.len())];
             mutate(&mut rng, base)
         };
-        let format = Format::ALL[rng.below(Format::ALL.len())];
+        let format = Format::ALL[rng.index(Format::ALL.len())];
         let d = check(&gate, &config, &body, format, seed);
         allowed += d
             .decisions()

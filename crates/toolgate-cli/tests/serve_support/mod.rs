@@ -18,6 +18,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::cli_support::toolgate_cli;
 use toolgate_json::Value;
 
 /// The demo tokens of `examples/shop/toolgate.toml`.
@@ -27,13 +28,8 @@ pub const APPROVER: &str = "approver-demo-token";
 /// The admin's demo token.
 pub const ADMIN: &str = "admin-demo-token";
 
-/// The checkout's `examples/` folder.
-pub fn examples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// A copy of the shop example (config, policies, schemas) in a temporary
-/// folder, with its store there too.
+/// A copy of the shop example (config, policies, schemas, sample
+/// responses) in a temporary folder, with its store there too.
 pub struct Shop {
     pub dir: tempfile::TempDir,
     pub config: PathBuf,
@@ -48,16 +44,9 @@ impl Shop {
     /// [`Shop::new`] in a temporary folder under `parent`.
     pub fn new_in(parent: &Path, server: &str) -> Self {
         let dir = tempfile::tempdir_in(parent).unwrap();
-        let src = examples().join("shop");
-        for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
-            std::fs::copy(src.join(f), dir.path().join(f)).unwrap();
-        }
-        std::fs::create_dir(dir.path().join("schemas")).unwrap();
-        for e in std::fs::read_dir(src.join("schemas")).unwrap() {
-            let e = e.unwrap();
-            std::fs::copy(e.path(), dir.path().join("schemas").join(e.file_name())).unwrap();
-        }
-        let text = std::fs::read_to_string(src.join("toolgate.toml")).unwrap();
+        toolgate_testkit::copy_shop(dir.path());
+        let config = dir.path().join("toolgate.toml");
+        let text = std::fs::read_to_string(&config).unwrap();
         let marker = "[server]";
         assert!(
             text.contains(marker),
@@ -73,7 +62,6 @@ impl Shop {
             &format!("listen = \"127.0.0.1:0\"\n{server}"),
             1,
         );
-        let config = dir.path().join("toolgate.toml");
         std::fs::write(&config, text).unwrap();
         Self { dir, config }
     }
@@ -86,12 +74,11 @@ impl Shop {
     /// `toolgate ARGS…` (with `--config` of this copy appended), its
     /// status and standard output.
     pub fn toolgate(&self, args: &[&str]) -> (ExitStatus, String, String) {
-        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let out = toolgate_cli()
             .args(args)
             .arg("--config")
             .arg(&self.config)
-            .output()
-            .unwrap();
+            .run();
         (
             out.status,
             String::from_utf8(out.stdout).unwrap(),
@@ -132,10 +119,11 @@ pub struct Server {
 impl Server {
     /// Starts `toolgate serve --config CONFIG` and waits for its address.
     pub fn start(config: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = toolgate_cli()
             .arg("serve")
             .arg("--config")
             .arg(config)
+            .command()
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

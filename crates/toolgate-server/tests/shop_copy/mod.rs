@@ -1,19 +1,24 @@
-//! The shop example copied into a temporary folder, with its store there
-//! and three bearer tokens (one per role), for tests that edit or reload
-//! the config.
+//! What the service's tests share: the shop example's config with this
+//! test's `[server]` table, its store in a temporary folder and three bearer
+//! tokens (one per role); the service on it; and one request through it
+//! with `oneshot` (no sockets).
 #![allow(dead_code, reason = "each test file uses a part of it")]
 
 use std::path::{Path, PathBuf};
 
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
 use sha2::{Digest as _, Sha256};
+use toolgate::config::Config;
+use toolgate_json::Value;
+use toolgate_server::{app, AppState};
+use toolgate_testkit::shop_dir;
+use tower::ServiceExt as _;
 
 pub const AGENT: &str = "agent-secret";
 pub const APPROVER: &str = "approver-secret";
 pub const ADMIN: &str = "admin-secret";
-
-pub fn shop() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop")
-}
 
 fn hex(token: &str) -> String {
     Sha256::digest(token.as_bytes())
@@ -22,24 +27,10 @@ fn hex(token: &str) -> String {
         .collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name();
-        let target = to.join(&name);
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else if !name.to_string_lossy().starts_with("toolgate.db") {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
 /// Copies the shop example into `dir` with this test's `[server]` table;
 /// returns the config file's path.
 pub fn write_shop(dir: &Path) -> PathBuf {
-    copy_dir(&shop(), dir);
+    toolgate_testkit::copy_shop(dir);
     let path = dir.join("toolgate.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, with_test_server(&text, "", "", "")).unwrap();
@@ -69,4 +60,102 @@ pub fn with_test_server(text: &str, server_extra: &str, agent_extra: &str, extra
     }
     text.push_str(extra);
     text
+}
+
+/// The shop's config, read where the example is, with its store in `dir`
+/// and [`with_test_server`]'s table, tokens and tables.
+pub fn config_in(dir: &Path, server_extra: &str, agent_extra: &str, extra: &str) -> Config {
+    let text = std::fs::read_to_string(shop_dir().join("toolgate.toml")).unwrap();
+    let db = dir.join("toolgate.db");
+    let text = text.replace(
+        "url = \"sqlite://toolgate.db\"",
+        &format!("url = \"sqlite://{}\"", db.display()),
+    );
+    let text = with_test_server(&text, server_extra, agent_extra, extra);
+    Config::parse(&text, shop_dir().join("toolgate.toml")).unwrap()
+}
+
+/// The service on a config, and the temporary folder holding its store.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub app: Router,
+}
+
+impl Fixture {
+    /// The service on [`config_in`] a fresh folder.
+    pub fn new(server_extra: &str, agent_extra: &str, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path(), server_extra, agent_extra, extra);
+        Self::on(dir, &config)
+    }
+
+    /// The service on a copy of the shop in a fresh folder
+    /// ([`write_shop`]), its config text first changed by `edit`.
+    pub fn copied(edit: impl FnOnce(String) -> String) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_shop(dir.path());
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, edit(text)).unwrap();
+        let config = Config::load(&path).unwrap();
+        Self::on(dir, &config)
+    }
+
+    /// The service on `config`, whose store is in `dir`.
+    pub fn on(dir: tempfile::TempDir, config: &Config) -> Self {
+        let state = AppState::from_config(config).unwrap();
+        Self {
+            dir,
+            app: app(state),
+        }
+    }
+}
+
+/// One request through the service (`oneshot`, no socket), with a bearer
+/// `token` and a `content_type` when given: the answer's status and body.
+pub async fn send(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    content_type: Option<&str>,
+    body: &str,
+) -> (StatusCode, Vec<u8>) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    if let Some(c) = content_type {
+        req = req.header("content-type", c);
+    }
+    let req = req.body(Body::from(body.to_owned())).unwrap();
+    let res = app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, bytes.to_vec())
+}
+
+/// [`send`], with the answer's body as JSON, or (not JSON) as a JSON
+/// string of its text.
+pub async fn call(
+    app: &Router,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    content_type: Option<&str>,
+    body: &str,
+) -> (StatusCode, Value<'static>) {
+    let (status, bytes) = send(app, method, uri, token, content_type, body).await;
+    let value = toolgate_json::from_slice(&bytes)
+        .map(Value::into_owned)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned().into()));
+    (status, value)
+}
+
+/// The string at `pointer` in `v`.
+pub fn s<'a>(v: &'a Value<'_>, pointer: &str) -> &'a str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
 }
