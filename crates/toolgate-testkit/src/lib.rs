@@ -22,6 +22,7 @@ pub use crate::pg::{
 pub use crate::rng::Rng;
 pub use crate::shop::{copy_shop, examples_dir, shop_dir, shop_file};
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The workspace root: the nearest ancestor of `manifest_dir` whose
@@ -67,7 +68,13 @@ and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\")";
 /// `../shared/corpora` beside the checkout otherwise. Fails, saying how to
 /// get them, when neither is there.
 pub fn corpora_dir(manifest_dir: &str) -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os(CORPORA_ENV).filter(|v| !v.is_empty()) {
+    corpora_dir_with(manifest_dir, std::env::var_os(CORPORA_ENV).as_deref())
+}
+
+/// [`corpora_dir`] with the value of `TOOLGATE_CORPORA` given (`None`:
+/// unset), so that a test can try each case whatever the environment holds.
+pub fn corpora_dir_with(manifest_dir: &str, env: Option<&OsStr>) -> Result<PathBuf, String> {
+    if let Some(dir) = env.filter(|v| !v.is_empty()) {
         let dir = PathBuf::from(dir);
         return if dir.join("JSONTestSuite").is_dir() {
             Ok(dir)

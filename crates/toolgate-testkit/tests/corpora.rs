@@ -147,7 +147,13 @@ fn the_fetch_script_lays_out_what_the_tests_read() {
 
 #[test]
 fn a_missing_corpus_says_how_to_get_it() {
-    // The error a test sees when neither the variable nor ../shared helps.
-    let err = toolgate_testkit::corpora_dir("/").unwrap_err();
+    // The error a test sees when neither the variable nor ../shared helps,
+    // whatever this process's own environment holds.
+    let err = toolgate_testkit::corpora_dir_with("/", None).unwrap_err();
+    assert!(err.contains("scripts/fetch-corpora.sh"), "{err}");
+    // Set but pointing at a folder without the suites: the same advice.
+    let empty = tempfile::tempdir().unwrap();
+    let err = toolgate_testkit::corpora_dir_with("/", Some(empty.path().as_os_str())).unwrap_err();
+    assert!(err.contains("holds no `JSONTestSuite` folder"), "{err}");
     assert!(err.contains("scripts/fetch-corpora.sh"), "{err}");
 }
