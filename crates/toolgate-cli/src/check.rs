@@ -175,15 +175,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     };
     let gate_config = config.gate();
-    let mut builder = Gate::builder(config.registry().clone()).gate_config(gate_config);
-    if args.no_authorization {
-        builder = builder.authorizer(toolgate::danger::NoAuthorization);
+    let gate = if args.no_authorization {
+        Gate::builder(config.registry().clone())
+            .gate_config(gate_config)
+            .authorizer(toolgate::danger::NoAuthorization)
+            .build()
+            .context("cannot build the gate")?
     } else {
-        let authorizer = toolgate::authz::from_config(&config)
-            .context("cannot load the authorization policies")?;
-        builder = builder.authorizer(authorizer);
-    }
-    let gate = builder.build().context("cannot build the gate")?;
+        Gate::from_config(&config).map_err(|e| match e {
+            toolgate::FromConfigError::Authorization(source) => {
+                anyhow::Error::new(source).context("cannot load the authorization policies")
+            }
+            toolgate::FromConfigError::Gate(source) => {
+                anyhow::Error::new(source).context("cannot build the gate")
+            }
+            e => anyhow::Error::new(e),
+        })?
+    };
     let decider = if args.no_store {
         Decider::Context(gate)
     } else {

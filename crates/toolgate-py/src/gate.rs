@@ -84,14 +84,13 @@ impl Gate {
             }
         };
         let config = Config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
-        let gate_config = config.gate();
-        let authorizer = toolgate::authz::from_config(&config)
-            .map_err(|e| config_error("cannot load the authorization policies", &e))?;
-        let gate = toolgate::Gate::builder(config.registry().clone())
-            .gate_config(gate_config)
-            .authorizer(authorizer)
-            .build()
-            .map_err(|e| config_error("cannot build the gate", &e))?;
+        let gate = toolgate::Gate::from_config(&config).map_err(|e| match &e {
+            toolgate::FromConfigError::Authorization(source) => {
+                config_error(&e.to_string(), source)
+            }
+            toolgate::FromConfigError::Gate(source) => config_error(&e.to_string(), source),
+            _ => ConfigError::new_err(e.to_string()),
+        })?;
         let decider = match store_url {
             None => Decider::Context(gate),
             #[cfg(not(feature = "store"))]
@@ -113,7 +112,7 @@ impl Gate {
         };
         Ok(Self {
             decider,
-            max_body_bytes: gate_config.max_body_bytes(),
+            max_body_bytes: config.gate().max_body_bytes(),
         })
     }
 

@@ -90,13 +90,12 @@ pub(crate) struct Source {
 
 /// The gate a config describes, without its store.
 pub fn gate_from_config(config: &Config) -> Result<Gate, BuildError> {
-    let g = config.gate();
-    let authorizer = toolgate::authz::from_config(config)?;
-    let gate = Gate::builder(config.registry().clone())
-        .gate_config(g)
-        .authorizer(authorizer)
-        .build()?;
-    Ok(gate)
+    Gate::from_config(config).map_err(|e| match e {
+        // The service's messages name the failing part alone.
+        toolgate::FromConfigError::Authorization(e) => BuildError::from(e),
+        toolgate::FromConfigError::Gate(e) => BuildError::from(e),
+        e => BuildError::from(e),
+    })
 }
 
 /// Loads the config at `source` and builds its gate on `store`.

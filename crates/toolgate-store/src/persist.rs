@@ -126,6 +126,26 @@ impl StoreGate {
             .with_refused_arguments(config.store().refused_arguments())
     }
 
+    /// The gate a config describes ([`Gate::from_config`]) on `store`, with
+    /// the config's settings for the state ([`StoreGate::configured`]). The
+    /// paved path, with [`open_config_store`] for the config's own store:
+    ///
+    /// ```no_run
+    /// use toolgate::config::Config;
+    /// use toolgate_store::{open_config_store, StoreGate, StoreOptions};
+    ///
+    /// let config = Config::load("examples/shop/toolgate.toml")?;
+    /// let store = open_config_store(&config, StoreOptions::new())?;
+    /// let gate = StoreGate::from_config(&config, store)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_config(
+        config: &toolgate::config::Config,
+        store: Arc<dyn Store>,
+    ) -> Result<Self, toolgate::FromConfigError> {
+        Ok(Self::new(Gate::from_config(config)?, store).configured(config))
+    }
+
     /// How long a pending approval (and so the approval granted on it)
     /// stays usable after the call that asked for it.
     #[must_use]

@@ -86,6 +86,20 @@ impl Gate {
         }
     }
 
+    /// The gate a config describes: its tools, its `[gate]` limits and the
+    /// authorizer its `[authorization]` table names (Cedar policies, none,
+    /// or deny-all when the table is absent). The paved path: the CLI, the
+    /// HTTP service and the Python package build their gates here.
+    pub fn from_config(config: &crate::config::Config) -> Result<Self, FromConfigError> {
+        let authorizer =
+            crate::authz::from_config(config).map_err(FromConfigError::Authorization)?;
+        Self::builder(config.registry().clone())
+            .gate_config(config.gate())
+            .authorizer(authorizer)
+            .build()
+            .map_err(FromConfigError::Gate)
+    }
+
     /// The registry the gate decides against.
     pub fn registry(&self) -> &Registry {
         &self.registry
@@ -452,6 +466,34 @@ impl fmt::Debug for GateBuilder {
             .field("authorizer", &self.authorizer.is_some())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
+    }
+}
+
+/// Why [`Gate::from_config`] could not build the gate.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FromConfigError {
+    /// The `[authorization]` policies or schema did not load.
+    Authorization(crate::authz::LoadError),
+    /// A tool's URL policy does not compile.
+    Gate(GateError),
+}
+
+impl fmt::Display for FromConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Authorization(_) => f.write_str("cannot load the authorization policies"),
+            Self::Gate(_) => f.write_str("cannot build the gate"),
+        }
+    }
+}
+
+impl std::error::Error for FromConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Authorization(e) => Some(e),
+            Self::Gate(e) => Some(e),
+        }
     }
 }
 

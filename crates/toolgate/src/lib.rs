@@ -39,5 +39,5 @@ pub use crate::decision::{
     ApprovalRef, Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK,
     ESCALATED_HOLD_FEEDBACK,
 };
-pub use crate::gate::{Gate, GateBuilder, GateError};
+pub use crate::gate::{FromConfigError, Gate, GateBuilder, GateError};
 pub use crate::reason::{Code, Reason};
