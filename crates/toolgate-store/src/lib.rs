@@ -79,6 +79,8 @@ mod sqlite;
 mod store;
 mod time;
 
+#[cfg(feature = "tokio")]
+pub use crate::persist::Unfinished;
 // The public interface is:
 pub use crate::{
     approval::{
@@ -92,8 +94,8 @@ pub use crate::{
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},
     persist::{
-        open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
-        Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+        open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,
+        StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     session::SessionCounters,

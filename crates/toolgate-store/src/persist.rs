@@ -4,6 +4,8 @@
 //! Design notes are in `persist/README.md`.
 
 mod open;
+#[cfg(feature = "tokio")]
+mod run;
 mod secrets;
 mod state;
 
@@ -23,6 +25,8 @@ use toolgate::{Code, Context, Decision, Decisions, Envelope, Format, Gate, Verdi
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
 };
+#[cfg(feature = "tokio")]
+pub use self::run::Unfinished;
 pub use toolgate::config::RefusedArguments;
 
 use self::state::StoreState;
@@ -248,27 +252,85 @@ impl StoreGate {
         format: Format,
         context: &Context,
     ) -> Option<Unrecorded> {
+        match self.prepare(body, format, context) {
+            Prepared::Ready(unrecorded) => Some(unrecorded),
+            Prepared::Decided(_) | Prepared::Again => None,
+        }
+    }
+
+    /// Decides reading the store only (see
+    /// [`StoreGate::decide_unrecorded`]), and says what remains to be done
+    /// before the decisions may be returned: the building block of
+    /// `StoreGate::decide_async` (the `tokio` feature) for a caller on
+    /// another runtime. Never hand out decisions before their records are
+    /// committed: [`Prepared::Ready`] through [`StoreGate::finish`],
+    /// [`Prepared::Decided`] through [`StoreGate::record_decided`] (it
+    /// writes: call it where blocking is allowed), [`Prepared::Again`]
+    /// through [`StoreGate::decide_and_record`].
+    pub fn prepare(&self, body: &[u8], format: Format, context: &Context) -> Prepared {
         let now = self.clock.now();
         let (reservation, others) = self.in_flight.reserve(&context.session);
         let responses = self
             .store
             .responses(&context.session)
             .map(|n| n.saturating_add(others).saturating_add(1));
+        let turn = effective_turn(&responses, context);
+        let responses_read = responses.is_ok();
         let state = StoreState::new(self.store.as_ref(), context, responses, now).reads_only();
         let ds = self.gate.decide(body, format, context, &state);
-        if state.wanted_write() || state.has_consecutive_rejections() {
-            return None;
+        if state.wanted_write() || !responses_read {
+            // The gate wanted a write (using an approval, claiming a call
+            // id): its decisions are not the ones a writing view gives.
+            return Prepared::Again;
         }
-        let writes = ds.decisions().iter().any(|d| d.verdict() != Verdict::Allow)
+        let escalated = state.escalated();
+        let consecutive = state.has_consecutive_rejections();
+        let writes = consecutive
+            || ds.decisions().iter().any(|d| d.verdict() != Verdict::Allow)
             || (ds.decisions().is_empty() && ds.rejected().is_some());
-        if writes {
-            return None;
+        if !writes {
+            let mut unrecorded = self.unrecorded(ds, context, now, escalated);
+            if let Ok([entry]) = <[AuditEntry; 1]>::try_from(unrecorded.take_entries()) {
+                unrecorded.entries = vec![entry.counting_response()];
+                unrecorded.reservation = Some(reservation);
+                return Prepared::Ready(unrecorded);
+            }
+            // Not exactly one record: decide again on the writing path
+            // (rare: a response without calls, or several allowed calls).
+            return Prepared::Again;
         }
-        let mut unrecorded = self.unrecorded(ds, context, now, state.escalated());
-        let [entry] = std::mem::take(&mut unrecorded.entries).try_into().ok()?;
-        unrecorded.entries = vec![entry.counting_response()];
-        unrecorded.reservation = Some(reservation);
-        Some(unrecorded)
+        Prepared::Decided(Decided {
+            decisions: ds,
+            now,
+            turn,
+            escalated,
+            consecutive,
+            reservation,
+        })
+    }
+
+    /// The second half for decisions made with reads alone that need
+    /// writes (a deny, a hold, a refused body, an allow ending a run of
+    /// rejections): the counters, the pending approvals and the audit
+    /// records, the first of which counts the response as it commits. The
+    /// pipeline does not run again.
+    pub fn record_decided(&self, decided: Decided, context: &Context) -> Decisions {
+        let Decided {
+            decisions,
+            now,
+            turn,
+            escalated,
+            consecutive,
+            reservation,
+        } = decided;
+        let written = Written {
+            turn,
+            now,
+            escalated,
+            consecutive,
+            counting: true,
+        };
+        self.write(decisions, context, &written, Some(reservation))
     }
 
     /// Counts the response in the store (a write), adding the session's
@@ -304,13 +366,39 @@ impl StoreGate {
 
     fn record(
         &self,
-        mut ds: Decisions,
+        ds: Decisions,
         context: &Context,
         turn: u64,
         now: Timestamp,
         state: &StoreState<'_>,
     ) -> Decisions {
-        let escalated = state.escalated();
+        let written = Written {
+            turn,
+            now,
+            escalated: state.escalated(),
+            consecutive: state.has_consecutive_rejections(),
+            counting: false,
+        };
+        self.write(ds, context, &written, None)
+    }
+
+    /// Pending approvals, session counters and audit records for decisions
+    /// made, then the decisions: every deny or hold is written before it is
+    /// returned.
+    fn write(
+        &self,
+        mut ds: Decisions,
+        context: &Context,
+        written: &Written,
+        reservation: Option<Reservation>,
+    ) -> Decisions {
+        let Written {
+            turn,
+            now,
+            escalated,
+            consecutive,
+            counting,
+        } = *written;
         // 1. Pending approvals.
         for d in ds.decisions_mut() {
             if d.verdict() != Verdict::NeedsApproval {
@@ -348,7 +436,7 @@ impl StoreGate {
         // allowed call that clears a run of rejections. Allowed calls of a
         // clean session, and held calls (neither), cost no write here: the
         // audit log holds every call.
-        let mut rejections_pending = state.has_consecutive_rejections();
+        let mut rejections_pending = consecutive;
         for d in ds.decisions_mut() {
             let needed = match d.verdict() {
                 Verdict::Deny => true,
@@ -383,6 +471,19 @@ impl StoreGate {
         // or none (`append_all`).
         let mut unrecorded = self.unrecorded(ds, context, now, escalated);
         let mut entries = unrecorded.take_entries();
+        unrecorded.reservation = reservation;
+        if counting {
+            // The response is counted with its first record, as on the
+            // read-only path; without a record, on its own.
+            if entries.is_empty() {
+                if self.store.count_response(&context.session).is_err() {
+                    return self.finish(unrecorded, false);
+                }
+            } else {
+                let first = entries.remove(0).counting_response();
+                entries.insert(0, first);
+            }
+        }
         let appended = match entries.len() {
             0 => Ok(()),
             1 => entries
@@ -530,6 +631,47 @@ pub struct Unrecorded {
     /// The response's place among its session's responses in flight,
     /// given up when this is finished or dropped.
     reservation: Option<Reservation>,
+}
+
+/// What the read-only half found ([`StoreGate::prepare`]).
+#[derive(Debug)]
+#[must_use = "the decisions count only once their audit records are committed"]
+pub enum Prepared {
+    /// Every call allowed, one record: commit it
+    /// ([`Unrecorded::take_entries`]), then [`StoreGate::finish`].
+    Ready(Unrecorded),
+    /// Decided; writes remain ([`StoreGate::record_decided`]).
+    Decided(Decided),
+    /// The gate wanted a write while deciding: nothing was written; decide
+    /// on the writing path ([`StoreGate::decide_and_record`]).
+    Again,
+}
+
+/// Decisions made with reads alone whose writes (counters, pending
+/// approvals, audit records) are still to be done.
+#[derive(Debug)]
+#[must_use = "the decisions count only once their audit records are committed"]
+pub struct Decided {
+    decisions: Decisions,
+    now: Timestamp,
+    turn: u64,
+    escalated: bool,
+    consecutive: bool,
+    reservation: Reservation,
+}
+
+/// What writing a response's decisions needs to know of the run.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    /// The turn the gate decided at.
+    turn: u64,
+    now: Timestamp,
+    /// Whether the session was escalated when the run started.
+    escalated: bool,
+    /// Whether it had rejections not yet cleared.
+    consecutive: bool,
+    /// Whether the response is still to be counted (with its first record).
+    counting: bool,
 }
 
 /// Per session, the responses decided on the two-phase path whose records
