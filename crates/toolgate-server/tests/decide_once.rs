@@ -176,9 +176,10 @@ fn denied_responses_count_toward_the_turn_cap() {
 }
 
 #[test]
-fn a_held_call_gets_one_pending_approval_and_concurrent_denies_all_land() {
+fn a_held_call_is_decided_once_with_one_pending_approval_and_concurrent_denies_all_land() {
     let f = fixture(100);
     let rt = runtime();
+    let asked = f.asked.load(Ordering::SeqCst);
     let refund = r#"{"order_id":"ord_1","amount_cents":100,"reason":"late"}"#;
     let d = rt
         .block_on(f.gate.decide_async(
@@ -188,6 +189,11 @@ fn a_held_call_gets_one_pending_approval_and_concurrent_denies_all_land() {
         ))
         .unwrap();
     assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(
+        f.asked.load(Ordering::SeqCst) - asked,
+        1,
+        "the hold was decided once"
+    );
     let id = d.decisions()[0].approval().unwrap().as_str().to_owned();
     let pending = f
         .store
@@ -248,8 +254,9 @@ fn the_two_halves_without_a_runtime_decide_a_deny_once() {
     assert_eq!(f.asked.load(Ordering::SeqCst), 1);
     assert_eq!(f.store.tail(10).unwrap().len(), 1);
     assert_eq!(f.store.responses("s-9").unwrap(), 1);
-    // An allowed call is ready for group commit; a held one is decided on
-    // the writing path.
+    // An allowed call is ready for group commit; a held call that no
+    // approval covers is decided on the read-only path; one an approval may
+    // cover is decided on the writing path, which uses the approval.
     let ready = f.gate.prepare(
         &body("search", SEARCH, "c2"),
         Format::Auto,
@@ -260,8 +267,22 @@ fn the_two_halves_without_a_runtime_decide_a_deny_once() {
         "{ready:?}"
     );
     let refund = r#"{"order_id":"ord_1","amount_cents":100,"reason":"late"}"#;
-    let again = f.gate.prepare(
+    let held = f.gate.prepare(
         &body("refund", refund, "c3"),
+        Format::Auto,
+        &Context::new("bob", "s-7", 1),
+    );
+    assert!(
+        matches!(held, toolgate_store::Prepared::Decided(_)),
+        "{held:?}"
+    );
+    drop(held);
+    let until = toolgate_store::Timestamp::from_unix_seconds(4_000_000_000);
+    f.store
+        .grant_standing("bob", "refund", until, "carol", "")
+        .unwrap();
+    let again = f.gate.prepare(
+        &body("refund", refund, "c4"),
         Format::Auto,
         &Context::new("bob", "s-7", 1),
     );
@@ -269,4 +290,14 @@ fn the_two_halves_without_a_runtime_decide_a_deny_once() {
         matches!(again, toolgate_store::Prepared::Again),
         "{again:?}"
     );
+    drop(again);
+    // Nothing was written by the three that were not carried on.
+    assert_eq!(f.store.responses("s-7").unwrap(), 0);
+    let d = f.gate.decide_and_record(
+        &body("refund", refund, "c4"),
+        Format::Auto,
+        &Context::new("bob", "s-7", 1),
+    );
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert!(d.decisions()[0].approval().is_some());
 }

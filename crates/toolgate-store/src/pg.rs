@@ -1110,6 +1110,27 @@ impl Store for PgStore {
             .with(|client, p| read_session(client, p, session, false))
     }
 
+    fn may_cover(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        self.pool.with(|client, _| {
+            client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM approvals WHERE state = 'approved' AND expires_at > $5 AND \
+                     ((kind = 'single' AND \"user\" = $1 AND session = $2 AND tool = $3 AND digest = $4 \
+                     AND used_at IS NULL) OR (kind = 'standing' AND \"user\" = $1 AND tool = $3)))",
+                    &[&user, &session, &tool, &digest.as_bytes().as_slice(), &now.unix_millis()],
+                )
+                .map(|row| row.get::<_, bool>(0))
+                .map_err(|e| Error::pg("reading the approvals that may cover a call", e))
+        })
+    }
+
     fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error> {
         self.pool.with(|client, _| {
             client

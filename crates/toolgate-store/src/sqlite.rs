@@ -1133,6 +1133,31 @@ impl Store for SqliteStore {
         read_responses(&conn, session)
     }
 
+    fn may_cover(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let conn = self.hot_conn()?;
+        let found: i64 = conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM approvals WHERE state = 'approved' AND expires_at > ?5 AND \
+                 ((kind = 'single' AND user = ?1 AND session = ?2 AND tool = ?3 AND digest = ?4 \
+                 AND used_at IS NULL) OR (kind = 'standing' AND user = ?1 AND tool = ?3)))",
+            )
+            .and_then(|mut s| {
+                s.query_row(
+                    rusqlite::params![user, session, tool, digest.as_bytes().as_slice(), now.unix_millis()],
+                    |r| r.get(0),
+                )
+            })
+            .map_err(|e| Error::db("reading the approvals that may cover a call", e))?;
+        Ok(found != 0)
+    }
+
     fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error> {
         let conn = self.hot_conn()?;
         let found: Option<i64> = conn

@@ -137,6 +137,24 @@ pub trait Store: Send + Sync {
         note: &str,
     ) -> Result<ApprovalId, Error>;
 
+    /// Whether an approval may cover this call at `now` (what
+    /// [`Store::consume`] would use), without using it: a read. `false`
+    /// means none covers it at the time of the read, so a decision that
+    /// must not write can hold the call without trying to use one. The
+    /// default answers `true` ("maybe": the caller then uses
+    /// [`Store::consume`]).
+    fn may_cover(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let _ = (user, session, tool, digest, now);
+        Ok(true)
+    }
+
     /// Atomically uses an approval covering this call at `now`: first a
     /// single approval bound to exactly (user, session, tool, digest),
     /// approved, unexpired and unused, which is then used up; else a

@@ -107,6 +107,45 @@ fn approval_does_not_cover_other_arguments_session_user_or_tool(db: &Db) {
         .is_some());
 }
 
+/// `may_cover` is the read before `consume`: true exactly where `consume`
+/// would use something, and it uses nothing.
+fn may_cover_reads_what_consume_would_use(db: &Db) {
+    let (store, _) = store(db);
+    let d = digest(ARGS);
+    let may = |user: &str, session: &str, tool: &str, d: &Digest, at: Timestamp| {
+        store.may_cover(user, session, tool, d, at).unwrap()
+    };
+    // Nothing yet; a pending approval covers nothing either.
+    assert!(!may("alice", "s-1", "refund", &d, later(10)));
+    let id = store
+        .request_approval("alice", "s-1", "refund", &d, later(3600))
+        .unwrap();
+    assert!(!may("alice", "s-1", "refund", &d, later(10)));
+    store.approve(id, "bob", "ok").unwrap();
+    assert!(may("alice", "s-1", "refund", &d, later(10)));
+    // Bound like `consume`: other arguments, session, user, tool; expired.
+    let other = digest(r#"{"order_id":"o-1","amount":31}"#);
+    assert!(!may("alice", "s-1", "refund", &other, later(10)));
+    assert!(!may("alice", "s-2", "refund", &d, later(10)));
+    assert!(!may("mallory", "s-1", "refund", &d, later(10)));
+    assert!(!may("alice", "s-1", "refund_all", &d, later(10)));
+    assert!(!may("alice", "s-1", "refund", &d, later(3600)));
+    // Reading used nothing: the call still goes through, once.
+    assert!(may("alice", "s-1", "refund", &d, later(10)));
+    assert!(store
+        .consume("alice", "s-1", "refund", &d, later(10))
+        .unwrap()
+        .is_some());
+    assert!(!may("alice", "s-1", "refund", &d, later(10)));
+    // A standing approval covers the user's calls of the tool anywhere.
+    store
+        .grant_standing("alice", "refund", later(100), "bob", "")
+        .unwrap();
+    assert!(may("alice", "s-9", "refund", &other, later(10)));
+    assert!(!may("alice", "s-9", "refund", &other, later(100)));
+    assert!(!may("mallory", "s-9", "refund", &other, later(10)));
+}
+
 fn expired_pending_and_denied_approvals_cover_nothing(db: &Db) {
     let (store, clock) = store(db);
     let d = digest(ARGS);
@@ -536,6 +575,7 @@ on_both_backends!(
     pending_approvals_are_capped_and_expire_everywhere,
     approval_lets_exactly_one_identical_call_through,
     approval_does_not_cover_other_arguments_session_user_or_tool,
+    may_cover_reads_what_consume_would_use,
     expired_pending_and_denied_approvals_cover_nothing,
     an_approved_unused_approval_can_be_revoked,
     double_consume_racing_in_threads_passes_once,

@@ -33,11 +33,12 @@ impl StoreGate {
     /// the gate decides on this thread reading the store only. A response
     /// whose calls are all allowed has one record, committed by the store's
     /// group commit while this future waits without blocking the thread. A
-    /// deny, a hold or a refused body is decided here too and only written
-    /// (counters, pending approvals, records) on a blocking thread: it is
-    /// not decided again. Only when the gate wanted a write while deciding
-    /// (using an approval, claiming a call id) is the response decided on
-    /// the blocking thread instead, with a view that writes.
+    /// deny, a hold no approval covers ([`crate::Store::may_cover`]) or a
+    /// refused body is decided here too and only written (counters, pending
+    /// approvals, records) on a blocking thread: it is not decided again.
+    /// Only when the gate wanted a write while deciding (using an approval,
+    /// claiming a call id) is the response decided on the blocking thread
+    /// instead, with a view that writes.
     pub async fn decide_async(
         self: &Arc<Self>,
         body: Vec<u8>,

@@ -114,6 +114,18 @@ impl StateView for StoreState<'_> {
         _now: u64,
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
+        if self.read_only {
+            // A read first: when nothing covers the call, the hold is final
+            // without a write; when something may, the run is redone with a
+            // view that uses it.
+            let may = self
+                .store
+                .may_cover(key.user, key.session, key.tool, key.digest, self.now)
+                .map_err(unavailable)?;
+            if !may {
+                return Ok(None);
+            }
+        }
         self.refuse_write("using an approval")?;
         let used = self
             .store
