@@ -59,13 +59,15 @@ pub struct ApprovalKey<'a> {
 pub struct ApprovalGrant {
     /// The approval's id, recorded in the decision; whoever executes the call
     /// must mark it used (the store does so with the audit record).
-    pub id: String,
+    pub id: crate::ApprovalRef,
 }
 
 impl ApprovalGrant {
     /// A grant with this id.
     pub fn new(id: impl Into<String>) -> Self {
-        Self { id: id.into() }
+        Self {
+            id: crate::ApprovalRef::new(id),
+        }
     }
 }
 
@@ -743,7 +745,14 @@ mod tests {
             tool: "refund",
             digest: &d,
         };
-        assert_eq!(ctx.find_approval(&key, 19, &[]).unwrap().unwrap().id, "a");
+        assert_eq!(
+            ctx.find_approval(&key, 19, &[])
+                .unwrap()
+                .unwrap()
+                .id
+                .as_str(),
+            "a"
+        );
         assert_eq!(ctx.find_approval(&key, 20, &[]).unwrap(), None);
         assert_eq!(ctx.find_approval(&key, 1, &["a".into()]).unwrap(), None);
     }

@@ -11,7 +11,7 @@ use toolgate_json::Value;
 use crate::adapter::{AdapterOptions, Envelope, Format, ProposedCall};
 use crate::authorize::{Authorizer, AuthzRequest, DenyAll};
 use crate::context::{ApprovalKey, Context, StateView};
-use crate::decision::{ApprovalRef, Decision, Decisions, Verdict};
+use crate::decision::{Decision, Decisions, Verdict};
 use crate::feedback;
 use crate::reason::{Code, Reason};
 use crate::registry::Registry;
@@ -341,8 +341,8 @@ impl Gate {
                 Err(reason) => deny(d, vec![reason], Some(extras)),
             },
             Outcome::Approved(grant) => {
-                run.granted.push(grant.id.clone());
-                d.approval = Some(ApprovalRef::new(grant.id));
+                run.granted.push(grant.id.as_str().to_owned());
+                d.approval = Some(grant.id);
                 match replay(run) {
                     Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
                     Err(reason) => deny(d, vec![reason], Some(extras)),
