@@ -103,7 +103,7 @@ impl Gate {
             }
             #[cfg(feature = "store")]
             Some(url) => {
-                let options = StoreOptions::new().escalate_after(gate_config.escalate_after());
+                let options = StoreOptions::new().escalate_after(config.gate().escalate_after());
                 let url = url.as_deref().unwrap_or(config.store().url());
                 let store = toolgate_store::open_store(url, config.base_dir(), options)
                     .map_err(|e| config_error("cannot open the store", &e))?;
