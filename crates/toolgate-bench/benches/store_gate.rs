@@ -36,7 +36,12 @@ const BODY: &[u8] = br#"{"id":"chatcmpl-bench","object":"chat.completion","creat
 fn gate() -> Gate {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop/toolgate.toml");
     let config = Config::load(path).unwrap();
+    // The store counts every response of a session, and a session runs far
+    // past the default turn cap here: without a cap this high, every
+    // decision after the 20th would be `loop_limit` and the bench measures
+    // allows.
     Gate::builder(config.registry().clone())
+        .max_turns(u32::MAX)
         .authorizer(toolgate::danger::NoAuthorization)
         .build()
         .unwrap()
