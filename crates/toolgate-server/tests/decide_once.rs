@@ -64,13 +64,7 @@ fn fixture(max_turns: u32) -> Fixture {
 }
 
 fn body(name: &str, args: &str, id: &str) -> Vec<u8> {
-    let args = toolgate_json::canonical::to_string(&toolgate_json::Value::String(
-        std::borrow::Cow::Borrowed(args),
-    ));
-    format!(
-        r#"{{"object":"chat.completion","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}}}}]}}"#
-    )
-    .into_bytes()
+    toolgate_testkit::openai_tool_calls(&[(id, name, args)]).into_bytes()
 }
 
 const ORDER: &str = r#"{"order_id":"ord_1"}"#;

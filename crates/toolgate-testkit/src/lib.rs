@@ -8,13 +8,16 @@
 //! Beside them: the shop example ([`shop_dir`], [`copy_shop`]), one way to
 //! run the `toolgate` binary ([`Cli`]), fresh PostgreSQL databases
 //! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, and a
-//! deterministic generator for generated inputs ([`Rng`]).
+//! deterministic generator for generated inputs ([`Rng`]), and model
+//! responses ([`openai_tool_calls`]).
 
+mod bodies;
 mod cli;
 mod pg;
 mod rng;
 mod shop;
 
+pub use crate::bodies::openai_tool_calls;
 pub use crate::cli::{text, Cli};
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,

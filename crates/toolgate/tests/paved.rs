@@ -19,12 +19,7 @@ fn shop() -> Config {
 }
 
 fn response(name: &str, args: &str) -> String {
-    let args = toolgate_json::canonical::to_string(&toolgate_json::Value::String(
-        std::borrow::Cow::Borrowed(args),
-    ));
-    format!(
-        r#"{{"object":"chat.completion","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"c1","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}}}}]}}"#
-    )
+    toolgate_testkit::openai_tool_calls(&[("c1", name, args)])
 }
 
 #[test]

@@ -36,22 +36,13 @@ fn ctx() -> Context {
 
 /// One OpenAI chat response with these (tool, arguments) calls.
 fn body(calls: &[(&str, &str)]) -> String {
-    let calls: Vec<String> = calls
+    let ids: Vec<String> = (0..calls.len()).map(|i| format!("call_{i}")).collect();
+    let calls: Vec<(&str, &str, &str)> = calls
         .iter()
-        .enumerate()
-        .map(|(i, (name, args))| {
-            let args = toolgate_json::canonical::to_string(&toolgate_json::Value::String(
-                std::borrow::Cow::Borrowed(args),
-            ));
-            format!(
-                r#"{{"id":"call_{i}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}"#
-            )
-        })
+        .zip(&ids)
+        .map(|((name, args), id)| (id.as_str(), *name, *args))
         .collect();
-    format!(
-        r#"{{"object":"chat.completion","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{}]}}}}]}}"#,
-        calls.join(",")
-    )
+    toolgate_testkit::openai_tool_calls(&calls)
 }
 
 const SEARCH: &str = r#"{"limit":5,"query":"shoes"}"#;
