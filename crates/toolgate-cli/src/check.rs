@@ -182,15 +182,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .build()
             .context("cannot build the gate")?
     } else {
-        Gate::from_config(&config).map_err(|e| match e {
-            toolgate::FromConfigError::Authorization(source) => {
-                anyhow::Error::new(source).context("cannot load the authorization policies")
-            }
-            toolgate::FromConfigError::Gate(source) => {
-                anyhow::Error::new(source).context("cannot build the gate")
-            }
-            e => anyhow::Error::new(e),
-        })?
+        // Its error says which part failed ("cannot load the authorization
+        // policies", "cannot build the gate"), its source why.
+        Gate::from_config(&config)?
     };
     let decider = if args.no_store {
         Decider::Context(gate)

@@ -84,13 +84,15 @@ impl Gate {
             }
         };
         let config = Config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
-        let gate = toolgate::Gate::from_config(&config).map_err(|e| match &e {
-            toolgate::FromConfigError::Authorization(source) => {
-                config_error(&e.to_string(), source)
-            }
-            toolgate::FromConfigError::Gate(source) => config_error(&e.to_string(), source),
-            _ => ConfigError::new_err(e.to_string()),
-        })?;
+        // "cannot load the authorization policies: …", "cannot build the
+        // gate: …": the part that failed, then why.
+        let gate =
+            toolgate::Gate::from_config(&config).map_err(|e| {
+                match std::error::Error::source(&e) {
+                    Some(source) => config_error(&e.to_string(), &source),
+                    None => ConfigError::new_err(e.to_string()),
+                }
+            })?;
         let decider = match store_url {
             None => Decider::Context(gate),
             #[cfg(not(feature = "store"))]

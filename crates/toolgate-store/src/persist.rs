@@ -413,9 +413,9 @@ impl StoreGate {
                     d.await_approval(id.into());
                 }
                 Err(Some(StoreErrorCode::QueueFull)) => {
-                    self.deny_as(d, Code::ApprovalQueueFull);
+                    self.gate.deny_after(d, Code::ApprovalQueueFull);
                 }
-                Err(_) => self.fail(d),
+                Err(_) => self.gate.deny_after(d, Code::StoreUnavailable),
             }
         }
         // 2. Session counters, at the turn the gate decided at.
@@ -463,7 +463,7 @@ impl StoreGate {
                 .record_call(&context.session, turn, audit_verdict(d.verdict()), &reasons)
                 .is_err()
             {
-                self.fail(d);
+                self.gate.deny_after(d, Code::StoreUnavailable);
             }
         }
         // 3. Audit, committed before anything is returned. One record goes
@@ -604,18 +604,6 @@ impl StoreGate {
             }
         }
         e
-    }
-
-    /// Turns an allow or needs-approval into a deny `store_unavailable`; a
-    /// deny gets the reason added.
-    fn fail(&self, d: &mut Decision) {
-        self.deny_as(d, Code::StoreUnavailable);
-    }
-
-    /// Turns an allow or needs-approval into a deny with `code` alone; a
-    /// deny gets the reason added.
-    fn deny_as(&self, d: &mut Decision, code: Code) {
-        self.gate.deny_after(d, code);
     }
 }
 
