@@ -9,6 +9,7 @@
 mod check;
 mod json_check;
 mod narrow;
+mod redteam;
 mod report;
 mod schema_cmds;
 mod serve;
@@ -75,6 +76,11 @@ enum Command {
     /// Flag JSON Schemas that are too loose for a tool gate.
     #[command(after_help = LINT_EXIT_CODES)]
     Lint(schema_cmds::LintArgs),
+    /// Attack the config's tools through the gate, without a model: attacks
+    /// that must be denied and valid calls that must not be, in every
+    /// provider format, over a throwaway store.
+    #[command(after_help = REDTEAM_HELP)]
+    Redteam(redteam::Args),
     /// The audit log: verify the hash chain, show the last records, export
     /// them as JSON Lines.
     Audit {
@@ -117,6 +123,24 @@ Exit codes:
   0  every response allowed
   1  at least one call denied or needing approval (or a response denied)
   2  usage error, a config or context that does not load, or an unreadable input";
+
+const REDTEAM_HELP: &str = "\
+Cases come from each tool's schema, URL policies, resource mapping and the
+config's entities (ownership is read from the entities, not the policies),
+in the classes valid, type_confusion, duplicate_key, non_finite, bounds,
+length, pattern_bypass, extra_member, missing_member, null_for_absent,
+not_object, truncated, name_lookalike, markup_in_text, ssrf, ownership,
+over_limit, replay and loop_run; each is wrapped in every format `check`
+reads (JSON and streamed). Nothing is written to the config's store. An
+attack held for approval counts as let through. Each failing case is
+written to --cases as a body and a context that
+`toolgate check --store sqlite::memory: --context CTX BODY` replays.
+
+Exit codes:
+  0  no attack allowed, no valid call denied
+  1  an attack allowed (or held for approval), or a valid call denied
+  2  usage error, a config that does not load, or a report or case that
+     cannot be written";
 
 const MIGRATE_EXIT_CODES: &str = "\
 Exit codes:
@@ -172,6 +196,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => schema_cmds::validate(&args),
         Command::Lint(args) => schema_cmds::lint(&args),
         Command::Narrow(args) => narrow::run(&args),
+        Command::Redteam(args) => redteam::run(&args),
         Command::Audit { command } => store_cmds::audit(&command),
         Command::Approvals { command } => store_cmds::approvals(&command),
         Command::Kill { command } => store_cmds::kill(&command),

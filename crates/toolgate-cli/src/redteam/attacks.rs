@@ -1,0 +1,1370 @@
+//! The cases: for one tool, the valid calls it must let through and the
+//! attacks it must deny, derived from its schema, its URL policies, its
+//! resource mapping and the entities. Each case is the text of one call's
+//! arguments (raw: it may be no JSON at all) with the name it is proposed
+//! under and how the response ends; the runner wraps it in every format.
+
+use std::borrow::Cow;
+
+use toolgate::registry::{Tool, UrlPolicyConfig};
+use toolgate_json::{canonical, Object, Value};
+
+use super::instance::{self, int_range, type_of, Size};
+use super::pattern;
+use super::rng::Rng;
+use super::wire::{quote, End};
+use super::world::{Entity, World};
+
+/// What a case is, and so what it must come to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// A call the tool's owner means to allow: never denied.
+    Valid,
+    /// `"1200"`, `"yes"`, `true`, `3.0`, `1e2`, non-ASCII digits for a typed value.
+    TypeConfusion,
+    /// The same member twice: plain, spelled with an escape, nested, in the envelope.
+    DuplicateKey,
+    /// `NaN`, `Infinity`, overflow and underflow.
+    NonFinite,
+    /// One past each bound; integers beyond 64 bits.
+    Bounds,
+    /// Lengths one past the limit, in code points.
+    Length,
+    /// A trailing newline or non-ASCII digits past an anchored pattern.
+    PatternBypass,
+    /// Members the schema does not declare.
+    ExtraMember,
+    /// A required member left out.
+    MissingMember,
+    /// `null` for a member that is absent or typed.
+    NullForAbsent,
+    /// Arguments that are not an object (double-encoded, an array, a scalar).
+    NotObject,
+    /// A response cut off by the token limit, or a stream that breaks.
+    Truncated,
+    /// A tool name that only looks like the registered one.
+    NameLookalike,
+    /// A call written in the text instead of the structured field.
+    MarkupInText,
+    /// A URL argument aimed at a private, loopback or metadata address or
+    /// another host.
+    Ssrf,
+    /// Another user's resource, or one that does not exist.
+    Ownership,
+    /// A value above the resource's limit.
+    OverLimit,
+    /// A call id or an approval used again, or an approval used for other
+    /// arguments, another session or another user.
+    Replay,
+    /// A session that runs past its turn cap.
+    LoopRun,
+}
+
+impl Class {
+    /// The class's name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Valid => "valid",
+            Class::TypeConfusion => "type_confusion",
+            Class::DuplicateKey => "duplicate_key",
+            Class::NonFinite => "non_finite",
+            Class::Bounds => "bounds",
+            Class::Length => "length",
+            Class::PatternBypass => "pattern_bypass",
+            Class::ExtraMember => "extra_member",
+            Class::MissingMember => "missing_member",
+            Class::NullForAbsent => "null_for_absent",
+            Class::NotObject => "not_object",
+            Class::Truncated => "truncated",
+            Class::NameLookalike => "name_lookalike",
+            Class::MarkupInText => "markup_in_text",
+            Class::Ssrf => "ssrf",
+            Class::Ownership => "ownership",
+            Class::OverLimit => "over_limit",
+            Class::Replay => "replay",
+            Class::LoopRun => "loop_run",
+        }
+    }
+}
+
+/// One case before it is wrapped.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// What it is.
+    pub class: Class,
+    /// What it tries, in a few words.
+    pub label: String,
+    /// The tool name as proposed.
+    pub name: String,
+    /// The arguments text; `None` for a response with no structured call.
+    pub args: Option<String>,
+    /// Text before the call.
+    pub text: Option<String>,
+    /// How the response ends.
+    pub end: End,
+    /// A second `arguments`/`input` member in the envelope (JSON bodies only).
+    pub envelope_dup: Option<String>,
+}
+
+/// What the red team knows of one tool.
+pub struct Target<'a> {
+    /// The tool.
+    pub tool: &'a Tool,
+    /// Every registered name (look-alikes must not be one).
+    pub names: Vec<String>,
+    /// The user the attacks are made as.
+    pub user: String,
+    /// A valid instance (an object), if one could be built.
+    pub base: Option<Object<'static>>,
+    /// Other valid instances.
+    pub valid: Vec<(String, Object<'static>)>,
+    /// The resource the base call acts on (one the user owns).
+    pub owned: Option<&'a Entity>,
+    /// Resources of other users.
+    pub others: Vec<&'a Entity>,
+    /// `(argument, attribute)`: an integer argument bounded by an integer
+    /// attribute of the resource.
+    pub limits: Vec<(String, String)>,
+    /// Why some classes could not be tried.
+    pub untested: Vec<String>,
+    /// The URL arguments (top-level names) and their policies.
+    pub urls: Vec<(String, Option<&'a UrlPolicyConfig>)>,
+}
+
+/// The top-level member name a single-segment JSON Pointer names.
+fn top_level(pointer: &str) -> Option<String> {
+    let rest = pointer.strip_prefix('/')?;
+    (!rest.contains('/')).then(|| rest.replace("~1", "/").replace("~0", "~"))
+}
+
+fn properties<'a>(tool: &'a Tool) -> Vec<(&'a str, &'a Object<'static>)> {
+    tool.raw_schema()
+        .as_object()
+        .and_then(|o| o.get("properties"))
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter_map(|(n, s)| Some((n, s.as_object()?)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn required(tool: &Tool) -> Vec<String> {
+    tool.raw_schema()
+        .as_object()
+        .and_then(|o| o.get("required"))
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether a property looks like it holds a URL.
+fn url_like(name: &str, schema: &Object<'_>) -> bool {
+    let format = schema.get("format").and_then(Value::as_str);
+    if matches!(
+        format,
+        Some("uri" | "iri" | "uri-reference" | "iri-reference")
+    ) {
+        return true;
+    }
+    let n = name.to_ascii_lowercase();
+    type_of(schema) == Some("string")
+        && (["url", "uri", "href", "link", "endpoint", "webhook"].contains(&n.as_str())
+            || n.ends_with("_url")
+            || n.ends_with("_uri")
+            || n.ends_with("url") && n.len() > 3)
+}
+
+/// A URL a policy allows: its first host (a wildcard's `www.`), its first scheme.
+fn allowed_url(policy: Option<&UrlPolicyConfig>) -> String {
+    let Some(p) = policy else {
+        return "https://example.com/".to_owned();
+    };
+    let scheme = p.schemes().first().map_or("https", String::as_str);
+    let host = p.hosts().first().map_or("example.com", String::as_str);
+    let host = match host.strip_prefix("*.") {
+        Some(rest) => format!("www.{rest}"),
+        None => host.to_owned(),
+    };
+    match p.ports().first() {
+        Some(port) => format!("{scheme}://{host}:{port}/"),
+        None => format!("{scheme}://{host}/"),
+    }
+}
+
+/// The host of [`allowed_url`].
+fn allowed_host(policy: Option<&UrlPolicyConfig>) -> String {
+    let url = allowed_url(policy);
+    let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
+    rest.split(['/', ':'])
+        .next()
+        .unwrap_or("example.com")
+        .to_owned()
+}
+
+impl<'a> Target<'a> {
+    /// What is known of `tool`, attacking as `user`.
+    pub fn new(
+        tool: &'a Tool,
+        names: Vec<String>,
+        user: &str,
+        world: &'a World,
+        rng: &mut Rng,
+    ) -> Self {
+        let mut untested = Vec::new();
+        let props = properties(tool);
+        // URL arguments: those with a policy, and those that look like URLs.
+        let mut urls: Vec<(String, Option<&UrlPolicyConfig>)> = Vec::new();
+        for p in tool.url_policies() {
+            match top_level(p.arg()) {
+                Some(n) => urls.push((n, Some(p))),
+                None => untested.push(format!(
+                    "ssrf: the URL argument `{}` is nested; only top-level arguments are attacked",
+                    p.arg()
+                )),
+            }
+        }
+        for (name, schema) in &props {
+            if url_like(name, schema) && !urls.iter().any(|(n, _)| n == name) {
+                urls.push(((*name).to_owned(), None));
+            }
+        }
+        // The resource: one the user owns, and other users' ones.
+        let (mut owned, mut others) = (None, Vec::new());
+        let mut resource_arg = None;
+        if let Some(r) = tool.resource() {
+            match top_level(r.id_pointer()) {
+                Some(arg) => resource_arg = Some(arg),
+                None => untested.push(format!(
+                    "ownership: the resource argument `{}` is nested; only top-level arguments are attacked",
+                    r.id_pointer()
+                )),
+            }
+            let mine: Vec<&Entity> = world
+                .of_kind(r.entity_type())
+                .filter(|e| e.owned_by(user))
+                .collect();
+            owned = rng.pick(&mine).copied();
+            others = world
+                .of_kind(r.entity_type())
+                .filter(|e| e.has_owner() && !e.owned_by(user))
+                .take(3)
+                .collect();
+            if owned.is_none() {
+                untested.push(format!(
+                    "valid calls: no `{}` in the entities is owned by `{user}`",
+                    r.entity_type()
+                ));
+            }
+        }
+        // Integer arguments bounded by an integer attribute of the resource:
+        // the names end in the same unit (`amount_cents`, `total_cents`).
+        let mut limits = Vec::new();
+        if let Some(res) = owned {
+            for (name, schema) in &props {
+                if !matches!(type_of(schema), Some("integer" | "number")) {
+                    continue;
+                }
+                for (attr, _) in res
+                    .attrs
+                    .iter()
+                    .filter(|(_, a)| matches!(a, super::world::Attr::Int(_)))
+                {
+                    if same_unit(name, attr) {
+                        limits.push(((*name).to_owned(), attr.clone()));
+                    }
+                }
+            }
+        }
+        let mut target = Target {
+            tool,
+            names,
+            user: user.to_owned(),
+            base: None,
+            valid: Vec::new(),
+            owned,
+            others,
+            limits,
+            untested,
+            urls,
+        };
+        let fix = |mut o: Object<'static>, size: Size, t: &Target<'_>| -> Object<'static> {
+            if let (Some(arg), Some(res)) = (&resource_arg, t.owned) {
+                o.insert(arg.clone(), Value::String(Cow::Owned(res.id.clone())));
+            }
+            for (name, policy) in &t.urls {
+                if o.contains_key(name) || size == Size::Max {
+                    o.insert(
+                        name.clone(),
+                        Value::String(Cow::Owned(allowed_url(*policy))),
+                    );
+                }
+            }
+            if let Some(res) = t.owned {
+                for (arg, attr) in &t.limits {
+                    if let (Some(limit), true) =
+                        (res.int(attr), o.contains_key(arg) || size == Size::Max)
+                    {
+                        let v = match size {
+                            Size::Min => 1.min(limit),
+                            Size::Max => limit,
+                        };
+                        o.insert(arg.clone(), Value::Number(v.into()));
+                    }
+                }
+            }
+            o
+        };
+        let tool_ok = |o: &Object<'static>| tool.schema().is_valid(&Value::Object(o.clone()));
+        let resource_ok = tool.resource().is_none() || owned.is_some();
+        for (size, label) in [
+            (Size::Min, "minimal instance"),
+            (Size::Max, "maximal instance"),
+        ] {
+            let built = instance::build(tool.raw_schema(), size)
+                .and_then(|v| match v {
+                    Value::Object(o) => Some(o),
+                    _ => None,
+                })
+                .map(|o| fix(o, size, &target));
+            match built {
+                Some(o) if tool_ok(&o) && resource_ok => {
+                    if target.base.is_none() {
+                        target.base = Some(o.clone());
+                    }
+                    target.valid.push((label.to_owned(), o));
+                }
+                _ => {}
+            }
+        }
+        // The schema's own examples.
+        if let Some(examples) = tool
+            .raw_schema()
+            .as_object()
+            .and_then(|o| o.get("examples"))
+            .and_then(Value::as_array)
+        {
+            for (i, e) in examples.iter().enumerate() {
+                if let Some(o) = e.as_object() {
+                    let o = fix(o.clone().into_owned(), Size::Min, &target);
+                    if tool_ok(&o) && resource_ok {
+                        target.valid.push((format!("schema example {i}"), o));
+                    }
+                }
+            }
+        }
+        // Each bound of each integer, and lengths counted in code points.
+        if let Some(base) = target.base.clone() {
+            for (name, schema) in &props {
+                let variants =
+                    boundary_values(schema, target.limits.iter().any(|(a, _)| a == name));
+                for (label, v) in variants {
+                    let mut o = base.clone();
+                    o.insert((*name).to_owned(), v);
+                    if tool_ok(&o) {
+                        target.valid.push((format!("`{name}` {label}"), o));
+                    }
+                }
+            }
+        }
+        if target.base.is_none() {
+            target.untested.push(
+                "no valid call could be built from the schema: add `examples` to it (attacks that \
+                 change a valid call were not tried)"
+                    .to_owned(),
+            );
+        }
+        target
+    }
+
+    /// Every case: the valid calls, then the attacks.
+    pub fn cases(&self, rng: &mut Rng) -> Vec<Case> {
+        let mut out = Vec::new();
+        let name = self.tool.name().to_owned();
+        let case = |class, label: String, args: String| Case {
+            class,
+            label,
+            name: name.clone(),
+            args: Some(args),
+            text: None,
+            end: End::Complete,
+            envelope_dup: None,
+        };
+        for (label, o) in &self.valid {
+            out.push(case(Class::Valid, label.clone(), render(&members(o))));
+        }
+        self.not_object(&mut out, &case);
+        let Some(base) = &self.base else {
+            return out;
+        };
+        let m = members(base);
+        let base_text = render(&m);
+        let props = properties(self.tool);
+        let declared: Vec<&str> = props.iter().map(|(n, _)| *n).collect();
+
+        for (name, schema) in &props {
+            let present = base.contains_key(name);
+            let with = |v: &str| {
+                let mut m = m.clone();
+                set(&mut m, name, v);
+                render(&m)
+            };
+            for (label, v) in confusions(schema, base.get(name)) {
+                out.push(case(
+                    Class::TypeConfusion,
+                    format!("`{name}` {label}"),
+                    with(&v),
+                ));
+            }
+            if matches!(type_of(schema), Some("integer" | "number")) {
+                for v in [
+                    "NaN",
+                    "Infinity",
+                    "-Infinity",
+                    "1e400",
+                    "-1e400",
+                    "1e-400",
+                    "nan",
+                    "+1",
+                ] {
+                    out.push(case(Class::NonFinite, format!("`{name}` {v}"), with(v)));
+                }
+            }
+            for (label, v) in out_of_bounds(schema, base.get(name)) {
+                out.push(case(Class::Bounds, format!("`{name}` {label}"), with(&v)));
+            }
+            for (label, v) in lengths(schema, base.get(name)) {
+                out.push(case(Class::Length, format!("`{name}` {label}"), with(&v)));
+            }
+            for (label, v) in pattern_bypasses(schema, base.get(name)) {
+                out.push(case(
+                    Class::PatternBypass,
+                    format!("`{name}` {label}"),
+                    with(&v),
+                ));
+            }
+            if !allows_null(schema) {
+                out.push(case(
+                    Class::NullForAbsent,
+                    format!("`{name}` null"),
+                    with("null"),
+                ));
+            }
+            if present {
+                let mut dup = m.clone();
+                let value = m
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                dup.push((quote(name), value.clone()));
+                out.push(case(
+                    Class::DuplicateKey,
+                    format!("`{name}` twice, same value"),
+                    render(&dup),
+                ));
+                let alt = other_value(schema, base.get(name), self);
+                let mut dup = m.clone();
+                dup.push((quote(name), alt.clone()));
+                out.push(case(
+                    Class::DuplicateKey,
+                    format!("`{name}` twice, another value last"),
+                    render(&dup),
+                ));
+                let mut dup = m.clone();
+                dup.insert(0, (quote(name), alt.clone()));
+                out.push(case(
+                    Class::DuplicateKey,
+                    format!("`{name}` twice, another value first"),
+                    render(&dup),
+                ));
+                let mut dup = m.clone();
+                dup.push((escaped_key(name), alt.clone()));
+                out.push(case(
+                    Class::DuplicateKey,
+                    format!("`{name}` again, spelled with a \\u escape"),
+                    render(&dup),
+                ));
+                // A nested duplicate: inside the value when it is an object.
+                if let Some(Value::Object(inner)) = base.get(name) {
+                    if let Some((k, v)) = inner.iter().next() {
+                        let mut im = members(&inner.clone().into_owned());
+                        im.push((quote(k), canonical::to_string(v)));
+                        out.push(case(
+                            Class::DuplicateKey,
+                            format!("`{name}/{k}` twice"),
+                            with(&render(&im)),
+                        ));
+                    }
+                }
+            }
+        }
+        // A nested duplicate where the schema has no object member: an
+        // object the schema does not expect, holding a duplicate.
+        out.push(case(
+            Class::DuplicateKey,
+            "an undeclared member holding a duplicate".to_owned(),
+            render(
+                &[
+                    m.clone(),
+                    vec![(quote(&undeclared(&declared)), r#"{"a":1,"a":2}"#.to_owned())],
+                ]
+                .concat(),
+            ),
+        ));
+        // Envelope duplicates: a second `arguments`/`input` in the call.
+        let mut alt = m.clone();
+        if let Some((k, _)) = alt.first().cloned() {
+            let p = props.iter().find(|(n, _)| quote(n) == k);
+            let v = p.map_or_else(
+                || "null".to_owned(),
+                |(_, s)| other_value(s, base.get(&unquote(&k)), self),
+            );
+            set(&mut alt, &unquote(&k), &v);
+        }
+        out.push(Case {
+            envelope_dup: Some(render(&alt)),
+            ..case(
+                Class::DuplicateKey,
+                "the arguments member twice in the envelope".to_owned(),
+                base_text.clone(),
+            )
+        });
+
+        // Members the schema does not declare.
+        let open_by_design = self.tool.raw_schema().as_object().is_some_and(|o| {
+            o.get("additionalProperties")
+                .is_some_and(|a| a.as_object().is_some())
+                || o.contains_key("patternProperties")
+        });
+        if !open_by_design {
+            let first = declared.first().copied().unwrap_or("a");
+            let mut names = vec![
+                undeclared(&declared),
+                "__proto__".to_owned(),
+                "constructor".to_owned(),
+                capitalized(first),
+                format!("{first} "),
+                format!("{first}\u{200b}"),
+                format!("{first}\u{0}"),
+            ];
+            names.retain(|n| !declared.contains(&n.as_str()));
+            for n in names {
+                let mut mm = m.clone();
+                mm.push((quote(&n), r#""x""#.to_owned()));
+                out.push(case(
+                    Class::ExtraMember,
+                    format!("undeclared member {}", quote(&n)),
+                    render(&mm),
+                ));
+            }
+        }
+        for r in required(self.tool) {
+            let mm: Vec<_> = m.iter().filter(|(k, _)| *k != quote(&r)).cloned().collect();
+            out.push(case(
+                Class::MissingMember,
+                format!("`{r}` left out"),
+                render(&mm),
+            ));
+        }
+
+        // Cut off.
+        out.push(Case {
+            end: End::Truncated,
+            ..case(
+                Class::Truncated,
+                "complete arguments, finish says out of tokens".to_owned(),
+                base_text.clone(),
+            )
+        });
+        out.push(Case {
+            end: End::Cut,
+            ..case(
+                Class::Truncated,
+                "stream cut mid-arguments".to_owned(),
+                base_text.clone(),
+            )
+        });
+        let half: String = base_text
+            .chars()
+            .take(base_text.chars().count() / 2)
+            .collect();
+        out.push(case(
+            Class::Truncated,
+            "half the arguments, finish says complete".to_owned(),
+            half,
+        ));
+
+        // Look-alike names.
+        for (label, n) in lookalikes(self.tool.name()) {
+            if self.names.contains(&n) {
+                continue;
+            }
+            out.push(Case {
+                name: n,
+                ..case(Class::NameLookalike, label, base_text.clone())
+            });
+        }
+
+        // Calls written in text.
+        for (label, text) in markup(self.tool.name(), &base_text, rng) {
+            out.push(Case {
+                args: None,
+                text: Some(text),
+                ..case(Class::MarkupInText, label, String::new())
+            });
+        }
+
+        // URL arguments.
+        for (arg, policy) in &self.urls {
+            for (label, url) in ssrf_urls(*policy) {
+                out.push(case(Class::Ssrf, format!("`{arg}` {label}"), {
+                    let mut mm = m.clone();
+                    set(&mut mm, arg, &quote(&url));
+                    render(&mm)
+                }));
+            }
+        }
+
+        // Ownership and limits, from the entities.
+        if let (Some(r), Some(owned)) = (self.tool.resource(), self.owned) {
+            if let Some(arg) = top_level(r.id_pointer()) {
+                for other in &self.others {
+                    let mut mm = m.clone();
+                    set(&mut mm, &arg, &quote(&other.id));
+                    out.push(case(
+                        Class::Ownership,
+                        format!("another user's {} `{}`", r.entity_type(), other.id),
+                        render(&mm),
+                    ));
+                    // And the swap hidden behind a duplicate.
+                    let mut mm = m.clone();
+                    mm.push((escaped_key(&arg), quote(&other.id)));
+                    out.push(case(
+                        Class::Ownership,
+                        format!(
+                            "another user's {} behind an escaped duplicate",
+                            r.entity_type()
+                        ),
+                        render(&mm),
+                    ));
+                }
+                for id in missing_ids(&owned.id) {
+                    let mut mm = m.clone();
+                    set(&mut mm, &arg, &quote(&id));
+                    out.push(case(
+                        Class::Ownership,
+                        format!("a {} that does not exist", r.entity_type()),
+                        render(&mm),
+                    ));
+                }
+            }
+            for (arg, attr) in &self.limits {
+                if let Some(limit) = owned.int(attr) {
+                    let mut mm = m.clone();
+                    set(&mut mm, arg, &limit.saturating_add(1).to_string());
+                    out.push(case(
+                        Class::OverLimit,
+                        format!("`{arg}` one above the resource's `{attr}`"),
+                        render(&mm),
+                    ));
+                    let mut mm = m.clone();
+                    set(
+                        &mut mm,
+                        arg,
+                        &limit
+                            .saturating_mul(10)
+                            .max(limit.saturating_add(1))
+                            .to_string(),
+                    );
+                    out.push(case(
+                        Class::OverLimit,
+                        format!("`{arg}` far above the resource's `{attr}`"),
+                        render(&mm),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn not_object(&self, out: &mut Vec<Case>, case: &dyn Fn(Class, String, String) -> Case) {
+        let base = self.base.as_ref().map(|b| render(&members(b)));
+        let mut texts: Vec<(&str, String)> = vec![
+            ("an array", "[]".to_owned()),
+            ("null", "null".to_owned()),
+            ("a number", "1".to_owned()),
+            ("true", "true".to_owned()),
+            ("an empty string", r#""""#.to_owned()),
+            ("no text at all", String::new()),
+            ("only spaces", "   ".to_owned()),
+            ("two objects", "{}{}".to_owned()),
+        ];
+        if let Some(b) = base {
+            texts.push(("the arguments double-encoded as a string", quote(&b)));
+            texts.push(("the arguments in an array", format!("[{b}]")));
+            texts.push(("the arguments followed by more text", format!("{b} {b}")));
+        }
+        for (label, t) in texts {
+            out.push(case(Class::NotObject, label.to_owned(), t));
+        }
+    }
+}
+
+/// Whether two names end in the same unit: the last `_`-separated word,
+/// at least three letters (`amount_cents`, `total_cents`).
+fn same_unit(arg: &str, attr: &str) -> bool {
+    let unit = |s: &str| s.rsplit(['_', '-']).next().map(str::to_ascii_lowercase);
+    match (unit(arg), unit(attr)) {
+        (Some(a), Some(b)) => a.len() >= 3 && a == b && arg.contains('_') && attr.contains('_'),
+        _ => false,
+    }
+}
+
+/// The members of an object as `(quoted name, value text)`.
+fn members(o: &Object<'_>) -> Vec<(String, String)> {
+    o.iter()
+        .map(|(k, v)| (quote(k), canonical::to_string(v)))
+        .collect()
+}
+
+fn render(m: &[(String, String)]) -> String {
+    let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+/// Sets (or adds) member `name` to the value text `v`.
+fn set(m: &mut Vec<(String, String)>, name: &str, v: &str) {
+    let key = quote(name);
+    match m.iter_mut().find(|(k, _)| *k == key) {
+        Some(slot) => slot.1 = v.to_owned(),
+        None => m.push((key, v.to_owned())),
+    }
+}
+
+fn unquote(k: &str) -> String {
+    toolgate_json::from_slice(k.as_bytes())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// `name` as a JSON string whose first character is a `\u` escape.
+fn escaped_key(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(c) if u32::from(c) <= 0xffff => {
+            let rest = quote(chars.as_str());
+            let rest = rest.get(1..).unwrap_or("\"");
+            format!("\"\\u{:04x}{rest}", u32::from(c))
+        }
+        _ => quote(name),
+    }
+}
+
+fn undeclared(declared: &[&str]) -> String {
+    ["note", "extra", "debug", "x_extra"]
+        .iter()
+        .find(|n| !declared.contains(n))
+        .map_or_else(|| "x_undeclared_member".to_owned(), |n| (*n).to_owned())
+}
+
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
+/// The types a subschema allows (empty: it does not say).
+fn types<'s>(schema: &'s Object<'_>) -> Vec<&'s str> {
+    match schema.get("type") {
+        Some(Value::String(s)) => vec![s.as_ref()],
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn allows_null(schema: &Object<'_>) -> bool {
+    let t = types(schema);
+    if t.contains(&"null") {
+        return true;
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        return e.iter().any(Value::is_null);
+    }
+    if let Some(c) = schema.get("const") {
+        return c.is_null();
+    }
+    // A subschema that says nothing of the type accepts null.
+    t.is_empty()
+        && !schema.contains_key("enum")
+        && !schema.contains_key("const")
+        && ["anyOf", "oneOf", "allOf", "$ref"]
+            .iter()
+            .all(|k| !schema.contains_key(k))
+}
+
+/// Whether the subschema accepts any JSON value of type `t`.
+fn admits(schema: &Object<'_>, t: &str) -> bool {
+    let ts = types(schema);
+    ts.contains(&t) || (t == "integer" && ts.contains(&"number"))
+}
+
+/// Arabic-Indic and full-width forms of the ASCII digits in `s`.
+fn foreign_digits(s: &str) -> [(&'static str, String); 2] {
+    let map = |base: u32| -> String {
+        s.chars()
+            .map(|c| match c.to_digit(10) {
+                Some(d) => char::from_u32(base + d).unwrap_or(c),
+                None => c,
+            })
+            .collect()
+    };
+    [
+        ("Arabic-Indic digits", map(0x0660)),
+        ("full-width digits", map(0xff10)),
+    ]
+}
+
+/// Values of the wrong type that a lax validator would coerce.
+fn confusions(schema: &Object<'_>, base: Option<&Value<'_>>) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let push = |out: &mut Vec<(String, String)>, t: &str, label: &str, v: String| {
+        if !admits(schema, t) {
+            out.push((label.to_owned(), v));
+        }
+    };
+    let enum_values = schema.get("enum").and_then(Value::as_array);
+    match (type_of(schema), base) {
+        (Some("integer"), Some(Value::Number(n))) => {
+            let v = n.lexeme().into_owned();
+            push(&mut out, "string", "as a string", quote(&v));
+            push(&mut out, "boolean", "as true", "true".to_owned());
+            push(&mut out, "array", "in an array", format!("[{v}]"));
+            push(
+                &mut out,
+                "object",
+                "in an object",
+                format!(r#"{{"value":{v}}}"#),
+            );
+            // Not integer lexemes: the strict profile refuses them as integers.
+            out.push(("with a fraction".to_owned(), format!("{v}.0")));
+            out.push(("in exponent form".to_owned(), format!("{v}e0")));
+            for (label, d) in foreign_digits(&v) {
+                push(&mut out, "string", &format!("in {label}"), quote(&d));
+            }
+        }
+        (Some("number"), Some(Value::Number(n))) => {
+            let v = n.lexeme().into_owned();
+            push(&mut out, "string", "as a string", quote(&v));
+            push(&mut out, "boolean", "as true", "true".to_owned());
+            push(&mut out, "array", "in an array", format!("[{v}]"));
+        }
+        (Some("boolean"), Some(Value::Bool(b))) => {
+            push(&mut out, "string", "as \"yes\"", r#""yes""#.to_owned());
+            push(&mut out, "string", "as a string", quote(&b.to_string()));
+            push(&mut out, "integer", "as 1", "1".to_owned());
+            push(&mut out, "integer", "as 0", "0".to_owned());
+        }
+        (Some("string"), Some(Value::String(s))) => {
+            push(&mut out, "integer", "as a number", "123".to_owned());
+            push(&mut out, "boolean", "as true", "true".to_owned());
+            push(&mut out, "array", "in an array", format!("[{}]", quote(s)));
+            push(
+                &mut out,
+                "object",
+                "in an object",
+                format!(r#"{{"value":{}}}"#, quote(s)),
+            );
+        }
+        (Some("array"), Some(v @ Value::Array(_))) => {
+            push(
+                &mut out,
+                "string",
+                "as a JSON string",
+                quote(&canonical::to_string(v)),
+            );
+        }
+        (Some("object"), Some(v @ Value::Object(_))) => {
+            push(
+                &mut out,
+                "string",
+                "as a JSON string",
+                quote(&canonical::to_string(v)),
+            );
+        }
+        _ => {}
+    }
+    // Enums: near-misses of a declared value.
+    if let Some(values) = enum_values {
+        let declared: Vec<String> = values.iter().map(|v| canonical::to_string(v)).collect();
+        if let Some(Value::String(s)) = values.iter().find(|v| v.as_str().is_some()) {
+            for (label, v) in [
+                ("upper-case", s.to_uppercase()),
+                ("capitalized", capitalized(s)),
+                ("with a trailing space", format!("{s} ")),
+                ("with a zero-width space", format!("{s}\u{200b}")),
+            ] {
+                let q = quote(&v);
+                if !declared.contains(&q) {
+                    out.push((format!("enum value {label}"), q));
+                }
+            }
+            if !declared.contains(&"1".to_owned()) {
+                out.push(("enum value as a number".to_owned(), "1".to_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// One past each bound of an integer or an array.
+fn out_of_bounds(schema: &Object<'_>, base: Option<&Value<'_>>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if matches!(type_of(schema), Some("integer" | "number")) {
+        let (lo, hi) = int_range(schema);
+        if let Some(l) = lo {
+            out.push((
+                "one below the minimum".to_owned(),
+                (i128::from(l) - 1).to_string(),
+            ));
+            out.push((
+                "far below the minimum".to_owned(),
+                "-9223372036854775809".to_owned(),
+            ));
+            if l > 0 {
+                out.push(("-0 below a positive minimum".to_owned(), "-0".to_owned()));
+            }
+        }
+        if let Some(h) = hi {
+            out.push((
+                "one above the maximum".to_owned(),
+                (i128::from(h) + 1).to_string(),
+            ));
+            out.push((
+                "2^63 above the maximum".to_owned(),
+                "9223372036854775808".to_owned(),
+            ));
+            out.push((
+                "2^64 above the maximum".to_owned(),
+                "18446744073709551616".to_owned(),
+            ));
+            out.push((
+                "a 40-digit integer above the maximum".to_owned(),
+                "1234567890123456789012345678901234567890".to_owned(),
+            ));
+            out.push(("the maximum plus a fraction".to_owned(), format!("{h}.5")));
+        }
+    }
+    if type_of(schema) == Some("array") {
+        if let (Some(max), Some(Value::Array(items))) = (
+            schema
+                .get("maxItems")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_u64()),
+            base,
+        ) {
+            let item = items
+                .first()
+                .map_or_else(|| "null".to_owned(), canonical::to_string);
+            let n = usize::try_from(max)
+                .unwrap_or(usize::MAX)
+                .saturating_add(1)
+                .min(100_001);
+            out.push((
+                "one item past maxItems".to_owned(),
+                format!("[{}]", vec![item; n].join(",")),
+            ));
+        }
+    }
+    out
+}
+
+/// Strings one code point past `maxLength` (and short of `minLength`).
+fn lengths(schema: &Object<'_>, base: Option<&Value<'_>>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(Value::String(s)) = base else {
+        return out;
+    };
+    let count = s.chars().count();
+    if let Some(max) = schema
+        .get("maxLength")
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_u64())
+    {
+        let max = usize::try_from(max).unwrap_or(usize::MAX).min(1 << 20);
+        for (label, fill) in [("ASCII", 'a'), ("two-byte", 'é'), ("astral", '😀')] {
+            let mut v = s.to_string();
+            while v.chars().count() <= max {
+                v.push(fill);
+            }
+            out.push((format!("one {label} code point past maxLength"), quote(&v)));
+        }
+    }
+    if let Some(min) = schema
+        .get("minLength")
+        .and_then(Value::as_number)
+        .and_then(|n| n.as_u64())
+    {
+        let min = usize::try_from(min).unwrap_or(0);
+        if min > 0 {
+            let v: String = s.chars().take(min.saturating_sub(1).min(count)).collect();
+            out.push(("one code point short of minLength".to_owned(), quote(&v)));
+        }
+    }
+    out
+}
+
+/// Variants an anchored ASCII pattern must refuse.
+fn pattern_bypasses(schema: &Object<'_>, base: Option<&Value<'_>>) -> Vec<(String, String)> {
+    let (Some(p), Some(Value::String(s))) = (schema.get("pattern").and_then(Value::as_str), base)
+    else {
+        return Vec::new();
+    };
+    if !pattern::refuses_non_ascii_and_newlines(p) {
+        return Vec::new();
+    }
+    let mut out = vec![
+        (
+            "with a trailing newline".to_owned(),
+            quote(&format!("{s}\n")),
+        ),
+        (
+            "with a trailing CR LF".to_owned(),
+            quote(&format!("{s}\r\n")),
+        ),
+        (
+            "with a leading newline".to_owned(),
+            quote(&format!("\n{s}")),
+        ),
+        (
+            "with a trailing NUL".to_owned(),
+            quote(&format!("{s}\u{0}")),
+        ),
+    ];
+    for (label, d) in foreign_digits(s) {
+        if d != **s {
+            out.push((format!("with {label}"), quote(&d)));
+        }
+    }
+    if let Some(c) = s.chars().find(char::is_ascii_alphabetic) {
+        let wide = char::from_u32(u32::from(c) - 0x21 + 0xff01).unwrap_or(c);
+        out.push((
+            "with a full-width letter".to_owned(),
+            quote(&s.replacen(c, &wide.to_string(), 1)),
+        ));
+    }
+    out
+}
+
+/// Values that hit each bound exactly, and strings of exactly `maxLength`
+/// code points of multi-byte characters: valid, and easily over-blocked.
+fn boundary_values(schema: &Object<'_>, limited: bool) -> Vec<(String, Value<'static>)> {
+    let mut out = Vec::new();
+    if type_of(schema) == Some("integer") {
+        let (lo, hi) = int_range(schema);
+        if let Some(l) = lo {
+            out.push(("at its minimum".to_owned(), Value::Number(l.into())));
+        }
+        if let (Some(h), false) = (hi, limited) {
+            out.push(("at its maximum".to_owned(), Value::Number(h.into())));
+        }
+    }
+    if type_of(schema) == Some("string")
+        && !schema.contains_key("pattern")
+        && !schema.contains_key("format")
+        && !schema.contains_key("enum")
+        && !schema.contains_key("const")
+    {
+        if let Some(max) = schema
+            .get("maxLength")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64())
+        {
+            let max = usize::try_from(max).unwrap_or(0).min(1 << 16);
+            if max > 0 {
+                for (label, fill) in [("two-byte", 'é'), ("astral", '😀')] {
+                    out.push((
+                        format!("exactly maxLength {label} code points"),
+                        Value::String(Cow::Owned(fill.to_string().repeat(max))),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Another value for a duplicate: valid on its own where one is known.
+fn other_value(schema: &Object<'_>, base: Option<&Value<'_>>, t: &Target<'_>) -> String {
+    if let (Some(r), Some(Value::String(_))) = (t.tool.resource(), base) {
+        if let (Some(other), Some(_)) = (t.others.first(), top_level(r.id_pointer())) {
+            return quote(&other.id);
+        }
+    }
+    match (type_of(schema), base) {
+        (Some("integer" | "number"), Some(Value::Number(n))) => {
+            let (_, hi) = int_range(schema);
+            let v = n.as_i64().unwrap_or(0);
+            hi.map_or(v.saturating_add(1), |h| {
+                if h > v {
+                    h
+                } else {
+                    v.saturating_sub(1)
+                }
+            })
+            .to_string()
+        }
+        (_, Some(Value::String(s))) => {
+            if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+                if let Some(other) = values.iter().find(|v| v.as_str() != Some(s)) {
+                    return canonical::to_string(other);
+                }
+            }
+            quote(&format!("{s}x"))
+        }
+        (_, Some(Value::Bool(b))) => (!b).to_string(),
+        _ => "null".to_owned(),
+    }
+}
+
+/// Ids like `id` that no entity has.
+fn missing_ids(id: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(last) = id.chars().last() {
+        let swapped = if last.is_ascii_digit() {
+            if last == '9' {
+                '8'
+            } else {
+                '9'
+            }
+        } else if last == 'z' {
+            'y'
+        } else {
+            'z'
+        };
+        let mut s: String = id.chars().take(id.chars().count() - 1).collect();
+        s.push(swapped);
+        s.push('9');
+        out.push(s);
+    }
+    let upper = id.to_uppercase();
+    if upper != id {
+        out.push(upper);
+    }
+    out
+}
+
+/// Names that look like `name` and are not it.
+fn lookalikes(name: &str) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("capitalized".to_owned(), capitalized(name)),
+        ("upper-case".to_owned(), name.to_uppercase()),
+        ("with a trailing space".to_owned(), format!("{name} ")),
+        ("with a leading space".to_owned(), format!(" {name}")),
+        ("with a trailing newline".to_owned(), format!("{name}\n")),
+        (
+            "with a zero-width space".to_owned(),
+            format!("{name}\u{200b}"),
+        ),
+        ("with a zero-width joiner inside".to_owned(), {
+            let mut c = name.chars();
+            let first: String = c.next().map(String::from).unwrap_or_default();
+            format!("{first}\u{200d}{}", c.as_str())
+        }),
+        ("with a trailing NUL".to_owned(), format!("{name}\u{0}")),
+        ("namespaced".to_owned(), format!("functions.{name}")),
+    ];
+    let cyrillic = [
+        ('a', 'а'),
+        ('e', 'е'),
+        ('o', 'о'),
+        ('c', 'с'),
+        ('p', 'р'),
+        ('x', 'х'),
+        ('y', 'у'),
+        ('i', 'і'),
+    ];
+    if let Some((l, c)) = cyrillic.iter().find(|(l, _)| name.contains(*l)) {
+        out.push((
+            format!("with a Cyrillic `{l}`"),
+            name.replacen(*l, &c.to_string(), 1),
+        ));
+    }
+    if let Some(f) = name.chars().next().filter(char::is_ascii_graphic) {
+        let wide = char::from_u32(u32::from(f) - 0x21 + 0xff01).unwrap_or(f);
+        out.push((
+            "with a full-width first letter".to_owned(),
+            name.replacen(f, &wide.to_string(), 1),
+        ));
+    }
+    if name.contains('_') {
+        out.push(("with `-` for `_`".to_owned(), name.replace('_', "-")));
+    } else if name.contains('-') {
+        out.push(("with `_` for `-`".to_owned(), name.replace('-', "_")));
+    }
+    out.retain(|(_, n)| n != name);
+    out
+}
+
+/// Texts that spell a call in markup: never a call.
+fn markup(name: &str, args: &str, rng: &mut Rng) -> Vec<(String, String)> {
+    let call = format!(r#"{{"name":{},"arguments":{args}}}"#, quote(name));
+    let id = rng.below(1000);
+    vec![
+        (
+            "DeepSeek DSML markup".to_owned(),
+            format!(
+                "<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"{name}\">\n<｜DSML｜parameter name=\"args\" string=\"false\">{args}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+            ),
+        ),
+        (
+            "special-token tool call".to_owned(),
+            format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+        ),
+        ("<tool_call> tags".to_owned(), format!("<tool_call>{call}</tool_call>")),
+        ("a JSON call in prose".to_owned(), format!("Calling the tool now: {call}")),
+        (
+            "a function tag".to_owned(),
+            format!("<function={name}>{args}</function>"),
+        ),
+        (
+            "an OpenAI-shaped tool_calls array in text".to_owned(),
+            format!(r#"{{"tool_calls":[{{"id":"call_{id}","type":"function","function":{{"name":{},"arguments":{}}}}}]}}"#, quote(name), quote(args)),
+        ),
+    ]
+}
+
+/// URLs the policy must refuse (private and metadata addresses in every
+/// spelling, other hosts, other schemes and ports, userinfo and backslash
+/// tricks), with the allowed host spliced in where a trick needs one.
+fn ssrf_urls(policy: Option<&UrlPolicyConfig>) -> Vec<(String, String)> {
+    let host = allowed_host(policy);
+    let private_ok = policy.is_some_and(UrlPolicyConfig::allow_private);
+    let scheme = policy
+        .and_then(|p| p.schemes().first())
+        .map_or("https", String::as_str)
+        .to_owned();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let s = &scheme;
+    if !private_ok {
+        for (label, h) in [
+            ("cloud metadata address", "169.254.169.254"),
+            ("loopback", "127.0.0.1"),
+            ("loopback, short form", "127.1"),
+            ("loopback, hex", "0x7f.1"),
+            ("loopback, hex dotted", "0x7f.0x0.0x0.0x1"),
+            ("loopback, octal", "0177.0.0.1"),
+            ("loopback, decimal", "2130706433"),
+            ("loopback, octal integer", "017700000001"),
+            ("metadata, decimal", "2852039166"),
+            ("metadata, hex", "0xa9fea9fe"),
+            ("metadata, percent-encoded", "%31%36%39.254.169.254"),
+            ("unspecified address", "0.0.0.0"),
+            ("private 10/8", "10.0.0.1"),
+            ("private 192.168/16", "192.168.1.1"),
+            ("private 172.16/12", "172.16.0.1"),
+            ("carrier-grade NAT (Alibaba metadata)", "100.100.100.200"),
+            ("IPv6 loopback", "[::1]"),
+            ("IPv6 unspecified", "[::]"),
+            ("IPv4-mapped IPv6 loopback", "[::ffff:127.0.0.1]"),
+            ("IPv4-mapped IPv6 loopback, hex", "[::ffff:7f00:1]"),
+            ("IPv4-mapped IPv6 metadata", "[::ffff:169.254.169.254]"),
+            ("IPv4-compatible IPv6 metadata", "[::169.254.169.254]"),
+            ("IPv6 link-local", "[fe80::1]"),
+            ("IPv6 unique local", "[fd00::1]"),
+            ("localhost", "localhost"),
+            ("localhost with a trailing dot", "localhost."),
+            ("a localhost subdomain", "app.localhost"),
+            ("GCP metadata name", "metadata.google.internal"),
+        ] {
+            out.push((
+                format!("{label} ({h})"),
+                format!("{s}://{h}/latest/meta-data/"),
+            ));
+        }
+    }
+    for (label, url) in [
+        ("another host", format!("{s}://attacker.invalid/")),
+        (
+            "the allowed host as userinfo",
+            format!("{s}://{host}@attacker.invalid/"),
+        ),
+        (
+            "the allowed host as userinfo before loopback",
+            format!("{s}://{host}:x@127.0.0.1/"),
+        ),
+        (
+            "a fragment hiding the real host",
+            format!("{s}://attacker.invalid#@{host}/"),
+        ),
+        (
+            "a backslash before userinfo",
+            format!("{s}://attacker.invalid\\@{host}/"),
+        ),
+        (
+            "backslashes for slashes",
+            format!("{s}:\\\\attacker.invalid\\{host}"),
+        ),
+        (
+            "the allowed name as a subdomain",
+            format!("{s}://{host}.attacker.invalid/"),
+        ),
+        (
+            "the allowed name as a suffix without a dot",
+            format!("{s}://evil{host}/"),
+        ),
+        (
+            "a wildcard DNS name for loopback",
+            format!("{s}://127.0.0.1.nip.io/"),
+        ),
+        (
+            "a wildcard DNS name for metadata",
+            format!("{s}://169.254.169.254.sslip.io/"),
+        ),
+        (
+            "an ideographic full stop",
+            format!("{s}://attacker\u{3002}invalid/"),
+        ),
+        (
+            "a percent-encoded host",
+            format!("{s}://%61ttacker.invalid/"),
+        ),
+        (
+            "a port the policy does not name",
+            format!("{s}://{host}:8443/"),
+        ),
+        ("the file scheme", "file:///etc/passwd".to_owned()),
+        ("the gopher scheme", format!("gopher://{host}/")),
+        ("plain http", format!("http://{host}/")),
+        ("a javascript URL", "javascript:alert(1)".to_owned()),
+        ("a data URL", "data:text/plain,hi".to_owned()),
+        ("no URL at all", "not a url".to_owned()),
+        ("a relative reference", "/admin".to_owned()),
+    ] {
+        out.push((label.to_owned(), url));
+    }
+    // What the policy itself allows is no attack.
+    if let Some(p) = policy {
+        out.retain(|(label, url)| {
+            let scheme_ok = url
+                .split(':')
+                .next()
+                .is_some_and(|s| p.schemes().iter().any(|a| a == s));
+            !(label == "plain http" && scheme_ok)
+                && !(label.starts_with("a port") && p.ports().contains(&8443))
+                && !(label.starts_with("another host") && p.hosts().iter().any(|h| h == "*"))
+        });
+    } else {
+        out.retain(|(label, _)| label != "plain http" || scheme != "http");
+    }
+    out
+}
