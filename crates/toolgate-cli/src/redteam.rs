@@ -147,6 +147,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         gate: &gate,
         store: &store,
         user: &user,
+        users: world.users().map(str::to_owned).collect(),
         sessions: 0,
         report: Report::new(args.seed, &user),
     };
@@ -220,6 +221,7 @@ struct Runner<'a> {
     gate: &'a StoreGate,
     store: &'a Arc<dyn Store>,
     user: &'a str,
+    users: Vec<String>,
     sessions: u64,
     report: Report,
 }
@@ -408,13 +410,16 @@ impl Runner<'_> {
             &user,
             &s3,
         );
+        // Another user the call is not denied for (held or allowed on
+        // their own), so that only the approval's binding can stop it.
+        let other = self.other_user(&body("call_probe", &args));
         step(
             self,
             Class::Replay,
             "the approval as another user",
             Expect::NotAllow,
             body("call_bound_4", &args),
-            "redteam-other-user",
+            &other,
             &s2,
         );
         step(
@@ -426,6 +431,24 @@ impl Runner<'_> {
             &user,
             &s2,
         );
+    }
+
+    /// A user of the entities other than the attacker for whom `body` is
+    /// not denied in a fresh session, else a user nobody defines.
+    fn other_user(&mut self, body: &str) -> String {
+        let users: Vec<String> = self
+            .users
+            .iter()
+            .filter(|u| *u != self.user)
+            .cloned()
+            .collect();
+        for u in users {
+            let session = self.session();
+            if Expect::NotDeny.holds(&self.decide(body, &u, &session)) {
+                return u;
+            }
+        }
+        "redteam-other-user".to_owned()
     }
 
     /// Approves the pending approval `d` names; whether there was one.

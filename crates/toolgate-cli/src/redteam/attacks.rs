@@ -112,8 +112,6 @@ pub struct Target<'a> {
     pub tool: &'a Tool,
     /// Every registered name (look-alikes must not be one).
     pub names: Vec<String>,
-    /// The user the attacks are made as.
-    pub user: String,
     /// A valid instance (an object), if one could be built.
     pub base: Option<Object<'static>>,
     /// Other valid instances.
@@ -285,7 +283,6 @@ impl<'a> Target<'a> {
         let mut target = Target {
             tool,
             names,
-            user: user.to_owned(),
             base: None,
             valid: Vec::new(),
             owned,

@@ -13,6 +13,10 @@ use super::attacks::Class;
 use super::wire::{quote, Wire};
 use super::Expect;
 
+/// How many failures the text report lists one by one (all are written
+/// to the cases folder, and listed in the JSON and JUnit reports).
+const MAX_LISTED: usize = 40;
+
 /// One decided case.
 #[derive(Debug, Clone)]
 pub struct Outcome {
@@ -260,7 +264,7 @@ impl Report {
         let failures = self.failures();
         if !failures.is_empty() {
             let _ = writeln!(out, "\nfailures:");
-            for f in &failures {
+            for f in failures.iter().take(MAX_LISTED) {
                 let what = if f.is_attack() {
                     "attack let through"
                 } else {
@@ -284,6 +288,14 @@ impl Report {
                     let _ = writeln!(out, "       (a step of a sequence: it depends on the steps before it in its session)");
                 }
             }
+        }
+        if failures.len() > MAX_LISTED {
+            let _ = writeln!(
+                out,
+                "  … and {} more failures, each written to `{}`",
+                failures.len() - MAX_LISTED,
+                cases.display()
+            );
         }
         let t = self.totals();
         let _ = writeln!(

@@ -67,15 +67,6 @@ impl Wire {
         )
     }
 
-    /// Whether the format carries the arguments inline as a JSON value
-    /// (then text that is not one JSON value breaks the whole body).
-    pub fn inline(self) -> bool {
-        matches!(
-            self,
-            Wire::Anthropic | Wire::Gemini | Wire::GeminiStream | Wire::Mcp
-        )
-    }
-
     /// Whether the format has a finish signal that can say "cut off".
     pub fn can_truncate(self) -> bool {
         self != Wire::Mcp

@@ -111,11 +111,6 @@ impl World {
     pub fn of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Entity> + 'a {
         self.entities.iter().filter(move |e| e.kind == kind)
     }
-
-    /// Whether an entity of `kind` has id `id`.
-    pub fn exists(&self, kind: &str, id: &str) -> bool {
-        self.of_kind(kind).any(|e| e.id == id)
-    }
 }
 
 /// `{"type": T, "id": I}` or `{"__entity": {…}}`.
