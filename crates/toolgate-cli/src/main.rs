@@ -8,11 +8,13 @@
 
 mod check;
 mod json_check;
+mod lint_config;
 mod narrow;
 mod report;
 mod schema_cmds;
 mod serve;
 mod store_cmds;
+mod strict_modes;
 mod table;
 
 use std::process::ExitCode;
