@@ -439,10 +439,10 @@ impl ToolLint<'_, '_> {
                 APPROVAL_OFF,
                 "",
                 format!(
-                    "a `{}` tool whose calls need no human approval (`approval = false`)",
+                    "a `{}` tool whose calls need no human approval (`approval = \"none\"`)",
                     tool.risk()
                 ),
-                "remove `approval = false` (approval is the default for write and destructive tools)".to_owned(),
+                "remove `approval = \"none\"` (approval is the default for write and destructive tools)".to_owned(),
             );
         }
         let args = arguments(schema);
