@@ -8,12 +8,14 @@
 
 mod check;
 mod json_check;
+mod lint_config;
 mod narrow;
 mod redteam;
 mod report;
 mod schema_cmds;
 mod serve;
 mod store_cmds;
+mod strict_modes;
 mod table;
 
 use std::process::ExitCode;
@@ -73,7 +75,9 @@ enum Command {
     /// narrowed to the ids the Cedar policies let that user touch.
     #[command(after_help = NARROW_EXIT_CODES)]
     Narrow(narrow::Args),
-    /// Flag JSON Schemas that are too loose for a tool gate.
+    /// Flag JSON Schemas that are too loose for a tool gate, and with
+    /// `--config` the holes of a whole config (approval, resources, URLs,
+    /// money, Cedar policies, narrowing, provider strict modes).
     #[command(after_help = LINT_EXIT_CODES)]
     Lint(schema_cmds::LintArgs),
     /// Attack the config's tools through the gate, without a model: attacks
@@ -158,11 +162,20 @@ Each schema is first compiled as the gate compiles a tool's (strict mode,
 an object schema at the root); one that does not compile is an error, with
 the compiler's code, the keyword's pointer and the message.
 
+With --config, the config must load with its policies; besides each tool's
+schema it flags: approval_off, resource_unmapped, url_unguarded,
+url_not_resolved, money_as_number, enum_over_cap (--max-enum),
+tool_never_permitted, policy_never_applies, forbid_without_code,
+authorization_off. What OpenAI's and Anthropic's strict modes do not enforce
+is listed as info (openai_strict_drops, anthropic_strict_drops). --allow
+CODE[@NAME] accepts named findings: listed as allowed. The README's
+`toolgate lint` section has the JSON format and a CI recipe.
+
 Exit codes:
-  0  no findings
+  0  no findings (info and allowed ones do not count)
   1  at least one finding
-  2  usage error; a schema that cannot be read, is not strict JSON or does
-     not compile; a config that does not load";
+  2  usage error (an unknown --allow code); a schema that cannot be read, is
+     not strict JSON or does not compile; a config that does not load";
 
 #[derive(Debug, Subcommand)]
 enum JsonCommand {

@@ -46,11 +46,35 @@ pub struct LintArgs {
     #[arg(required_unless_present = "config", value_name = "SCHEMA")]
     schemas: Vec<PathBuf>,
 
-    /// Also lint a toolgate config: it must load (URL arguments guarded,
-    /// every schema compiled), each tool's schema is linted, and a URL policy
-    /// that does not resolve hosts is flagged (DNS rebinding).
+    /// Also lint a toolgate config: it must load with its policies; each
+    /// tool's schema is linted, and its risk, resource mapping, URL and
+    /// money arguments, the Cedar policies and the narrowed enums are
+    /// checked; what the providers' strict modes leave to toolgate is listed
+    /// as `info`.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+
+    /// Accept findings of this code (`CODE`), or of this code on one tool
+    /// or policy (`CODE@NAME`): they are listed as `allowed` and do not
+    /// change the exit code. Repeatable.
+    #[arg(long, value_name = "CODE[@NAME]")]
+    allow: Vec<String>,
+
+    /// The most ids narrowing may put into a resource argument's `enum`
+    /// (the static entities of its type) before `enum_over_cap`.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    max_enum: usize,
+
+    /// `text` (one line per finding) or `json` (one document).
+    #[arg(long, value_enum, default_value_t = LintFormat::Text)]
+    format: LintFormat,
+}
+
+/// The output of `toolgate lint`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LintFormat {
+    Text,
+    Json,
 }
 
 /// Reads and strictly parses a schema file; any failure is a usage-level error.
@@ -212,17 +236,15 @@ fn count(n: usize) -> i64 {
 
 /// Runs `toolgate lint`: each schema is compiled as the gate compiles a
 /// tool's (strict mode, an object schema at the root) before it is linted;
-/// one that does not compile is an error (exit 2), never "no findings".
+/// one that does not compile is an error (exit 2), never "no findings". The
+/// config, if any, is linted by [`crate::lint_config`].
 pub fn lint(args: &LintArgs) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    let (mut found, mut failed) = (false, false);
+    let mut report = crate::lint_config::Report::new(&args.allow)?;
+    let mut failed = false;
     if let Some(path) = &args.config {
-        match lint_config(path, &mut out) {
-            Ok(f) => found |= f,
-            Err(e) => {
-                eprintln!("toolgate: error: {e:#}");
-                failed = true;
-            }
+        if let Err(e) = crate::lint_config::lint(path, args.max_enum, &mut report) {
+            crate::report::error(&e);
+            failed = true;
         }
     }
     for path in &args.schemas {
@@ -236,15 +258,27 @@ pub fn lint(args: &LintArgs) -> anyhow::Result<ExitCode> {
             }) {
             Ok(d) => d,
             Err(e) => {
-                eprintln!("toolgate: error: {e:#}");
+                crate::report::error(&e);
                 failed = true;
                 continue;
             }
         };
-        found |= print_findings(&mut out, &name, &toolgate_schema::lint(&document))?;
+        let subject = crate::lint_config::Subject::Schema;
+        report.subject(&name, subject.clone());
+        report.schema_findings(&name, &subject, &toolgate_schema::lint(&document));
+    }
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        LintFormat::Text => report.print_text(&mut out)?,
+        LintFormat::Json => report.print_json(&mut out)?,
     }
     out.flush()?;
-    Ok(exit(failed, found))
+    if !failed {
+        for unused in report.unused_allows() {
+            eprintln!("toolgate: warning: `--allow {unused}` accepted no finding");
+        }
+    }
+    Ok(exit(failed, report.has_errors()))
 }
 
 /// Whether the gate would take `document` as a tool's schema: strict mode
@@ -270,69 +304,6 @@ fn gate_compiles(document: &Value<'_>) -> Result<(), String> {
         );
     }
     Ok(())
-}
-
-/// Prints one line per finding (or `no findings`); whether there were any.
-fn print_findings(
-    out: &mut impl Write,
-    name: &str,
-    findings: &[toolgate_schema::Finding],
-) -> std::io::Result<bool> {
-    let lines: Vec<_> = findings
-        .iter()
-        .map(|f| (f.code().as_str(), f.pointer(), f.message().to_owned()))
-        .collect();
-    print_lines(out, name, &lines)
-}
-
-/// Prints `NAME: CODE at `POINTER`: MESSAGE` per line (or `NAME: no
-/// findings`); whether there were any.
-fn print_lines(
-    out: &mut impl Write,
-    name: &str,
-    lines: &[(&str, &str, String)],
-) -> std::io::Result<bool> {
-    if lines.is_empty() {
-        writeln!(out, "{name}: no findings")?;
-    }
-    for (code, pointer, message) in lines {
-        writeln!(out, "{name}: {code} at `{pointer}`: {message}")?;
-    }
-    Ok(!lines.is_empty())
-}
-
-/// `toolgate lint --config`: the config loads (or the error is returned),
-/// every tool's schema is linted, and every URL policy that does not resolve
-/// hosts is flagged `url_not_resolved`. Whether anything was found.
-fn lint_config(path: &PathBuf, out: &mut impl Write) -> anyhow::Result<bool> {
-    let config = toolgate::config::Config::load(path).map_err(|e| anyhow!("{e}"))?;
-    let file = path.display();
-    let mut found = false;
-    for tool in config.registry().iter() {
-        let name = format!("{file}: tool `{}`", tool.name().escape_debug());
-        let mut findings = toolgate_schema::lint(tool.raw_schema());
-        // The config loaded, so every URL argument of a tool with policies is
-        // guarded; a tool without any opted out (`url_policy = "none"`).
-        if !tool.url_policies().is_empty() {
-            findings.retain(|f| f.code() != toolgate_schema::FindingCode::UriNeedsPolicy);
-        }
-        let mut lines: Vec<_> = findings
-            .iter()
-            .map(|f| (f.code().as_str(), f.pointer(), f.message().to_owned()))
-            .collect();
-        for policy in tool.url_policies().iter().filter(|p| !p.resolve()) {
-            lines.push((
-                "url_not_resolved",
-                policy.arg(),
-                "the url policy checks the host's name, not the addresses it resolves to, \
-                 so a name that resolves to a private or metadata address (DNS rebinding) \
-                 passes: set `resolve = true`, and connect only to the pinned addresses"
-                    .to_owned(),
-            ));
-        }
-        found |= print_lines(out, &name, &lines)?;
-    }
-    Ok(found)
 }
 
 fn exit(error: bool, rejected: bool) -> ExitCode {

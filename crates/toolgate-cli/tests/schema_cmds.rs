@@ -303,7 +303,7 @@ fn lint_config_flags_url_policies_that_do_not_resolve() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("tool `fetch`: url_not_resolved at `/url`")
+        stdout.contains("tool `fetch`: url_not_resolved at `/properties/url`")
             && stdout.contains("DNS rebinding"),
         "{stdout}"
     );
@@ -311,12 +311,25 @@ fn lint_config_flags_url_policies_that_do_not_resolve() {
         "resolved.toml",
         "url_policy = { arg = \"/url\", hosts = [\"*.example.com\"], resolve = true }\n",
     );
-    let out = toolgate_reading(&["lint", "--config", &resolved], b"");
-    assert_eq!(
-        text(&out.stdout),
-        format!("{resolved}: tool `fetch`: no findings\n")
+    // Without `[authorization]` every call is denied (`tool_never_permitted`):
+    // accepted here, the URL policy is what this test is about.
+    let out = toolgate_reading(
+        &[
+            "lint",
+            "--config",
+            &resolved,
+            "--allow",
+            "tool_never_permitted",
+        ],
+        b"",
     );
-    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("url_not_resolved"), "{stdout}");
+    assert!(
+        stdout.contains("tool `fetch`: tool_never_permitted [allowed]"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
     let unguarded = write("unguarded.toml", "");
     let out = toolgate_reading(&["lint", "--config", &unguarded], b"");
     assert_eq!(out.status.code(), Some(2));

@@ -7,6 +7,11 @@
 //!   denial's code is chosen).
 //! - [`from_config`]: the authorizer a config's `[authorization]` table
 //!   names, as a [`ConfiguredAuthorizer`].
+//! - [`CedarAuthorizer::policy_facts`]: what each policy says ([`PolicyFacts`]:
+//!   effect, the actions its scope matches, `@code`, and the comparisons of
+//!   arguments with resource attributes or constants), for tools such as
+//!   `toolgate lint`; [`CedarAuthorizer::entity_count`]: the static entities
+//!   of a type.
 //! - [`CedarAuthorizer::narrow`]: per-user tool declarations whose resource
 //!   arguments are narrowed to the ids that user may touch
 //!   ([`Narrowed::to_json`] in the OpenAI or Anthropic `tools` shape).
@@ -31,6 +36,7 @@
 mod cedar;
 mod declared;
 mod error;
+mod facts;
 mod narrow;
 mod value;
 
@@ -42,6 +48,9 @@ pub use self::cedar::{
     CedarAuthorizer, Source, ACTION_TYPE, PRINCIPAL_TYPE, ROLE_TYPE, TOOL_TYPE, UNKNOWN_RESOURCE,
 };
 pub use self::error::{LoadError, LoadErrorCode};
+pub use self::facts::{
+    ActionScope, ArgComparison, Clause, CompareOp, Operand, PolicyEffect, PolicyFacts,
+};
 pub use self::narrow::{NarrowError, Narrowed, NarrowedTool, ToolsFormat};
 
 /// The authorizer a config names.

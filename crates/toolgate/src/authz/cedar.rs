@@ -16,6 +16,7 @@ use toolgate_json::Value;
 
 use super::declared::{self, Declared};
 use super::error::{LoadError, LoadErrorCode};
+use super::facts::{self, PolicyFacts};
 use super::value::to_cedar_as;
 use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
 use crate::context::Context;
@@ -119,6 +120,8 @@ pub struct CedarAuthorizer {
     /// The declared type of each action's `context.args`, by action id.
     args: HashMap<String, Declared>,
     policy_count: usize,
+    /// What each policy says, sorted by id ([`Self::policy_facts`]).
+    facts: Vec<PolicyFacts>,
 }
 
 struct ActionEntry {
@@ -186,6 +189,16 @@ impl CedarAuthorizer {
             })?,
         };
         let actions = index(&set, &schema, schema_file)?;
+        let mut applies: HashMap<String, Vec<String>> = HashMap::new();
+        for (name, entry) in &actions {
+            for policy in entry.policies.policies() {
+                applies
+                    .entry(policy.id().to_string())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
+        let facts = facts::collect(&set, &applies);
         let types = schema
             .entity_types()
             .map(|t| (t.to_string(), t.clone()))
@@ -203,6 +216,7 @@ impl CedarAuthorizer {
             tool_type: type_name(TOOL_TYPE, schema_file)?,
             context_types: HashSet::new(),
             args: declared::args_by_action(schema_text),
+            facts,
         })
     }
 
@@ -237,6 +251,16 @@ impl CedarAuthorizer {
     /// How many policies are loaded.
     pub fn policy_count(&self) -> usize {
         self.policy_count
+    }
+
+    /// How many static entities (the entities file's) are of the entity
+    /// type `name` (`Order`): the most ids narrowing can put into the `enum`
+    /// of a resource argument of that type, before the context adds any.
+    pub fn entity_count(&self, name: &str) -> usize {
+        self.entities
+            .iter()
+            .filter(|e| e.uid().type_name().to_string() == name)
+            .count()
     }
 
     /// How many policies can apply to the action of the tool `name` (the
@@ -295,6 +319,10 @@ impl CedarAuthorizer {
 
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    pub(crate) fn facts(&self) -> &[PolicyFacts] {
+        &self.facts
     }
 
     pub(crate) fn meta(&self, id: &PolicyId) -> Option<PolicyMeta> {

@@ -1,0 +1,258 @@
+//! Black-box tests of `toolgate lint --config`: the shop lints clean with
+//! the one finding it accepts (`--allow url_not_resolved@fetch_url`, as CI
+//! runs it), and a deliberately loosened copy of the shop yields each
+//! expected code, as text and as JSON, with exit codes 0, 1 and 2.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed assumption should fail the test loudly"
+)]
+
+mod cli_support;
+
+use std::path::Path;
+
+use cli_support::toolgate;
+use toolgate_json::Value;
+use toolgate_testkit::{shop_file, text};
+
+/// The allow the shop needs: its `fetch_url` policy does not resolve hosts
+/// (resolving needs DNS, which CI's sandbox lacks); documented in the README.
+const SHOP_ALLOW: &str = "url_not_resolved@fetch_url";
+
+#[test]
+fn the_shop_lints_clean_with_its_documented_allow() {
+    let config = shop_file("toolgate.toml");
+    let out = toolgate(&["lint", "--config", &config, "--allow", SHOP_ALLOW]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tool `fetch_url`: url_not_resolved [allowed] at `/properties/url`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tool `get_order`: no findings"), "{stdout}");
+    // What the providers' strict modes leave to toolgate is listed, as info.
+    assert!(
+        stdout.contains(
+            "tool `refund`: anthropic_strict_drops [info] at `/properties/amount_cents/maximum`"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("tool `search`: openai_strict_drops [info] at `/properties/query/maxLength`"),
+        "{stdout}"
+    );
+    // Without the allow, the accepted finding counts.
+    let out = toolgate(&["lint", "--config", &config]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("tool `fetch_url`: url_not_resolved at `/properties/url`"));
+}
+
+/// The shop, loosened: `refund` needs no approval (`approval = "none"`), a `charge` tool with a
+/// `customer_id` but no resource mapping, a `number` amount, an unguarded
+/// `webhook_url` and no permit; a forbid without `@code`; a permit on an
+/// action that is no configured tool.
+fn loosened_shop(dir: &Path) -> String {
+    toolgate_testkit::copy_shop(dir);
+    let config = dir.join("toolgate.toml");
+    let toml = std::fs::read_to_string(&config).unwrap().replace(
+        "risk = \"destructive\"          # approval is required",
+        "risk = \"destructive\"\napproval = \"none\"           # loosened",
+    );
+    assert!(toml.contains("approval = \"none\""));
+    let toml = format!(
+        "{toml}\n[[tool]]\nname = \"charge\"\nrisk = \"write\"\nschema_json = '{}'\n",
+        r#"{"type":"object","properties":{"customer_id":{"type":"string","pattern":"^c_[0-9]{1,9}$"},"amount":{"type":"number","minimum":0,"maximum":500},"webhook_url":{"type":"string","pattern":"^https://","maxLength":200}},"required":["customer_id","amount","webhook_url"],"additionalProperties":false}"#
+    );
+    std::fs::write(&config, toml).unwrap();
+    let schema = dir.join("shop.cedarschema");
+    let mut cedar = std::fs::read_to_string(&schema).unwrap();
+    cedar.push_str(
+        "\naction charge appliesTo {\n  principal: [User],\n  resource: [Tool],\n  context: { args: { customer_id: String }, turn: Long, risk: String },\n};\n\
+         action delete_account appliesTo {\n  principal: [User],\n  resource: [Tool],\n  context: { args: {}, turn: Long, risk: String },\n};\n",
+    );
+    std::fs::write(&schema, cedar).unwrap();
+    let policies = dir.join("policies.cedar");
+    let mut text = std::fs::read_to_string(&policies).unwrap();
+    text.push_str(
+        "\n@id(\"support-deletes-accounts\")\npermit(principal in Role::\"support\", action == Action::\"delete_account\", resource);\n\
+         \n@id(\"no-late-charges\")\nforbid(principal, action == Action::\"charge\", resource)\nwhen { context.turn > 10 };\n",
+    );
+    std::fs::write(&policies, text).unwrap();
+    config.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_loosened_shop_yields_each_expected_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = loosened_shop(dir.path());
+    let out = toolgate(&[
+        "lint",
+        "--config",
+        &config,
+        "--allow",
+        SHOP_ALLOW,
+        "--max-enum",
+        "2",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    for expected in [
+        "tool `refund`: approval_off at ``",
+        "tool `charge`: resource_unmapped at `/properties/customer_id`",
+        "tool `charge`: money_as_number at `/properties/amount`",
+        "tool `charge`: url_unguarded at `/properties/webhook_url`",
+        "tool `charge`: tool_never_permitted at ``",
+        "policy `no-late-charges`: forbid_without_code at ``",
+        "policy `support-deletes-accounts`: policy_never_applies at ``",
+        "tool `get_order`: enum_over_cap at `/properties/order_id`",
+        "tool `refund`: enum_over_cap at `/properties/order_id`",
+        "tool `fetch_url`: url_not_resolved [allowed]",
+    ] {
+        assert!(
+            stdout.contains(expected),
+            "missing `{expected}` in:\n{stdout}"
+        );
+    }
+    // Each error line carries its one-line fix.
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("money_as_number"))
+        .unwrap();
+    assert!(
+        line.contains(" — use an `integer` of minor units"),
+        "{line}"
+    );
+    // Findings are only where they belong.
+    assert!(
+        !stdout.contains("tool `search`: tool_never_permitted"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("policy `refund-at-most-total`"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("tool `get_order`: resource_unmapped"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn json_output_is_one_document_with_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = loosened_shop(dir.path());
+    let out = toolgate(&["lint", "--config", &config, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let doc = toolgate_json::from_slice(&out.stdout).unwrap();
+    let findings = doc.pointer("/findings").and_then(Value::as_array).unwrap();
+    let code = |f: &Value<'_>| {
+        f.pointer("/code")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    let forbid = findings
+        .iter()
+        .find(|f| code(f).as_deref() == Some("forbid_without_code"))
+        .unwrap();
+    assert_eq!(
+        forbid.pointer("/policy").and_then(Value::as_str),
+        Some("no-late-charges")
+    );
+    assert!(forbid.pointer("/tool").unwrap().is_null());
+    assert_eq!(
+        forbid.pointer("/severity").and_then(Value::as_str),
+        Some("error")
+    );
+    assert_eq!(forbid.pointer("/pointer").and_then(Value::as_str), Some(""));
+    assert!(forbid.pointer("/fix").and_then(Value::as_str).is_some());
+    let money = findings
+        .iter()
+        .find(|f| code(f).as_deref() == Some("money_as_number"))
+        .unwrap();
+    assert_eq!(
+        money.pointer("/tool").and_then(Value::as_str),
+        Some("charge")
+    );
+    assert_eq!(
+        money.pointer("/pointer").and_then(Value::as_str),
+        Some("/properties/amount")
+    );
+    assert_eq!(
+        money.pointer("/source").and_then(Value::as_str),
+        Some(config.as_str())
+    );
+    let info = findings
+        .iter()
+        .find(|f| f.pointer("/severity").and_then(Value::as_str) == Some("info"))
+        .unwrap();
+    assert!(info.pointer("/fix").unwrap().is_null());
+    assert!(info
+        .pointer("/message")
+        .and_then(Value::as_str)
+        .unwrap()
+        .ends_with("enforced by toolgate only"));
+    let errors = findings
+        .iter()
+        .filter(|f| f.pointer("/severity").and_then(Value::as_str) == Some("error"))
+        .count();
+    assert_eq!(
+        doc.pointer("/summary/error")
+            .and_then(Value::as_number)
+            .and_then(toolgate_json::Number::as_u64),
+        Some(u64::try_from(errors).unwrap())
+    );
+}
+
+#[test]
+fn exit_codes() {
+    // 0: informational findings only (a tool whose schema the strict modes
+    // leave bounds of), and an allowed finding.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("only-info.toml");
+    std::fs::write(
+        &config,
+        "[authorization]\nmode = \"none\"\n\n[[tool]]\nname = \"count\"\nrisk = \"read\"\nschema_json = '{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":9}},\"required\":[\"n\"],\"additionalProperties\":false}'\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let out = toolgate(&["lint", "--config", config]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains(": authorization_off at ``"), "{stdout}");
+    let out = toolgate(&["lint", "--config", config, "--allow", "authorization_off"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("anthropic_strict_drops [info] at `/properties/n/minimum`"));
+    // 2: a config that does not load, an unknown code to allow, a bad format.
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "[[tool]]\nname = \"x\"\n").unwrap();
+    let out = toolgate(&["lint", "--config", broken.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("toolgate: error: "));
+    let out = toolgate(&["lint", "--config", config, "--allow", "no_such_code"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no_such_code"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = toolgate(&["lint", "--config", config, "--format", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A stale allow is said on standard error, without changing the exit code.
+    let out = toolgate(&[
+        "lint",
+        "--config",
+        config,
+        "--allow",
+        "authorization_off",
+        "--allow",
+        "approval_off@count",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("`--allow approval_off@count` accepted no finding"));
+}
