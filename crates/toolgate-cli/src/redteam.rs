@@ -134,6 +134,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.config)?;
     let world = World::load(config.authorization().entities())?;
     let gate = Gate::from_config(&config)?;
+    // What the policies say (limits compared in them), read once more here.
+    let authorizer = toolgate::authz::from_config(&config)?;
+    let facts = authorizer.cedar().map_or(&[][..], |c| c.policy_facts());
     // A throwaway store: nothing reaches the config's.
     let store =
         crate::store_cmds::open(Some(&config), Some("sqlite::memory:"), StoreOptions::new())?;
@@ -148,6 +151,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         store: &store,
         user: &user,
         users: world.users().map(str::to_owned).collect(),
+        facts,
         sessions: 0,
         report: Report::new(args.seed, &user),
     };
@@ -157,7 +161,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .map(|t| t.name().to_owned())
         .collect();
     for tool in config.registry().iter() {
-        let target = Target::new(tool, names.clone(), &user, &world, &mut rng);
+        let target = Target::new(facts, tool, names.clone(), &user, &world, &mut rng);
         for note in &target.untested {
             runner.report.untested(tool.name(), note);
         }
@@ -222,6 +226,7 @@ struct Runner<'a> {
     store: &'a Arc<dyn Store>,
     user: &'a str,
     users: Vec<String>,
+    facts: &'a [toolgate::authz::PolicyFacts],
     sessions: u64,
     report: Report,
 }
@@ -475,7 +480,7 @@ impl Runner<'_> {
             if t.approval_required() {
                 return None;
             }
-            let target = Target::new(t, names.to_vec(), self.user, world, rng);
+            let target = Target::new(self.facts, t, names.to_vec(), self.user, world, rng);
             let base = target.base?;
             Some((
                 t.name().to_owned(),

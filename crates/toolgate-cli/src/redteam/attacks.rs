@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use toolgate::authz::{Clause, CompareOp, Operand, PolicyEffect, PolicyFacts};
 use toolgate::registry::{Tool, UrlPolicyConfig};
 use toolgate_json::{canonical, Object, Value};
 
@@ -106,6 +107,17 @@ pub struct Case {
     pub envelope_dup: Option<String>,
 }
 
+/// An integer argument bounded by an integer attribute of the resource.
+#[derive(Debug, Clone)]
+pub struct Limit {
+    /// The argument (top-level name).
+    pub arg: String,
+    /// The resource's attribute.
+    pub attr: String,
+    /// Whether the attribute's value itself is allowed.
+    pub inclusive: bool,
+}
+
 /// What the red team knows of one tool.
 pub struct Target<'a> {
     /// The tool.
@@ -122,7 +134,7 @@ pub struct Target<'a> {
     pub others: Vec<&'a Entity>,
     /// `(argument, attribute)`: an integer argument bounded by an integer
     /// attribute of the resource.
-    pub limits: Vec<(String, String)>,
+    pub limits: Vec<Limit>,
     /// Why some classes could not be tried.
     pub untested: Vec<String>,
     /// The URL arguments (top-level names) and their policies.
@@ -135,7 +147,7 @@ fn top_level(pointer: &str) -> Option<String> {
     (!rest.contains('/')).then(|| rest.replace("~1", "/").replace("~0", "~"))
 }
 
-fn properties<'a>(tool: &'a Tool) -> Vec<(&'a str, &'a Object<'static>)> {
+fn properties(tool: &Tool) -> Vec<(&str, &Object<'static>)> {
     tool.raw_schema()
         .as_object()
         .and_then(|o| o.get("properties"))
@@ -209,6 +221,7 @@ fn allowed_host(policy: Option<&UrlPolicyConfig>) -> String {
 impl<'a> Target<'a> {
     /// What is known of `tool`, attacking as `user`.
     pub fn new(
+        facts: &[PolicyFacts],
         tool: &'a Tool,
         names: Vec<String>,
         user: &str,
@@ -262,9 +275,37 @@ impl<'a> Target<'a> {
             }
         }
         // Integer arguments bounded by an integer attribute of the resource:
-        // the names end in the same unit (`amount_cents`, `total_cents`).
-        let mut limits = Vec::new();
+        // where a policy compares them (`context.args.amount_cents >
+        // resource.total_cents` in a forbid), or else where the names end
+        // in the same unit (`amount_cents`, `total_cents`): then a value
+        // above the attribute is an attack even if no policy says so.
+        let mut limits: Vec<Limit> = Vec::new();
         if let Some(res) = owned {
+            for f in facts.iter().filter(|f| f.actions.matches(tool.name())) {
+                for c in &f.comparisons {
+                    let (Some(arg), Operand::ResourceAttr(attr)) = (top_level(&c.arg), &c.operand)
+                    else {
+                        continue;
+                    };
+                    if c.clause != Clause::When || c.negated || res.int(attr).is_none() {
+                        continue;
+                    }
+                    let inclusive = match (f.effect, c.op) {
+                        (PolicyEffect::Forbid, CompareOp::Gt)
+                        | (PolicyEffect::Permit, CompareOp::Le) => true,
+                        (PolicyEffect::Forbid, CompareOp::Ge)
+                        | (PolicyEffect::Permit, CompareOp::Lt) => false,
+                        _ => continue,
+                    };
+                    if !limits.iter().any(|l| l.arg == arg && l.attr == *attr) {
+                        limits.push(Limit {
+                            arg,
+                            attr: attr.clone(),
+                            inclusive,
+                        });
+                    }
+                }
+            }
             for (name, schema) in &props {
                 if !matches!(type_of(schema), Some("integer" | "number")) {
                     continue;
@@ -274,8 +315,14 @@ impl<'a> Target<'a> {
                     .iter()
                     .filter(|(_, a)| matches!(a, super::world::Attr::Int(_)))
                 {
-                    if same_unit(name, attr) {
-                        limits.push(((*name).to_owned(), attr.clone()));
+                    if same_unit(name, attr)
+                        && !limits.iter().any(|l| l.arg == *name && l.attr == *attr)
+                    {
+                        limits.push(Limit {
+                            arg: (*name).to_owned(),
+                            attr: attr.clone(),
+                            inclusive: true,
+                        });
                     }
                 }
             }
@@ -304,13 +351,23 @@ impl<'a> Target<'a> {
                 }
             }
             if let Some(res) = t.owned {
-                for (arg, attr) in &t.limits {
+                for Limit {
+                    arg,
+                    attr,
+                    inclusive,
+                } in &t.limits
+                {
                     if let (Some(limit), true) =
                         (res.int(attr), o.contains_key(arg) || size == Size::Max)
                     {
+                        let top = if *inclusive {
+                            limit
+                        } else {
+                            limit.saturating_sub(1)
+                        };
                         let v = match size {
-                            Size::Min => 1.min(limit),
-                            Size::Max => limit,
+                            Size::Min => 1.min(top),
+                            Size::Max => top,
                         };
                         o.insert(arg.clone(), Value::Number(v.into()));
                     }
@@ -360,7 +417,7 @@ impl<'a> Target<'a> {
         if let Some(base) = target.base.clone() {
             for (name, schema) in &props {
                 let variants =
-                    boundary_values(schema, target.limits.iter().any(|(a, _)| a == name));
+                    boundary_values(schema, target.limits.iter().any(|l| l.arg == *name));
                 for (label, v) in variants {
                     let mut o = base.clone();
                     o.insert((*name).to_owned(), v);
@@ -662,13 +719,23 @@ impl<'a> Target<'a> {
                     ));
                 }
             }
-            for (arg, attr) in &self.limits {
+            for Limit {
+                arg,
+                attr,
+                inclusive,
+            } in &self.limits
+            {
                 if let Some(limit) = owned.int(attr) {
                     let mut mm = m.clone();
-                    set(&mut mm, arg, &limit.saturating_add(1).to_string());
+                    let first_over = if *inclusive {
+                        limit.saturating_add(1)
+                    } else {
+                        limit
+                    };
+                    set(&mut mm, arg, &first_over.to_string());
                     out.push(case(
                         Class::OverLimit,
-                        format!("`{arg}` one above the resource's `{attr}`"),
+                        format!("`{arg}` just past the resource's `{attr}`"),
                         render(&mm),
                     ));
                     let mut mm = m.clone();
@@ -1356,9 +1423,10 @@ fn ssrf_urls(policy: Option<&UrlPolicyConfig>) -> Vec<(String, String)> {
                 .split(':')
                 .next()
                 .is_some_and(|s| p.schemes().iter().any(|a| a == s));
-            !(label == "plain http" && scheme_ok)
-                && !(label.starts_with("a port") && p.ports().contains(&8443))
-                && !(label.starts_with("another host") && p.hosts().iter().any(|h| h == "*"))
+            let allowed_by_policy = (label == "plain http" && scheme_ok)
+                || (label.starts_with("a port") && p.ports().contains(&8443))
+                || (label.starts_with("another host") && p.hosts().iter().any(|h| h == "*"));
+            !allowed_by_policy
         });
     } else {
         out.retain(|(label, _)| label != "plain http" || scheme != "http");
