@@ -26,6 +26,7 @@ mod instance;
 mod pattern;
 mod report;
 mod rng;
+mod variants;
 mod wire;
 mod world;
 
