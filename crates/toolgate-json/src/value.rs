@@ -119,6 +119,30 @@ impl<'a> Value<'a> {
         Some(current)
     }
 
+    /// Looks up a value by JSON Pointer (RFC 6901), for changing it.
+    pub fn pointer_mut(&mut self, pointer: &str) -> Option<&mut Value<'a>> {
+        if pointer.is_empty() {
+            return Some(self);
+        }
+        let rest = pointer.strip_prefix('/')?;
+        let mut current = self;
+        for raw in rest.split('/') {
+            let token = crate::pointer::unescape_token(raw);
+            current = match current {
+                Self::Object(o) => o.get_mut(&token)?,
+                Self::Array(a) => {
+                    if token.len() > 1 && token.starts_with('0') {
+                        return None;
+                    }
+                    let index: usize = token.parse().ok()?;
+                    a.get_mut(index)?
+                }
+                _ => return None,
+            };
+        }
+        Some(current)
+    }
+
     /// The canonical JSON text of the value (see [`crate::canonical`]).
     pub fn to_canonical_string(&self) -> String {
         crate::canonical::to_string(self)
@@ -396,6 +420,15 @@ impl<'a> Object<'a> {
         self.members.iter().find(|(k, _)| k == name).map(|(_, v)| v)
     }
 
+    /// The value of the member with exactly this name, for changing it.
+    #[inline]
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Value<'a>> {
+        self.members
+            .iter_mut()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+
     /// Whether a member with exactly this name exists.
     #[inline]
     pub fn contains_key(&self, name: &str) -> bool {
@@ -507,6 +540,17 @@ mod tests {
         assert!(!n.is_negative());
         let huge = format!("1{}", "0".repeat(400));
         assert_eq!(Number::from_lexeme(&huge).unwrap().as_f64(), None);
+    }
+
+    #[test]
+    fn pointer_mut_reaches_what_pointer_reads() {
+        let mut v = crate::from_slice(br#"{"a":[{"b~/":1},2],"c":{}}"#).unwrap();
+        *v.pointer_mut("/a/0/b~0~1").unwrap() = Value::from(7);
+        assert_eq!(v.pointer("/a/0/b~0~1"), Some(&Value::from(7)));
+        assert!(v.pointer_mut("/a/01").is_none());
+        assert!(v.pointer_mut("/a/5").is_none());
+        assert!(v.pointer_mut("/c/x").is_none());
+        assert!(v.pointer_mut("").is_some());
     }
 
     #[test]

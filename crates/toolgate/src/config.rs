@@ -46,6 +46,23 @@
 //!                             # for: names, or prefixes ending in `*`;
 //!                             # without `users`, any user (the default)
 //!
+//! [proxy]                     # `toolgate proxy`: the model-API proxy
+//! listen = "127.0.0.1:8090"   # the default
+//! openai = "https://api.openai.com"        # /v1/chat/completions, /v1/responses
+//! anthropic = "https://api.anthropic.com"  # /v1/messages
+//! forward = ["GET /v1/models"] # other routes forwarded unchanged; the rest 404
+//! on_deny = "feedback"        # a denied call becomes assistant text ("error":
+//!                             # the whole response becomes an API error)
+//! user_header = "x-user"      # the user: a header a trusted front sets, or
+//!                             # `user = "alice"` (one fixed user), or
+//!                             # [[proxy.token]] sha256 = "…", user = "alice"
+//!                             # (the token in `token_header`, default
+//!                             # x-toolgate-token)
+//! session_header = "x-toolgate-session"   # the default
+//! upstream_timeout_seconds = 300 # a whole upstream response (default 300)
+//! idle_timeout_seconds = 60   # silence between two stream events (default 60)
+//! pass_through = []           # non-function call types that may pass
+//!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);
 //!                                    # "cedar" when `policies` is given
@@ -122,6 +139,7 @@ mod import;
 mod load;
 mod pointer;
 mod raw;
+mod proxy;
 mod server;
 mod store;
 mod toml_json;
@@ -147,6 +165,11 @@ pub use self::gate::{
 };
 pub use self::import::ImportFormat;
 pub use self::load::{import_file, import_slice};
+pub use self::proxy::{
+    OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS,
+    DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER,
+    DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
+};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
     DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
@@ -162,6 +185,7 @@ pub struct Config {
     store: StoreConfig,
     approvals: ApprovalsConfig,
     server: ServerConfig,
+    proxy: ProxyConfig,
     authorization: AuthorizationConfig,
     registry: Registry,
 }
@@ -207,6 +231,11 @@ impl Config {
     /// The `[server]` table.
     pub fn server(&self) -> &ServerConfig {
         &self.server
+    }
+
+    /// The `[proxy]` table (`toolgate proxy`).
+    pub fn proxy(&self) -> &ProxyConfig {
+        &self.proxy
     }
 
     /// The folder relative paths in the config are resolved against (the

@@ -118,6 +118,7 @@ impl Loader<'_> {
         let store = self.store(&raw)?;
         let approvals = self.approvals(&raw)?;
         let server = self.server(&raw)?;
+        let proxy = self.proxy(&raw)?;
         let authorization = self.authorization(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate)?;
@@ -127,6 +128,7 @@ impl Loader<'_> {
             store,
             approvals,
             server,
+            proxy,
             authorization,
             registry,
         })

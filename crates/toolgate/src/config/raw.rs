@@ -22,6 +22,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) server: RawServer,
     #[serde(default)]
+    pub(crate) proxy: RawProxy,
+    #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
@@ -68,6 +70,39 @@ pub(crate) struct RawServer {
     pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProxy {
+    pub(crate) listen: Option<Spanned<String>>,
+    pub(crate) openai: Option<Spanned<String>>,
+    pub(crate) anthropic: Option<Spanned<String>>,
+    pub(crate) forward: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) on_deny: Option<Spanned<RawOnDeny>>,
+    pub(crate) user: Option<Spanned<String>>,
+    pub(crate) user_header: Option<Spanned<String>>,
+    pub(crate) token_header: Option<Spanned<String>>,
+    pub(crate) session_header: Option<Spanned<String>>,
+    pub(crate) upstream_timeout_seconds: Option<Spanned<u64>>,
+    pub(crate) idle_timeout_seconds: Option<Spanned<u64>>,
+    pub(crate) pass_through: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    pub(crate) token: Vec<RawProxyToken>,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawOnDeny {
+    Feedback,
+    Error,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawProxyToken {
+    pub(crate) sha256: Spanned<String>,
+    pub(crate) user: Spanned<String>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]

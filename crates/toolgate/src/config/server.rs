@@ -317,7 +317,7 @@ impl Loader<'_> {
 }
 
 /// 64 hexadecimal digits (either case) as 32 bytes.
-fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
+pub(super) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
     let digits = hex.as_bytes();
     if digits.len() != 64 || !digits.iter().all(u8::is_ascii_hexdigit) {
         return None;

@@ -1,0 +1,321 @@
+//! The `[proxy]` table: where `toolgate proxy` listens, the model APIs it
+//! forwards to, how it knows the user, and what a denied call becomes.
+
+use std::time::Duration;
+
+use super::error::{Error, ErrorCode};
+use super::load::Loader;
+use super::raw::{RawConfig, RawOnDeny, RawProxyToken};
+use super::server::parse_sha256;
+
+/// The address `toolgate proxy` listens on when `[proxy]` sets no `listen`.
+pub const DEFAULT_PROXY_LISTEN: &str = "127.0.0.1:8090";
+/// The header a proxy token is read from when `[proxy]` names none.
+pub const DEFAULT_TOKEN_HEADER: &str = "x-toolgate-token";
+/// The header a session is read from when `[proxy]` names none.
+pub const DEFAULT_SESSION_HEADER: &str = "x-toolgate-session";
+/// Seconds an upstream response may take, start to end, by default.
+pub const DEFAULT_UPSTREAM_TIMEOUT_SECONDS: u64 = 300;
+/// Seconds an upstream stream may stay silent between two events, by default.
+pub const DEFAULT_IDLE_TIMEOUT_SECONDS: u64 = 60;
+/// The longest timeout accepted: one hour.
+pub const MAX_PROXY_TIMEOUT_SECONDS: u64 = 3600;
+
+/// What a call the gate does not allow becomes in the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnDeny {
+    /// The call is removed and the model-safe feedback takes its place as
+    /// assistant text, so the agent loop goes on.
+    Feedback,
+    /// The whole response is answered with an error in the provider's shape.
+    Error,
+}
+
+/// One `[[proxy.token]]`: the SHA-256 of a proxy token and the user it
+/// stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyToken {
+    sha256: [u8; 32],
+    user: String,
+}
+
+impl ProxyToken {
+    /// The SHA-256 of the token.
+    pub fn sha256(&self) -> &[u8; 32] {
+        &self.sha256
+    }
+
+    /// The user its requests are decided for.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+}
+
+/// How the proxy knows who a request is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxyAuth {
+    /// `[[proxy.token]]`: the token in the token header names the user.
+    Tokens(Vec<ProxyToken>),
+    /// `user_header`: a header set by a trusted front (an authenticating
+    /// gateway) names the user.
+    TrustedHeader(String),
+    /// `user`: every request is this user's (a proxy for one user).
+    Fixed(String),
+}
+
+/// The `[proxy]` table.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    listen: std::net::SocketAddr,
+    openai: Option<String>,
+    anthropic: Option<String>,
+    forward: Vec<(String, String)>,
+    on_deny: OnDeny,
+    auth: Option<ProxyAuth>,
+    token_header: String,
+    session_header: String,
+    upstream_timeout: Duration,
+    idle_timeout: Duration,
+    pass_through: Vec<String>,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        Self {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8090)),
+            openai: None,
+            anthropic: None,
+            forward: Vec::new(),
+            on_deny: OnDeny::Feedback,
+            auth: None,
+            token_header: DEFAULT_TOKEN_HEADER.to_owned(),
+            session_header: DEFAULT_SESSION_HEADER.to_owned(),
+            upstream_timeout: Duration::from_secs(DEFAULT_UPSTREAM_TIMEOUT_SECONDS),
+            idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS),
+            pass_through: Vec::new(),
+        }
+    }
+}
+
+impl ProxyConfig {
+    /// The address to listen on.
+    pub fn listen(&self) -> std::net::SocketAddr {
+        self.listen
+    }
+
+    /// The base URL of the OpenAI-compatible API (`/v1/chat/completions`,
+    /// `/v1/responses`), without a trailing `/`.
+    pub fn openai(&self) -> Option<&str> {
+        self.openai.as_deref()
+    }
+
+    /// The base URL of the Anthropic API (`/v1/messages`).
+    pub fn anthropic(&self) -> Option<&str> {
+        self.anthropic.as_deref()
+    }
+
+    /// Other routes forwarded unchanged, as `(METHOD, /path)`, to the
+    /// upstream that serves the path's API (OpenAI's unless named).
+    pub fn forward(&self) -> &[(String, String)] {
+        &self.forward
+    }
+
+    /// What a call the gate does not allow becomes.
+    pub fn on_deny(&self) -> OnDeny {
+        self.on_deny
+    }
+
+    /// How the user is known; `None` when the table sets none (then the
+    /// proxy refuses to start).
+    pub fn auth(&self) -> Option<&ProxyAuth> {
+        self.auth.as_ref()
+    }
+
+    /// The header the proxy token is read from (lower-case).
+    pub fn token_header(&self) -> &str {
+        &self.token_header
+    }
+
+    /// The header the session is read from (lower-case).
+    pub fn session_header(&self) -> &str {
+        &self.session_header
+    }
+
+    /// How long an upstream response may take, start to end.
+    pub fn upstream_timeout(&self) -> Duration {
+        self.upstream_timeout
+    }
+
+    /// How long an upstream stream may stay silent.
+    pub fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
+    /// Call types that are not registered function calls and may pass
+    /// (`server_tool_use`, `web_search_call`, …); every other one is denied.
+    pub fn pass_through(&self) -> &[String] {
+        &self.pass_through
+    }
+}
+
+/// Whether `s` is a header name (RFC 9110 token characters).
+fn header_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+impl Loader<'_> {
+    /// `[proxy]`: an address, upstream base URLs (`http://` or `https://`),
+    /// forwarded routes as `"METHOD /path"`, one way of knowing the user.
+    pub(super) fn proxy(&self, raw: &RawConfig) -> Result<ProxyConfig, Error> {
+        let p = &raw.proxy;
+        let mut proxy = ProxyConfig::default();
+        if let Some(v) = &p.listen {
+            proxy.listen = v.get_ref().parse().map_err(|_| {
+                self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "listen",
+                    "`listen` must be an address and port, such as \"127.0.0.1:8090\"",
+                )
+            })?;
+        }
+        for (v, key, slot) in [
+            (&p.openai, "openai", &mut proxy.openai),
+            (&p.anthropic, "anthropic", &mut proxy.anthropic),
+        ] {
+            if let Some(v) = v {
+                let url = v.get_ref().trim_end_matches('/');
+                let rest = url
+                    .strip_prefix("https://")
+                    .or_else(|| url.strip_prefix("http://"));
+                if rest.is_none_or(|r| r.is_empty() || r.contains(['?', '#', ' '])) {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        key,
+                        format!("`{key}` must be the API's base URL, such as \"https://api.example.com\""),
+                    ));
+                }
+                *slot = Some(url.to_owned());
+            }
+        }
+        if let Some(list) = &p.forward {
+            for item in list.get_ref() {
+                let route = item.get_ref().split_once(' ').filter(|(m, path)| {
+                    ["GET", "POST", "DELETE"].contains(m)
+                        && path.starts_with("/v1/")
+                        && !path.contains(['?', '#', ' ', '*'])
+                        && !path.contains("/../")
+                });
+                let Some((method, path)) = route else {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        item.span().start,
+                        "forward",
+                        "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\" (an exact path)",
+                    ));
+                };
+                if ["/v1/chat/completions", "/v1/responses", "/v1/messages"].contains(&path) {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        item.span().start,
+                        "forward",
+                        "a gated route cannot be forwarded unchanged",
+                    ));
+                }
+                proxy.forward.push((method.to_owned(), path.to_owned()));
+            }
+        }
+        if let Some(v) = &p.on_deny {
+            proxy.on_deny = match v.get_ref() {
+                RawOnDeny::Feedback => OnDeny::Feedback,
+                RawOnDeny::Error => OnDeny::Error,
+            };
+        }
+        for (v, key, slot) in [
+            (&p.token_header, "token_header", &mut proxy.token_header),
+            (&p.session_header, "session_header", &mut proxy.session_header),
+        ] {
+            if let Some(v) = v {
+                if !header_name(v.get_ref()) {
+                    return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, key, format!("`{key}` must be a header name")));
+                }
+                *slot = v.get_ref().to_ascii_lowercase();
+            }
+        }
+        for (v, key, slot) in [
+            (&p.upstream_timeout_seconds, "upstream_timeout_seconds", &mut proxy.upstream_timeout),
+            (&p.idle_timeout_seconds, "idle_timeout_seconds", &mut proxy.idle_timeout),
+        ] {
+            if let Some(v) = v {
+                let n = *v.get_ref();
+                if n == 0 || n > MAX_PROXY_TIMEOUT_SECONDS {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        key,
+                        format!("`{key}` must be between 1 and {MAX_PROXY_TIMEOUT_SECONDS}"),
+                    ));
+                }
+                *slot = Duration::from_secs(n);
+            }
+        }
+        if let Some(list) = &p.pass_through {
+            proxy.pass_through = list.get_ref().clone();
+        }
+        let ways = usize::from(!p.token.is_empty())
+            + usize::from(p.user_header.is_some())
+            + usize::from(p.user.is_some());
+        if ways > 1 {
+            return Err(Error::new(
+                ErrorCode::InvalidValue,
+                self.file(),
+                "[proxy] names the user in more than one way: use one of `[[proxy.token]]`, `user_header` or `user`",
+            )
+            .key("proxy"));
+        }
+        if !p.token.is_empty() {
+            let mut tokens: Vec<ProxyToken> = Vec::new();
+            for t in &p.token {
+                tokens.push(self.proxy_token(t, &tokens)?);
+            }
+            proxy.auth = Some(ProxyAuth::Tokens(tokens));
+        } else if let Some(v) = &p.user_header {
+            if !header_name(v.get_ref()) {
+                return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, "user_header", "`user_header` must be a header name"));
+            }
+            proxy.auth = Some(ProxyAuth::TrustedHeader(v.get_ref().to_ascii_lowercase()));
+        } else if let Some(v) = &p.user {
+            if v.get_ref().is_empty() {
+                return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, "user", "`user` must not be empty"));
+            }
+            proxy.auth = Some(ProxyAuth::Fixed(v.get_ref().clone()));
+        }
+        Ok(proxy)
+    }
+
+    fn proxy_token(&self, t: &RawProxyToken, declared: &[ProxyToken]) -> Result<ProxyToken, Error> {
+        let sha256 = parse_sha256(t.sha256.get_ref()).ok_or_else(|| {
+            self.at_key(
+                ErrorCode::InvalidValue,
+                t.sha256.span().start,
+                "sha256",
+                "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
+            )
+        })?;
+        if declared.iter().any(|d| d.sha256 == sha256) {
+            return Err(self.at_key(ErrorCode::InvalidValue, t.sha256.span().start, "sha256", "this token is already declared"));
+        }
+        if t.user.get_ref().is_empty() {
+            return Err(self.at_key(ErrorCode::InvalidValue, t.user.span().start, "user", "`user` must not be empty"));
+        }
+        Ok(ProxyToken {
+            sha256,
+            user: t.user.get_ref().clone(),
+        })
+    }
+}
