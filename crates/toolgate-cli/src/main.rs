@@ -10,6 +10,7 @@ mod check;
 mod json_check;
 mod lint_config;
 mod narrow;
+mod proxy;
 mod redteam;
 mod report;
 mod schema_cmds;
@@ -40,6 +41,17 @@ const NARROW_EXIT_CODES: &str = "\
 Exit codes:
   0  the tools array was printed
   2  usage error, or a config or its policies that do not load";
+
+const PROXY_EXIT_CODES: &str = "\
+Routes: POST /v1/chat/completions and /v1/responses (to `[proxy] openai`),
+POST /v1/messages (to `[proxy] anthropic`), the `forward` routes unchanged;
+every other route is 404. See the README's `toolgate proxy`.
+
+Exit codes:
+  0  stopped by Ctrl-C or SIGTERM
+  2  usage error, a config, its policies or the store that do not load, a
+     [proxy] table without a user or an upstream, or an address that cannot
+     be listened on";
 
 const SERVE_EXIT_CODES: &str = "\
 Exit codes:
@@ -106,6 +118,11 @@ enum Command {
     /// (`[store] url`: SQLite or PostgreSQL); safe while replicas run.
     #[command(after_help = MIGRATE_EXIT_CODES)]
     Migrate(store_cmds::MigrateArgs),
+    /// The OpenAI- and Anthropic-compatible API proxy: every tool call in
+    /// a model's response is decided before the application sees it, until
+    /// Ctrl-C or SIGTERM.
+    #[command(after_help = PROXY_EXIT_CODES)]
+    Proxy(proxy::Args),
     /// The HTTP decision service: decide, approvals (with long-poll wait),
     /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
     #[command(after_help = SERVE_EXIT_CODES)]
@@ -215,6 +232,7 @@ fn main() -> ExitCode {
         Command::Kill { command } => store_cmds::kill(&command),
         Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Proxy(args) => proxy::run(&args),
     };
     match result {
         Ok(code) => code,

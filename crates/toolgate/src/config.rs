@@ -138,8 +138,8 @@ mod gate;
 mod import;
 mod load;
 mod pointer;
-mod raw;
 mod proxy;
+mod raw;
 mod server;
 mod store;
 mod toml_json;
@@ -166,9 +166,9 @@ pub use self::gate::{
 pub use self::import::ImportFormat;
 pub use self::load::{import_file, import_slice};
 pub use self::proxy::{
-    OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS,
-    DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER,
-    DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
+    OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,
+    DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
+    MAX_PROXY_TIMEOUT_SECONDS,
 };
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,

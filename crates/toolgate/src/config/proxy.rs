@@ -238,18 +238,35 @@ impl Loader<'_> {
         }
         for (v, key, slot) in [
             (&p.token_header, "token_header", &mut proxy.token_header),
-            (&p.session_header, "session_header", &mut proxy.session_header),
+            (
+                &p.session_header,
+                "session_header",
+                &mut proxy.session_header,
+            ),
         ] {
             if let Some(v) = v {
                 if !header_name(v.get_ref()) {
-                    return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, key, format!("`{key}` must be a header name")));
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        key,
+                        format!("`{key}` must be a header name"),
+                    ));
                 }
                 *slot = v.get_ref().to_ascii_lowercase();
             }
         }
         for (v, key, slot) in [
-            (&p.upstream_timeout_seconds, "upstream_timeout_seconds", &mut proxy.upstream_timeout),
-            (&p.idle_timeout_seconds, "idle_timeout_seconds", &mut proxy.idle_timeout),
+            (
+                &p.upstream_timeout_seconds,
+                "upstream_timeout_seconds",
+                &mut proxy.upstream_timeout,
+            ),
+            (
+                &p.idle_timeout_seconds,
+                "idle_timeout_seconds",
+                &mut proxy.idle_timeout,
+            ),
         ] {
             if let Some(v) = v {
                 let n = *v.get_ref();
@@ -286,12 +303,22 @@ impl Loader<'_> {
             proxy.auth = Some(ProxyAuth::Tokens(tokens));
         } else if let Some(v) = &p.user_header {
             if !header_name(v.get_ref()) {
-                return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, "user_header", "`user_header` must be a header name"));
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "user_header",
+                    "`user_header` must be a header name",
+                ));
             }
             proxy.auth = Some(ProxyAuth::TrustedHeader(v.get_ref().to_ascii_lowercase()));
         } else if let Some(v) = &p.user {
             if v.get_ref().is_empty() {
-                return Err(self.at_key(ErrorCode::InvalidValue, v.span().start, "user", "`user` must not be empty"));
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "user",
+                    "`user` must not be empty",
+                ));
             }
             proxy.auth = Some(ProxyAuth::Fixed(v.get_ref().clone()));
         }
@@ -308,10 +335,20 @@ impl Loader<'_> {
             )
         })?;
         if declared.iter().any(|d| d.sha256 == sha256) {
-            return Err(self.at_key(ErrorCode::InvalidValue, t.sha256.span().start, "sha256", "this token is already declared"));
+            return Err(self.at_key(
+                ErrorCode::InvalidValue,
+                t.sha256.span().start,
+                "sha256",
+                "this token is already declared",
+            ));
         }
         if t.user.get_ref().is_empty() {
-            return Err(self.at_key(ErrorCode::InvalidValue, t.user.span().start, "user", "`user` must not be empty"));
+            return Err(self.at_key(
+                ErrorCode::InvalidValue,
+                t.user.span().start,
+                "user",
+                "`user` must not be empty",
+            ));
         }
         Ok(ProxyToken {
             sha256,

@@ -1,0 +1,51 @@
+//! `toolgate proxy`: the OpenAI- and Anthropic-compatible API proxy
+//! (`toolgate_proxy`) on the config's tools, policies and store, until
+//! Ctrl-C or SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use toolgate::config::Config;
+use toolgate_store::StoreGate;
+
+/// Flags of `toolgate proxy`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The toolgate config (TOML): tools, policies, store, and the `[proxy]`
+    /// table (upstream base URLs, forwarded routes, how the user is known,
+    /// what a denied call becomes, timeouts).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+
+    /// The address to listen on, instead of the config's `[proxy] listen`.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+}
+
+/// Runs the proxy until a shutdown signal.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let config = Config::load(&args.config)?;
+    let store = crate::store_cmds::open(Some(&config), None, toolgate_store::StoreOptions::new())?;
+    let gate = StoreGate::from_config(&config, store).context("cannot start the proxy")?;
+    let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;
+    let listen = args.listen.unwrap_or_else(|| config.proxy().listen());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("cannot listen on {listen}"))?;
+        let local = listener.local_addr().unwrap_or(listen);
+        eprintln!("toolgate: proxying on http://{local}");
+        toolgate_proxy::serve(listener, proxy, toolgate_server::shutdown_signal())
+            .await
+            .context("the proxy failed")?;
+        eprintln!("toolgate: stopped");
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,201 @@
+//! `toolgate proxy` between the official `openai` and `anthropic` Python
+//! SDKs (unchanged but for the base URL) and a canned model API on
+//! loopback (`tests/proxy/canned_upstream.py`): every scenario of
+//! `tests/proxy/sdk_client.py` (calls allowed with canonical arguments,
+//! withheld with feedback, an approval round trip, parallel calls in
+//! streams of all three APIs, cut and silent streams, upstream faults,
+//! forwarded and refused routes), then the audit chain.
+//!
+//! Needs a Python with `openai` and `anthropic`: `TOOLGATE_PROXY_PYTHON`,
+//! else `target/py/venv/bin/python` (what `.ci/run` installs).
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code: a failed assumption should fail the test loudly"
+)]
+
+mod cli_support;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cli_support::toolgate;
+use toolgate_testkit::{copy_shop, text};
+
+/// SHA-256 of `proxy-demo-token`, the token the client sends.
+const TOKEN_SHA256: &str = "fd99d33b23d315c0d2c74d524a4a46c9a57f57a82ad987a17dd16c03a2b9cf66";
+
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn python() -> Option<PathBuf> {
+    let candidate = std::env::var_os("TOOLGATE_PROXY_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python")
+        });
+    let ok = Command::new(&candidate)
+        .args(["-c", "import openai, anthropic"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    ok.then_some(candidate)
+}
+
+fn tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/proxy")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_for(port: u16, child: &mut Child) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(30) {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the proxy exited: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("the proxy did not listen on {port}");
+}
+
+#[test]
+fn the_official_sdks_through_the_proxy() {
+    let Some(python) = python() else {
+        toolgate_testkit::skip(
+            "no Python with the openai and anthropic SDKs (TOOLGATE_PROXY_PYTHON or target/py/venv)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let log = dir.path().join("upstream.jsonl");
+    std::fs::write(&log, "").unwrap();
+
+    let mut upstream = Command::new(&python)
+        .arg(tests_dir().join("canned_upstream.py"))
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(upstream.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _upstream = Killed(upstream);
+    let upstream_port: u16 = line.trim().strip_prefix("port ").unwrap().parse().unwrap();
+
+    let config = dir.path().join("toolgate.toml");
+    let mut toml = std::fs::read_to_string(&config).unwrap();
+    toml.push_str(&format!(
+        r#"
+[proxy]
+openai = "http://127.0.0.1:{upstream_port}"
+anthropic = "http://127.0.0.1:{upstream_port}/"
+forward = ["GET /v1/models"]
+upstream_timeout_seconds = 2
+idle_timeout_seconds = 2
+
+[[proxy.token]]
+sha256 = "{TOKEN_SHA256}"
+user = "alice"
+"#
+    ));
+    std::fs::write(&config, toml).unwrap();
+
+    let port = free_port();
+    let mut proxy = toolgate_cli_command()
+        .args(["proxy", "--config", config.to_str().unwrap(), "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut proxy);
+    let _proxy = Killed(proxy);
+
+    let out = Command::new(&python)
+        .arg(tests_dir().join("sdk_client.py"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&log)
+        .arg(&config)
+        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        19,
+        "{stdout}"
+    );
+
+    // Every decision was audited, and the chain holds.
+    let verify = toolgate(&["audit", "verify", "--config", config.to_str().unwrap()]);
+    assert_eq!(
+        verify.status.code(),
+        Some(0),
+        "{}{}",
+        text(&verify.stdout),
+        text(&verify.stderr)
+    );
+    // The caller's API keys never reached the store.
+    let mut db = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("toolgate.db"))
+        {
+            db.extend(std::fs::read(path).unwrap());
+        }
+    }
+    assert!(!db.is_empty());
+    let db = String::from_utf8_lossy(&db);
+    assert!(!db.contains("sk-upstream-key") && !db.contains("sk-ant-upstream-key"));
+    assert!(!db.contains("proxy-demo-token"));
+}
+
+fn toolgate_cli_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+}
+
+#[test]
+fn a_proxy_table_without_a_user_or_upstream_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let config = dir.path().join("toolgate.toml");
+    let base = std::fs::read_to_string(&config).unwrap();
+    for (table, says) in [
+        ("[proxy]\nopenai = \"http://127.0.0.1:9\"\n", "no way of knowing the user"),
+        ("[proxy]\nuser = \"alice\"\n", "no upstream"),
+        ("[proxy]\nuser = \"alice\"\nuser_header = \"x-user\"\nopenai = \"http://127.0.0.1:9\"\n", "more than one way"),
+        ("[proxy]\nuser = \"alice\"\nopenai = \"ftp://x\"\n", "base URL"),
+        ("[proxy]\nuser = \"alice\"\nopenai = \"http://x\"\nforward = [\"POST /v1/messages\"]\n", "gated route"),
+        ("[proxy]\nuser = \"alice\"\nopenai = \"http://x\"\nlisten_on = 1\n", "listen_on"),
+    ] {
+        std::fs::write(&config, format!("{base}\n{table}")).unwrap();
+        let out = toolgate(&["proxy", "--config", config.to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+        assert_eq!(out.status.code(), Some(2), "{table}");
+        let err = text(&out.stderr);
+        assert!(err.starts_with("toolgate: error: ") && err.contains(says), "{table}: {err}");
+    }
+}

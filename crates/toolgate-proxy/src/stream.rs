@@ -1,0 +1,624 @@
+//! Streams, rewritten as they pass: text (and reasoning) events go on as
+//! they arrive; every tool call's events are held back; the finish is held
+//! until the stream's terminal event. Then the whole stream, as received, is
+//! decided by the gate, and only then are the calls released, each whole in
+//! one event with the canonical arguments, or withheld with feedback in
+//! their place, and the finish rewritten to match what was released.
+//!
+//! A stream that breaks, sends an error or garbage, or ends without its
+//! terminal event never releases a call: [`Rewriter::event`] reports it
+//! broken and the proxy ends the stream with an error event.
+//!
+//! The rewriters are plain state machines over [`Event`]s (no I/O), so the
+//! fuzz target drives them as the proxy does.
+
+use std::borrow::Cow;
+
+use toolgate::adapter::{Envelope, ProposedCall};
+use toolgate::{Decision, Decisions, Verdict};
+use toolgate_json::{canonical, Object, Value};
+
+use crate::api::Api;
+use crate::rewrite::{feedback_text, summary};
+use crate::sse::Event;
+
+/// What one upstream event leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Events to send on now (possibly none).
+    Emit(String),
+    /// The terminal event arrived: decide, then [`Rewriter::finish`].
+    End,
+}
+
+/// Why a stream cannot be handed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken(pub &'static str);
+
+/// One stream's rewriter.
+#[derive(Debug)]
+pub struct Rewriter {
+    api: Api,
+    pass_through: Vec<String>,
+    /// Chat: the held chunks that carry a finish, and those after them.
+    held: Vec<Value<'static>>,
+    /// Chat: the first chunk's identity members, for the chunks made here.
+    template: Object<'static>,
+    /// Messages/Responses: upstream block or item index → the index sent.
+    map: Vec<(u64, Option<u64>)>,
+    next_index: u64,
+    /// Messages: the held `message_delta`; Responses: the terminal event.
+    terminal: Option<(String, Value<'static>)>,
+    sequence: u64,
+    ended: bool,
+}
+
+fn s(t: &str) -> Value<'static> {
+    Value::String(Cow::Owned(t.to_owned()))
+}
+
+fn num(n: u64) -> Value<'static> {
+    Value::Number(n.into())
+}
+
+fn field<'v>(v: &'v Value<'static>, name: &str) -> Option<&'v Value<'static>> {
+    v.as_object().and_then(|o| o.get(name))
+}
+
+fn type_of<'a>(v: &'a Value<'_>) -> &'a str {
+    v.as_object()
+        .and_then(|o| o.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+fn data_event(name: Option<&str>, data: &Value<'_>) -> String {
+    Event {
+        name: name.map(str::to_owned),
+        data: canonical::to_string(data),
+    }
+    .to_wire()
+}
+
+impl Rewriter {
+    /// A rewriter for `api`'s stream; `pass_through` names the non-function
+    /// item types that may go on.
+    pub fn new(api: Api, pass_through: &[String]) -> Self {
+        Self {
+            api,
+            pass_through: pass_through.to_vec(),
+            held: Vec::new(),
+            template: Object::new(),
+            map: Vec::new(),
+            next_index: 0,
+            terminal: None,
+            sequence: 0,
+            ended: false,
+        }
+    }
+
+    /// Whether the terminal event was seen.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Reads one upstream event.
+    pub fn event(&mut self, e: &Event) -> Result<Step, Broken> {
+        if self.ended {
+            return Err(Broken("events after the stream's end"));
+        }
+        match self.api {
+            Api::ChatCompletions => self.chat(e),
+            Api::Messages => self.messages(e),
+            Api::Responses => self.responses(e),
+        }
+    }
+
+    fn parse(data: &str) -> Result<Value<'static>, Broken> {
+        toolgate_json::from_slice(data.as_bytes())
+            .map(Value::into_owned)
+            .map_err(|_| Broken("an event that is not strict JSON"))
+    }
+
+    fn out_index(&mut self, upstream: u64, keep: bool) -> Option<u64> {
+        if let Some((_, out)) = self.map.iter().find(|(u, _)| *u == upstream) {
+            return *out;
+        }
+        let out = keep.then(|| {
+            let i = self.next_index;
+            self.next_index += 1;
+            i
+        });
+        self.map.push((upstream, out));
+        out
+    }
+
+    fn mapped(&self, upstream: u64) -> Option<u64> {
+        self.map
+            .iter()
+            .find(|(u, _)| *u == upstream)
+            .and_then(|(_, o)| *o)
+    }
+
+    // --- Chat Completions -------------------------------------------------
+
+    fn chat(&mut self, e: &Event) -> Result<Step, Broken> {
+        if e.data == "[DONE]" {
+            self.ended = true;
+            return Ok(Step::End);
+        }
+        let mut chunk = Self::parse(&e.data)?;
+        let Value::Object(o) = &mut chunk else {
+            return Err(Broken("a chunk that is not an object"));
+        };
+        if o.contains_key("error") {
+            return Err(Broken("the upstream sent an error"));
+        }
+        if self.template.is_empty() {
+            for k in [
+                "id",
+                "object",
+                "created",
+                "model",
+                "system_fingerprint",
+                "service_tier",
+            ] {
+                if let Some(v) = o.get(k) {
+                    self.template.insert(k, v.clone());
+                }
+            }
+        }
+        let mut finished = false;
+        let mut content = false;
+        if let Some(Value::Array(choices)) = o.get_mut("choices") {
+            for c in choices.iter_mut() {
+                let Value::Object(c) = c else {
+                    return Err(Broken("a choice that is not an object"));
+                };
+                if c.get("finish_reason").is_some_and(|f| !f.is_null()) {
+                    finished = true;
+                }
+                if let Some(Value::Object(delta)) = c.get_mut("delta") {
+                    delta.remove("tool_calls");
+                    delta.remove("function_call");
+                    content |= delta
+                        .iter()
+                        .any(|(k, v)| k != "role" && !v.is_null() && v.as_str() != Some(""));
+                    content |= delta.get("role").is_some();
+                }
+            }
+        } else {
+            // A chunk without choices (usage, with `include_usage`).
+            content = true;
+        }
+        if finished || !self.held.is_empty() {
+            self.held.push(chunk);
+            return Ok(Step::Emit(String::new()));
+        }
+        Ok(Step::Emit(if content {
+            data_event(None, &chunk)
+        } else {
+            String::new()
+        }))
+    }
+
+    fn chat_chunk(&self, choice: u64, delta: Object<'static>) -> String {
+        let mut c = Object::new();
+        c.insert("index", num(choice));
+        c.insert("delta", Value::Object(delta));
+        c.insert("finish_reason", Value::Null);
+        let mut o = self.template.clone();
+        if !o.contains_key("object") {
+            o.insert("object", s("chat.completion.chunk"));
+        }
+        o.insert("choices", Value::Array(vec![Value::Object(c)]));
+        data_event(None, &Value::Object(o))
+    }
+
+    fn chat_finish(
+        &mut self,
+        pairs: &[(&ProposedCall, &Decision)],
+        decisions: &Decisions,
+    ) -> String {
+        let mut out = String::new();
+        let mut choices: Vec<u64> = pairs
+            .iter()
+            .map(|(c, _)| u64::try_from(c.choice).unwrap_or(0))
+            .collect();
+        choices.dedup();
+        let mut released_in: Vec<u64> = Vec::new();
+        for &choice in &choices {
+            let mine = pairs
+                .iter()
+                .filter(|(c, _)| u64::try_from(c.choice).unwrap_or(0) == choice);
+            let mut calls = Vec::new();
+            let mut texts = Vec::new();
+            for (call, d) in mine {
+                match (d.verdict(), d.canonical_args()) {
+                    (Verdict::Allow, Some(args)) => {
+                        let mut f = Object::new();
+                        f.insert("name", s(&call.name));
+                        f.insert("arguments", s(args));
+                        let mut tc = Object::new();
+                        tc.insert("index", num(u64::try_from(calls.len()).unwrap_or(0)));
+                        tc.insert("id", call.call_id.as_deref().map_or(Value::Null, s));
+                        tc.insert("type", s("function"));
+                        tc.insert("function", Value::Object(f));
+                        calls.push(Value::Object(tc));
+                    }
+                    _ => texts.push(feedback_text(d)),
+                }
+            }
+            if !texts.is_empty() {
+                let mut delta = Object::new();
+                delta.insert("content", s(&format!("\n\n{}", texts.join("\n"))));
+                out.push_str(&self.chat_chunk(choice, delta));
+            }
+            if !calls.is_empty() {
+                let mut delta = Object::new();
+                delta.insert("tool_calls", Value::Array(calls));
+                out.push_str(&self.chat_chunk(choice, delta));
+                released_in.push(choice);
+            }
+        }
+        let held = std::mem::take(&mut self.held);
+        let last = held.len().saturating_sub(1);
+        for (i, mut chunk) in held.into_iter().enumerate() {
+            if let Value::Object(o) = &mut chunk {
+                if let Some(Value::Array(cs)) = o.get_mut("choices") {
+                    for c in cs.iter_mut() {
+                        let Value::Object(c) = c else { continue };
+                        let index = c
+                            .get("index")
+                            .and_then(Value::as_number)
+                            .and_then(|n| n.as_u64())
+                            .unwrap_or(0);
+                        let reason = c
+                            .get("finish_reason")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned);
+                        if choices.contains(&index) {
+                            let released = released_in.contains(&index);
+                            if released {
+                                c.insert("finish_reason", s("tool_calls"));
+                            } else if reason.as_deref() == Some("tool_calls") {
+                                c.insert("finish_reason", s("stop"));
+                            }
+                        }
+                    }
+                }
+                if i == last {
+                    o.insert("toolgate", summary(decisions));
+                }
+            }
+            out.push_str(&data_event(None, &chunk));
+        }
+        out.push_str("data: [DONE]\n\n");
+        out
+    }
+
+    // --- Anthropic Messages -----------------------------------------------
+
+    fn messages(&mut self, e: &Event) -> Result<Step, Broken> {
+        let mut v = Self::parse(&e.data)?;
+        let kind = e.name.clone().unwrap_or_else(|| type_of(&v).to_owned());
+        if kind != type_of(&v) {
+            return Err(Broken("an event whose name and type differ"));
+        }
+        let index = v
+            .as_object()
+            .and_then(|o| o.get("index"))
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64());
+        match kind.as_str() {
+            "message_start" | "ping" => Ok(Step::Emit(data_event(Some(&kind), &v))),
+            "content_block_start" => {
+                let index = index.ok_or(Broken("a block without an index"))?;
+                let block = field(&v, "content_block")
+                    .map(type_of)
+                    .unwrap_or("")
+                    .to_owned();
+                let keep = matches!(block.as_str(), "text" | "thinking" | "redacted_thinking")
+                    || (block != "tool_use" && self.pass_through.contains(&block));
+                if self.map.iter().any(|(u, _)| *u == index) {
+                    return Err(Broken("a block started twice"));
+                }
+                match self.out_index(index, keep) {
+                    Some(out) => {
+                        if let Value::Object(o) = &mut v {
+                            o.insert("index", num(out));
+                        }
+                        Ok(Step::Emit(data_event(Some(&kind), &v)))
+                    }
+                    None => Ok(Step::Emit(String::new())),
+                }
+            }
+            "content_block_delta" | "content_block_stop" => {
+                let index = index.ok_or(Broken("a block event without an index"))?;
+                if !self.map.iter().any(|(u, _)| *u == index) {
+                    return Err(Broken("an event for a block never started"));
+                }
+                match self.mapped(index) {
+                    Some(out) => {
+                        if let Value::Object(o) = &mut v {
+                            o.insert("index", num(out));
+                        }
+                        Ok(Step::Emit(data_event(Some(&kind), &v)))
+                    }
+                    None => Ok(Step::Emit(String::new())),
+                }
+            }
+            "message_delta" => {
+                self.terminal = Some((kind, v));
+                Ok(Step::Emit(String::new()))
+            }
+            "message_stop" => {
+                if self.terminal.is_none() {
+                    return Err(Broken("a message that stopped without its delta"));
+                }
+                self.ended = true;
+                Ok(Step::End)
+            }
+            "error" => Err(Broken("the upstream sent an error")),
+            // Events of kinds this proxy does not know carry nothing it
+            // has checked: they are dropped.
+            _ => Ok(Step::Emit(String::new())),
+        }
+    }
+
+    fn block(&mut self, kind: &str, index: u64, body: Value<'static>) -> String {
+        let mut o = Object::new();
+        o.insert("type", s(kind));
+        o.insert("index", num(index));
+        match kind {
+            "content_block_start" => o.insert("content_block", body),
+            "content_block_delta" => o.insert("delta", body),
+            _ => None,
+        };
+        data_event(Some(kind), &Value::Object(o))
+    }
+
+    fn messages_finish(
+        &mut self,
+        pairs: &[(&ProposedCall, &Decision)],
+        decisions: &Decisions,
+    ) -> String {
+        let mut out = String::new();
+        let mut released = false;
+        let mut texts = Vec::new();
+        for (call, d) in pairs {
+            match (d.verdict(), d.canonical_args()) {
+                (Verdict::Allow, Some(args)) => {
+                    released = true;
+                    let i = self.next_index;
+                    self.next_index += 1;
+                    let mut start = Object::new();
+                    start.insert("type", s("tool_use"));
+                    start.insert("id", call.call_id.as_deref().map_or(Value::Null, s));
+                    start.insert("name", s(&call.name));
+                    start.insert("input", Value::Object(Object::new()));
+                    out.push_str(&self.block("content_block_start", i, Value::Object(start)));
+                    let mut delta = Object::new();
+                    delta.insert("type", s("input_json_delta"));
+                    delta.insert("partial_json", s(args));
+                    out.push_str(&self.block("content_block_delta", i, Value::Object(delta)));
+                    out.push_str(&self.block("content_block_stop", i, Value::Null));
+                }
+                _ => texts.push(feedback_text(d)),
+            }
+        }
+        if !texts.is_empty() {
+            let i = self.next_index;
+            self.next_index += 1;
+            let mut start = Object::new();
+            start.insert("type", s("text"));
+            start.insert("text", s(""));
+            out.push_str(&self.block("content_block_start", i, Value::Object(start)));
+            let mut delta = Object::new();
+            delta.insert("type", s("text_delta"));
+            delta.insert("text", s(&texts.join("\n")));
+            out.push_str(&self.block("content_block_delta", i, Value::Object(delta)));
+            out.push_str(&self.block("content_block_stop", i, Value::Null));
+        }
+        if let Some((kind, mut v)) = self.terminal.take() {
+            if let Value::Object(o) = &mut v {
+                if let Some(Value::Object(delta)) = o.get_mut("delta") {
+                    let reason = delta
+                        .get("stop_reason")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    if !released && reason.as_deref() == Some("tool_use") {
+                        delta.insert("stop_reason", s("end_turn"));
+                    }
+                }
+                o.insert("toolgate", summary(decisions));
+            }
+            out.push_str(&data_event(Some(&kind), &v));
+        }
+        out.push_str(&data_event(Some("message_stop"), &{
+            let mut o = Object::new();
+            o.insert("type", s("message_stop"));
+            Value::Object(o)
+        }));
+        out
+    }
+
+    // --- Responses --------------------------------------------------------
+
+    fn responses(&mut self, e: &Event) -> Result<Step, Broken> {
+        let v = Self::parse(&e.data)?;
+        let kind = e.name.clone().unwrap_or_else(|| type_of(&v).to_owned());
+        if kind != type_of(&v) {
+            return Err(Broken("an event whose name and type differ"));
+        }
+        if let Some(n) = field(&v, "sequence_number")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64())
+        {
+            self.sequence = self.sequence.max(n);
+        }
+        let output_index = field(&v, "output_index")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64());
+        match kind.as_str() {
+            "response.created" | "response.in_progress" | "response.queued" => {
+                Ok(Step::Emit(data_event(Some(&kind), &v)))
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => {
+                self.terminal = Some((kind, v));
+                self.ended = true;
+                Ok(Step::End)
+            }
+            "error" => Err(Broken("the upstream sent an error")),
+            "response.output_item.added" => {
+                let index = output_index.ok_or(Broken("an item without an output index"))?;
+                let item = field(&v, "item").map(type_of).unwrap_or("").to_owned();
+                let keep = matches!(item.as_str(), "message" | "reasoning")
+                    || (item != "function_call" && self.pass_through.contains(&item));
+                if self.map.iter().any(|(u, _)| *u == index) {
+                    return Err(Broken("an item added twice"));
+                }
+                self.emit_mapped(&kind, v, index, keep)
+            }
+            _ => match output_index {
+                Some(index) => {
+                    if !self.map.iter().any(|(u, _)| *u == index) {
+                        return Err(Broken("an event for an item never added"));
+                    }
+                    let keep = self.mapped(index).is_some();
+                    self.emit_mapped(&kind, v, index, keep)
+                }
+                // Other events without an item: nothing checked rides on
+                // them, but nothing needs them either.
+                None => Ok(Step::Emit(String::new())),
+            },
+        }
+    }
+
+    fn emit_mapped(
+        &mut self,
+        kind: &str,
+        mut v: Value<'static>,
+        index: u64,
+        keep: bool,
+    ) -> Result<Step, Broken> {
+        match self.out_index(index, keep) {
+            Some(out) => {
+                if let Value::Object(o) = &mut v {
+                    o.insert("output_index", num(out));
+                }
+                Ok(Step::Emit(data_event(Some(kind), &v)))
+            }
+            None => Ok(Step::Emit(String::new())),
+        }
+    }
+
+    fn responses_event(&mut self, kind: &str, mut members: Object<'static>) -> String {
+        self.sequence += 1;
+        members.insert("type", s(kind));
+        members.insert("sequence_number", num(self.sequence));
+        data_event(Some(kind), &Value::Object(members))
+    }
+
+    fn responses_finish(
+        &mut self,
+        pairs: &[(&ProposedCall, &Decision)],
+        decisions: &Decisions,
+    ) -> String {
+        let mut out = String::new();
+        let mut texts = Vec::new();
+        let mut released: Vec<Value<'static>> = Vec::new();
+        for (call, d) in pairs {
+            match (d.verdict(), d.canonical_args()) {
+                (Verdict::Allow, Some(args)) => {
+                    let mut item = Object::new();
+                    item.insert("type", s("function_call"));
+                    item.insert("id", s(&format!("fc_toolgate_{}", call.index)));
+                    item.insert("call_id", call.call_id.as_deref().map_or(Value::Null, s));
+                    item.insert("name", s(&call.name));
+                    item.insert("arguments", s(args));
+                    item.insert("status", s("completed"));
+                    let i = self.next_index;
+                    self.next_index += 1;
+                    for kind in ["response.output_item.added", "response.output_item.done"] {
+                        let mut m = Object::new();
+                        m.insert("output_index", num(i));
+                        m.insert("item", Value::Object(item.clone()));
+                        out.push_str(&self.responses_event(kind, m));
+                    }
+                    released.push(Value::Object(item));
+                }
+                _ => texts.push(feedback_text(d)),
+            }
+        }
+        let mut feedback_item = None;
+        if !texts.is_empty() {
+            let mut part = Object::new();
+            part.insert("type", s("output_text"));
+            part.insert("text", s(&texts.join("\n")));
+            part.insert("annotations", Value::Array(Vec::new()));
+            let mut item = Object::new();
+            item.insert("type", s("message"));
+            item.insert("id", s("msg_toolgate"));
+            item.insert("status", s("completed"));
+            item.insert("role", s("assistant"));
+            item.insert("content", Value::Array(vec![Value::Object(part)]));
+            let i = self.next_index;
+            self.next_index += 1;
+            for kind in ["response.output_item.added", "response.output_item.done"] {
+                let mut m = Object::new();
+                m.insert("output_index", num(i));
+                m.insert("item", Value::Object(item.clone()));
+                out.push_str(&self.responses_event(kind, m));
+            }
+            feedback_item = Some(Value::Object(item));
+        }
+        if let Some((kind, mut v)) = self.terminal.take() {
+            self.sequence += 1;
+            if let Value::Object(o) = &mut v {
+                o.insert("sequence_number", num(self.sequence));
+                if let Some(Value::Object(r)) = o.get_mut("response") {
+                    // The response's own output: what was sent, in order.
+                    let kept: Vec<Value<'static>> = match r.get("output") {
+                        Some(Value::Array(items)) => items
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| {
+                                u64::try_from(*i)
+                                    .ok()
+                                    .and_then(|i| self.mapped(i))
+                                    .is_some()
+                            })
+                            .map(|(_, item)| item.clone())
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    let mut output = kept;
+                    output.extend(released);
+                    output.extend(feedback_item);
+                    r.insert("output", Value::Array(output));
+                    r.insert("toolgate", summary(decisions));
+                }
+            }
+            out.push_str(&data_event(Some(&kind), &v));
+        }
+        out
+    }
+
+    /// The closing events, once the gate has decided the whole stream.
+    pub fn finish(mut self, envelope: &Envelope, decisions: &Decisions) -> Result<String, Broken> {
+        if decisions.rejected().is_some() {
+            return Err(Broken("the gate refused the stream"));
+        }
+        if envelope.calls.len() != decisions.decisions().len() {
+            return Err(Broken("the calls read and decided differ"));
+        }
+        let pairs: Vec<(&ProposedCall, &Decision)> =
+            envelope.calls.iter().zip(decisions.decisions()).collect();
+        Ok(match self.api {
+            Api::ChatCompletions => self.chat_finish(&pairs, decisions),
+            Api::Messages => self.messages_finish(&pairs, decisions),
+            Api::Responses => self.responses_finish(&pairs, decisions),
+        })
+    }
+}

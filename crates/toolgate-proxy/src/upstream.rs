@@ -1,0 +1,67 @@
+//! The model API behind the proxy: an HTTP/1.1 client (TLS with the Web PKI
+//! roots for `https://` upstreams), and which request headers go on.
+
+use axum::http::HeaderMap;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+/// The client every upstream request goes through.
+pub type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A client for `http://` and `https://` upstreams.
+pub fn client() -> UpstreamClient {
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Client::builder(TokioExecutor::new()).build(connector)
+}
+
+/// Headers that never go on: hop-by-hop headers, the ones the client
+/// recomputes, and `accept-encoding` (the proxy must read the body).
+const DROPPED: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "accept-encoding",
+];
+
+/// The request headers the upstream receives: the caller's (its API key
+/// included) but for [`DROPPED`] and toolgate's own (`own`: the token,
+/// session and user headers).
+pub fn forwarded_headers(headers: &HeaderMap, own: &[&str]) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers {
+        let n = name.as_str();
+        if DROPPED.contains(&n) || own.contains(&n) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
+
+/// The response headers the caller receives from a response passed on
+/// unchanged.
+pub fn returned_headers(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers {
+        if DROPPED.contains(&name.as_str()) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    out
+}
