@@ -1,0 +1,551 @@
+//! The HTTP side: the routes, the upstream requests, the stream pump.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::Router;
+use http_body_util::{BodyExt as _, Full};
+use sha2::{Digest as _, Sha256};
+use toolgate::config::{Config, ProxyAuth, ProxyConfig};
+use toolgate::{AdapterOptions, Context, Decisions, Format};
+use toolgate_store::StoreGate;
+
+use crate::api::Api;
+use crate::sse::{Reader as SseReader, SseError};
+use crate::stream::{Broken, Rewriter, Step};
+use crate::{rewrite, upstream};
+
+/// Why the proxy cannot start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartError(String);
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
+/// The proxy: its gate over the store, its config, its upstream client.
+#[derive(Clone)]
+pub struct Proxy {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    gate: Arc<StoreGate>,
+    adapter: AdapterOptions,
+    config: ProxyConfig,
+    client: upstream::UpstreamClient,
+    max_request_bytes: usize,
+    max_response_bytes: usize,
+}
+
+impl Proxy {
+    /// A proxy for `config`'s `[proxy]` table, deciding with `gate`. It
+    /// refuses a table that names no way of knowing the user or no
+    /// upstream.
+    pub fn new(config: &Config, gate: StoreGate) -> Result<Self, StartError> {
+        let p = config.proxy().clone();
+        if p.auth().is_none() {
+            return Err(StartError(
+                "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header` or `user`".to_owned(),
+            ));
+        }
+        if p.openai().is_none() && p.anthropic().is_none() {
+            return Err(StartError(
+                "[proxy] names no upstream: set `openai` and/or `anthropic` to the API's base URL"
+                    .to_owned(),
+            ));
+        }
+        Ok(Self {
+            inner: Arc::new(Inner {
+                gate: Arc::new(gate),
+                adapter: config.gate().adapter_options(),
+                config: p,
+                client: upstream::client(),
+                max_request_bytes: config.server().max_body_bytes(),
+                max_response_bytes: config.gate().max_body_bytes(),
+            }),
+        })
+    }
+
+    /// The routes.
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/responses", post(responses))
+            .route("/v1/messages", post(messages))
+            .fallback(other)
+            .with_state(self.clone())
+    }
+}
+
+/// Serves `proxy` on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    proxy: Proxy,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, proxy.router())
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+fn error(api: Api, status: StatusCode, code: &str, message: &str) -> Response {
+    let mut r = Response::new(Body::from(api.error_body(code, message)));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+async fn chat(State(p): State<Proxy>, req: Request) -> Response {
+    gated(p, Api::ChatCompletions, req).await
+}
+
+async fn responses(State(p): State<Proxy>, req: Request) -> Response {
+    gated(p, Api::Responses, req).await
+}
+
+async fn messages(State(p): State<Proxy>, req: Request) -> Response {
+    gated(p, Api::Messages, req).await
+}
+
+/// Who a request is for: `(user, session)`, or why it is refused.
+fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String), &'static str> {
+    let text = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty() && v.len() <= 256)
+    };
+    let user = match config.auth() {
+        Some(ProxyAuth::Fixed(u)) => u.clone(),
+        Some(ProxyAuth::TrustedHeader(h)) => text(h).ok_or("the request names no user")?.to_owned(),
+        Some(ProxyAuth::Tokens(tokens)) => {
+            let token = text(config.token_header()).ok_or("the request carries no proxy token")?;
+            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+            tokens
+                .iter()
+                .find(|t| t.sha256() == &digest)
+                .ok_or("the proxy token is not known")?
+                .user()
+                .to_owned()
+        }
+        _ => return Err("the proxy names no way of knowing the user"),
+    };
+    let session = text(config.session_header())
+        .unwrap_or("default")
+        .to_owned();
+    Ok((user, session))
+}
+
+/// Toolgate's own headers, never forwarded.
+fn own_headers(config: &ProxyConfig) -> Vec<&str> {
+    let mut own = vec![config.token_header(), config.session_header()];
+    if let Some(ProxyAuth::TrustedHeader(h)) = config.auth() {
+        own.push(h);
+    }
+    own
+}
+
+fn upstream_uri(base: &str, uri: &Uri) -> Option<Uri> {
+    let path = uri.path_and_query().map_or(uri.path(), |p| p.as_str());
+    format!("{base}{path}").parse().ok()
+}
+
+async fn gated(p: Proxy, api: Api, req: Request) -> Response {
+    let inner = &p.inner;
+    let base = match api {
+        Api::Messages => inner.config.anthropic(),
+        Api::ChatCompletions | Api::Responses => inner.config.openai(),
+    };
+    let Some(base) = base else {
+        return error(
+            api,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this route has no upstream",
+        );
+    };
+    let (parts, body) = req.into_parts();
+    let (user, session) = match caller(&inner.config, &parts.headers) {
+        Ok(c) => c,
+        Err(why) => return error(api, StatusCode::UNAUTHORIZED, "unauthorized", why),
+    };
+    let body = match axum::body::to_bytes(body, inner.max_request_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            return error(
+                api,
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "request_too_large",
+                "the request body is too large",
+            )
+        }
+    };
+    // The request is read strictly too: what the upstream receives is what
+    // was checked to be one JSON object.
+    let streamed = match toolgate_json::from_slice(&body) {
+        Ok(v) if v.as_object().is_some() => v
+            .as_object()
+            .and_then(|o| o.get("stream"))
+            .and_then(toolgate_json::Value::as_bool)
+            .unwrap_or(false),
+        _ => {
+            return error(
+                api,
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "the request body is not one strict JSON object (no duplicate keys, no NaN)",
+            )
+        }
+    };
+    let Some(uri) = upstream_uri(base, &parts.uri) else {
+        return error(
+            api,
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            "the upstream URL is invalid",
+        );
+    };
+    let mut up = hyper::Request::new(Full::new(body));
+    *up.method_mut() = Method::POST;
+    *up.uri_mut() = uri;
+    *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
+    let timeout = inner.config.upstream_timeout();
+    let response = match tokio::time::timeout(timeout, inner.client.request(up)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) => {
+            return error(
+                api,
+                StatusCode::BAD_GATEWAY,
+                "upstream_unreachable",
+                "the upstream could not be reached",
+            )
+        }
+        Err(_) => {
+            return error(
+                api,
+                StatusCode::GATEWAY_TIMEOUT,
+                "upstream_timeout",
+                "the upstream did not answer in time",
+            )
+        }
+    };
+    let (rparts, rbody) = response.into_parts();
+    let is_stream = rparts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !rparts.status.is_success() {
+        // An upstream error carries no call: passed on as it came (capped).
+        let bytes = match read_all(rbody, inner.max_response_bytes, timeout).await {
+            Ok(b) => b,
+            Err(r) => return error(api, r.0, r.1, r.2),
+        };
+        let mut r = Response::new(Body::from(bytes));
+        *r.status_mut() = rparts.status;
+        *r.headers_mut() = upstream::returned_headers(&rparts.headers);
+        return r;
+    }
+    let context = Context::new(user, session, 1);
+    if is_stream && streamed {
+        return stream_response(p.clone(), api, rbody, context);
+    }
+    let bytes = match read_all(rbody, inner.max_response_bytes, timeout).await {
+        Ok(b) => b,
+        Err(r) => return error(api, r.0, r.1, r.2),
+    };
+    let decisions = match decide(inner, bytes.to_vec(), api.format(), context).await {
+        Some(d) => d,
+        None => {
+            return error(
+                api,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                "the decision could not be recorded",
+            )
+        }
+    };
+    if let Some(r) = rewrite::refusal(&decisions, inner.config.on_deny()) {
+        let status = if r.code == "call_denied" {
+            StatusCode::UNPROCESSABLE_ENTITY
+        } else {
+            StatusCode::BAD_GATEWAY
+        };
+        return error(api, status, r.code, &r.message);
+    }
+    let envelope = match inner.adapter.read(&bytes, api.format()) {
+        Ok(e) => e,
+        Err(_) => {
+            return error(
+                api,
+                StatusCode::BAD_GATEWAY,
+                "response_refused",
+                "toolgate refused the model's response",
+            )
+        }
+    };
+    match rewrite::rewrite_json(
+        api,
+        &bytes,
+        &envelope,
+        &decisions,
+        inner.config.pass_through(),
+    ) {
+        Ok(out) => {
+            let mut r = Response::new(Body::from(out));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            r
+        }
+        Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
+    }
+}
+
+/// Decides a body with the gate over the store (audited first); `None` when
+/// the decision could not be recorded.
+async fn decide(
+    inner: &Inner,
+    body: Vec<u8>,
+    format: Format,
+    context: Context,
+) -> Option<Decisions> {
+    inner.gate.decide_async(body, format, context).await.ok()
+}
+
+type Fail = (StatusCode, &'static str, &'static str);
+
+/// The whole body, within `max` bytes and `timeout`.
+async fn read_all(
+    mut body: hyper::body::Incoming,
+    max: usize,
+    timeout: Duration,
+) -> Result<Bytes, Fail> {
+    let mut out: Vec<u8> = Vec::new();
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => {
+                return Err((
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "upstream_timeout",
+                    "the upstream did not answer in time",
+                ))
+            }
+            Ok(None) => return Ok(Bytes::from(out)),
+            Ok(Some(Err(_))) => {
+                return Err((
+                    StatusCode::BAD_GATEWAY,
+                    "upstream_broken",
+                    "the upstream's response broke off",
+                ))
+            }
+            Ok(Some(Ok(f))) => f,
+        };
+        if let Ok(data) = frame.into_data() {
+            if out.len().saturating_add(data.len()) > max {
+                return Err((
+                    StatusCode::BAD_GATEWAY,
+                    "upstream_too_large",
+                    "the upstream's response is too large",
+                ));
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+}
+
+/// A streamed response: read, rewritten and sent on by a task of its own.
+fn stream_response(p: Proxy, api: Api, body: hyper::body::Incoming, context: Context) -> Response {
+    let (tx, rx) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(16);
+    tokio::spawn(pump(p, api, body, context, tx));
+    let mut r = Response::new(Body::new(rx));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// Reads the upstream stream, sends on what may pass, and at the end (or
+/// at a break) decides the whole stream as received.
+async fn pump(
+    p: Proxy,
+    api: Api,
+    mut body: hyper::body::Incoming,
+    context: Context,
+    mut tx: http_body_util::channel::Sender<Bytes, std::io::Error>,
+) {
+    let inner = &p.inner;
+    let mut reader = SseReader::new(inner.max_response_bytes);
+    let mut rewriter = Rewriter::new(api, inner.config.pass_through());
+    let mut raw: Vec<u8> = Vec::new();
+    let deadline = tokio::time::Instant::now() + inner.config.upstream_timeout();
+    let idle = inner.config.idle_timeout();
+    let mut client_gone = false;
+    let broken: Option<&'static str> = 'read: loop {
+        let next = tokio::time::Instant::now() + idle;
+        let frame = match tokio::time::timeout_at(next.min(deadline), body.frame()).await {
+            Err(_) => break 'read Some("the upstream went silent"),
+            Ok(None) => {
+                break 'read (!rewriter.ended())
+                    .then_some("the stream ended before its terminal event")
+            }
+            Ok(Some(Err(_))) => break 'read Some("the upstream's stream broke off"),
+            Ok(Some(Ok(f))) => f,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        raw.extend_from_slice(&data);
+        let events = match reader.push(&data) {
+            Ok(e) => e,
+            Err(SseError::TooLarge) => break 'read Some("the stream is too large"),
+            Err(SseError::NotUtf8) => break 'read Some("the stream is not UTF-8"),
+        };
+        for e in &events {
+            match rewriter.event(e) {
+                Ok(Step::Emit(text)) => {
+                    if !text.is_empty() && tx.send_data(Bytes::from(text)).await.is_err() {
+                        client_gone = true;
+                        break 'read Some("the client went away");
+                    }
+                }
+                Ok(Step::End) => {}
+                Err(Broken(why)) => break 'read Some(why),
+            }
+        }
+        if rewriter.ended() {
+            break 'read None;
+        }
+    };
+    // Every call of the stream is decided and audited, whole or broken: a
+    // broken one is read by the gate as cut off, and so denied.
+    let decisions = decide(inner, raw.clone(), api.format(), context).await;
+    let closing = match (broken, decisions) {
+        (None, Some(d)) => match inner.adapter.read(&raw, api.format()) {
+            Ok(envelope) => match rewrite::refusal(&d, inner.config.on_deny()) {
+                Some(r) => api.error_event(r.code, &r.message),
+                None => match rewriter.finish(&envelope, &d) {
+                    Ok(text) => text,
+                    Err(Broken(why)) => api.error_event("response_refused", why),
+                },
+            },
+            Err(_) => api.error_event("response_refused", "toolgate refused the model's response"),
+        },
+        (None, None) => api.error_event("store_unavailable", "the decision could not be recorded"),
+        (Some(why), _) => api.error_event(
+            "stream_refused",
+            &format!("{why}; no call of this response was released"),
+        ),
+    };
+    if !client_gone {
+        let _ignored = tx.send_data(Bytes::from(closing)).await;
+    }
+}
+
+/// Routes the config forwards unchanged; every other route is 404.
+async fn other(State(p): State<Proxy>, req: Request) -> Response {
+    let inner = &p.inner;
+    let method = req.method().as_str().to_owned();
+    let path = req.uri().path().to_owned();
+    let api = if path.starts_with("/v1/messages") {
+        Api::Messages
+    } else {
+        Api::ChatCompletions
+    };
+    if !inner
+        .config
+        .forward()
+        .iter()
+        .any(|(m, f)| *m == method && *f == path)
+    {
+        return error(
+            api,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this route is not served by the proxy",
+        );
+    }
+    let base = match api {
+        Api::Messages => inner.config.anthropic().or(inner.config.openai()),
+        _ => inner.config.openai().or(inner.config.anthropic()),
+    };
+    let (Some(base), Ok((_user, _session))) = (base, caller(&inner.config, req.headers())) else {
+        return error(
+            api,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the request names no known user",
+        );
+    };
+    let (parts, body) = req.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, inner.max_request_bytes).await else {
+        return error(
+            api,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            "the request body is too large",
+        );
+    };
+    let Some(uri) = upstream_uri(base, &parts.uri) else {
+        return error(
+            api,
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            "the upstream URL is invalid",
+        );
+    };
+    let mut up = hyper::Request::new(Full::new(body));
+    *up.method_mut() = parts.method.clone();
+    *up.uri_mut() = uri;
+    *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
+    let timeout = inner.config.upstream_timeout();
+    let response = match tokio::time::timeout(timeout, inner.client.request(up)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) => {
+            return error(
+                api,
+                StatusCode::BAD_GATEWAY,
+                "upstream_unreachable",
+                "the upstream could not be reached",
+            )
+        }
+        Err(_) => {
+            return error(
+                api,
+                StatusCode::GATEWAY_TIMEOUT,
+                "upstream_timeout",
+                "the upstream did not answer in time",
+            )
+        }
+    };
+    let (rparts, rbody) = response.into_parts();
+    match read_all(rbody, inner.max_response_bytes, timeout).await {
+        Ok(bytes) => {
+            let mut r = Response::new(Body::from(bytes));
+            *r.status_mut() = rparts.status;
+            *r.headers_mut() = upstream::returned_headers(&rparts.headers);
+            r
+        }
+        Err(f) => error(api, f.0, f.1, f.2),
+    }
+    .into_response()
+}
