@@ -105,7 +105,7 @@ fn the_official_sdks_through_the_proxy() {
     let upstream_port: u16 = line.trim().strip_prefix("port ").unwrap().parse().unwrap();
 
     let config = dir.path().join("toolgate.toml");
-    let mut toml = std::fs::read_to_string(&config).unwrap();
+    let mut toml = shop_config_without_proxy(&config);
     toml.push_str(&format!(
         r#"
 [proxy]
@@ -114,6 +114,7 @@ anthropic = "http://127.0.0.1:{upstream_port}/"
 forward = ["GET /v1/models"]
 upstream_timeout_seconds = 2
 idle_timeout_seconds = 2
+narrow_tools = true
 
 [[proxy.token]]
 sha256 = "{TOKEN_SHA256}"
@@ -144,7 +145,7 @@ user = "alice"
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        19,
+        21,
         "{stdout}"
     );
 
@@ -174,6 +175,15 @@ user = "alice"
     assert!(!db.contains("proxy-demo-token"));
 }
 
+/// The shop's config without its own `[proxy]` table and tokens (the test
+/// writes its own).
+fn shop_config_without_proxy(config: &Path) -> String {
+    let text = std::fs::read_to_string(config).unwrap();
+    let start = text.find("[proxy]").unwrap();
+    let end = start + text[start..].find("[authorization]").unwrap();
+    format!("{}{}", &text[..start], &text[end..])
+}
+
 fn toolgate_cli_command() -> Command {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))
 }
@@ -183,7 +193,7 @@ fn a_proxy_table_without_a_user_or_upstream_does_not_start() {
     let dir = tempfile::tempdir().unwrap();
     copy_shop(dir.path());
     let config = dir.path().join("toolgate.toml");
-    let base = std::fs::read_to_string(&config).unwrap();
+    let base = shop_config_without_proxy(&config);
     for (table, says) in [
         ("[proxy]\nopenai = \"http://127.0.0.1:9\"\n", "no way of knowing the user"),
         ("[proxy]\nuser = \"alice\"\n", "no upstream"),

@@ -38,6 +38,7 @@
 //!   as it came (it carries no call).
 
 mod api;
+mod request;
 mod rewrite;
 #[cfg(feature = "server")]
 mod server;
@@ -47,6 +48,7 @@ mod stream;
 mod upstream;
 
 pub use crate::api::Api;
+pub use crate::request::{rewrite_request, RequestOptions, RequestReport};
 pub use crate::rewrite::{refusal, rewrite_json, Refusal};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};

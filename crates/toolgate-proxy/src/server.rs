@@ -15,7 +15,11 @@ use toolgate::config::{Config, ProxyAuth, ProxyConfig};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
 use toolgate_store::StoreGate;
 
+use toolgate::authz::CedarAuthorizer;
+use toolgate::registry::Registry;
+
 use crate::api::Api;
+use crate::request::{rewrite_request, RequestOptions};
 use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
 use crate::{rewrite, upstream};
@@ -40,6 +44,8 @@ pub struct Proxy {
 
 struct Inner {
     gate: Arc<StoreGate>,
+    registry: Registry,
+    narrower: Option<CedarAuthorizer>,
     adapter: AdapterOptions,
     config: ProxyConfig,
     client: upstream::UpstreamClient,
@@ -64,9 +70,29 @@ impl Proxy {
                     .to_owned(),
             ));
         }
+        // The policies once more, for narrowing each request's tools.
+        let narrower = if p.narrow_tools() {
+            match toolgate::authz::from_config(config) {
+                Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(c)) => Some(*c),
+                Ok(_) => {
+                    return Err(StartError(
+                        "[proxy] narrow_tools needs Cedar policies in [authorization]".to_owned(),
+                    ))
+                }
+                Err(e) => {
+                    return Err(StartError(format!(
+                        "cannot load the authorization policies: {e}"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 gate: Arc::new(gate),
+                registry: config.registry().clone(),
+                narrower,
                 adapter: config.gate().adapter_options(),
                 config: p,
                 client: upstream::client(),
@@ -195,12 +221,8 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     };
     // The request is read strictly too: what the upstream receives is what
     // was checked to be one JSON object.
-    let streamed = match toolgate_json::from_slice(&body) {
-        Ok(v) if v.as_object().is_some() => v
-            .as_object()
-            .and_then(|o| o.get("stream"))
-            .and_then(toolgate_json::Value::as_bool)
-            .unwrap_or(false),
+    let mut root = match toolgate_json::from_slice(&body) {
+        Ok(v) if v.as_object().is_some() => v.into_owned(),
         _ => {
             return error(
                 api,
@@ -210,6 +232,41 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
             )
         }
     };
+    let streamed = root
+        .as_object()
+        .and_then(|o| o.get("stream"))
+        .and_then(toolgate_json::Value::as_bool)
+        .unwrap_or(false);
+    // The tool results in the history sanitized, the tools narrowed.
+    let narrowed = match (&inner.narrower, inner.config.narrow_tools()) {
+        (Some(cedar), true) => match cedar.narrow(
+            &inner.registry,
+            &Context::new(user.clone(), session.clone(), 1),
+        ) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                return error(
+                    api,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "narrowing_failed",
+                    "the tools could not be narrowed for this user",
+                )
+            }
+        },
+        _ => None,
+    };
+    let options = RequestOptions {
+        narrowed: narrowed.as_ref(),
+        registry: &inner.registry,
+        wrap_results: inner.config.wrap_results(),
+    };
+    let (changed, report) = rewrite_request(api, &mut root, &options);
+    let body = if changed {
+        Bytes::from(toolgate_json::canonical::to_string(&root))
+    } else {
+        body
+    };
+    let result_findings = report.findings.join(",");
     let Some(uri) = upstream_uri(base, &parts.uri) else {
         return error(
             api,
@@ -261,7 +318,10 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     }
     let context = Context::new(user, session, 1);
     if is_stream && streamed {
-        return stream_response(p.clone(), api, rbody, context);
+        return with_findings(
+            stream_response(p.clone(), api, rbody, context),
+            &result_findings,
+        );
     }
     let bytes = match read_all(rbody, inner.max_response_bytes, timeout).await {
         Ok(b) => b,
@@ -310,10 +370,19 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
-            r
+            with_findings(r, &result_findings)
         }
         Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
     }
+}
+
+/// Names what the sanitizer found in the request's tool results, in the
+/// `x-toolgate-result-findings` header (codes, comma-separated).
+fn with_findings(mut r: Response, findings: &str) -> Response {
+    if let (false, Ok(v)) = (findings.is_empty(), HeaderValue::from_str(findings)) {
+        r.headers_mut().insert("x-toolgate-result-findings", v);
+    }
+    r
 }
 
 /// Decides a body with the gate over the store (audited first); `None` when

@@ -62,6 +62,9 @@
 //! upstream_timeout_seconds = 300 # a whole upstream response (default 300)
 //! idle_timeout_seconds = 60   # silence between two stream events (default 60)
 //! pass_through = []           # non-function call types that may pass
+//! narrow_tools = false        # narrow each request's `tools` for its user
+//! wrap_results = false        # wrap tool results in the history as untrusted
+//!                             # data (sanitized and capped either way)
 //!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);

@@ -79,6 +79,8 @@ pub struct ProxyConfig {
     upstream_timeout: Duration,
     idle_timeout: Duration,
     pass_through: Vec<String>,
+    narrow_tools: bool,
+    wrap_results: bool,
 }
 
 impl Default for ProxyConfig {
@@ -95,6 +97,8 @@ impl Default for ProxyConfig {
             upstream_timeout: Duration::from_secs(DEFAULT_UPSTREAM_TIMEOUT_SECONDS),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS),
             pass_through: Vec::new(),
+            narrow_tools: false,
+            wrap_results: false,
         }
     }
 }
@@ -151,6 +155,18 @@ impl ProxyConfig {
     /// How long an upstream stream may stay silent.
     pub fn idle_timeout(&self) -> Duration {
         self.idle_timeout
+    }
+
+    /// Whether a request's `tools` array is narrowed for its user (as
+    /// `toolgate narrow` prints it).
+    pub fn narrow_tools(&self) -> bool {
+        self.narrow_tools
+    }
+
+    /// Whether tool results in a request's history are wrapped as untrusted
+    /// data (they are sanitized and capped either way).
+    pub fn wrap_results(&self) -> bool {
+        self.wrap_results
     }
 
     /// Call types that are not registered function calls and may pass
@@ -281,6 +297,8 @@ impl Loader<'_> {
                 *slot = Duration::from_secs(n);
             }
         }
+        proxy.narrow_tools = p.narrow_tools.unwrap_or(false);
+        proxy.wrap_results = p.wrap_results.unwrap_or(false);
         if let Some(list) = &p.pass_through {
             proxy.pass_through = list.get_ref().clone();
         }

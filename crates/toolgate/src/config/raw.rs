@@ -87,6 +87,8 @@ pub(crate) struct RawProxy {
     pub(crate) upstream_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) idle_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) pass_through: Option<Spanned<Vec<String>>>,
+    pub(crate) narrow_tools: Option<bool>,
+    pub(crate) wrap_results: Option<bool>,
     #[serde(default)]
     pub(crate) token: Vec<RawProxyToken>,
 }
