@@ -46,6 +46,8 @@ pub struct Rewriter {
     template: Object<'static>,
     /// Messages/Responses: upstream block or item index → the index sent.
     map: Vec<(u64, Option<u64>)>,
+    /// Messages/Responses: the type each upstream block or item started as.
+    kinds: Vec<(u64, String)>,
     next_index: u64,
     /// Messages: the held `message_delta`; Responses: the terminal event.
     terminal: Option<(String, Value<'static>)>,
@@ -72,6 +74,27 @@ fn type_of<'a>(v: &'a Value<'_>) -> &'a str {
         .unwrap_or("")
 }
 
+/// An event's `type`, `sequence_number` and its `inner` object (when
+/// named) with `list` emptied: nothing else of it goes on.
+fn only_state(v: &Value<'static>, inner: &str, list: &str) -> Value<'static> {
+    let mut out = Object::new();
+    if let Some(o) = v.as_object() {
+        for k in ["type", "sequence_number"] {
+            if let Some(x) = o.get(k) {
+                out.insert(k, x.clone());
+            }
+        }
+        if let Some(Value::Object(state)) = o.get(inner) {
+            let mut state = state.clone();
+            if state.contains_key(list) {
+                state.insert(list.to_owned(), Value::Array(Vec::new()));
+            }
+            out.insert(inner.to_owned(), Value::Object(state));
+        }
+    }
+    Value::Object(out)
+}
+
 fn data_event(name: Option<&str>, data: &Value<'_>) -> String {
     Event {
         name: name.map(str::to_owned),
@@ -90,6 +113,7 @@ impl Rewriter {
             held: Vec::new(),
             template: Object::new(),
             map: Vec::new(),
+            kinds: Vec::new(),
             next_index: 0,
             terminal: None,
             sequence: 0,
@@ -131,6 +155,13 @@ impl Rewriter {
         });
         self.map.push((upstream, out));
         out
+    }
+
+    fn kind_of(&self, upstream: u64) -> &str {
+        self.kinds
+            .iter()
+            .find(|(u, _)| *u == upstream)
+            .map_or("", |(_, k)| k.as_str())
     }
 
     fn mapped(&self, upstream: u64) -> Option<u64> {
@@ -181,6 +212,10 @@ impl Rewriter {
                 if let Some(Value::Object(delta)) = c.get_mut("delta") {
                     delta.remove("tool_calls");
                     delta.remove("function_call");
+                }
+                // A chunk's choice carries a delta, never a whole message.
+                c.remove("message");
+                if let Some(Value::Object(delta)) = c.get_mut("delta") {
                     content |= delta
                         .iter()
                         .any(|(k, v)| k != "role" && !v.is_null() && v.as_str() != Some(""));
@@ -311,7 +346,13 @@ impl Rewriter {
             .and_then(Value::as_number)
             .and_then(|n| n.as_u64());
         match kind.as_str() {
-            "message_start" | "ping" => Ok(Step::Emit(data_event(Some(&kind), &v))),
+            // The message's state goes on without content: blocks arrive
+            // (and are checked) one by one.
+            "message_start" => Ok(Step::Emit(data_event(
+                Some(&kind),
+                &only_state(&v, "message", "content"),
+            ))),
+            "ping" => Ok(Step::Emit(data_event(Some(&kind), &only_state(&v, "", "")))),
             "content_block_start" => {
                 let index = index.ok_or(Broken("a block without an index"))?;
                 let block = field(&v, "content_block")
@@ -323,6 +364,7 @@ impl Rewriter {
                 if self.map.iter().any(|(u, _)| *u == index) {
                     return Err(Broken("a block started twice"));
                 }
+                self.kinds.push((index, block.clone()));
                 match self.out_index(index, keep) {
                     Some(out) => {
                         if let Value::Object(o) = &mut v {
@@ -337,6 +379,21 @@ impl Rewriter {
                 let index = index.ok_or(Broken("a block event without an index"))?;
                 if !self.map.iter().any(|(u, _)| *u == index) {
                     return Err(Broken("an event for a block never started"));
+                }
+                // A text block carries text, never a call's input.
+                let delta = field(&v, "delta").map(type_of).unwrap_or("");
+                let text_like = matches!(
+                    self.kind_of(index),
+                    "text" | "thinking" | "redacted_thinking"
+                );
+                if kind == "content_block_delta"
+                    && text_like
+                    && !matches!(
+                        delta,
+                        "text_delta" | "thinking_delta" | "signature_delta" | "citations_delta"
+                    )
+                {
+                    return Err(Broken("a text block with a delta that is not text"));
                 }
                 match self.mapped(index) {
                     Some(out) => {
@@ -462,7 +519,12 @@ impl Rewriter {
             .and_then(|n| n.as_u64());
         match kind.as_str() {
             "response.created" | "response.in_progress" | "response.queued" => {
-                Ok(Step::Emit(data_event(Some(&kind), &v)))
+                // Only the response's state goes on, with no output: items
+                // arrive (and are checked) one by one.
+                Ok(Step::Emit(data_event(
+                    Some(&kind),
+                    &only_state(&v, "response", "output"),
+                )))
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 self.terminal = Some((kind, v));
@@ -478,12 +540,33 @@ impl Rewriter {
                 if self.map.iter().any(|(u, _)| *u == index) {
                     return Err(Broken("an item added twice"));
                 }
+                self.kinds.push((index, item.clone()));
                 self.emit_mapped(&kind, v, index, keep)
             }
             _ => match output_index {
                 Some(index) => {
                     if !self.map.iter().any(|(u, _)| *u == index) {
                         return Err(Broken("an event for an item never added"));
+                    }
+                    // An item keeps the type it was added as, and a message
+                    // or reasoning item carries only its own events.
+                    let added = self.kind_of(index).to_owned();
+                    if let Some(item) = field(&v, "item") {
+                        if type_of(item) != added {
+                            return Err(Broken("an item that changed its type"));
+                        }
+                    }
+                    let own = [
+                        "response.output_item.",
+                        "response.output_text.",
+                        "response.content_part.",
+                        "response.refusal.",
+                        "response.reasoning",
+                    ];
+                    if matches!(added.as_str(), "message" | "reasoning")
+                        && !own.iter().any(|p| kind.starts_with(p))
+                    {
+                        return Err(Broken("an event that does not belong to its item"));
                     }
                     let keep = self.mapped(index).is_some();
                     self.emit_mapped(&kind, v, index, keep)
