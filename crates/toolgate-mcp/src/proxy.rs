@@ -241,6 +241,19 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // error with its id; anything else with a null id.
                 sides.to_client(e.answer()).await;
             }
+            Ok(Message::Request { id, .. }) if shared.lock().pending.contains_key(&id) => {
+                // The id of a request still pending: its answer would be
+                // taken for the other's (a result would skip the checks of
+                // a call's result, or get them wrongly).
+                finding(&format!("client request refused: id {id} is pending"));
+                sides
+                    .to_client(frame::error_answer(
+                        Some(&id),
+                        frame::INVALID_REQUEST,
+                        "refused by toolgate: duplicate_request_id",
+                    ))
+                    .await;
+            }
             Ok(Message::Request { id, method, value }) if method == "tools/call" => {
                 let shared = Arc::clone(&shared);
                 let sides = sides.clone();
@@ -391,13 +404,32 @@ impl Shared {
                     return;
                 };
                 let tool = d.tool().to_owned();
-                self.lock().pending.insert(
-                    id.clone(),
-                    Pending::Call {
-                        tool,
-                        call_id: id.to_string(),
-                    },
-                );
+                let taken = {
+                    let mut state = self.lock();
+                    if state.pending.contains_key(&id) {
+                        true
+                    } else {
+                        state.pending.insert(
+                            id.clone(),
+                            Pending::Call {
+                                tool,
+                                call_id: id.to_string(),
+                            },
+                        );
+                        false
+                    }
+                };
+                if taken {
+                    // Another request with this id got in while this one
+                    // was decided: this one does not run.
+                    let answer = frame::error_answer(
+                        Some(&id),
+                        frame::INVALID_REQUEST,
+                        "refused by toolgate: duplicate_request_id",
+                    );
+                    sides.to_client(answer).await;
+                    return;
+                }
                 self.spawn_timeout(id, sides.clone());
                 sides.to_server(forward).await;
             }
