@@ -36,10 +36,17 @@
 //!   server requests and the client's answers to them) is forwarded as it
 //!   was read.
 //!
+//! # Features
+//!
+//! - `proxy` (default): [`Proxy`] and [`spawn_server`], with the store gate
+//!   and tokio's process support. Without it, [`frame`], [`pins`] and
+//!   [`results`] alone (what the fuzz targets build).
+//!
 //! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
 //! flows (`input_required` for approvals), pins persisted in the store and
 //! human approval of a changed definition.
 
+#[cfg(feature = "proxy")]
 mod proxy;
 
 pub mod frame;
@@ -47,4 +54,5 @@ pub mod pins;
 pub mod results;
 
 // The public interface is:
+#[cfg(feature = "proxy")]
 pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};
