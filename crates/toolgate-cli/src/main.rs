@@ -9,6 +9,7 @@
 mod check;
 mod json_check;
 mod lint_config;
+mod mcp;
 mod narrow;
 mod proxy;
 mod redteam;
@@ -127,7 +128,26 @@ enum Command {
     /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
     #[command(after_help = SERVE_EXIT_CODES)]
     Serve(serve::Args),
+    /// Run an MCP server behind the gate over stdio: the client starts
+    /// `toolgate mcp --config C -- SERVER_CMD ARGS…` instead of the server;
+    /// tools/list is filtered and pinned, tools/call gated, results checked.
+    #[command(after_help = MCP_HELP)]
+    Mcp(mcp::Args),
 }
+
+const MCP_HELP: &str = "\
+Every frame from either side is read by the strict parser first; a frame it
+refuses is answered with a JSON-RPC error and never forwarded. A tools/call
+is decided as `toolgate check --format mcp` decides it, over the config's
+store, and forwarded with the canonical arguments only if allowed; denied
+and held calls are answered with an isError result. Findings go to
+standard error. The README documents it (`toolgate mcp`).
+
+Exit codes:
+  0  the client closed its side
+  1  the server closed its output while the client was connected
+  2  usage error, a config, its policies or the store that do not load, or
+     a server that cannot be started";
 
 const CHECK_HELP: &str = "\
 Each FILE is one response body as the provider sent it (JSON or SSE). With
@@ -233,6 +253,7 @@ fn main() -> ExitCode {
         Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Proxy(args) => proxy::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
     };
     match result {
         Ok(code) => code,

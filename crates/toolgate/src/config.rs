@@ -66,6 +66,14 @@
 //! wrap_results = false        # wrap tool results in the history as untrusted
 //!                             # data (sanitized and capped either way)
 //!
+//! [mcp]                       # `toolgate mcp` (stdio)
+//! user = "mcp"                # the user every call is decided as (default "mcp")
+//! env = ["PATH", "HOME"]      # variables the server is given from toolgate's
+//!                             # environment (default none: an empty one)
+//! max_frame_bytes = 4194304   # one JSON-RPC line from either side (default 4 MiB)
+//! call_timeout_seconds = 60   # a forwarded tools/call's wait for the server
+//! max_result_bytes = 65536    # a result's text, capped (default 64 KiB)
+//!
 //! [authorization]
 //! mode = "cedar"                     # or "none" (DANGER: no per-user check);
 //!                                    # "cedar" when `policies` is given
@@ -140,6 +148,7 @@ mod error;
 mod gate;
 mod import;
 mod load;
+mod mcp;
 mod pointer;
 mod proxy;
 mod raw;
@@ -168,6 +177,10 @@ pub use self::gate::{
 };
 pub use self::import::ImportFormat;
 pub use self::load::{import_file, import_slice};
+pub use self::mcp::{
+    McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
+};
 pub use self::proxy::{
     OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,
     DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
@@ -189,6 +202,7 @@ pub struct Config {
     approvals: ApprovalsConfig,
     server: ServerConfig,
     proxy: ProxyConfig,
+    mcp: McpConfig,
     authorization: AuthorizationConfig,
     registry: Registry,
 }
@@ -239,6 +253,11 @@ impl Config {
     /// The `[proxy]` table (`toolgate proxy`).
     pub fn proxy(&self) -> &ProxyConfig {
         &self.proxy
+    }
+
+    /// The `[mcp]` table (`toolgate mcp`).
+    pub fn mcp(&self) -> &McpConfig {
+        &self.mcp
     }
 
     /// The folder relative paths in the config are resolved against (the

@@ -54,6 +54,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `replayed_call` | replay | deny | a non-read call whose call id was already allowed in this session (a retried or replayed response must not run it twice) |
 /// | `store_unavailable` | any stateful stage | deny | the state (kill switch, approvals, counters) could not be read: fail closed |
 /// | `internal_error` | any | deny | the gate met a condition it cannot decide on (a panic caught at the boundary): fail closed |
+/// | `tool_changed` | MCP proxy | deny | the MCP server's definition of the tool (name, title, description, schemas, annotations) changed since it was pinned: the tool is hidden and its calls denied |
 ///
 /// Strict parse codes of the arguments (stage parse, verdict deny, pointer at
 /// the place in the arguments): `invalid_utf8`, `byte_order_mark`,
@@ -146,6 +147,10 @@ pub enum Code {
     StoreUnavailable,
     /// `internal_error`: the gate could not decide; fail closed.
     InternalError,
+    /// `tool_changed`: the tool's definition changed since it was pinned
+    /// (an MCP server's `tools/list`); its calls are denied until a human
+    /// approves the new definition.
+    ToolChanged,
     /// A strict-parse code of the arguments.
     Parse(JsonCode),
     /// A schema violation code.
@@ -182,6 +187,7 @@ impl Code {
             Self::ReplayedCall => "replayed_call",
             Self::StoreUnavailable => "store_unavailable",
             Self::InternalError => "internal_error",
+            Self::ToolChanged => "tool_changed",
             Self::Parse(c) => c.as_str(),
             Self::Schema(c) => c.as_str(),
             Self::Body(c) => c.as_str(),
@@ -191,7 +197,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 22] = [
+    pub const GATE: [Code; 23] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -214,6 +220,7 @@ impl Code {
         Self::ReplayedCall,
         Self::StoreUnavailable,
         Self::InternalError,
+        Self::ToolChanged,
     ];
 
     /// The schema codes this version knows, in a stable order.

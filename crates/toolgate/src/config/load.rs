@@ -119,6 +119,7 @@ impl Loader<'_> {
         let approvals = self.approvals(&raw)?;
         let server = self.server(&raw)?;
         let proxy = self.proxy(&raw)?;
+        let mcp = self.mcp(&raw)?;
         let authorization = self.authorization(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate)?;
@@ -129,6 +130,7 @@ impl Loader<'_> {
             approvals,
             server,
             proxy,
+            mcp,
             authorization,
             registry,
         })

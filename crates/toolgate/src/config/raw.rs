@@ -24,6 +24,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) proxy: RawProxy,
     #[serde(default)]
+    pub(crate) mcp: RawMcp,
+    #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
@@ -105,6 +107,16 @@ pub(crate) enum RawOnDeny {
 pub(crate) struct RawProxyToken {
     pub(crate) sha256: Spanned<String>,
     pub(crate) user: Spanned<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawMcp {
+    pub(crate) user: Option<Spanned<String>>,
+    pub(crate) env: Option<Spanned<Vec<Spanned<String>>>>,
+    pub(crate) max_frame_bytes: Option<Spanned<u64>>,
+    pub(crate) call_timeout_seconds: Option<Spanned<u64>>,
+    pub(crate) max_result_bytes: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]

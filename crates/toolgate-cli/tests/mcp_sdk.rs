@@ -1,0 +1,515 @@
+//! `toolgate mcp` (stdio) driven from outside: the official MCP Python SDK
+//! (PyPI `mcp` 2.3.0, unchanged) as the client (`examples/mcp/client.py`)
+//! and as the server (`examples/mcp/server.py`, FastMCP's `MCPServer`),
+//! raw frames written by the test where the SDK would never send them, and
+//! a bare server that changes its tools (`tests/mcp/rug_pull_server.py`).
+//!
+//! Needs a Python with `mcp==2.3.0`: env `TOOLGATE_MCP_PYTHON`, else the
+//! workspace's `target/py/venv/bin/python` (as `.ci/run` installs it).
+//! Without one each test says `SKIPPED` and passes, unless
+//! `TOOLGATE_REQUIRE_EXTERNAL=1`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+mod cli_support;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use cli_support::toolgate;
+use toolgate_json::Value;
+use toolgate_testkit::examples_dir;
+
+/// A Python with the official SDK, or why there is none.
+fn sdk_python() -> Result<PathBuf, String> {
+    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
+    };
+    let check = "import importlib.metadata as m, mcp.server.mcpserver, mcp.client.stdio; \
+                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
+    let ok = Command::new(&python)
+        .args(["-c", check])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(python)
+    } else {
+        Err(format!(
+            "no Python with mcp==2.3.0 at `{}` (set TOOLGATE_MCP_PYTHON, or: python3 -m venv target/py/venv && target/py/venv/bin/pip install mcp==2.3.0)",
+            python.display()
+        ))
+    }
+}
+
+/// A folder with a copy of `config` (its store beside it) and the file the
+/// servers log the calls they receive to.
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    fn with_config(config: &Path) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(config, dir.path().join("toolgate.toml")).unwrap();
+        Self { dir }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("toolgate.toml")
+    }
+
+    fn seen_file(&self) -> PathBuf {
+        self.dir.path().join("seen.jsonl")
+    }
+
+    /// The calls the server received, in order.
+    fn seen(&self) -> Vec<Value<'static>> {
+        std::fs::read_to_string(self.seen_file())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| toolgate_json::from_str(l).unwrap().into_owned())
+            .collect()
+    }
+
+    /// `toolgate audit tail` over the folder's store.
+    fn audit(&self) -> String {
+        let config = self.config();
+        let out = toolgate(&[
+            "audit",
+            "tail",
+            "--config",
+            config.to_str().unwrap(),
+            "-n",
+            "100",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+fn json(text: &str) -> Value<'static> {
+    toolgate_json::from_str(text)
+        .unwrap_or_else(|e| panic!("{e}: {text}"))
+        .into_owned()
+}
+
+fn text_at<'v>(v: &'v Value<'_>, pointer: &str) -> &'v str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
+}
+
+#[test]
+fn the_official_sdk_on_both_sides() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+    let out = Command::new(&python)
+        .arg(examples_dir().join("mcp/client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(dir.config())
+        .arg(examples_dir().join("mcp/server.py"))
+        .env("MCP_TEST_SEEN", dir.seen_file())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    let steps: HashMap<String, Value<'static>> = stdout
+        .lines()
+        .map(|l| {
+            let v = json(l);
+            (text_at(&v, "/step").to_owned(), v)
+        })
+        .collect();
+    let step = |name: &str| {
+        steps
+            .get(name)
+            .unwrap_or_else(|| panic!("no step {name}:\n{stdout}\n{stderr}"))
+    };
+    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
+    assert_eq!(
+        text_at(step("initialize"), "/protocol_version"),
+        "2025-11-25"
+    );
+
+    // tools/list: only the registered tools, each with the config's schema.
+    assert_eq!(
+        step("list").pointer("/tools").unwrap(),
+        &json(r#"["add","crash","hang","refund","weather"]"#)
+    );
+    assert_eq!(
+        step("list").pointer("/schemas/add/additionalProperties"),
+        Some(&Value::Bool(false))
+    );
+    assert!(stderr.contains("`secret_admin` hidden: not registered in the config"));
+
+    // An allowed call returns the server's result.
+    assert_eq!(
+        step("add_allowed").pointer("/is_error"),
+        Some(&Value::Bool(false))
+    );
+    assert_eq!(text_at(step("add_allowed"), "/text"), "5");
+    assert_eq!(
+        step("add_allowed").pointer("/structured"),
+        Some(&json(r#"{"result":5}"#))
+    );
+
+    // "2" and "3" are refused by the gate: FastMCP's lax coercion (which
+    // would run add(2, 3)) never gets the chance.
+    assert_eq!(
+        step("add_strings").pointer("/is_error"),
+        Some(&Value::Bool(true))
+    );
+    assert_eq!(
+        text_at(step("add_strings"), "/text"),
+        "denied by toolgate: type_mismatch at /a: expected integer; type_mismatch at /b: expected integer"
+    );
+    // An unknown member FastMCP would drop silently is refused too.
+    assert!(text_at(step("add_extra"), "/text").starts_with("denied by toolgate: unknown_property"));
+    // The unregistered tool is denied.
+    assert_eq!(
+        text_at(step("unregistered"), "/text"),
+        "denied by toolgate: unknown_tool"
+    );
+    // A structured result that matches its outputSchema passes.
+    assert_eq!(
+        step("weather").pointer("/structured"),
+        Some(&json(r#"{"conditions":"sunny","temperature":22.5}"#))
+    );
+
+    // The refund waits for a human; approved, the retry runs once.
+    let held = step("refund_held");
+    assert_eq!(held.pointer("/is_error"), Some(&Value::Bool(true)));
+    assert!(
+        text_at(held, "/text").starts_with("held by toolgate for human approval: approval "),
+        "{}",
+        text_at(held, "/text")
+    );
+    assert_eq!(
+        step("approve").pointer("/code"),
+        Some(&json("0")),
+        "{stdout}"
+    );
+    assert_eq!(
+        step("refund_retry").pointer("/is_error"),
+        Some(&Value::Bool(false))
+    );
+    assert_eq!(
+        text_at(step("refund_retry"), "/text"),
+        "refunded 500 cents on ord_1"
+    );
+    assert!(text_at(step("refund_again"), "/text").starts_with("held by toolgate"));
+
+    // The server hangs: the configured timeout answers. The server dies
+    // mid-call: the pending call gets an error result.
+    assert_eq!(
+        text_at(step("hang"), "/text"),
+        "refused by toolgate: upstream_timeout"
+    );
+    assert_eq!(
+        text_at(step("crash"), "/text"),
+        "refused by toolgate: upstream_closed"
+    );
+
+    // What the server saw: the checked values only, never the strings, the
+    // extra member, the unregistered tool or the held refund.
+    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    assert_eq!(
+        seen,
+        [
+            r#"{"arguments":{"a":2,"b":3},"tool":"add"}"#,
+            r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+            r#"{"arguments":{"amount_cents":500,"order_id":"ord_1"},"tool":"refund"}"#,
+            r#"{"arguments":{"seconds":30},"tool":"hang"}"#,
+            r#"{"arguments":{},"tool":"crash"}"#,
+        ]
+    );
+
+    // Every decision is in the audit log, in order.
+    let audit = dir.audit();
+    let rows: Vec<(&str, &str)> = audit
+        .lines()
+        .map(|l| {
+            let verdict = l.split("  ").nth(2).unwrap_or("");
+            let tool = l
+                .split("  ")
+                .find_map(|f| f.strip_prefix("tool="))
+                .unwrap_or("");
+            (verdict, tool)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("allow", "add"),
+            ("deny", "add"),
+            ("deny", "add"),
+            ("deny", "secret_admin"),
+            ("allow", "weather"),
+            ("needs_approval", "refund"),
+            ("approval_granted", "refund"),
+            ("approval_used", "refund"),
+            ("allow", "refund"),
+            ("needs_approval", "refund"),
+            ("allow", "hang"),
+            ("deny", "hang"),
+            ("allow", "crash"),
+            ("deny", "crash"),
+        ],
+        "{audit}"
+    );
+    assert!(
+        audit.contains("reasons=type_mismatch,type_mismatch"),
+        "{audit}"
+    );
+    assert!(audit.contains("reasons=unknown_tool"), "{audit}");
+    assert!(audit.contains("reasons=upstream_timeout"), "{audit}");
+    assert!(audit.contains("reasons=upstream_closed"), "{audit}");
+    assert!(audit.contains("user=desk"), "{audit}");
+}
+
+/// `toolgate mcp` with the test writing and reading the client's frames.
+struct Raw {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Raw {
+    fn start(dir: &Dir, server: &[&std::ffi::OsStr]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .arg("mcp")
+            .arg("--config")
+            .arg(dir.config())
+            .arg("--")
+            .args(server)
+            .env("MCP_TEST_SEEN", dir.seen_file())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let (etx, stderr) = mpsc::channel();
+        let err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = etx.send(line);
+            }
+        });
+        Self {
+            child,
+            stdin,
+            lines,
+            stderr,
+        }
+    }
+
+    fn send(&mut self, frame: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(frame).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn recv(&self) -> Value<'static> {
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("an answer within 30 s");
+        json(&line)
+    }
+
+    fn initialize(&mut self) {
+        self.send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#);
+        let init = self.recv();
+        assert_eq!(text_at(&init, "/result/protocolVersion"), "2025-11-25");
+        self.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+
+    /// Closes the client's side; the exit status and everything said on
+    /// standard error.
+    fn finish(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        (status, stderr.join("\n"))
+    }
+}
+
+#[test]
+fn frames_the_strict_parser_refuses_are_answered_and_never_forwarded() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+    let server = examples_dir().join("mcp/server.py");
+    let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
+    raw.initialize();
+
+    // A duplicate key in the arguments: the last-wins parse of the server
+    // would see b = 3; toolgate refuses the frame and answers its id.
+    raw.send(br#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2,"b":3}}}"#);
+    assert_eq!(
+        raw.recv().to_canonical_string(),
+        r#"{"error":{"code":-32700,"message":"refused by toolgate: duplicate_key"},"id":8,"jsonrpc":"2.0"}"#
+    );
+    // The same key spelled with an escape is the same key.
+    raw.send(br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2,"\u0062":3}}}"#);
+    assert_eq!(
+        text_at(&raw.recv(), "/error/message"),
+        "refused by toolgate: duplicate_key"
+    );
+    // Not UTF-8: refused; its id cannot be trusted, so the answer's is null.
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":\"\xff\"}}}");
+    let answer = raw.recv();
+    assert_eq!(
+        text_at(&answer, "/error/message"),
+        "refused by toolgate: invalid_utf8"
+    );
+    // Over the frame cap ([mcp] max_frame_bytes = 1 MiB).
+    let mut big = br#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2,"pad":""#.to_vec();
+    big.extend(std::iter::repeat_n(b'x', 1 << 20));
+    big.extend(br#""}}}"#);
+    raw.send(&big);
+    let answer = raw.recv();
+    assert_eq!(
+        text_at(&answer, "/error/message"),
+        "refused by toolgate: frame_too_large"
+    );
+    assert_eq!(answer.pointer("/id"), Some(&Value::Null));
+    // A batch (2025-03-26 only): refused as a whole.
+    raw.send(br#"[{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}]"#);
+    assert_eq!(
+        text_at(&raw.recv(), "/error/message"),
+        "refused by toolgate: batch_not_supported"
+    );
+    // A duplicate key outside the arguments is refused just the same.
+    raw.send(br#"{"jsonrpc":"2.0","id":13,"method":"tools/list","method":"tools/list"}"#);
+    assert_eq!(
+        text_at(&raw.recv(), "/error/message"),
+        "refused by toolgate: duplicate_key"
+    );
+
+    // A clean call still runs, with the canonical arguments.
+    raw.send(br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"add","arguments":{"b":2.0e0,"a":1}}}"#);
+    let answer = raw.recv();
+    assert_eq!(answer.pointer("/id"), Some(&json("14")));
+    assert_eq!(
+        answer.pointer("/result/isError"),
+        Some(&Value::Bool(true)),
+        "2.0e0 is not an integer lexeme"
+    );
+    raw.send(br#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"add","arguments":{"b":2,"a":1}}}"#);
+    let answer = raw.recv();
+    assert_eq!(text_at(&answer, "/result/content/0/text"), "3");
+
+    let (status, stderr) = raw.finish();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(
+        stderr.contains("client frame refused: duplicate_key"),
+        "{stderr}"
+    );
+    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    assert_eq!(seen, [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
+}
+
+#[test]
+fn a_changed_definition_is_hidden_and_its_calls_denied() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let dir = Dir::with_config(&here.join("toolgate.toml"));
+    let server = here.join("rug_pull_server.py");
+    let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
+    raw.initialize();
+
+    raw.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let names = |v: &Value<'_>| -> Vec<String> {
+        v.pointer("/result/tools")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|t| text_at(t, "/name").to_owned())
+            .collect()
+    };
+    assert_eq!(names(&raw.recv()), ["add", "temp"]);
+    raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#);
+    assert_eq!(text_at(&raw.recv(), "/result/content/0/text"), "3");
+
+    // The second list changes add's description: add is hidden, and its
+    // calls are denied tool_changed without reaching the server.
+    raw.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#);
+    assert_eq!(names(&raw.recv()), ["temp"]);
+    raw.send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#);
+    let answer = raw.recv();
+    assert_eq!(
+        answer.pointer("/result").unwrap().to_canonical_string(),
+        r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true}"#
+    );
+
+    // A structured result that breaks the tool's outputSchema becomes an
+    // error result.
+    raw.send(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"temp","arguments":{}}}"#);
+    let answer = raw.recv();
+    assert_eq!(
+        answer.pointer("/result").unwrap().to_canonical_string(),
+        r#"{"content":[{"text":"refused by toolgate: output_schema_mismatch","type":"text"}],"isError":true}"#
+    );
+
+    let (status, stderr) = raw.finish();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(
+        stderr.contains("`add` hidden: its definition changed since it was pinned"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`add` description has hidden characters: tag_characters (15, the first at character 17)"),
+        "{stderr}"
+    );
+    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    assert_eq!(
+        seen,
+        [
+            r#"{"arguments":{"a":1,"b":2},"name":"add"}"#,
+            r#"{"arguments":{},"name":"temp"}"#
+        ]
+    );
+    let audit = dir.audit();
+    assert!(
+        audit.contains("tool=add  call=4  reasons=tool_changed"),
+        "{audit}"
+    );
+    assert!(audit.contains("reasons=output_schema_mismatch"), "{audit}");
+}

@@ -1,0 +1,58 @@
+//! `toolgate mcp`: the gate between an MCP client and an MCP server.
+//!
+//! A [`Proxy`] sits between one client and one server speaking
+//! newline-delimited JSON-RPC (the MCP stdio transport) and reads every
+//! frame from either side with the strict parser first ([`frame`]): a
+//! duplicate key anywhere, a frame over the cap or not UTF-8, a batch, is
+//! answered with a JSON-RPC error and never forwarded. Then:
+//!
+//! - **`tools/call`** (client → server): decided by the store gate
+//!   ([`toolgate_store::StoreGate::decide_and_record`] with
+//!   [`toolgate::Format::Mcp`], every stage, the audit record written
+//!   before the answer) as the proxy's user in its session, never as
+//!   anything the request's `_meta` says. Allowed: forwarded with
+//!   `params.arguments` replaced by the canonical checked value
+//!   ([`toolgate::Decision::executable_args`]), never the client's bytes.
+//!   Denied: answered by the proxy with `{"content":[{"type":"text","text":
+//!   FEEDBACK}],"isError":true}`, the decision's model-safe feedback. Held
+//!   for approval: answered with an `isError: true` text result naming the
+//!   pending approval's id (the call did not run); once a human approves it
+//!   (`toolgate approvals approve ID`), the same call retried passes, once.
+//!   A tool whose definition changed since it was pinned is denied
+//!   `tool_changed` (audited) without reaching the gate.
+//! - **`tools/list`** (the server's result): only tools the config
+//!   registers are kept; each is pinned by the digest of its definition
+//!   ([`pins`]) at the first list, and a later list that changes it hides
+//!   it; its `inputSchema` is replaced by the config's (the schema the gate
+//!   enforces) and its description by the config's when it has one; hidden
+//!   Unicode in titles and descriptions is reported on standard error.
+//! - **results** of forwarded calls ([`results`]): `structuredContent`
+//!   validated against the tool's declared `outputSchema` (a mismatch is an
+//!   error result, audited), text blocks sanitized and capped; a JSON-RPC
+//!   error from the server becomes an error result with its code only. A
+//!   call the server does not answer within the timeout, or that is pending
+//!   when the server exits, gets an error result (audited).
+//! - everything else (initialize, pings, notifications, other methods,
+//!   server requests and the client's answers to them) is forwarded as it
+//!   was read.
+//!
+//! # Features
+//!
+//! - `proxy` (default): [`Proxy`] and [`spawn_server`], with the store gate
+//!   and tokio's process support. Without it, [`frame`], [`pins`] and
+//!   [`results`] alone (what the fuzz targets build).
+//!
+//! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
+//! flows (`input_required` for approvals), pins persisted in the store and
+//! human approval of a changed definition.
+
+#[cfg(feature = "proxy")]
+mod proxy;
+
+pub mod frame;
+pub mod pins;
+pub mod results;
+
+// The public interface is:
+#[cfg(feature = "proxy")]
+pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};

@@ -1,0 +1,214 @@
+//! Tool-definition pins: the defence against a server that changes a tool
+//! after it was shown ("rug pull").
+//!
+//! A definition is pinned by the SHA-256 of the canonical JSON (RFC 8785)
+//! of the object holding the members of the server's tool that describe it
+//! to the model or to the gate: `name`, `title`, `description`,
+//! `inputSchema`, `outputSchema`, `annotations` (those present; `icons`
+//! and `_meta` are not pinned). The first `tools/list` that shows a tool
+//! pins it for the life of the process; a later list whose definition of
+//! it has another digest hides it, and its calls are denied
+//! `tool_changed`, until a list shows the pinned definition again.
+//! Persisting pins in the store, and a human approving a new definition,
+//! are not done yet.
+
+use std::collections::{HashMap, HashSet};
+
+use toolgate_json::canonical::{self, Digest};
+use toolgate_json::{Object, Value};
+
+/// The members of a tool that are pinned, in the order they are read.
+pub const PINNED_MEMBERS: [&str; 6] = [
+    "name",
+    "title",
+    "description",
+    "inputSchema",
+    "outputSchema",
+    "annotations",
+];
+
+/// The digest a definition is pinned by: the canonical form of the
+/// [`PINNED_MEMBERS`] present in `tool`.
+pub fn definition_digest(tool: &Object<'_>) -> Digest {
+    let mut pinned = Object::new();
+    for name in PINNED_MEMBERS {
+        if let Some(v) = tool.get(name) {
+            pinned.insert(name, v.clone());
+        }
+    }
+    canonical::digest(&Value::Object(pinned))
+}
+
+/// What a list's definition of a tool is, against the pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PinState {
+    /// Seen for the first time: pinned now.
+    New,
+    /// The pinned definition.
+    Same,
+    /// Another definition than the pinned one.
+    Changed,
+}
+
+/// The pins of one process, and the tools whose latest definition was not
+/// the pinned one.
+#[derive(Debug, Default)]
+pub struct Pins {
+    pinned: HashMap<String, Digest>,
+    changed: HashSet<String>,
+}
+
+impl Pins {
+    /// No pins.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Checks `digest` for the tool `name`: pins it if new; marks the tool
+    /// changed if the digest differs from its pin, unchanged if it is the
+    /// pin.
+    pub fn check(&mut self, name: &str, digest: Digest) -> PinState {
+        match self.pinned.get(name) {
+            None => {
+                self.pinned.insert(name.to_owned(), digest);
+                self.changed.remove(name);
+                PinState::New
+            }
+            Some(pin) if *pin == digest => {
+                self.changed.remove(name);
+                PinState::Same
+            }
+            Some(_) => {
+                self.changed.insert(name.to_owned());
+                PinState::Changed
+            }
+        }
+    }
+
+    /// Whether the latest list showed another definition of `name` than
+    /// its pin.
+    pub fn is_changed(&self, name: &str) -> bool {
+        self.changed.contains(name)
+    }
+
+    /// The pinned digest of `name`.
+    pub fn pin(&self, name: &str) -> Option<&Digest> {
+        self.pinned.get(name)
+    }
+}
+
+/// What kind of hidden character a text holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum HiddenKind {
+    /// Unicode tag characters U+E0000–U+E007F (invisible ASCII).
+    Tag,
+    /// Bidirectional controls: U+202A–U+202E, U+2066–U+2069, U+200E,
+    /// U+200F, U+061C.
+    Bidi,
+    /// Zero-width and invisible characters: U+200B–U+200D, U+2060–U+2064,
+    /// U+FEFF, U+00AD, U+180E.
+    ZeroWidth,
+}
+
+impl HiddenKind {
+    /// The finding's name: `tag_characters`, `bidi_controls`, `zero_width`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Tag => "tag_characters",
+            Self::Bidi => "bidi_controls",
+            Self::ZeroWidth => "zero_width",
+        }
+    }
+}
+
+/// The kind of `c`, if it is a hidden character.
+pub fn hidden_kind(c: char) -> Option<HiddenKind> {
+    match c {
+        '\u{e0000}'..='\u{e007f}' => Some(HiddenKind::Tag),
+        '\u{202a}'..='\u{202e}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200e}'
+        | '\u{200f}'
+        | '\u{061c}' => Some(HiddenKind::Bidi),
+        '\u{200b}'..='\u{200d}'
+        | '\u{2060}'..='\u{2064}'
+        | '\u{feff}'
+        | '\u{00ad}'
+        | '\u{180e}' => Some(HiddenKind::ZeroWidth),
+        _ => None,
+    }
+}
+
+/// The kinds of hidden characters in `text`, each with how many and the
+/// character offset of the first, in [`HiddenKind`] order.
+pub fn hidden_characters(text: &str) -> Vec<(HiddenKind, usize, usize)> {
+    let mut found: Vec<(HiddenKind, usize, usize)> = Vec::new();
+    for (i, c) in text.chars().enumerate() {
+        if let Some(kind) = hidden_kind(c) {
+            match found.iter_mut().find(|(k, _, _)| *k == kind) {
+                Some((_, n, _)) => *n = n.saturating_add(1),
+                None => found.push((kind, 1, i)),
+            }
+        }
+    }
+    found.sort_by_key(|(k, _, _)| *k);
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(text: &str) -> Object<'static> {
+        match toolgate_json::from_str(text).unwrap().into_owned() {
+            Value::Object(o) => o,
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_digest_covers_the_definition_and_ignores_order_and_meta() {
+        let a = tool(r#"{"name":"add","description":"Add","inputSchema":{"type":"object"}}"#);
+        let b = tool(
+            r#"{"inputSchema":{"type":"object"},"_meta":{"x":1},"description":"Add","name":"add"}"#,
+        );
+        assert_eq!(definition_digest(&a), definition_digest(&b));
+        let c = tool(r#"{"name":"add","description":"Add!","inputSchema":{"type":"object"}}"#);
+        assert_ne!(definition_digest(&a), definition_digest(&c));
+        let d = tool(
+            r#"{"name":"add","description":"Add","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}"#,
+        );
+        assert_ne!(definition_digest(&a), definition_digest(&d));
+    }
+
+    #[test]
+    fn a_changed_definition_is_marked_until_the_pin_comes_back() {
+        let mut pins = Pins::new();
+        let one = Digest::of(b"1");
+        let two = Digest::of(b"2");
+        assert_eq!(pins.check("t", one), PinState::New);
+        assert_eq!(pins.check("t", one), PinState::Same);
+        assert_eq!(pins.check("t", two), PinState::Changed);
+        assert!(pins.is_changed("t"));
+        assert_eq!(pins.pin("t"), Some(&one));
+        assert_eq!(pins.check("t", one), PinState::Same);
+        assert!(!pins.is_changed("t"));
+    }
+
+    #[test]
+    fn hidden_characters_are_found_by_kind() {
+        let text = "Adds\u{200b} numbers\u{e0049}\u{e0047}\u{202e}";
+        let found = hidden_characters(text);
+        assert_eq!(
+            found,
+            [
+                (HiddenKind::Tag, 2, 13),
+                (HiddenKind::Bidi, 1, 15),
+                (HiddenKind::ZeroWidth, 1, 4)
+            ]
+        );
+        assert!(hidden_characters("plain text, é and emoji 🙂").is_empty());
+    }
+}

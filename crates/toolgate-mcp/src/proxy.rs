@@ -1,0 +1,744 @@
+//! The stdio proxy: two pumps, client → server and server → client, each
+//! reading frames strictly, with the gate on `tools/call` and the pins on
+//! `tools/list`.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
+use toolgate::registry::Registry;
+use toolgate::{Context, Format, Verdict};
+use toolgate_json::{canonical, Object, ParseOptions, Value};
+use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+
+use crate::frame::{self, Line, Message, RequestId};
+use crate::pins::{self, PinState, Pins};
+use crate::results::{self, OutputSchema};
+
+/// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
+/// `max_result_bytes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProxyOptions {
+    max_frame_bytes: usize,
+    call_timeout: Duration,
+    max_result_bytes: usize,
+}
+
+impl ProxyOptions {
+    /// The `[mcp]` table's limits.
+    pub fn from_config(config: &toolgate::config::McpConfig) -> Self {
+        Self {
+            max_frame_bytes: config.max_frame_bytes(),
+            call_timeout: config.call_timeout(),
+            max_result_bytes: config.max_result_bytes(),
+        }
+    }
+
+    /// Replaces the time a forwarded call may take.
+    #[must_use]
+    pub fn with_call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+}
+
+impl Default for ProxyOptions {
+    fn default() -> Self {
+        Self::from_config(&toolgate::config::McpConfig::default())
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The client closed its side (end of its stream).
+    ClientClosed,
+    /// The server closed its side (it exited, or closed its output): every
+    /// pending request was answered with an error.
+    ServerClosed,
+}
+
+/// The proxy between one client and one server: the store gate that decides
+/// every `tools/call`, the user and session calls are decided as, and the
+/// limits. Built once; [`Proxy::run`] serves one connection.
+pub struct Proxy {
+    shared: Arc<Shared>,
+}
+
+/// What both pumps share.
+struct Shared {
+    gate: Arc<StoreGate>,
+    user: String,
+    session: String,
+    options: ProxyOptions,
+    parse: ParseOptions,
+    state: Mutex<State>,
+}
+
+/// The proxy's memory for one connection.
+#[derive(Default)]
+struct State {
+    /// Client requests forwarded and not answered yet.
+    pending: HashMap<RequestId, Pending>,
+    pins: Pins,
+    /// The declared `outputSchema`s of the latest list, by tool.
+    outputs: HashMap<String, Arc<OutputSchema>>,
+}
+
+/// What a forwarded client request was.
+#[derive(Debug, Clone)]
+enum Pending {
+    List,
+    Call { tool: String, call_id: String },
+    Other,
+}
+
+/// A line for one side, or the end of that side.
+enum Out {
+    Line(String),
+    Close,
+}
+
+impl Proxy {
+    /// A proxy deciding with `gate` as `user` in `session`.
+    pub fn new(
+        gate: StoreGate,
+        user: impl Into<String>,
+        session: impl Into<String>,
+        options: ProxyOptions,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                gate: Arc::new(gate),
+                user: user.into(),
+                session: session.into(),
+                parse: frame::parse_options(options.max_frame_bytes),
+                options,
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// Serves one connection: frames from `client_in` go to `server_in`,
+    /// frames from `server_out` to `client_out`, each read strictly, the
+    /// gated ones changed as the crate documentation says. Returns when
+    /// either side closes (after answering every pending request when the
+    /// server closed).
+    pub async fn run<CI, CO, SO, SI>(
+        &self,
+        client_in: CI,
+        client_out: CO,
+        server_out: SO,
+        server_in: SI,
+    ) -> Ended
+    where
+        CI: AsyncBufRead + Unpin + Send + 'static,
+        CO: AsyncWrite + Unpin + Send + 'static,
+        SO: AsyncBufRead + Unpin + Send + 'static,
+        SI: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (to_client, client_rx) = mpsc::channel::<Out>(64);
+        let (to_server, server_rx) = mpsc::channel::<Out>(64);
+        let client_writer = tokio::spawn(write_lines(client_out, client_rx));
+        let server_writer = tokio::spawn(write_lines(server_in, server_rx));
+        let sides = Sides {
+            client: to_client.clone(),
+            server: to_server.clone(),
+        };
+        let mut from_client = tokio::spawn(client_pump(
+            Arc::clone(&self.shared),
+            client_in,
+            sides.clone(),
+        ));
+        let mut from_server = tokio::spawn(server_pump(
+            Arc::clone(&self.shared),
+            server_out,
+            sides.clone(),
+        ));
+        let ended = tokio::select! {
+            _ = &mut from_client => {
+                // The client is gone: the server's input ends, and the
+                // server is given a moment to finish.
+                let _ = to_server.send(Out::Close).await;
+                let _ = tokio::time::timeout(Duration::from_secs(5), &mut from_server).await;
+                from_server.abort();
+                Ended::ClientClosed
+            }
+            _ = &mut from_server => {
+                from_client.abort();
+                self.shared.fail_pending(&sides, "upstream_closed").await;
+                Ended::ServerClosed
+            }
+        };
+        let _ = to_client.send(Out::Close).await;
+        let _ = to_server.send(Out::Close).await;
+        drop(sides);
+        drop(to_client);
+        drop(to_server);
+        let _ = tokio::time::timeout(Duration::from_secs(5), client_writer).await;
+        let _ = tokio::time::timeout(Duration::from_secs(5), server_writer).await;
+        ended
+    }
+}
+
+/// The senders of both sides.
+#[derive(Clone)]
+struct Sides {
+    client: mpsc::Sender<Out>,
+    server: mpsc::Sender<Out>,
+}
+
+impl Sides {
+    async fn to_client(&self, line: String) {
+        let _ = self.client.send(Out::Line(line)).await;
+    }
+
+    async fn to_server(&self, line: String) {
+        let _ = self.server.send(Out::Line(line)).await;
+    }
+}
+
+/// Writes each line and a `\n`, flushing after each, until `Close` or the
+/// end of the channel; then shuts the writer down.
+async fn write_lines<W: AsyncWrite + Unpin>(mut w: W, mut rx: mpsc::Receiver<Out>) {
+    while let Some(Out::Line(line)) = rx.recv().await {
+        if w.write_all(line.as_bytes()).await.is_err()
+            || w.write_all(b"\n").await.is_err()
+            || w.flush().await.is_err()
+        {
+            break;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+/// Frames from the client.
+async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sides: Sides) {
+    loop {
+        let line = match frame::read_line(&mut r, shared.options.max_frame_bytes).await {
+            Ok(Some(line)) => line,
+            Ok(None) | Err(_) => return,
+        };
+        let bytes = match line {
+            Line::Frame(bytes) => bytes,
+            Line::TooLong => {
+                finding("client frame refused: frame_too_large");
+                sides
+                    .to_client(frame::FrameError::too_long().answer())
+                    .await;
+                continue;
+            }
+        };
+        match frame::decode(&bytes, &shared.parse) {
+            Err(e) => {
+                finding(&format!("client frame refused: {}", e.reason()));
+                // Never forwarded. A request whose id can be told gets the
+                // error with its id; anything else with a null id.
+                sides.to_client(e.answer()).await;
+            }
+            Ok(Message::Request { id, .. }) if shared.lock().pending.contains_key(&id) => {
+                // The id of a request still pending: its answer would be
+                // taken for the other's (a result would skip the checks of
+                // a call's result, or get them wrongly).
+                finding(&format!("client request refused: id {id} is pending"));
+                sides
+                    .to_client(frame::error_answer(
+                        Some(&id),
+                        frame::INVALID_REQUEST,
+                        "refused by toolgate: duplicate_request_id",
+                    ))
+                    .await;
+            }
+            Ok(Message::Request { id, method, value }) if method == "tools/call" => {
+                let shared = Arc::clone(&shared);
+                let sides = sides.clone();
+                // Decided off the pump: the store writes block.
+                tokio::spawn(async move { shared.call(id, value, bytes, sides).await });
+            }
+            Ok(Message::Request { id, method, .. }) => {
+                let kind = if method == "tools/list" {
+                    Pending::List
+                } else {
+                    Pending::Other
+                };
+                shared.lock().pending.insert(id, kind);
+                sides.to_server(lossless(bytes)).await;
+            }
+            Ok(Message::Notification { .. } | Message::Response { .. }) => {
+                sides.to_server(lossless(bytes)).await;
+            }
+        }
+    }
+}
+
+/// Frames from the server.
+async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sides: Sides) {
+    loop {
+        let line = match frame::read_line(&mut r, shared.options.max_frame_bytes).await {
+            Ok(Some(line)) => line,
+            Ok(None) | Err(_) => return,
+        };
+        let bytes = match line {
+            Line::Frame(bytes) => bytes,
+            Line::TooLong => {
+                finding("server frame refused: frame_too_large");
+                continue;
+            }
+        };
+        match frame::decode(&bytes, &shared.parse) {
+            Err(e) => {
+                finding(&format!("server frame refused: {}", e.reason()));
+                if e.id().is_some() {
+                    // A request of the server's: it gets the error.
+                    sides.to_server(e.answer()).await;
+                }
+            }
+            Ok(Message::Response { id, value }) => {
+                let pending = shared.lock().pending.remove(&id);
+                match pending {
+                    None => finding(&format!(
+                        "server response to no pending request dropped (id {id})"
+                    )),
+                    Some(Pending::Other) => sides.to_client(lossless(bytes)).await,
+                    Some(Pending::List) => {
+                        let line = shared.filter_list(&id, &value);
+                        sides.to_client(line).await;
+                    }
+                    Some(Pending::Call { tool, call_id }) => {
+                        let line = shared.call_result(&id, &value, &tool, &call_id).await;
+                        sides.to_client(line).await;
+                    }
+                }
+            }
+            Ok(Message::Request { .. } | Message::Notification { .. }) => {
+                sides.to_client(lossless(bytes)).await;
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// One `tools/call` from the client: denied `tool_changed` if the
+    /// server changed the tool's definition since it was pinned; otherwise
+    /// decided by the store gate on the frame itself (as `toolgate check
+    /// --format mcp`), and forwarded with the canonical arguments only if
+    /// allowed.
+    async fn call(
+        self: Arc<Self>,
+        id: RequestId,
+        value: Value<'static>,
+        frame_bytes: Vec<u8>,
+        sides: Sides,
+    ) {
+        let tool = value
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if let Some(tool) = tool.as_deref() {
+            if self.lock().pins.is_changed(tool) {
+                let me = Arc::clone(&self);
+                let entry_tool = tool.to_owned();
+                let call_id = id.to_string();
+                let recorded = tokio::task::spawn_blocking(move || {
+                    me.audit(&entry_tool, &call_id, "tool_changed", None)
+                })
+                .await;
+                if recorded.is_err() {
+                    finding("the audit record of a tool_changed denial could not be written");
+                }
+                let feedback = "denied by toolgate: tool_changed";
+                sides
+                    .to_client(frame::result_answer(
+                        &id,
+                        results::text_result(feedback, true),
+                    ))
+                    .await;
+                return;
+            }
+        }
+        let me = Arc::clone(&self);
+        let decided = tokio::task::spawn_blocking(move || {
+            let context = Context::new(me.user.as_str(), me.session.as_str(), 1);
+            me.gate
+                .decide_and_record(&frame_bytes, Format::Mcp, &context)
+        })
+        .await;
+        let Ok(decisions) = decided else {
+            // The decision task failed: fail closed.
+            let answer = results::text_result("denied by toolgate: internal_error", true);
+            sides.to_client(frame::result_answer(&id, answer)).await;
+            return;
+        };
+        let Some(d) = decisions.decisions().first() else {
+            // The request was refused as a whole (no name, params not an
+            // object, …): a malformed request, a protocol error.
+            let code = decisions
+                .rejected()
+                .map_or("invalid_params", |r| r.code.as_str());
+            sides
+                .to_client(frame::error_answer(
+                    Some(&id),
+                    frame::INVALID_PARAMS,
+                    &format!("refused by toolgate: {code}"),
+                ))
+                .await;
+            return;
+        };
+        match d.verdict() {
+            Verdict::Allow => {
+                let Some(forward) = d
+                    .executable_args()
+                    .and_then(|args| rewrite_arguments(&value, args))
+                else {
+                    let answer = results::text_result("denied by toolgate: internal_error", true);
+                    sides.to_client(frame::result_answer(&id, answer)).await;
+                    return;
+                };
+                let tool = d.tool().to_owned();
+                let taken = {
+                    let mut state = self.lock();
+                    if state.pending.contains_key(&id) {
+                        true
+                    } else {
+                        state.pending.insert(
+                            id.clone(),
+                            Pending::Call {
+                                tool,
+                                call_id: id.to_string(),
+                            },
+                        );
+                        false
+                    }
+                };
+                if taken {
+                    // Another request with this id got in while this one
+                    // was decided: this one does not run.
+                    let answer = frame::error_answer(
+                        Some(&id),
+                        frame::INVALID_REQUEST,
+                        "refused by toolgate: duplicate_request_id",
+                    );
+                    sides.to_client(answer).await;
+                    return;
+                }
+                self.spawn_timeout(id, sides.clone());
+                sides.to_server(forward).await;
+            }
+            Verdict::NeedsApproval => {
+                let text = match d.approval() {
+                    Some(a) => format!(
+                        "held by toolgate for human approval: approval {}; the call did not run. \
+                         Ask a human to approve it, then retry the same call with the same arguments",
+                        a.as_str()
+                    ),
+                    None => d.feedback().to_owned(),
+                };
+                let answer = results::text_result(&text, true);
+                sides.to_client(frame::result_answer(&id, answer)).await;
+            }
+            Verdict::Deny => {
+                let answer = results::text_result(d.feedback(), true);
+                sides.to_client(frame::result_answer(&id, answer)).await;
+            }
+        }
+    }
+
+    /// After the call timeout, a call still pending is answered with an
+    /// error result, and the server is told to cancel it.
+    fn spawn_timeout(self: &Arc<Self>, id: RequestId, sides: Sides) {
+        let me = Arc::clone(self);
+        tokio::spawn(async move {
+            tokio::time::sleep(me.options.call_timeout).await;
+            let pending = me.lock().pending.remove(&id);
+            if let Some(Pending::Call { tool, call_id }) = pending {
+                finding(&format!("tools/call {id} timed out"));
+                me.record_result_failure(tool, call_id, "upstream_timeout")
+                    .await;
+                let answer = results::text_result("refused by toolgate: upstream_timeout", true);
+                sides.to_client(frame::result_answer(&id, answer)).await;
+                let cancel = cancelled_notification(&id);
+                sides.to_server(cancel).await;
+            }
+        });
+    }
+
+    /// Answers every pending request: calls with an error result, other
+    /// requests with a JSON-RPC error.
+    async fn fail_pending(&self, sides: &Sides, code: &'static str) {
+        let pending: Vec<(RequestId, Pending)> = self.lock().pending.drain().collect();
+        for (id, p) in pending {
+            let line = match p {
+                Pending::Call { tool, call_id } => {
+                    self.record_result_failure(tool, call_id, code).await;
+                    frame::result_answer(
+                        &id,
+                        results::text_result(&format!("refused by toolgate: {code}"), true),
+                    )
+                }
+                Pending::List | Pending::Other => frame::error_answer(
+                    Some(&id),
+                    frame::INTERNAL_ERROR,
+                    &format!("refused by toolgate: {code}"),
+                ),
+            };
+            sides.to_client(line).await;
+        }
+    }
+
+    /// The audit record of a forwarded call whose result was refused or
+    /// never came.
+    async fn record_result_failure(&self, tool: String, call_id: String, code: &'static str) {
+        let gate = Arc::clone(&self.gate);
+        let user = self.user.clone();
+        let session = self.session.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
+                .user(user)
+                .session(session)
+                .tool(tool)
+                .call_id(call_id)
+                .reason(code)
+                .note("mcp result");
+            gate.store().append(entry).is_ok()
+        })
+        .await;
+        if !matches!(done, Ok(true)) {
+            finding("the audit record of a refused result could not be written");
+        }
+    }
+
+    /// An audit record of a denial the proxy made itself.
+    fn audit(&self, tool: &str, call_id: &str, code: &str, note: Option<&str>) -> bool {
+        let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
+            .user(self.user.as_str())
+            .session(self.session.as_str())
+            .tool(tool)
+            .call_id(call_id)
+            .reason(code);
+        if let Some(n) = note {
+            entry = entry.note(n);
+        }
+        self.gate.store().append(entry).is_ok()
+    }
+
+    /// The server's answer to a forwarded call, checked.
+    async fn call_result(
+        &self,
+        id: &RequestId,
+        value: &Value<'static>,
+        tool: &str,
+        call_id: &str,
+    ) -> String {
+        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
+            // A JSON-RPC error from the server: its message may carry the
+            // server's internals; the model gets the code alone.
+            let code = value
+                .pointer("/error/code")
+                .and_then(Value::as_number)
+                .and_then(toolgate_json::Number::as_i64)
+                .unwrap_or(0);
+            let text = format!("the tool server refused the call (error {code})");
+            return frame::result_answer(id, results::text_result(&text, true));
+        };
+        let output = self.lock().outputs.get(tool).cloned();
+        let (checked, report) =
+            results::check_result(result, output.as_deref(), self.options.max_result_bytes);
+        if let Some(code) = report.refused {
+            finding(&format!("result of `{}` refused: {code}", printable(tool)));
+            self.record_result_failure(tool.to_owned(), call_id.to_owned(), code)
+                .await;
+        }
+        if report.truncated {
+            finding(&format!(
+                "result of `{}` cut at {} bytes",
+                printable(tool),
+                self.options.max_result_bytes
+            ));
+        }
+        if !report.findings.is_empty() {
+            let codes: Vec<&str> = report.findings.iter().map(|c| c.as_str()).collect();
+            finding(&format!(
+                "result of `{}`: {}",
+                printable(tool),
+                codes.join(", ")
+            ));
+        }
+        frame::result_answer(id, checked)
+    }
+
+    /// A `tools/list` result: only the config's tools, each pinned; the
+    /// changed ones hidden; hidden characters in descriptions reported.
+    fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
+        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
+            // An error answer: forwarded as it is (it lists no tool).
+            return canonical::to_string(value);
+        };
+        let Some(tools) = result.pointer("/tools").and_then(Value::as_array) else {
+            return frame::error_answer(
+                Some(id),
+                frame::INTERNAL_ERROR,
+                "refused by toolgate: invalid_result",
+            );
+        };
+        let registry: &Registry = self.gate.gate().registry();
+        let mut kept = Vec::new();
+        let mut state = self.lock();
+        for tool in tools {
+            let Some(o) = tool.as_object() else { continue };
+            let Some(name) = o.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(registered) = registry.get(name) else {
+                finding(&format!(
+                    "tools/list: `{}` hidden: not registered in the config",
+                    printable(name)
+                ));
+                continue;
+            };
+            for member in ["title", "description"] {
+                if let Some(text) = o.get(member).and_then(Value::as_str) {
+                    report_hidden(name, member, text);
+                }
+            }
+            if let Some(text) = tool.pointer("/annotations/title").and_then(Value::as_str) {
+                report_hidden(name, "annotations.title", text);
+            }
+            match state.pins.check(name, pins::definition_digest(o)) {
+                PinState::New | PinState::Same => {}
+                PinState::Changed => {
+                    finding(&format!(
+                        "tools/list: `{}` hidden: its definition changed since it was pinned; its calls are denied tool_changed",
+                        printable(name)
+                    ));
+                    continue;
+                }
+            }
+            match o.get("outputSchema") {
+                Some(schema) => {
+                    state
+                        .outputs
+                        .insert(name.to_owned(), Arc::new(OutputSchema::compile(schema)));
+                }
+                None => {
+                    state.outputs.remove(name);
+                }
+            }
+            // The config wins: the model is shown the schema the gate
+            // enforces, and the config's description when it has one.
+            let mut shown = o.clone();
+            shown.insert("inputSchema", registered.raw_schema().clone());
+            if let Some(d) = registered.description() {
+                shown.insert(
+                    "description",
+                    Value::String(std::borrow::Cow::Owned(d.to_owned())),
+                );
+            }
+            kept.push(Value::Object(shown));
+        }
+        drop(state);
+        let mut out = result.as_object().cloned().unwrap_or_default();
+        out.insert("tools", Value::Array(kept));
+        frame::result_answer(id, Value::Object(out))
+    }
+}
+
+/// A tools/call frame with its `params.arguments` replaced by the checked
+/// canonical value.
+fn rewrite_arguments(frame: &Value<'static>, canonical_args: &str) -> Option<String> {
+    let args = toolgate_json::from_str(canonical_args).ok()?.into_owned();
+    let mut o = frame.as_object()?.clone();
+    let mut params: Object<'static> = o.get("params")?.as_object()?.clone();
+    params.insert("arguments", args);
+    o.insert("params", Value::Object(params));
+    Some(canonical::to_string(&Value::Object(o)))
+}
+
+/// `notifications/cancelled` for a request of the client's.
+fn cancelled_notification(id: &RequestId) -> String {
+    let mut params = Object::new();
+    params.insert("requestId", id.to_value());
+    params.insert(
+        "reason",
+        Value::String(std::borrow::Cow::Borrowed("timed out in toolgate")),
+    );
+    let mut o = Object::new();
+    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
+    o.insert(
+        "method",
+        Value::String(std::borrow::Cow::Borrowed("notifications/cancelled")),
+    );
+    o.insert("params", Value::Object(params));
+    canonical::to_string(&Value::Object(o))
+}
+
+/// A frame the strict parser accepted, as the text it was (valid UTF-8
+/// by then: the parser refuses anything else).
+fn lossless(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn report_hidden(tool: &str, member: &str, text: &str) {
+    for (kind, count, first) in pins::hidden_characters(text) {
+        finding(&format!(
+            "tools/list: `{}` {member} has hidden characters: {} ({count}, the first at character {first})",
+            printable(tool),
+            kind.as_str()
+        ));
+    }
+}
+
+/// A line on standard error (the MCP client's log); never on the client's
+/// stream.
+fn finding(text: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+}
+
+/// A name from the server or the model, safe for a terminal.
+fn printable(s: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i == 64 {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || pins::hidden_kind(c).is_some() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Starts the server `program args…` with its standard input and output
+/// piped (stderr passed through), in an environment holding only the
+/// variables named in `env` that toolgate's own environment has.
+pub fn spawn_server(
+    program: &OsString,
+    args: &[OsString],
+    env: &[String],
+) -> std::io::Result<tokio::process::Child> {
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    for name in env {
+        if let Some(v) = std::env::var_os(name) {
+            cmd.env(name, v);
+        }
+    }
+    cmd.spawn()
+}

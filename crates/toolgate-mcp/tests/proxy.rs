@@ -1,0 +1,227 @@
+//! The proxy in process, over in-memory pipes, with a scripted server: what
+//! reaches the server, what the client is answered. (The official SDKs on
+//! both sides are in `crates/toolgate-cli/tests/mcp_sdk.rs`.)
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use toolgate::config::Config;
+use toolgate_json::Value;
+use toolgate_mcp::{Ended, Proxy, ProxyOptions};
+use toolgate_store::{open_config_store, StoreGate, StoreOptions};
+
+const CONFIG: &str = r#"
+[store]
+url = "sqlite::memory:"
+
+[authorization]
+mode = "none"
+
+[[tool]]
+name = "add"
+risk = "read"
+schema = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } }, required = ["a", "b"], additionalProperties = false }
+
+[[tool]]
+name = "refund"
+risk = "destructive"
+schema = { type = "object", properties = { amount = { type = "integer" } }, required = ["amount"], additionalProperties = false }
+"#;
+
+/// The two ends the test holds: the client's and the server's.
+struct Ends {
+    to_proxy: DuplexStream,
+    from_proxy: Lines<BufReader<DuplexStream>>,
+    server_in: Lines<BufReader<DuplexStream>>,
+    server_out: DuplexStream,
+    run: tokio::task::JoinHandle<Ended>,
+}
+
+fn start(timeout: Duration) -> Ends {
+    let config = Config::parse(CONFIG, "toolgate.toml").unwrap();
+    let store = open_config_store(&config, StoreOptions::new()).unwrap();
+    let gate = StoreGate::from_config(&config, store).unwrap();
+    let proxy = Proxy::new(
+        gate,
+        "alice",
+        "s-1",
+        ProxyOptions::default().with_call_timeout(timeout),
+    );
+    let (to_proxy, client_in) = tokio::io::duplex(1 << 16);
+    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
+    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
+    let (server_out, server_out_r) = tokio::io::duplex(1 << 16);
+    let run = tokio::spawn(async move {
+        proxy
+            .run(
+                BufReader::new(client_in),
+                client_out,
+                BufReader::new(server_out_r),
+                server_in_w,
+            )
+            .await
+    });
+    Ends {
+        to_proxy,
+        from_proxy: BufReader::new(from_proxy).lines(),
+        server_in: BufReader::new(server_in_r).lines(),
+        server_out,
+        run,
+    }
+}
+
+async fn send(w: &mut DuplexStream, line: &str) {
+    w.write_all(line.as_bytes()).await.unwrap();
+    w.write_all(b"\n").await.unwrap();
+}
+
+async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
+    tokio::time::timeout(Duration::from_secs(10), r.next_line())
+        .await
+        .expect("a line within 10 s")
+        .unwrap()
+        .expect("a line, not the end")
+}
+
+fn json(text: &str) -> Value<'static> {
+    toolgate_json::from_str(text).unwrap().into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allowed_calls_reach_the_server_canonical_and_others_never() {
+    let mut e = start(Duration::from_secs(10));
+    // Denied: answered by the proxy, the server sees nothing.
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":"2","b":3}}}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: type_mismatch at /a: expected integer","type":"text"}],"isError":true}}"#
+    );
+    // Held: answered with the pending approval.
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refund","arguments":{"amount":5}}}"#,
+    )
+    .await;
+    let held = json(&recv(&mut e.from_proxy).await);
+    assert_eq!(held.pointer("/result/isError"), Some(&Value::Bool(true)));
+    assert!(held
+        .pointer("/result/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap()
+        .starts_with("held by toolgate for human approval: approval "));
+    // Allowed: the server gets the canonical arguments (sorted, `1.5e1`
+    // would be refused, `15` stays `15`), with the client's id.
+    send(
+        &mut e.to_proxy,
+        r#"{"params":{"arguments":{"b":3,"a":15},"name":"add"},"jsonrpc":"2.0","id":"x","method":"tools/call"}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"id":"x","jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"a":15,"b":3},"name":"add"}}"#
+    );
+    // A second request with the pending id is refused, not forwarded.
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":"x","method":"ping"}"#,
+    )
+    .await;
+    let refused = json(&recv(&mut e.from_proxy).await);
+    assert_eq!(
+        refused.pointer("/error/message").and_then(Value::as_str),
+        Some("refused by toolgate: duplicate_request_id")
+    );
+    // The server's answer, its text sanitized.
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","id":"x","result":{"content":[{"type":"text","text":"18\u202e"}]}}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"id":"x","jsonrpc":"2.0","result":{"content":[{"text":"18","type":"text"}]}}"#
+    );
+    // A response to nothing pending is dropped; other requests pass as read.
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","id":"x","result":{"content":[]}}"#,
+    )
+    .await;
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#
+    );
+    send(&mut e.server_out, r#"{"jsonrpc":"2.0","id":3,"result":{}}"#).await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"jsonrpc":"2.0","id":3,"result":{}}"#
+    );
+    drop(e.to_proxy);
+    assert_eq!(e.run.await.unwrap(), Ended::ClientClosed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
+    let mut e = start(Duration::from_millis(300));
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+    )
+    .await;
+    recv(&mut e.server_in).await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_timeout","type":"text"}],"isError":true}}"#
+    );
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"reason":"timed out in toolgate","requestId":1}}"#
+    );
+    // The late answer is dropped: the client already has one.
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+    )
+    .await;
+
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+    )
+    .await;
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    )
+    .await;
+    recv(&mut e.server_in).await;
+    recv(&mut e.server_in).await;
+    drop(e.server_out);
+    let mut answers = vec![recv(&mut e.from_proxy).await, recv(&mut e.from_proxy).await];
+    answers.sort();
+    assert_eq!(
+        answers,
+        [
+            r#"{"error":{"code":-32603,"message":"refused by toolgate: upstream_closed"},"id":3,"jsonrpc":"2.0"}"#,
+            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_closed","type":"text"}],"isError":true}}"#,
+        ]
+    );
+    assert_eq!(e.run.await.unwrap(), Ended::ServerClosed);
+}

@@ -1,0 +1,214 @@
+//! The `[mcp]` table: how `toolgate mcp` runs an MCP server behind the gate
+//! (the user its calls are decided as, the server's environment, and the
+//! proxy's limits).
+
+use std::time::Duration;
+
+use super::error::{Error, ErrorCode};
+use super::load::Loader;
+use super::raw::RawConfig;
+
+/// The user stdio calls are decided as when `[mcp]` sets no `user`.
+pub const DEFAULT_MCP_USER: &str = "mcp";
+/// A frame's cap when `[mcp]` sets no `max_frame_bytes`: 4 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 4 << 20;
+/// The largest `max_frame_bytes` accepted: 256 MiB.
+pub const MAX_MAX_FRAME_BYTES: u64 = 256 << 20;
+/// Seconds a forwarded call may take when `[mcp]` sets no
+/// `call_timeout_seconds`.
+pub const DEFAULT_CALL_TIMEOUT_SECONDS: u64 = 60;
+/// The longest `call_timeout_seconds` accepted: one hour.
+pub const MAX_CALL_TIMEOUT_SECONDS: u64 = 3600;
+/// A result's text cap when `[mcp]` sets no `max_result_bytes`: 64 KiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 10;
+/// The largest `max_result_bytes` accepted: 16 MiB (the sanitizer's ceiling).
+pub const MAX_MAX_RESULT_BYTES: u64 = 16 << 20;
+
+/// The `[mcp]` table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpConfig {
+    user: String,
+    env: Vec<String>,
+    max_frame_bytes: usize,
+    call_timeout: Duration,
+    max_result_bytes: usize,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        Self {
+            user: DEFAULT_MCP_USER.to_owned(),
+            env: Vec::new(),
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+            call_timeout: Duration::from_secs(DEFAULT_CALL_TIMEOUT_SECONDS),
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+        }
+    }
+}
+
+impl McpConfig {
+    /// The user every call of a stdio client is decided as (default
+    /// `mcp`): the client side of stdio has no authentication, so the
+    /// operator names it; a request's `_meta` never does.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The names of the environment variables the server is given, from
+    /// toolgate's own environment (default none: the server starts with an
+    /// empty environment).
+    pub fn env(&self) -> &[String] {
+        &self.env
+    }
+
+    /// The largest frame (one JSON-RPC message, one line) read from either
+    /// side, in bytes.
+    pub fn max_frame_bytes(&self) -> usize {
+        self.max_frame_bytes
+    }
+
+    /// How long a forwarded `tools/call` may wait for the server's answer.
+    pub fn call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The cap on a result's text blocks, in bytes.
+    pub fn max_result_bytes(&self) -> usize {
+        self.max_result_bytes
+    }
+}
+
+impl Loader<'_> {
+    /// `[mcp]`: a user that is not blank, variable names without `=` or
+    /// NUL, caps and a timeout in range.
+    pub(super) fn mcp(&self, raw: &RawConfig) -> Result<McpConfig, Error> {
+        let mut mcp = McpConfig::default();
+        if let Some(user) = &raw.mcp.user {
+            let text = user.get_ref();
+            if text.trim().is_empty() || text.chars().any(char::is_control) {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    user.span().start,
+                    "user",
+                    "`user` must be a name without control characters",
+                ));
+            }
+            mcp.user.clone_from(text);
+        }
+        if let Some(env) = &raw.mcp.env {
+            for name in env.get_ref() {
+                let text = name.get_ref();
+                if text.is_empty() || text.contains('=') || text.contains('\0') {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        name.span().start,
+                        "env",
+                        "`env` must list variable names (not empty, without `=`)",
+                    ));
+                }
+                if !mcp.env.contains(text) {
+                    mcp.env.push(text.clone());
+                }
+            }
+        }
+        if let Some(v) = &raw.mcp.max_frame_bytes {
+            let n = *v.get_ref();
+            mcp.max_frame_bytes = usize::try_from(n)
+                .ok()
+                .filter(|_| n != 0 && n <= MAX_MAX_FRAME_BYTES)
+                .ok_or_else(|| {
+                    self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        "max_frame_bytes",
+                        format!("`max_frame_bytes` must be between 1 and {MAX_MAX_FRAME_BYTES}"),
+                    )
+                })?;
+        }
+        if let Some(v) = &raw.mcp.max_result_bytes {
+            let n = *v.get_ref();
+            mcp.max_result_bytes = usize::try_from(n)
+                .ok()
+                .filter(|_| n != 0 && n <= MAX_MAX_RESULT_BYTES)
+                .ok_or_else(|| {
+                    self.at_key(
+                        ErrorCode::InvalidLimit,
+                        v.span().start,
+                        "max_result_bytes",
+                        format!("`max_result_bytes` must be between 1 and {MAX_MAX_RESULT_BYTES}"),
+                    )
+                })?;
+        }
+        if let Some(v) = &raw.mcp.call_timeout_seconds {
+            let n = *v.get_ref();
+            if n == 0 || n > MAX_CALL_TIMEOUT_SECONDS {
+                return Err(self.at_key(
+                    ErrorCode::InvalidLimit,
+                    v.span().start,
+                    "call_timeout_seconds",
+                    format!(
+                        "`call_timeout_seconds` must be between 1 and {MAX_CALL_TIMEOUT_SECONDS}"
+                    ),
+                ));
+            }
+            mcp.call_timeout = Duration::from_secs(n);
+        }
+        Ok(mcp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, ErrorCode};
+
+    fn load(text: &str) -> Result<Config, crate::config::Error> {
+        Config::parse(text, "toolgate.toml")
+    }
+
+    #[test]
+    fn defaults_without_the_table() {
+        let c = load("").unwrap();
+        assert_eq!(c.mcp().user(), "mcp");
+        assert!(c.mcp().env().is_empty());
+        assert_eq!(c.mcp().max_frame_bytes(), super::DEFAULT_MAX_FRAME_BYTES);
+        assert_eq!(c.mcp().call_timeout().as_secs(), 60);
+        assert_eq!(c.mcp().max_result_bytes(), 64 << 10);
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let c = load(
+            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\n",
+        )
+        .unwrap();
+        assert_eq!(c.mcp().user(), "desk");
+        assert_eq!(c.mcp().env(), ["PATH", "HOME"]);
+        assert_eq!(c.mcp().max_frame_bytes(), 1024);
+        assert_eq!(c.mcp().call_timeout().as_secs(), 5);
+        assert_eq!(c.mcp().max_result_bytes(), 100);
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        let e = load("[mcp]\nlisten = \"x\"\n").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownKey);
+        assert!(e.to_string().contains("unknown key `listen`"), "{e}");
+        for (text, code) in [
+            ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
+            ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
+            ("[mcp]\nmax_frame_bytes = 0\n", ErrorCode::InvalidLimit),
+            (
+                "[mcp]\nmax_frame_bytes = 268435457\n",
+                ErrorCode::InvalidLimit,
+            ),
+            (
+                "[mcp]\ncall_timeout_seconds = 3601\n",
+                ErrorCode::InvalidLimit,
+            ),
+            ("[mcp]\nmax_result_bytes = 0\n", ErrorCode::InvalidLimit),
+        ] {
+            let e = load(text).unwrap_err();
+            assert_eq!(e.code(), code, "{text}: {e}");
+        }
+    }
+}
