@@ -267,38 +267,11 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         body
     };
     let result_findings = report.findings.join(",");
-    let Some(uri) = upstream_uri(base, &parts.uri) else {
-        return error(
-            api,
-            StatusCode::BAD_GATEWAY,
-            "upstream_unreachable",
-            "the upstream URL is invalid",
-        );
+    let response = match send(inner, api, Method::POST, base, &parts, body).await {
+        Ok(r) => r,
+        Err(r) => return r,
     };
-    let mut up = hyper::Request::new(Full::new(body));
-    *up.method_mut() = Method::POST;
-    *up.uri_mut() = uri;
-    *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
     let timeout = inner.config.upstream_timeout();
-    let response = match tokio::time::timeout(timeout, inner.client.request(up)).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(_)) => {
-            return error(
-                api,
-                StatusCode::BAD_GATEWAY,
-                "upstream_unreachable",
-                "the upstream could not be reached",
-            )
-        }
-        Err(_) => {
-            return error(
-                api,
-                StatusCode::GATEWAY_TIMEOUT,
-                "upstream_timeout",
-                "the upstream did not answer in time",
-            )
-        }
-    };
     let (rparts, rbody) = response.into_parts();
     let is_stream = rparts
         .headers
@@ -373,6 +346,46 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
             with_findings(r, &result_findings)
         }
         Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
+    }
+}
+
+/// Sends the request on to `base` (the caller's path and query, its
+/// headers but toolgate's own), within the upstream timeout; an upstream
+/// that cannot be reached or does not answer is the caller's error.
+async fn send(
+    inner: &Inner,
+    api: Api,
+    method: Method,
+    base: &str,
+    parts: &axum::http::request::Parts,
+    body: Bytes,
+) -> Result<hyper::Response<hyper::body::Incoming>, Response> {
+    let Some(uri) = upstream_uri(base, &parts.uri) else {
+        return Err(error(
+            api,
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            "the upstream URL is invalid",
+        ));
+    };
+    let mut up = hyper::Request::new(Full::new(body));
+    *up.method_mut() = method;
+    *up.uri_mut() = uri;
+    *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
+    match tokio::time::timeout(inner.config.upstream_timeout(), inner.client.request(up)).await {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(_)) => Err(error(
+            api,
+            StatusCode::BAD_GATEWAY,
+            "upstream_unreachable",
+            "the upstream could not be reached",
+        )),
+        Err(_) => Err(error(
+            api,
+            StatusCode::GATEWAY_TIMEOUT,
+            "upstream_timeout",
+            "the upstream did not answer in time",
+        )),
     }
 }
 
@@ -574,38 +587,11 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
             "the request body is too large",
         );
     };
-    let Some(uri) = upstream_uri(base, &parts.uri) else {
-        return error(
-            api,
-            StatusCode::BAD_GATEWAY,
-            "upstream_unreachable",
-            "the upstream URL is invalid",
-        );
+    let response = match send(inner, api, parts.method.clone(), base, &parts, body).await {
+        Ok(r) => r,
+        Err(r) => return r,
     };
-    let mut up = hyper::Request::new(Full::new(body));
-    *up.method_mut() = parts.method.clone();
-    *up.uri_mut() = uri;
-    *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
     let timeout = inner.config.upstream_timeout();
-    let response = match tokio::time::timeout(timeout, inner.client.request(up)).await {
-        Ok(Ok(r)) => r,
-        Ok(Err(_)) => {
-            return error(
-                api,
-                StatusCode::BAD_GATEWAY,
-                "upstream_unreachable",
-                "the upstream could not be reached",
-            )
-        }
-        Err(_) => {
-            return error(
-                api,
-                StatusCode::GATEWAY_TIMEOUT,
-                "upstream_timeout",
-                "the upstream did not answer in time",
-            )
-        }
-    };
     let (rparts, rbody) = response.into_parts();
     match read_all(rbody, inner.max_response_bytes, timeout).await {
         Ok(bytes) => {

@@ -136,25 +136,11 @@ pub fn with_second_arguments(wire: Wire, body: &str, args: &str, dup: &str) -> O
         .then(|| body.replacen(&first, &format!("{first},{second}"), 1))
 }
 
-/// `s` as a JSON string literal.
+/// `s` as a JSON string literal (the canonical serializer's escaping).
 pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    toolgate_json::canonical::to_string(&toolgate_json::Value::String(std::borrow::Cow::Borrowed(
+        s,
+    )))
 }
 
 /// The arguments text in pieces, as a stream delivers it: three fragments
