@@ -145,7 +145,7 @@ user = "alice"
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        21,
+        22,
         "{stdout}"
     );
 

@@ -164,6 +164,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif model == "slow":
             time.sleep(4)
             self.send(200, "application/json", (SHOP / "openai-search.json").read_bytes())
+        elif model == "slow-disconnect":
+            # A whole, valid stream, slowly: the call first, then text, so
+            # a client that leaves early leaves while the call is held.
+            parts = [
+                chunk({"role": "assistant", "content": ""}),
+                chunk({"tool_calls": [{"index": 0, "id": "call_s", "type": "function", "function": {"name": "search", "arguments": "{\"query\":\"socks\"}"}}]}),
+            ]
+            parts += [chunk({"content": f"word {i} "}) for i in range(12)]
+            parts += [chunk({}, "tool_calls"), "data: [DONE]\n\n"]
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("connection", "close")
+            self.end_headers()
+            try:
+                for part in parts:
+                    self.wfile.write(part.encode())
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
         elif model in ("close-mid-stream", "drip"):
             text = STREAMS["openai-parallel"]().encode()
             self.send_response(200)

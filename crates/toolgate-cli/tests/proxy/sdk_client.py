@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import traceback
 import uuid
 from pathlib import Path
@@ -332,6 +333,29 @@ def messages_tool_result_sanitized() -> None:
     assert block["content"][0]["text"] == "ok", block
 
 
+def chat_client_disconnects_mid_stream() -> None:
+    session = fresh()
+    stream = oa(session).chat.completions.create(model="slow-disconnect", messages=MESSAGES, stream=True)
+    for _ in stream:
+        break
+    stream.close()
+    # The proxy decides what it received (cut off: the call denied) and
+    # audits it, though nobody is left to answer.
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        out = subprocess.run(
+            [TOOLGATE, "audit", "tail", "--config", CONFIG, "-n", "500", "--jsonl"],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        mine = [r for r in map(json.loads, out.splitlines()) if r.get("session") == session]
+        if mine:
+            assert all(r["verdict"] == "deny" for r in mine), mine
+            assert [r.get("call_id") for r in mine] == ["call_s"], mine
+            return
+        time.sleep(0.3)
+    raise AssertionError("no audit record for the stream the client left")
+
+
 SCENARIOS: List[Callable[[], None]] = [
     chat_allowed,
     chat_duplicate_key_withheld,
@@ -354,6 +378,7 @@ SCENARIOS: List[Callable[[], None]] = [
     messages_stream_cut,
     chat_request_results_sanitized_and_tools_narrowed,
     messages_tool_result_sanitized,
+    chat_client_disconnects_mid_stream,
 ]
 
 
