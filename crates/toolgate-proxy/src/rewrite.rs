@@ -142,7 +142,7 @@ pub fn rewrite_json(
         if d.verdict() != Verdict::Allow {
             continue;
         }
-        let canonical = d.canonical_args().ok_or_else(broken)?;
+        let canonical = d.executable_args().ok_or_else(broken)?;
         let value = match api {
             Api::Messages => toolgate_json::from_slice(canonical.as_bytes())
                 .map_err(|_| broken())?

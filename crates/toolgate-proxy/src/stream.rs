@@ -15,7 +15,7 @@
 use std::borrow::Cow;
 
 use toolgate::adapter::{Envelope, ProposedCall};
-use toolgate::{Decision, Decisions, Verdict};
+use toolgate::{Decision, Decisions};
 use toolgate_json::{canonical, Object, Value};
 
 use crate::api::Api;
@@ -269,8 +269,8 @@ impl Rewriter {
             let mut calls = Vec::new();
             let mut texts = Vec::new();
             for (call, d) in mine {
-                match (d.verdict(), d.canonical_args()) {
-                    (Verdict::Allow, Some(args)) => {
+                match d.executable_args() {
+                    Some(args) => {
                         let mut f = Object::new();
                         f.insert("name", s(&call.name));
                         f.insert("arguments", s(args));
@@ -444,8 +444,8 @@ impl Rewriter {
         let mut released = false;
         let mut texts = Vec::new();
         for (call, d) in pairs {
-            match (d.verdict(), d.canonical_args()) {
-                (Verdict::Allow, Some(args)) => {
+            match d.executable_args() {
+                Some(args) => {
                     released = true;
                     let i = self.next_index;
                     self.next_index += 1;
@@ -612,8 +612,8 @@ impl Rewriter {
         let mut texts = Vec::new();
         let mut released: Vec<Value<'static>> = Vec::new();
         for (call, d) in pairs {
-            match (d.verdict(), d.canonical_args()) {
-                (Verdict::Allow, Some(args)) => {
+            match d.executable_args() {
+                Some(args) => {
                     let mut item = Object::new();
                     item.insert("type", s("function_call"));
                     item.insert("id", s(&format!("fc_toolgate_{}", call.index)));
