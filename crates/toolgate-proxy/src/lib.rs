@@ -49,7 +49,7 @@ mod upstream;
 
 pub use crate::api::Api;
 pub use crate::request::{rewrite_request, RequestOptions, RequestReport};
-pub use crate::rewrite::{refusal, rewrite_json, Refusal};
+pub use crate::rewrite::{refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};
 pub use crate::sse::{Event, Reader as SseReader, SseError};

@@ -8,7 +8,9 @@
 //! `pass_through` names their type. Every response carries a `toolgate`
 //! member: one entry per proposed call (call id, tool, verdict, reason
 //! codes, the pending approval's id, the digest), for the application to
-//! act on.
+//! act on. With `strip_markup`, text in which the gate found tool-call
+//! markup is replaced (streamed text has passed already: there the markup
+//! is reported, not stripped).
 
 use std::borrow::Cow;
 
@@ -117,13 +119,20 @@ fn string(t: &str) -> Value<'static> {
     Value::String(Cow::Owned(t.to_owned()))
 }
 
-/// The non-streamed response `body`, rewritten (see the module docs).
+/// The text that replaces a text holding tool-call markup, with
+/// `strip_markup`.
+pub const MARKUP_REMOVED: &str = "[toolgate] this text held tool-call markup and was removed";
+
+/// The non-streamed response `body`, rewritten (see the module docs). With
+/// `strip_markup`, a text in which the gate found tool-call markup (DSML,
+/// special tokens, tags, a JSON call) is replaced by [`MARKUP_REMOVED`].
 pub fn rewrite_json(
     api: Api,
     body: &[u8],
     envelope: &Envelope,
     decisions: &Decisions,
     pass_through: &[String],
+    strip_markup: bool,
 ) -> Result<Vec<u8>, Refusal> {
     let broken = || Refusal {
         code: "response_refused",
@@ -153,6 +162,17 @@ pub fn rewrite_json(
             .pointer_mut(&call.arguments_pointer)
             .ok_or_else(broken)?;
         *slot = value;
+    }
+    if strip_markup {
+        for f in decisions.findings() {
+            if let Code::Finding(code) = f.code {
+                if code.is_text_leak() {
+                    if let Some(slot @ Value::String(_)) = root.pointer_mut(&f.pointer) {
+                        *slot = string(MARKUP_REMOVED);
+                    }
+                }
+            }
+        }
     }
     // What is removed: withheld calls, and items no call stands for.
     let mut removals: Vec<(String, usize)> = Vec::new();

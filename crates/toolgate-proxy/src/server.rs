@@ -336,6 +336,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         &envelope,
         &decisions,
         inner.config.pass_through(),
+        inner.config.strip_markup(),
     ) {
         Ok(out) => {
             let mut r = Response::new(Body::from(out));

@@ -63,6 +63,7 @@
 //! idle_timeout_seconds = 60   # silence between two stream events (default 60)
 //! pass_through = []           # non-function call types that may pass
 //! narrow_tools = false        # narrow each request's `tools` for its user
+//! strip_markup = false        # replace text holding tool-call markup (JSON)
 //! wrap_results = false        # wrap tool results in the history as untrusted
 //!                             # data (sanitized and capped either way)
 //!

@@ -81,6 +81,7 @@ pub struct ProxyConfig {
     pass_through: Vec<String>,
     narrow_tools: bool,
     wrap_results: bool,
+    strip_markup: bool,
 }
 
 impl Default for ProxyConfig {
@@ -99,6 +100,7 @@ impl Default for ProxyConfig {
             pass_through: Vec::new(),
             narrow_tools: false,
             wrap_results: false,
+            strip_markup: false,
         }
     }
 }
@@ -167,6 +169,12 @@ impl ProxyConfig {
     /// data (they are sanitized and capped either way).
     pub fn wrap_results(&self) -> bool {
         self.wrap_results
+    }
+
+    /// Whether text holding tool-call markup is replaced in JSON responses
+    /// (it is reported either way; streamed text has passed already).
+    pub fn strip_markup(&self) -> bool {
+        self.strip_markup
     }
 
     /// Call types that are not registered function calls and may pass
@@ -299,6 +307,7 @@ impl Loader<'_> {
         }
         proxy.narrow_tools = p.narrow_tools.unwrap_or(false);
         proxy.wrap_results = p.wrap_results.unwrap_or(false);
+        proxy.strip_markup = p.strip_markup.unwrap_or(false);
         if let Some(list) = &p.pass_through {
             proxy.pass_through = list.get_ref().clone();
         }

@@ -91,6 +91,7 @@ pub(crate) struct RawProxy {
     pub(crate) pass_through: Option<Spanned<Vec<String>>>,
     pub(crate) narrow_tools: Option<bool>,
     pub(crate) wrap_results: Option<bool>,
+    pub(crate) strip_markup: Option<bool>,
     #[serde(default)]
     pub(crate) token: Vec<RawProxyToken>,
 }
