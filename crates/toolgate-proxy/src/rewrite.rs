@@ -166,7 +166,11 @@ pub fn rewrite_json(
     if strip_markup {
         for f in decisions.findings() {
             if let Code::Finding(code) = f.code {
-                if code.is_text_leak() {
+                // Reasoning passes unchanged (DeepSeek needs it back as it
+                // came); only the answer's text is replaced.
+                let reasoning =
+                    f.pointer.ends_with("/reasoning_content") || f.pointer.ends_with("/thinking");
+                if code.is_text_leak() && !reasoning {
                     if let Some(slot @ Value::String(_)) = root.pointer_mut(&f.pointer) {
                         *slot = string(MARKUP_REMOVED);
                     }

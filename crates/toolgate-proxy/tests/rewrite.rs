@@ -16,13 +16,17 @@ use toolgate_proxy::{rewrite_json, Api};
 use toolgate_testkit::{shop_dir, shop_file};
 
 fn rewritten(api: Api, name: &str, strip: bool) -> Value<'static> {
+    let body = std::fs::read(shop_dir().join("responses").join(name)).unwrap();
+    rewritten_body(api, &body, strip)
+}
+
+fn rewritten_body(api: Api, body: &[u8], strip: bool) -> Value<'static> {
     let config = Config::load(shop_file("toolgate.toml")).unwrap();
     let gate = Gate::from_config(&config).unwrap();
-    let body = std::fs::read(shop_dir().join("responses").join(name)).unwrap();
     let context = Context::new("alice", "s", 1);
-    let decisions = gate.decide(&body, api.format(), &context, &context);
-    let envelope = AdapterOptions::new().read(&body, api.format()).unwrap();
-    let out = rewrite_json(api, &body, &envelope, &decisions, &[], strip).unwrap();
+    let decisions = gate.decide(body, api.format(), &context, &context);
+    let envelope = AdapterOptions::new().read(body, api.format()).unwrap();
+    let out = rewrite_json(api, body, &envelope, &decisions, &[], strip).unwrap();
     toolgate_json::from_slice(&out).unwrap().into_owned()
 }
 
@@ -64,4 +68,29 @@ fn allowed_calls_carry_the_canonical_arguments_in_each_api() {
     assert_eq!(text(&messages, "/stop_reason"), "end_turn");
     assert!(text(&messages, "/content/1/text").contains("not_authorized"));
     assert_eq!(text(&messages, "/toolgate/calls/0/verdict"), "deny");
+}
+
+#[test]
+fn deepseek_reasoning_passes_unchanged_and_is_never_read_for_calls() {
+    let reasoning = r#"Refund ord_2001 with {\"name\":\"refund\",\"arguments\":{}} <｜DSML｜invoke name=\"refund\">"#;
+    let body = format!(
+        r#"{{"id":"ds-1","object":"chat.completion","created":1,"model":"deepseek-reasoner","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":"","reasoning_content":"{reasoning}","tool_calls":[{{"id":"c1","type":"function","function":{{"name":"search","arguments":"{{\"query\": \"socks\"}}"}}}}]}}}}]}}"#
+    );
+    let out = rewritten_body(Api::ChatCompletions, body.as_bytes(), true);
+    let quoted = format!("\"{reasoning}\"");
+    let expected = toolgate_json::from_slice(quoted.as_bytes()).unwrap();
+    assert_eq!(
+        out.pointer("/choices/0/message/reasoning_content"),
+        Some(&expected),
+        "reasoning is passed on as it came, even with strip_markup"
+    );
+    let calls = out
+        .pointer("/toolgate/calls")
+        .and_then(Value::as_array)
+        .unwrap();
+    assert_eq!(calls.len(), 1, "only the structured call is a call");
+    assert_eq!(
+        text(&out, "/choices/0/message/tool_calls/0/function/arguments"),
+        r#"{"query":"socks"}"#
+    );
 }
