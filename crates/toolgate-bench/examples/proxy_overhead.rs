@@ -9,7 +9,7 @@
 //! Prints p50 and p99 of the whole response (JSON) and of the time to the
 //! first text byte (stream), direct and proxied, at concurrency 1 and 32.
 //!
-//! `cargo run --release -p toolgate-bench --example proxy_overhead -- [REQUESTS_PER_ROUND] [ROUNDS]`
+//! `cargo run --release -p toolgate-bench --example proxy_overhead -- [REQUESTS_PER_ROUND] [ROUNDS] [STORE_URL]`
 
 #![allow(
     clippy::unwrap_used,
@@ -81,8 +81,12 @@ async fn upstream(req: Request<Body>) -> Response<Body> {
 }
 
 async fn listen(router: Router) -> String {
+    use axum::serve::ListenerExt as _;
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
+    let l = l.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     tokio::spawn(async move { axum::serve(l, router).await.unwrap() });
     format!("http://{addr}")
 }
@@ -175,6 +179,12 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     let requests: usize = args.get(1).map_or(400, |a| a.parse().unwrap());
     let rounds: usize = args.get(2).map_or(5, |a| a.parse().unwrap());
+    // The proxy's store: durable SQLite on disk by default, or e.g.
+    // `sqlite::memory:` to see the gate without the commit.
+    let store_url = args
+        .get(3)
+        .cloned()
+        .unwrap_or_else(|| "sqlite://toolgate.db".to_owned());
 
     let up = listen(Router::new().route("/v1/chat/completions", post(upstream))).await;
 
@@ -202,7 +212,7 @@ async fn main() {
     std::fs::write(&config_path, toml).unwrap();
     let config = toolgate::config::Config::load(&config_path).unwrap();
     let store = toolgate_store::open_store(
-        "sqlite://toolgate.db",
+        &store_url,
         dir.path(),
         toolgate_store::StoreOptions::new(),
     )

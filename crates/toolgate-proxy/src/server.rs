@@ -119,6 +119,12 @@ pub async fn serve(
     proxy: Proxy,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    use axum::serve::ListenerExt as _;
+    // Stream events go out as they are written (no Nagle delay before a
+    // client's first text byte).
+    let listener = listener.tap_io(|tcp| {
+        let _ignored = tcp.set_nodelay(true);
+    });
     axum::serve(listener, proxy.router())
         .with_graceful_shutdown(shutdown)
         .await

@@ -13,11 +13,14 @@ pub type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Fu
 
 /// A client for `http://` and `https://` upstreams.
 pub fn client() -> UpstreamClient {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_webpki_roots()
         .https_or_http()
         .enable_http1()
-        .build();
+        .wrap_connector(http);
     Client::builder(TokioExecutor::new()).build(connector)
 }
 
