@@ -211,12 +211,9 @@ async fn main() {
     let config_path = dir.path().join("toolgate.toml");
     std::fs::write(&config_path, toml).unwrap();
     let config = toolgate::config::Config::load(&config_path).unwrap();
-    let store = toolgate_store::open_store(
-        &store_url,
-        dir.path(),
-        toolgate_store::StoreOptions::new(),
-    )
-    .unwrap();
+    let store =
+        toolgate_store::open_store(&store_url, dir.path(), toolgate_store::StoreOptions::new())
+            .unwrap();
     let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
     let proxy = toolgate_proxy::Proxy::new(&config, gate).unwrap();
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
