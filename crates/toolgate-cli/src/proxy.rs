@@ -31,21 +31,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let gate = StoreGate::from_config(&config, store).context("cannot start the proxy")?;
     let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;
     let listen = args.listen.unwrap_or_else(|| config.proxy().listen());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .with_context(|| format!("cannot listen on {listen}"))?;
-        let local = listener.local_addr().unwrap_or(listen);
-        eprintln!("toolgate: proxying on http://{local}");
+    crate::serve::until_signal(listen, "proxying", |listener| async move {
         toolgate_proxy::serve(listener, proxy, toolgate_server::shutdown_signal())
             .await
-            .context("the proxy failed")?;
-        eprintln!("toolgate: stopped");
-        anyhow::Ok(())
+            .context("the proxy failed")
     })?;
     Ok(ExitCode::SUCCESS)
 }

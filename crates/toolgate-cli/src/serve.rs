@@ -36,6 +36,25 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("toolgate: warning: the config has no [[server.token]]: every API call is refused (401)");
     }
     let listen = args.listen.unwrap_or_else(|| config.server().listen());
+    until_signal(listen, "serving", |listener| async move {
+        toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
+            .await
+            .context("the server failed")
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Listens on `listen` and runs `serve` on a multi-threaded runtime until it
+/// returns (Ctrl-C or SIGTERM): `toolgate serve` and `toolgate proxy`.
+/// `doing` names what it does on the line that gives the address.
+pub(crate) fn until_signal<F>(
+    listen: SocketAddr,
+    doing: &str,
+    serve: impl FnOnce(tokio::net::TcpListener) -> F,
+) -> anyhow::Result<()>
+where
+    F: std::future::Future<Output = anyhow::Result<()>>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -45,12 +64,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         let local = listener.local_addr().unwrap_or(listen);
-        eprintln!("toolgate: serving on http://{local}");
-        toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
-            .await
-            .context("the server failed")?;
+        eprintln!("toolgate: {doing} on http://{local}");
+        serve(listener).await?;
         eprintln!("toolgate: stopped");
         anyhow::Ok(())
-    })?;
-    Ok(ExitCode::SUCCESS)
+    })
 }

@@ -287,9 +287,15 @@ fn responses_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
         return;
     };
     let text: Vec<&str> = feedback.iter().map(|(_, t)| t.as_str()).collect();
+    let item = feedback_item(&text.join("\n"));
+    output.push(Value::Object(item));
+}
+
+/// The Responses output item that carries feedback: an assistant message.
+pub fn feedback_item(text: &str) -> Object<'static> {
     let mut part = Object::new();
     part.insert("type", string("output_text"));
-    part.insert("text", string(&text.join("\n")));
+    part.insert("text", string(text));
     part.insert("annotations", Value::Array(Vec::new()));
     let mut item = Object::new();
     item.insert("type", string("message"));
@@ -297,7 +303,7 @@ fn responses_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
     item.insert("status", string("completed"));
     item.insert("role", string("assistant"));
     item.insert("content", Value::Array(vec![Value::Object(part)]));
-    output.push(Value::Object(item));
+    item
 }
 
 /// Messages: feedback becomes a text block at the end; a message left

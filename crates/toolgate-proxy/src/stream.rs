@@ -435,6 +435,16 @@ impl Rewriter {
         data_event(Some(kind), &Value::Object(o))
     }
 
+    /// One block, whole, at the next index: its start, one delta, its stop.
+    fn whole_block(&mut self, start: Object<'static>, delta: Object<'static>) -> String {
+        let i = self.next_index;
+        self.next_index += 1;
+        let mut out = self.block("content_block_start", i, Value::Object(start));
+        out.push_str(&self.block("content_block_delta", i, Value::Object(delta)));
+        out.push_str(&self.block("content_block_stop", i, Value::Null));
+        out
+    }
+
     fn messages_finish(
         &mut self,
         pairs: &[(&ProposedCall, &Decision)],
@@ -447,35 +457,27 @@ impl Rewriter {
             match d.executable_args() {
                 Some(args) => {
                     released = true;
-                    let i = self.next_index;
-                    self.next_index += 1;
                     let mut start = Object::new();
                     start.insert("type", s("tool_use"));
                     start.insert("id", call.call_id.as_deref().map_or(Value::Null, s));
                     start.insert("name", s(&call.name));
                     start.insert("input", Value::Object(Object::new()));
-                    out.push_str(&self.block("content_block_start", i, Value::Object(start)));
                     let mut delta = Object::new();
                     delta.insert("type", s("input_json_delta"));
                     delta.insert("partial_json", s(args));
-                    out.push_str(&self.block("content_block_delta", i, Value::Object(delta)));
-                    out.push_str(&self.block("content_block_stop", i, Value::Null));
+                    out.push_str(&self.whole_block(start, delta));
                 }
                 _ => texts.push(feedback_text(d)),
             }
         }
         if !texts.is_empty() {
-            let i = self.next_index;
-            self.next_index += 1;
             let mut start = Object::new();
             start.insert("type", s("text"));
             start.insert("text", s(""));
-            out.push_str(&self.block("content_block_start", i, Value::Object(start)));
             let mut delta = Object::new();
             delta.insert("type", s("text_delta"));
             delta.insert("text", s(&texts.join("\n")));
-            out.push_str(&self.block("content_block_delta", i, Value::Object(delta)));
-            out.push_str(&self.block("content_block_stop", i, Value::Null));
+            out.push_str(&self.whole_block(start, delta));
         }
         if let Some((kind, mut v)) = self.terminal.take() {
             if let Value::Object(o) = &mut v {
@@ -603,6 +605,20 @@ impl Rewriter {
         data_event(Some(kind), &Value::Object(members))
     }
 
+    /// An item added and done at the next output index.
+    fn responses_item(&mut self, item: &Object<'static>) -> String {
+        let i = self.next_index;
+        self.next_index += 1;
+        let mut out = String::new();
+        for kind in ["response.output_item.added", "response.output_item.done"] {
+            let mut m = Object::new();
+            m.insert("output_index", num(i));
+            m.insert("item", Value::Object(item.clone()));
+            out.push_str(&self.responses_event(kind, m));
+        }
+        out
+    }
+
     fn responses_finish(
         &mut self,
         pairs: &[(&ProposedCall, &Decision)],
@@ -621,14 +637,7 @@ impl Rewriter {
                     item.insert("name", s(&call.name));
                     item.insert("arguments", s(args));
                     item.insert("status", s("completed"));
-                    let i = self.next_index;
-                    self.next_index += 1;
-                    for kind in ["response.output_item.added", "response.output_item.done"] {
-                        let mut m = Object::new();
-                        m.insert("output_index", num(i));
-                        m.insert("item", Value::Object(item.clone()));
-                        out.push_str(&self.responses_event(kind, m));
-                    }
+                    out.push_str(&self.responses_item(&item));
                     released.push(Value::Object(item));
                 }
                 _ => texts.push(feedback_text(d)),
@@ -636,24 +645,8 @@ impl Rewriter {
         }
         let mut feedback_item = None;
         if !texts.is_empty() {
-            let mut part = Object::new();
-            part.insert("type", s("output_text"));
-            part.insert("text", s(&texts.join("\n")));
-            part.insert("annotations", Value::Array(Vec::new()));
-            let mut item = Object::new();
-            item.insert("type", s("message"));
-            item.insert("id", s("msg_toolgate"));
-            item.insert("status", s("completed"));
-            item.insert("role", s("assistant"));
-            item.insert("content", Value::Array(vec![Value::Object(part)]));
-            let i = self.next_index;
-            self.next_index += 1;
-            for kind in ["response.output_item.added", "response.output_item.done"] {
-                let mut m = Object::new();
-                m.insert("output_index", num(i));
-                m.insert("item", Value::Object(item.clone()));
-                out.push_str(&self.responses_event(kind, m));
-            }
+            let item = crate::rewrite::feedback_item(&texts.join("\n"));
+            out.push_str(&self.responses_item(&item));
             feedback_item = Some(Value::Object(item));
         }
         if let Some((kind, mut v)) = self.terminal.take() {
