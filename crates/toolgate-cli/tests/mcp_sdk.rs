@@ -262,19 +262,22 @@ fn the_official_sdk_on_both_sides() {
         rows,
         [
             ("allow", "add"),
+            ("tool_result", "add"),
             ("deny", "add"),
             ("deny", "add"),
             ("deny", "secret_admin"),
             ("allow", "weather"),
+            ("tool_result", "weather"),
             ("needs_approval", "refund"),
             ("approval_granted", "refund"),
             ("approval_used", "refund"),
             ("allow", "refund"),
+            ("tool_result", "refund"),
             ("needs_approval", "refund"),
             ("allow", "hang"),
-            ("deny", "hang"),
+            ("tool_result", "hang"),
             ("allow", "crash"),
-            ("deny", "crash"),
+            ("tool_result", "crash"),
         ],
         "{audit}"
     );
@@ -283,6 +286,13 @@ fn the_official_sdk_on_both_sides() {
         "{audit}"
     );
     assert!(audit.contains("reasons=unknown_tool"), "{audit}");
+    // Every forwarded call's result is audited before the client sees it;
+    // one that never came says why.
+    assert!(
+        audit.contains("tool_result  user=desk")
+            && audit.contains("tool=hang  call=11  reasons=upstream_timeout"),
+        "{audit}"
+    );
     assert!(audit.contains("reasons=upstream_timeout"), "{audit}");
     assert!(audit.contains("reasons=upstream_closed"), "{audit}");
     assert!(audit.contains("user=desk"), "{audit}");

@@ -495,25 +495,46 @@ impl Shared {
     }
 
     /// The audit record of a forwarded call whose result was refused or
-    /// never came.
+    /// never came (`tool_result`, the code as its reason).
     async fn record_result_failure(&self, tool: String, call_id: String, code: &'static str) {
+        if !self
+            .record_result(tool, call_id, vec![code.to_owned()], None)
+            .await
+        {
+            finding("the audit record of a refused result could not be written");
+        }
+    }
+
+    /// Writes the `tool_result` audit record of a forwarded call's result
+    /// (what was found in it as its reasons, the digest of what the client
+    /// gets); whether it is committed.
+    async fn record_result(
+        &self,
+        tool: String,
+        call_id: String,
+        reasons: Vec<String>,
+        digest: Option<toolgate_json::canonical::Digest>,
+    ) -> bool {
         let gate = Arc::clone(&self.gate);
         let user = self.user.clone();
         let session = self.session.clone();
         let done = tokio::task::spawn_blocking(move || {
-            let entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
+            let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::ToolResult)
                 .user(user)
                 .session(session)
                 .tool(tool)
                 .call_id(call_id)
-                .reason(code)
                 .note("mcp result");
+            for r in reasons {
+                entry = entry.reason(r);
+            }
+            if let Some(d) = digest {
+                entry = entry.digest(d);
+            }
             gate.store().append(entry).is_ok()
         })
         .await;
-        if !matches!(done, Ok(true)) {
-            finding("the audit record of a refused result could not be written");
-        }
+        matches!(done, Ok(true))
     }
 
     /// An audit record of a denial the proxy made itself.
@@ -547,15 +568,24 @@ impl Shared {
                 .and_then(toolgate_json::Number::as_i64)
                 .unwrap_or(0);
             let text = format!("the tool server refused the call (error {code})");
-            return frame::result_answer(id, results::text_result(&text, true));
+            let answer = results::text_result(&text, true);
+            let reasons = vec![format!("server_error:{code}")];
+            let digest = canonical::digest(&answer);
+            if !self
+                .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
+                .await
+            {
+                return store_unavailable(id);
+            }
+            return frame::result_answer(id, answer);
         };
         let output = self.lock().outputs.get(tool).cloned();
         let (checked, report) =
             results::check_result(result, output.as_deref(), self.options.max_result_bytes);
+        let mut reasons: Vec<String> = Vec::new();
         if let Some(code) = report.refused {
             finding(&format!("result of `{}` refused: {code}", printable(tool)));
-            self.record_result_failure(tool.to_owned(), call_id.to_owned(), code)
-                .await;
+            reasons.push(code.to_owned());
         }
         if report.truncated {
             finding(&format!(
@@ -571,6 +601,20 @@ impl Shared {
                 printable(tool),
                 codes.join(", ")
             ));
+            reasons.extend(codes.iter().map(|c| (*c).to_owned()));
+        }
+        if report.truncated && !reasons.iter().any(|r| r == "truncated") {
+            reasons.push("truncated".to_owned());
+        }
+        // The result is audited before the client sees it; a result that
+        // cannot be recorded does not pass.
+        let digest = canonical::digest(&checked);
+        if !self
+            .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
+            .await
+        {
+            finding("the audit record of a result could not be written");
+            return store_unavailable(id);
         }
         frame::result_answer(id, checked)
     }
@@ -741,4 +785,12 @@ pub fn spawn_server(
         }
     }
     cmd.spawn()
+}
+
+/// The answer to a call whose result could not be recorded.
+fn store_unavailable(id: &RequestId) -> String {
+    frame::result_answer(
+        id,
+        results::text_result("refused by toolgate: store_unavailable", true),
+    )
 }

@@ -48,7 +48,7 @@ mod stream;
 mod upstream;
 
 pub use crate::api::Api;
-pub use crate::request::{rewrite_request, RequestOptions, RequestReport};
+pub use crate::request::{rewrite_request, RequestOptions, RequestReport, ResultFindings};
 pub use crate::rewrite::{refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use toolgate::authz::Narrowed;
 use toolgate::registry::Registry;
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
+use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Value};
 
 use crate::api::Api;
@@ -36,44 +37,170 @@ pub struct RequestReport {
     pub results_changed: usize,
     /// The sanitizer's finding codes over all results, each once.
     pub findings: Vec<&'static str>,
+    /// Each tool result in which the sanitizer found something, in the
+    /// order of the history (what the audit log records).
+    pub results: Vec<ResultFindings>,
     /// How many tool declarations were narrowed or removed.
     pub tools_narrowed: usize,
 }
 
-fn clean(text: &str, wrap: bool, report: &mut RequestReport) -> Option<String> {
-    let s = sanitize_str(text, &SanitizeOptions::new());
-    for f in &s.findings {
-        if !report.findings.contains(&f.code.as_str()) {
-            report.findings.push(f.code.as_str());
+/// What the sanitizer found in one tool result of a request's history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultFindings {
+    /// The call the result answers (`tool_call_id`, `tool_use_id`,
+    /// `call_id`), as the request names it.
+    pub call_id: Option<String>,
+    /// The tool of that call, where the history's own call names it.
+    pub tool: Option<String>,
+    /// The finding codes, each once, in the order found.
+    pub findings: Vec<&'static str>,
+    /// The digest of the result's content (its canonical JSON) as the
+    /// request carried it: the same result repeated in later turns has the
+    /// same digest.
+    pub digest: Digest,
+}
+
+/// One result being cleaned: where it is and what it found so far.
+struct Cleaning<'r> {
+    wrap: bool,
+    report: &'r mut RequestReport,
+    found: Vec<&'static str>,
+}
+
+impl Cleaning<'_> {
+    fn clean(&mut self, text: &str) -> Option<String> {
+        let s = sanitize_str(text, &SanitizeOptions::new());
+        for f in &s.findings {
+            let code = f.code.as_str();
+            if !self.report.findings.contains(&code) {
+                self.report.findings.push(code);
+            }
+            if !self.found.contains(&code) {
+                self.found.push(code);
+            }
         }
+        let out = if self.wrap { s.wrapped } else { s.text };
+        (out != text).then(|| {
+            self.report.results_changed += 1;
+            out
+        })
     }
-    let out = if wrap { s.wrapped } else { s.text };
-    (out != text).then(|| {
-        report.results_changed += 1;
-        out
-    })
 }
 
 /// Sanitizes a result's content in place: a string, or an array of text
-/// parts (`{"type": "text"|"input_text"|"output_text", "text": …}`).
-fn clean_content(content: &mut Value<'static>, wrap: bool, report: &mut RequestReport) {
+/// parts (`{"type": "text"|"input_text"|"output_text", "text": …}`), and
+/// notes the result in the report if anything was found.
+fn clean_content(
+    content: &mut Value<'static>,
+    call_id: Option<&str>,
+    names: &[(String, String)],
+    wrap: bool,
+    report: &mut RequestReport,
+) {
+    let digest = canonical::digest(content);
+    let mut c = Cleaning {
+        wrap,
+        report,
+        found: Vec::new(),
+    };
     match content {
         Value::String(t) => {
-            if let Some(c) = clean(t, wrap, report) {
-                *t = Cow::Owned(c);
+            if let Some(clean) = c.clean(t) {
+                *t = Cow::Owned(clean);
             }
         }
         Value::Array(parts) => {
             for p in parts.iter_mut() {
                 if let Some(Value::String(t)) = p.pointer_mut("/text") {
-                    if let Some(c) = clean(t, wrap, report) {
-                        *t = Cow::Owned(c);
+                    if let Some(clean) = c.clean(t) {
+                        *t = Cow::Owned(clean);
                     }
                 }
             }
         }
         _ => {}
     }
+    if c.found.is_empty() {
+        return;
+    }
+    let tool = call_id.and_then(|id| {
+        names
+            .iter()
+            .find(|(i, _)| i == id)
+            .map(|(_, name)| name.clone())
+    });
+    c.report.results.push(ResultFindings {
+        call_id: call_id.map(str::to_owned),
+        tool,
+        findings: c.found,
+        digest,
+    });
+}
+
+/// The calls the history itself names, `(id, tool)`, so that a result can
+/// be recorded with its tool's name: the assistant's `tool_calls` (chat),
+/// `tool_use` blocks (messages), `function_call` items (responses).
+fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut push = |id: Option<&str>, name: Option<&str>| {
+        if let (Some(id), Some(name)) = (id, name) {
+            out.push((id.to_owned(), name.to_owned()));
+        }
+    };
+    match api {
+        Api::ChatCompletions => {
+            for m in root
+                .pointer("/messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for c in m
+                    .pointer("/tool_calls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    push(
+                        member(c, "id"),
+                        c.pointer("/function/name").and_then(Value::as_str),
+                    );
+                }
+            }
+        }
+        Api::Messages => {
+            for m in root
+                .pointer("/messages")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                for b in m
+                    .pointer("/content")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if member(b, "type") == Some("tool_use") {
+                        push(member(b, "id"), member(b, "name"));
+                    }
+                }
+            }
+        }
+        Api::Responses => {
+            for i in root
+                .pointer("/input")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if member(i, "type") == Some("function_call") {
+                    push(member(i, "call_id"), member(i, "name"));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn member<'v>(v: &'v Value<'_>, name: &str) -> Option<&'v str> {
@@ -90,13 +217,15 @@ pub fn rewrite_request(
 ) -> (bool, RequestReport) {
     let mut report = RequestReport::default();
     let wrap = options.wrap_results;
+    let names = call_names(api, root);
     match api {
         Api::ChatCompletions => {
             if let Some(Value::Array(messages)) = root.pointer_mut("/messages") {
                 for m in messages.iter_mut() {
                     if member(m, "role") == Some("tool") {
+                        let id = member(m, "tool_call_id").map(str::to_owned);
                         if let Some(c) = m.pointer_mut("/content") {
-                            clean_content(c, wrap, &mut report);
+                            clean_content(c, id.as_deref(), &names, wrap, &mut report);
                         }
                     }
                 }
@@ -110,8 +239,9 @@ pub fn rewrite_request(
                     };
                     for b in blocks.iter_mut() {
                         if member(b, "type") == Some("tool_result") {
+                            let id = member(b, "tool_use_id").map(str::to_owned);
                             if let Some(c) = b.pointer_mut("/content") {
-                                clean_content(c, wrap, &mut report);
+                                clean_content(c, id.as_deref(), &names, wrap, &mut report);
                             }
                         }
                     }
@@ -122,8 +252,9 @@ pub fn rewrite_request(
             if let Some(Value::Array(items)) = root.pointer_mut("/input") {
                 for i in items.iter_mut() {
                     if member(i, "type") == Some("function_call_output") {
+                        let id = member(i, "call_id").map(str::to_owned);
                         if let Some(c) = i.pointer_mut("/output") {
-                            clean_content(c, wrap, &mut report);
+                            clean_content(c, id.as_deref(), &names, wrap, &mut report);
                         }
                     }
                 }

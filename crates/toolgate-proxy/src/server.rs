@@ -1,6 +1,7 @@
 //! The HTTP side: the routes, the upstream requests, the stream pump.
 
-use std::sync::Arc;
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -13,13 +14,14 @@ use http_body_util::{BodyExt as _, Full};
 use sha2::{Digest as _, Sha256};
 use toolgate::config::{Config, ProxyAuth, ProxyConfig};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
-use toolgate_store::StoreGate;
+use toolgate_json::canonical::Digest;
+use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
 
 use toolgate::authz::CedarAuthorizer;
 use toolgate::registry::Registry;
 
 use crate::api::Api;
-use crate::request::{rewrite_request, RequestOptions};
+use crate::request::{rewrite_request, RequestOptions, ResultFindings};
 use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
 use crate::{rewrite, upstream};
@@ -51,6 +53,49 @@ struct Inner {
     client: upstream::UpstreamClient,
     max_request_bytes: usize,
     max_response_bytes: usize,
+    /// The tool results whose findings are already in the audit log.
+    audited: Mutex<Audited>,
+}
+
+/// The tool results already audited, by (user, session, call, content)
+/// digest, so that a result repeated in every later turn of a
+/// conversation is recorded once (bounded: the oldest are forgotten, and a
+/// forgotten one is recorded again, never lost).
+#[derive(Default)]
+struct Audited {
+    order: VecDeque<Digest>,
+    set: HashSet<Digest>,
+}
+
+impl Audited {
+    const MAX: usize = 16_384;
+
+    fn contains(&self, key: &Digest) -> bool {
+        self.set.contains(key)
+    }
+
+    fn insert(&mut self, key: Digest) {
+        if self.set.insert(key) {
+            self.order.push_back(key);
+            while self.order.len() > Self::MAX {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// The key a result is audited under.
+fn result_key(user: &str, session: &str, r: &ResultFindings) -> Digest {
+    let mut text = String::new();
+    for part in [user, session, r.call_id.as_deref().unwrap_or("")] {
+        text.push_str(&part.len().to_string());
+        text.push(':');
+        text.push_str(part);
+    }
+    text.push_str(&r.digest.to_hex());
+    Digest::of(text.as_bytes())
 }
 
 impl Proxy {
@@ -98,6 +143,7 @@ impl Proxy {
                 client: upstream::client(),
                 max_request_bytes: config.server().max_body_bytes(),
                 max_response_bytes: config.gate().max_body_bytes(),
+                audited: Mutex::new(Audited::default()),
             }),
         })
     }
@@ -273,6 +319,16 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         body
     };
     let result_findings = report.findings.join(",");
+    // What the sanitizer found is in the audit log before the upstream
+    // sees the request: a store that cannot record it refuses the request.
+    if !audit_results(inner, api, &user, &session, &report.results).await {
+        return error(
+            api,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            "the tool results' findings could not be recorded",
+        );
+    }
     let response = match send(inner, api, Method::POST, base, &parts, body).await {
         Ok(r) => r,
         Err(r) => return r,
@@ -354,6 +410,61 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         }
         Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
     }
+}
+
+/// Records a `tool_result` audit record for each tool result of the
+/// request in which the sanitizer found something and that is not
+/// recorded yet (all in one transaction); whether they are committed.
+async fn audit_results(
+    inner: &Inner,
+    api: Api,
+    user: &str,
+    session: &str,
+    results: &[ResultFindings],
+) -> bool {
+    let fresh: Vec<(Digest, &ResultFindings)> = {
+        let audited = inner.audited.lock().unwrap_or_else(PoisonError::into_inner);
+        results
+            .iter()
+            .map(|r| (result_key(user, session, r), r))
+            .filter(|(k, _)| !audited.contains(k))
+            .collect()
+    };
+    if fresh.is_empty() {
+        return true;
+    }
+    let now = SystemClock::new().now();
+    let entries: Vec<AuditEntry> = fresh
+        .iter()
+        .map(|(_, r)| {
+            let mut e = AuditEntry::new(now, AuditVerdict::ToolResult)
+                .user(user)
+                .session(session)
+                .digest(r.digest)
+                .note(format!("proxy request {}", api.path()));
+            if let Some(t) = &r.tool {
+                e = e.tool(t.as_str());
+            }
+            if let Some(c) = &r.call_id {
+                e = e.call_id(c.as_str());
+            }
+            for f in &r.findings {
+                e = e.reason(*f);
+            }
+            e
+        })
+        .collect();
+    let gate = Arc::clone(&inner.gate);
+    let committed = tokio::task::spawn_blocking(move || gate.store().append_all(entries).is_ok())
+        .await
+        .unwrap_or(false);
+    if committed {
+        let mut audited = inner.audited.lock().unwrap_or_else(PoisonError::into_inner);
+        for (k, _) in fresh {
+            audited.insert(k);
+        }
+    }
+    committed
 }
 
 /// Sends the request on to `base` (the caller's path and query, its

@@ -34,8 +34,9 @@
 //! `GET /v1/audit`'s `kind` is `decision` (`allow`, `deny`,
 //! `needs_approval`), `approval` (`approval_granted`, `approval_denied`,
 //! `approval_used`), `kill_switch`, `auth` (`unauthorized`, `forbidden`:
-//! refused requests, see the `auth` module) or `reload` (`config_reload`); `since`
-//! and `until` are Unix milliseconds (`[since, until)`).
+//! refused requests, see the `auth` module), `reload` (`config_reload`) or
+//! `result` (`tool_result`: a tool result checked by `toolgate proxy` or
+//! `toolgate mcp`); `since` and `until` are Unix milliseconds (`[since, until)`).
 //!
 //! `/readyz` answers `503 store_unavailable` when the store does not answer
 //! or cannot take a write ([`Store::ping`](toolgate_store::Store::ping) commits a write to a probe row,

@@ -137,6 +137,11 @@ pub enum Verdict {
     /// `config_reload`: the service re-read its config; `reasons` is
     /// `applied` or `refused` (and `note` then says why).
     ConfigReload,
+    /// `tool_result`: a tool's result on its way back to the model was
+    /// checked; `reasons` holds what was found (the sanitizer's finding
+    /// codes, or why the result was refused), `call_id` the call it
+    /// answers, `note` where it passed (for example `mcp result`).
+    ToolResult,
 }
 
 impl Verdict {
@@ -153,6 +158,7 @@ impl Verdict {
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
             Self::ConfigReload => "config_reload",
+            Self::ToolResult => "tool_result",
         }
     }
 
@@ -169,6 +175,7 @@ impl Verdict {
             "unauthorized" => Self::Unauthorized,
             "forbidden" => Self::Forbidden,
             "config_reload" => Self::ConfigReload,
+            "tool_result" => Self::ToolResult,
             _ => return None,
         })
     }

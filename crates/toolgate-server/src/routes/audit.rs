@@ -41,12 +41,20 @@ pub(crate) fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
         "kill_switch" => &[Verdict::KillSwitch],
         "auth" => &[Verdict::Unauthorized, Verdict::Forbidden],
         "reload" => &[Verdict::ConfigReload],
+        "result" => &[Verdict::ToolResult],
         _ => return None,
     })
 }
 
 /// The audit kinds `GET /v1/audit?kind=` accepts.
-pub const AUDIT_KINDS: [&str; 5] = ["decision", "approval", "kill_switch", "auth", "reload"];
+pub const AUDIT_KINDS: [&str; 6] = [
+    "decision",
+    "approval",
+    "kill_switch",
+    "auth",
+    "reload",
+    "result",
+];
 
 /// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages
 /// back (the page's first `seq` is the next cursor), `after=SEQ` pages

@@ -101,6 +101,7 @@ mod tests {
             Verdict::Unauthorized,
             Verdict::Forbidden,
             Verdict::ConfigReload,
+            Verdict::ToolResult,
         ] {
             let e = check_call_verdict(v).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidInput);
