@@ -16,9 +16,9 @@
 //! | `v` | `1` or `2` | the record's format version: `2` for every record written now, `1` for records written before it (see [Versions](#versions)) |
 //! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
-//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload` |
+//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
-//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`) |
+//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`; for `tool_result`: what was found in the result, e.g. `chat_token`, `truncated`, `output_schema_mismatch`, `upstream_timeout`) |
 //! | `policies` | array of strings | the ids of the policies that decided |
 //! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
 //! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"hmac-sha256:…"`: HMAC-SHA256 of its own canonical text under the store's [`RedactionKey`] |
