@@ -508,6 +508,10 @@ fn a_changed_definition_is_hidden_and_its_calls_denied() {
         stderr.contains("`add` description has hidden characters: tag_characters (15, the first at character 17)"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("`temp` description has instruction-like text: cue:<important>, cue:before using this tool, cue:~/.ssh, cue:id_rsa"),
+        "{stderr}"
+    );
     let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
     assert_eq!(
         seen,

@@ -738,6 +738,14 @@ fn report_hidden(tool: &str, member: &str, text: &str) {
             kind.as_str()
         ));
     }
+    let cues = pins::instruction_like(text);
+    if !cues.is_empty() {
+        finding(&format!(
+            "tools/list: `{}` {member} has instruction-like text: {}",
+            printable(tool),
+            cues.join(", ")
+        ));
+    }
 }
 
 /// A line on standard error (the MCP client's log); never on the client's
