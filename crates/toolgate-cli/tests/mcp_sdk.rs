@@ -527,3 +527,127 @@ fn a_changed_definition_is_hidden_and_its_calls_denied() {
     );
     assert!(audit.contains("reasons=output_schema_mismatch"), "{audit}");
 }
+
+/// `[mcp] hold_seconds`: a call that needs approval is held open (with
+/// progress notifications when the request asks for them); approved in
+/// time it runs with no retry, denied it is answered as denied, undecided
+/// it ends as the pending result.
+#[test]
+fn a_held_call_waits_for_the_human_within_the_hold() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+    let text = std::fs::read_to_string(dir.config()).unwrap();
+    let text = text.replace(
+        "max_result_bytes = 4096",
+        "max_result_bytes = 4096\nhold_seconds = 4",
+    );
+    std::fs::write(dir.config(), text).unwrap();
+    let server = examples_dir().join("mcp/server.py");
+    let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
+    raw.initialize();
+    let config = dir.config();
+    let decide = |how: &str, id: &str| {
+        let out = toolgate(&["approvals", how, id, "--config", config.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text_of(&out.stderr));
+    };
+    // The approval id, from the first progress notification of a held call.
+    let held = |raw: &Raw, token: &str| -> String {
+        let note = raw.recv();
+        assert_eq!(text_at(&note, "/method"), "notifications/progress");
+        assert_eq!(text_at(&note, "/params/progressToken"), token);
+        let message = text_at(&note, "/params/message");
+        message
+            .strip_prefix("waiting for a human to approve approval ")
+            .unwrap_or_else(|| panic!("{message}"))
+            .to_owned()
+    };
+    // Until the answer to `id`: the progress notifications before it must
+    // count up.
+    let answer_to = |raw: &Raw, id: u64| -> Value<'static> {
+        let mut last = 0;
+        loop {
+            let v = raw.recv();
+            if uint(&v, "/id") == Some(id) {
+                return v;
+            }
+            assert_eq!(text_at(&v, "/method"), "notifications/progress");
+            let p = uint(&v, "/params/progress").unwrap();
+            assert!(p > last, "progress must increase");
+            last = p;
+        }
+    };
+
+    // Approved while held: the call runs, the client never retries.
+    raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_7","amount_cents":300},"_meta":{"progressToken":"p-2"}}}"#);
+    let approval = held(&raw, "p-2");
+    decide("approve", &approval);
+    let answer = answer_to(&raw, 2);
+    assert_eq!(
+        text_at(&answer, "/result/content/0/text"),
+        "refunded 300 cents on ord_7"
+    );
+    assert_eq!(
+        answer.pointer("/result/isError").and_then(Value::as_bool),
+        Some(false)
+    );
+
+    // Denied while held: answered as denied, never forwarded.
+    raw.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_8","amount_cents":400},"_meta":{"progressToken":7}}}"#);
+    let note = raw.recv();
+    assert_eq!(uint(&note, "/params/progressToken"), Some(7));
+    let approval2 = text_at(&note, "/params/message")
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    decide("deny", &approval2);
+    let answer = answer_to(&raw, 3);
+    assert_eq!(
+        text_at(&answer, "/result/content/0/text"),
+        format!("denied by a human: approval {approval2} was not granted; the call did not run")
+    );
+    assert_eq!(
+        answer.pointer("/result/isError").and_then(Value::as_bool),
+        Some(true)
+    );
+
+    // Nobody decides, and no progress was asked for: the pending result
+    // when the hold ends.
+    let started = std::time::Instant::now();
+    raw.send(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_9","amount_cents":500}}}"#);
+    let answer = raw.recv();
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(uint(&answer, "/id"), Some(4));
+    assert!(
+        text_at(&answer, "/result/content/0/text")
+            .starts_with("held by toolgate for human approval: approval "),
+        "{}",
+        answer.to_canonical_string()
+    );
+
+    let (status, _stderr) = raw.finish();
+    assert!(status.success());
+    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].contains(r#""order_id":"ord_7""#), "{seen:?}");
+    let audit = dir.audit();
+    assert!(audit.contains("approval_used"), "{audit}");
+    assert!(audit.contains("approval_denied"), "{audit}");
+}
+
+fn text_of(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn uint(v: &Value<'_>, pointer: &str) -> Option<u64> {
+    v.pointer(pointer)
+        .and_then(Value::as_number)
+        .and_then(toolgate_json::Number::as_u64)
+}

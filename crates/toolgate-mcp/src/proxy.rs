@@ -13,19 +13,23 @@ use tokio::sync::mpsc;
 use toolgate::registry::Registry;
 use toolgate::{Context, Format, Verdict};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{
+    ApprovalId, ApprovalState, AuditEntry, Clock as _, StoreGate, SystemClock,
+    Verdict as AuditVerdict,
+};
 
 use crate::frame::{self, Line, Message, RequestId};
 use crate::pins::{self, PinState, Pins};
 use crate::results::{self, OutputSchema};
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
-/// `max_result_bytes`).
+/// `max_result_bytes`, `hold_seconds`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ProxyOptions {
     max_frame_bytes: usize,
     call_timeout: Duration,
     max_result_bytes: usize,
+    hold: Duration,
 }
 
 impl ProxyOptions {
@@ -35,6 +39,7 @@ impl ProxyOptions {
             max_frame_bytes: config.max_frame_bytes(),
             call_timeout: config.call_timeout(),
             max_result_bytes: config.max_result_bytes(),
+            hold: config.hold(),
         }
     }
 
@@ -365,14 +370,30 @@ impl Shared {
                 return;
             }
         }
+        self.decide_call(id, value, frame_bytes, sides, false).await;
+    }
+
+    /// A `tools/call` decided by the store gate and answered (`retried`: the
+    /// second decision after a hold ended in an approval, which is never
+    /// held again).
+    async fn decide_call(
+        self: Arc<Self>,
+        id: RequestId,
+        value: Value<'static>,
+        frame_bytes: Vec<u8>,
+        sides: Sides,
+        retried: bool,
+    ) {
         let me = Arc::clone(&self);
         let decided = tokio::task::spawn_blocking(move || {
             let context = Context::new(me.user.as_str(), me.session.as_str(), 1);
-            me.gate
-                .decide_and_record(&frame_bytes, Format::Mcp, &context)
+            let d = me
+                .gate
+                .decide_and_record(&frame_bytes, Format::Mcp, &context);
+            (d, frame_bytes)
         })
         .await;
-        let Ok(decisions) = decided else {
+        let Ok((decisions, frame_bytes)) = decided else {
             // The decision task failed: fail closed.
             let answer = results::text_result("denied by toolgate: internal_error", true);
             sides.to_client(frame::result_answer(&id, answer)).await;
@@ -434,6 +455,36 @@ impl Shared {
                 sides.to_server(forward).await;
             }
             Verdict::NeedsApproval => {
+                let held = d
+                    .approval()
+                    .and_then(|a| a.as_str().parse::<ApprovalId>().ok())
+                    .filter(|_| !self.options.hold.is_zero() && !retried);
+                if let Some(approval) = held {
+                    match self.hold(&id, &value, approval, &sides).await {
+                        Held::Approved => {
+                            // Decided again: the approval in the store is
+                            // what lets the call through, once.
+                            Box::pin(Arc::clone(&self).decide_call(
+                                id,
+                                value,
+                                frame_bytes,
+                                sides,
+                                true,
+                            ))
+                            .await;
+                            return;
+                        }
+                        Held::Refused => {
+                            let text = format!(
+                                "denied by a human: approval {approval} was not granted; the call did not run"
+                            );
+                            let answer = results::text_result(&text, true);
+                            sides.to_client(frame::result_answer(&id, answer)).await;
+                            return;
+                        }
+                        Held::Waiting => {}
+                    }
+                }
                 let text = match d.approval() {
                     Some(a) => format!(
                         "held by toolgate for human approval: approval {}; the call did not run. \
@@ -449,6 +500,55 @@ impl Shared {
                 let answer = results::text_result(d.feedback(), true);
                 sides.to_client(frame::result_answer(&id, answer)).await;
             }
+        }
+    }
+
+    /// Holds a call that needs `approval` until a human decides it or the
+    /// configured hold ends, polling the store; sends the client a progress
+    /// notification each second when its request carried a
+    /// `_meta.progressToken`.
+    async fn hold(
+        &self,
+        id: &RequestId,
+        value: &Value<'static>,
+        approval: ApprovalId,
+        sides: &Sides,
+    ) -> Held {
+        let token = value.pointer("/params/_meta/progressToken").cloned();
+        let start = tokio::time::Instant::now();
+        let deadline = start + self.options.hold;
+        let mut next_progress = start;
+        let mut progress: u64 = 0;
+        loop {
+            let gate = Arc::clone(&self.gate);
+            let state = tokio::task::spawn_blocking(move || gate.store().get_approval(approval))
+                .await
+                .ok()
+                .and_then(Result::ok)
+                .flatten()
+                .map(|a| a.state);
+            match state {
+                Some(ApprovalState::Approved) => return Held::Approved,
+                Some(ApprovalState::Denied | ApprovalState::Expired) | None => {
+                    return Held::Refused
+                }
+                Some(_) => {}
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                finding(&format!(
+                    "tools/call {id}: approval {approval} not decided within the hold"
+                ));
+                return Held::Waiting;
+            }
+            if let (Some(t), true) = (&token, now >= next_progress) {
+                progress += 1;
+                sides
+                    .to_client(progress_notification(t, progress, approval))
+                    .await;
+                next_progress = now + Duration::from_secs(1);
+            }
+            tokio::time::sleep(Duration::from_millis(200).min(deadline - now)).await;
         }
     }
 
@@ -801,4 +901,38 @@ fn store_unavailable(id: &RequestId) -> String {
         id,
         results::text_result("refused by toolgate: store_unavailable", true),
     )
+}
+
+/// How a held call's wait ended.
+enum Held {
+    /// A human approved it: decide it again.
+    Approved,
+    /// A human denied it, or the approval expired or is gone.
+    Refused,
+    /// Nobody decided within the hold: answer it as pending.
+    Waiting,
+}
+
+/// `notifications/progress` for a held call.
+fn progress_notification(token: &Value<'static>, progress: u64, approval: ApprovalId) -> String {
+    let mut params = Object::new();
+    params.insert("progressToken", token.clone());
+    params.insert(
+        "progress",
+        Value::Number(toolgate_json::Number::from(progress)),
+    );
+    params.insert(
+        "message",
+        Value::String(std::borrow::Cow::Owned(format!(
+            "waiting for a human to approve approval {approval}"
+        ))),
+    );
+    let mut o = Object::new();
+    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
+    o.insert(
+        "method",
+        Value::String(std::borrow::Cow::Borrowed("notifications/progress")),
+    );
+    o.insert("params", Value::Object(params));
+    canonical::to_string(&Value::Object(o))
 }

@@ -24,6 +24,10 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 10;
 /// The largest `max_result_bytes` accepted: 16 MiB (the sanitizer's ceiling).
 pub const MAX_MAX_RESULT_BYTES: u64 = 16 << 20;
 
+/// The longest `hold_seconds` accepted: ten minutes (a client waits that
+/// long for the call's answer).
+pub const MAX_HOLD_SECONDS: u64 = 600;
+
 /// The `[mcp]` table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpConfig {
@@ -32,6 +36,7 @@ pub struct McpConfig {
     max_frame_bytes: usize,
     call_timeout: Duration,
     max_result_bytes: usize,
+    hold: Duration,
 }
 
 impl Default for McpConfig {
@@ -42,6 +47,7 @@ impl Default for McpConfig {
             max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
             call_timeout: Duration::from_secs(DEFAULT_CALL_TIMEOUT_SECONDS),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
+            hold: Duration::ZERO,
         }
     }
 }
@@ -75,6 +81,15 @@ impl McpConfig {
     /// The cap on a result's text blocks, in bytes.
     pub fn max_result_bytes(&self) -> usize {
         self.max_result_bytes
+    }
+
+    /// How long a call that needs a human's approval is held open waiting
+    /// for the decision (default zero: the pending result is answered at
+    /// once). While held, the client is sent progress notifications when
+    /// its request asked for them; an approval in time lets the call
+    /// through, a denial or the end of the hold answers it.
+    pub fn hold(&self) -> Duration {
+        self.hold
     }
 }
 
@@ -153,6 +168,18 @@ impl Loader<'_> {
             }
             mcp.call_timeout = Duration::from_secs(n);
         }
+        if let Some(v) = &raw.mcp.hold_seconds {
+            let n = *v.get_ref();
+            if n > MAX_HOLD_SECONDS {
+                return Err(self.at_key(
+                    ErrorCode::InvalidLimit,
+                    v.span().start,
+                    "hold_seconds",
+                    format!("`hold_seconds` must be between 0 and {MAX_HOLD_SECONDS}"),
+                ));
+            }
+            mcp.hold = Duration::from_secs(n);
+        }
         Ok(mcp)
     }
 }
@@ -178,7 +205,7 @@ mod tests {
     #[test]
     fn every_key_is_read() {
         let c = load(
-            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\n",
+            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\n",
         )
         .unwrap();
         assert_eq!(c.mcp().user(), "desk");
@@ -186,6 +213,7 @@ mod tests {
         assert_eq!(c.mcp().max_frame_bytes(), 1024);
         assert_eq!(c.mcp().call_timeout().as_secs(), 5);
         assert_eq!(c.mcp().max_result_bytes(), 100);
+        assert_eq!(c.mcp().hold().as_secs(), 30);
     }
 
     #[test]
@@ -197,6 +225,7 @@ mod tests {
             ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
             ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
             ("[mcp]\nmax_frame_bytes = 0\n", ErrorCode::InvalidLimit),
+            ("[mcp]\nhold_seconds = 601\n", ErrorCode::InvalidLimit),
             (
                 "[mcp]\nmax_frame_bytes = 268435457\n",
                 ErrorCode::InvalidLimit,

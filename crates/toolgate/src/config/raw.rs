@@ -118,6 +118,7 @@ pub(crate) struct RawMcp {
     pub(crate) max_frame_bytes: Option<Spanned<u64>>,
     pub(crate) call_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) max_result_bytes: Option<Spanned<u64>>,
+    pub(crate) hold_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
