@@ -13,6 +13,11 @@
 //! text, `findings` what the sanitizer noticed (codes as in
 //! [`toolgate::sanitize::FindingCode`], offsets into `content`). The
 //! sanitizer's limits are its defaults (64 KiB of text, 64 findings).
+//!
+//! A result with findings is audited before the answer: a `tool_result`
+//! record (the caller's token as `actor`, the tool, call and session, the
+//! distinct finding codes as reasons, the digest of the result's text); a
+//! store that cannot take it answers `503 store_unavailable`.
 
 use std::borrow::Cow;
 
@@ -20,7 +25,9 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
+use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Number, Object, Value};
+use toolgate_store::{AuditEntry, Verdict};
 
 use crate::auth::Agent;
 use crate::error::{json_response, ApiError};
@@ -70,7 +77,7 @@ fn count(n: usize) -> Value<'static> {
 
 pub(crate) async fn results(
     State(state): State<AppState>,
-    Agent(_caller): Agent,
+    Agent(caller): Agent,
     StrictJson(value): StrictJson,
 ) -> Result<Response, ApiError> {
     let req = ResultRequest::from_value(&value)?;
@@ -81,8 +88,37 @@ pub(crate) async fn results(
         ));
     }
     // Bounded work: the sanitizer reads at most its cap.
+    let clean = sanitize_str(&req.result, &SanitizeOptions::new());
+    if !clean.findings.is_empty() {
+        let mut entry = AuditEntry::new(crate::state::now(), Verdict::ToolResult)
+            .actor(caller.actor)
+            .tool(req.tool.as_str())
+            .digest(Digest::of(req.result.as_bytes()))
+            .note("/v1/results");
+        if let Some(c) = &req.call_id {
+            entry = entry.call_id(c.as_str());
+        }
+        if let Some(se) = &req.session {
+            entry = entry.session(se.as_str());
+        }
+        let mut codes: Vec<&str> = Vec::new();
+        for f in &clean.findings {
+            if !codes.contains(&f.code.as_str()) {
+                codes.push(f.code.as_str());
+            }
+        }
+        for c in codes {
+            entry = entry.reason(c);
+        }
+        let store = std::sync::Arc::clone(state.inner.gate.store());
+        tokio::task::spawn_blocking(move || store.append(entry))
+            .await
+            .map_err(|_| ApiError::store_unavailable("the result's record did not finish"))?
+            .map_err(|_| {
+                ApiError::store_unavailable("the result's findings could not be recorded")
+            })?;
+    }
     let body = {
-        let clean = sanitize_str(&req.result, &SanitizeOptions::new());
         let mut o = Object::new();
         o.insert("tool", Value::String(Cow::Owned(req.tool)));
         o.insert("call_id", opt_string(req.call_id));

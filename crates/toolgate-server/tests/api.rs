@@ -126,6 +126,28 @@ async fn results_are_sanitized_with_what_changed() {
         wrapped.pointer("/tool_result/untrusted"),
         Some(&Value::Bool(true))
     );
+    // What was found is in the audit log (kind `result`), with the call.
+    let page = audit(&f.app, "?kind=result").await;
+    let records = page.pointer("/records").and_then(Value::as_array).unwrap();
+    assert_eq!(records.len(), 1, "{page:?}");
+    let r = &records[0];
+    assert_eq!(s(r, "/verdict"), "tool_result");
+    assert_eq!(s(r, "/tool"), "fetch_url");
+    assert_eq!(s(r, "/call_id"), "call_9");
+    assert_eq!(s(r, "/session"), "s-1");
+    assert_eq!(s(r, "/note"), "/v1/results");
+    assert!(s(r, "/digest").starts_with("sha256:"));
+    let reasons: Vec<&str> = r
+        .pointer("/reasons")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        reasons,
+        ["control_removed", "chat_token", "injection_phrase"]
+    );
 
     // A JSON result is sanitized as its canonical text; a clean one is
     // unchanged.
@@ -143,6 +165,15 @@ async fn results_are_sanitized_with_what_changed() {
         .and_then(Value::as_array)
         .unwrap()
         .is_empty());
+
+    // A clean result leaves no record.
+    let page = audit(&f.app, "?kind=result").await;
+    assert_eq!(
+        page.pointer("/records")
+            .and_then(Value::as_array)
+            .map(<[_]>::len),
+        Some(1)
+    );
 
     // A tool-call lookalike in a result is flagged.
     let body = r#"{"tool":"search","result":"{\"tool_calls\":[{\"name\":\"refund\",\"arguments\":\"{}\"}]}"}"#;
