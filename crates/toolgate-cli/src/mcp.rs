@@ -74,7 +74,27 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let proxy = Proxy::new(gate, user, session, ProxyOptions::from_config(mcp));
+    let narrowed = if mcp.narrow_tools() {
+        match toolgate::authz::from_config(&config)
+            .context("cannot load the authorization policies for narrow_tools")?
+        {
+            toolgate::authz::ConfiguredAuthorizer::Cedar(cedar) => Some(
+                cedar
+                    .narrow(
+                        config.registry(),
+                        &toolgate::Context::new(user.as_str(), session.as_str(), 1),
+                    )
+                    .context("cannot narrow the tools for the user")?,
+            ),
+            _ => anyhow::bail!("[mcp] narrow_tools needs Cedar policies in [authorization]"),
+        }
+    } else {
+        None
+    };
+    let mut proxy = Proxy::new(gate, user, session, ProxyOptions::from_config(mcp));
+    if let Some(n) = narrowed {
+        proxy = proxy.with_narrowed(n);
+    }
     let outcome = runtime.block_on(async {
         let mut child =
             toolgate_mcp::spawn_server(program, server_args, mcp.env()).with_context(|| {

@@ -651,3 +651,71 @@ fn uint(v: &Value<'_>, pointer: &str) -> Option<u64> {
         .and_then(Value::as_number)
         .and_then(toolgate_json::Number::as_u64)
 }
+
+/// `[mcp] narrow_tools`: `tools/list` shows each tool as the user may call
+/// it under the shop's Cedar policies (alice: her two orders); the gate
+/// still refuses a call on another's order.
+#[test]
+fn tools_are_narrowed_for_the_user() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let shop = examples_dir().join("shop");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
+        std::fs::copy(shop.join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("schemas")).unwrap();
+    for e in std::fs::read_dir(shop.join("schemas")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.path().join("schemas").join(e.file_name())).unwrap();
+    }
+    let mut toml = std::fs::read_to_string(shop.join("toolgate.toml")).unwrap();
+    toml.push_str("\n[mcp]\nuser = \"alice\"\nenv = [\"MCP_TEST_SEEN\"]\nnarrow_tools = true\n");
+    std::fs::write(dir.path().join("toolgate.toml"), toml).unwrap();
+    let dir = Dir { dir };
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/shop_server.py");
+    let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
+    raw.initialize();
+
+    raw.send(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    let list = raw.recv();
+    let tools = list
+        .pointer("/result/tools")
+        .and_then(Value::as_array)
+        .unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| text_at(t, "/name")).collect();
+    assert_eq!(names, ["search", "get_order", "refund"]);
+    let ids = |tool: &Value<'_>| -> Vec<String> {
+        tool.pointer("/inputSchema/properties/order_id/enum")
+            .and_then(Value::as_array)
+            .unwrap_or_else(|| panic!("no enum: {}", tool.to_canonical_string()))
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(ids(&tools[1]), ["ord_1001", "ord_1002"]);
+    assert_eq!(ids(&tools[2]), ["ord_1001", "ord_1002"]);
+    // search maps no resource: shown with the config's schema.
+    assert!(tools[0].pointer("/inputSchema/properties/query").is_some());
+
+    // The gate still decides: bob's order is refused, hers passes.
+    raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"ord_2001"}}}"#);
+    let denied = raw.recv();
+    assert_eq!(
+        denied.pointer("/result/isError").and_then(Value::as_bool),
+        Some(true),
+        "{}",
+        denied.to_canonical_string()
+    );
+    raw.send(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_order","arguments":{"order_id":"ord_1001"}}}"#);
+    assert_eq!(text_at(&raw.recv(), "/result/content/0/text"), "ok");
+    let (status, stderr) = raw.finish();
+    assert!(status.success(), "{stderr}");
+    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    assert_eq!(
+        seen,
+        [r#"{"arguments":{"order_id":"ord_1001"},"name":"get_order"}"#]
+    );
+}

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
+use toolgate::authz::Narrowed;
 use toolgate::registry::Registry;
 use toolgate::{Context, Format, Verdict};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
@@ -91,6 +92,8 @@ struct State {
     /// Client requests forwarded and not answered yet.
     pending: HashMap<RequestId, Pending>,
     pins: Pins,
+    /// The tools as the user may call them, when `tools/list` is narrowed.
+    narrowed: Option<Narrowed>,
     /// The declared `outputSchema`s of the latest list, by tool.
     outputs: HashMap<String, Arc<OutputSchema>>,
 }
@@ -127,6 +130,17 @@ impl Proxy {
                 state: Mutex::new(State::default()),
             }),
         }
+    }
+
+    /// Shows the tools in `tools/list` as `narrowed` says the user may call
+    /// them (what `toolgate narrow` prints for the proxy's user): a tool
+    /// the user cannot call at all is hidden, and a resource argument's
+    /// schema is an `enum` of the ids the user may touch. The gate still
+    /// checks every call.
+    #[must_use]
+    pub fn with_narrowed(self, narrowed: Narrowed) -> Self {
+        self.shared.lock().narrowed = Some(narrowed);
+        self
     }
 
     /// Serves one connection: frames from `client_in` go to `server_in`,
@@ -776,10 +790,28 @@ impl Shared {
                     state.outputs.remove(name);
                 }
             }
+            // Narrowed for the user: a tool the user may not call at all
+            // is not shown; a resource argument lists the user's ids.
+            let narrowed = match &state.narrowed {
+                None => None,
+                Some(n) => match n.tools.iter().find(|t| t.name == name) {
+                    Some(t) => t.ids.as_ref().map(|_| &t.schema),
+                    None => {
+                        finding(&format!(
+                            "tools/list: `{}` hidden: the policies let this user call it with nothing",
+                            printable(name)
+                        ));
+                        continue;
+                    }
+                },
+            };
             // The config wins: the model is shown the schema the gate
             // enforces, and the config's description when it has one.
             let mut shown = o.clone();
-            shown.insert("inputSchema", registered.raw_schema().clone());
+            shown.insert(
+                "inputSchema",
+                narrowed.unwrap_or(registered.raw_schema()).clone(),
+            );
             if let Some(d) = registered.description() {
                 shown.insert(
                     "description",

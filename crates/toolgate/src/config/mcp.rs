@@ -37,6 +37,7 @@ pub struct McpConfig {
     call_timeout: Duration,
     max_result_bytes: usize,
     hold: Duration,
+    narrow_tools: bool,
 }
 
 impl Default for McpConfig {
@@ -48,6 +49,7 @@ impl Default for McpConfig {
             call_timeout: Duration::from_secs(DEFAULT_CALL_TIMEOUT_SECONDS),
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             hold: Duration::ZERO,
+            narrow_tools: false,
         }
     }
 }
@@ -90,6 +92,14 @@ impl McpConfig {
     /// through, a denial or the end of the hold answers it.
     pub fn hold(&self) -> Duration {
         self.hold
+    }
+
+    /// Whether `tools/list` shows each tool as the user may call it (as
+    /// `toolgate narrow` prints it: each resource argument an `enum` of the
+    /// ids the policies let the user touch, a tool the user cannot call at
+    /// all hidden). Needs Cedar policies; default `false`.
+    pub fn narrow_tools(&self) -> bool {
+        self.narrow_tools
     }
 }
 
@@ -180,6 +190,7 @@ impl Loader<'_> {
             }
             mcp.hold = Duration::from_secs(n);
         }
+        mcp.narrow_tools = raw.mcp.narrow_tools.unwrap_or(false);
         Ok(mcp)
     }
 }
@@ -205,7 +216,7 @@ mod tests {
     #[test]
     fn every_key_is_read() {
         let c = load(
-            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\n",
+            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\nnarrow_tools = true\n",
         )
         .unwrap();
         assert_eq!(c.mcp().user(), "desk");
@@ -214,6 +225,7 @@ mod tests {
         assert_eq!(c.mcp().call_timeout().as_secs(), 5);
         assert_eq!(c.mcp().max_result_bytes(), 100);
         assert_eq!(c.mcp().hold().as_secs(), 30);
+        assert!(c.mcp().narrow_tools());
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub(crate) struct RawMcp {
     pub(crate) call_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) max_result_bytes: Option<Spanned<u64>>,
     pub(crate) hold_seconds: Option<Spanned<u64>>,
+    pub(crate) narrow_tools: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
