@@ -99,7 +99,7 @@ impl fmt::Debug for Digest {
     }
 }
 
-fn write_value(out: &mut String, value: &Value<'_>) {
+pub(crate) fn write_value(out: &mut String, value: &Value<'_>) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(true) => out.push_str("true"),

@@ -53,6 +53,7 @@ mod limits;
 mod number;
 mod parser;
 pub mod pointer;
+mod reader;
 mod value;
 
 pub use crate::{
@@ -61,5 +62,6 @@ pub use crate::{
     limits::{Limit, LimitError, Limits},
     number::NumberError,
     parser::{from_slice, from_str, ParseOptions},
+    reader::{Read, Reader, Visitor},
     value::{Number, Object, Value},
 };

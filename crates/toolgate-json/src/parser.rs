@@ -23,8 +23,8 @@ use crate::value::{Object, Value};
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ParseOptions {
-    limits: Limits,
-    allow_noncharacters: bool,
+    pub(crate) limits: Limits,
+    pub(crate) allow_noncharacters: bool,
 }
 
 impl ParseOptions {
@@ -222,7 +222,7 @@ fn class(b: u8) -> u8 {
 /// first byte that may be special (quote, backslash, control, non-ASCII)
 /// located in the word by its bit position; non-ASCII bytes that are plain
 /// are stepped over one by one.
-fn skip_plain(input: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_plain(input: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
@@ -266,6 +266,178 @@ fn skip_plain(input: &[u8], mut i: usize) -> usize {
 
 fn is_noncharacter(cp: u32) -> bool {
     (0xFDD0..=0xFDEF).contains(&cp) || (cp & 0xFFFE) == 0xFFFE
+}
+
+/// A parse failure before it is dressed as an [`Error`]: the code and the
+/// byte offset.
+pub(crate) type Fail = (ErrorCode, usize);
+
+/// Reads the string whose opening quote is at `open`, byte by byte where
+/// needed: the path for strings with escapes, non-ASCII text, or more bytes
+/// than the string limit. Returns the offset of the closing quote and
+/// whether the string had an escape; if it had, `decoded` (which must come
+/// in empty) holds the whole unescaped string, otherwise the string is the
+/// input between the quotes. Shared by the tree parser and the tree-free
+/// [`crate::Reader`], so both apply the same rules.
+pub(crate) fn string_slow(
+    input: &[u8],
+    text: Option<&str>,
+    open: usize,
+    options: &ParseOptions,
+    decoded: &mut String,
+) -> Result<(usize, bool), Fail> {
+    let limit = options.limits.string_bytes;
+    let mut i = open + 1;
+    let mut run_start = i;
+    let mut escaped = false;
+    loop {
+        i = skip_plain(input, i);
+        let Some(&b) = input.get(i) else {
+            return Err((ErrorCode::Truncated, i));
+        };
+        match class(b) {
+            QUOTE => {
+                let run = valid_run(input, text, run_start, i)?;
+                let len = if escaped {
+                    decoded.push_str(run);
+                    decoded.len()
+                } else {
+                    run.len()
+                };
+                if len > limit {
+                    return Err((ErrorCode::StringTooLong, open));
+                }
+                return Ok((i, escaped));
+            }
+            BACKSLASH => {
+                let run = valid_run(input, text, run_start, i)?;
+                if !escaped {
+                    // The run so far starts at the first byte of the string.
+                    decoded.clear();
+                    escaped = true;
+                }
+                decoded.push_str(run);
+                let (c, next) = escape(input, i, options.allow_noncharacters)?;
+                decoded.push(c);
+                i = next;
+                run_start = i;
+                if decoded.len() > limit {
+                    return Err((ErrorCode::StringTooLong, open));
+                }
+            }
+            CONTROL => return Err((ErrorCode::ControlCharacter, i)),
+            _ => {
+                let (cp, len) = decode_utf8(input, i)?;
+                if !options.allow_noncharacters && is_noncharacter(cp) {
+                    return Err((ErrorCode::Noncharacter, i));
+                }
+                i += len;
+            }
+        }
+    }
+}
+
+/// The bytes `start..end` as UTF-8 text, or `invalid_utf8` at the first bad byte.
+pub(crate) fn valid_run<'a>(
+    input: &'a [u8],
+    text: Option<&'a str>,
+    start: usize,
+    end: usize,
+) -> Result<&'a str, Fail> {
+    if let Some(run) = text.and_then(|t| t.get(start..end)) {
+        return Ok(run);
+    }
+    let bytes = input.get(start..end).unwrap_or_default();
+    std::str::from_utf8(bytes).map_err(|e| (ErrorCode::InvalidUtf8, start + e.valid_up_to()))
+}
+
+/// Decodes the escape whose backslash is at `at`; returns the character
+/// and the offset after the escape.
+fn escape(input: &[u8], at: usize, allow_noncharacters: bool) -> Result<(char, usize), Fail> {
+    let simple = match input.get(at + 1) {
+        None => return Err((ErrorCode::Truncated, at + 1)),
+        Some(b'"') => '"',
+        Some(b'\\') => '\\',
+        Some(b'/') => '/',
+        Some(b'b') => '\u{8}',
+        Some(b'f') => '\u{c}',
+        Some(b'n') => '\n',
+        Some(b'r') => '\r',
+        Some(b't') => '\t',
+        Some(b'u') => return unicode_escape(input, at, allow_noncharacters),
+        Some(_) => return Err((ErrorCode::InvalidEscape, at)),
+    };
+    Ok((simple, at + 2))
+}
+
+fn unicode_escape(
+    input: &[u8],
+    at: usize,
+    allow_noncharacters: bool,
+) -> Result<(char, usize), Fail> {
+    let first = hex4(input, at + 2)?;
+    let (cp, next) = match first {
+        0xD800..=0xDBFF => {
+            let low_at = at + 6;
+            match (input.get(low_at), input.get(low_at + 1)) {
+                (Some(b'\\'), Some(b'u')) => {}
+                (None, _) | (Some(b'\\'), None) => return Err((ErrorCode::Truncated, low_at)),
+                _ => return Err((ErrorCode::LoneSurrogate, at)),
+            }
+            let low = hex4(input, low_at + 2)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return Err((ErrorCode::LoneSurrogate, at));
+            }
+            (0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00), at + 12)
+        }
+        0xDC00..=0xDFFF => return Err((ErrorCode::LoneSurrogate, at)),
+        cp => (cp, at + 6),
+    };
+    if !allow_noncharacters && is_noncharacter(cp) {
+        return Err((ErrorCode::Noncharacter, at));
+    }
+    let c = char::from_u32(cp).ok_or((ErrorCode::LoneSurrogate, at))?;
+    Ok((c, next))
+}
+
+fn hex4(input: &[u8], at: usize) -> Result<u32, Fail> {
+    let mut v = 0u32;
+    for i in at..at + 4 {
+        let digit = match input.get(i) {
+            None => return Err((ErrorCode::Truncated, i)),
+            Some(&b) => char::from(b).to_digit(16),
+        };
+        let digit = digit.ok_or((ErrorCode::InvalidEscape, i))?;
+        v = v * 16 + digit;
+    }
+    Ok(v)
+}
+
+/// Decodes the UTF-8 sequence at `at`, returning the code point and its
+/// length, or the code and offset of the problem.
+fn decode_utf8(input: &[u8], at: usize) -> Result<(u32, usize), Fail> {
+    let byte = |i: usize| input.get(at + i).copied();
+    let lead = byte(0).ok_or((ErrorCode::Truncated, at))?;
+    let (len, min2, max2, init) = match lead {
+        0xC2..=0xDF => (2, 0x80, 0xBF, u32::from(lead & 0x1F)),
+        0xE0 => (3, 0xA0, 0xBF, 0),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF, u32::from(lead & 0x0F)),
+        0xED => (3, 0x80, 0x9F, 0xD),
+        0xF0 => (4, 0x90, 0xBF, 0),
+        0xF1..=0xF3 => (4, 0x80, 0xBF, u32::from(lead & 0x07)),
+        0xF4 => (4, 0x80, 0x8F, 4),
+        _ => return Err((ErrorCode::InvalidUtf8, at)),
+    };
+    let mut cp = init;
+    for i in 1..len {
+        let b = byte(i).ok_or((ErrorCode::Truncated, at + i))?;
+        let (lo, hi) = if i == 1 { (min2, max2) } else { (0x80, 0xBF) };
+        if !(lo..=hi).contains(&b) {
+            return Err((ErrorCode::InvalidUtf8, at + i));
+        }
+        cp = (cp << 6) | u32::from(b & 0x3F);
+    }
+    Ok((cp, len))
 }
 
 impl<'a> Parser<'a> {
@@ -552,151 +724,28 @@ impl<'a> Parser<'a> {
 
     fn parse_string_slow(&mut self) -> Result<Cow<'a, str>, Error> {
         let open = self.pos;
-        let mut i = open + 1;
-        let mut run_start = i;
-        let mut owned: Option<String> = None;
-        loop {
-            i = skip_plain(self.input, i);
-            let Some(&b) = self.input.get(i) else {
-                return Err(self.error(ErrorCode::Truncated, i));
-            };
-            match class(b) {
-                QUOTE => {
-                    let run = self.valid_run(run_start, i)?;
-                    let s = match owned {
-                        Some(mut s) => {
-                            s.push_str(run);
-                            Cow::Owned(s)
-                        }
-                        None => Cow::Borrowed(run),
-                    };
-                    if s.len() > self.options.limits.string_bytes {
-                        return Err(self.error(ErrorCode::StringTooLong, open));
-                    }
-                    self.pos = i + 1;
-                    return Ok(s);
-                }
-                BACKSLASH => {
-                    let run = self.valid_run(run_start, i)?;
-                    let s = owned.get_or_insert_with(String::new);
-                    s.push_str(run);
-                    let (c, next) = self.escape(i)?;
-                    s.push(c);
-                    i = next;
-                    run_start = i;
-                    if s.len() > self.options.limits.string_bytes {
-                        return Err(self.error(ErrorCode::StringTooLong, open));
-                    }
-                }
-                CONTROL => return Err(self.error(ErrorCode::ControlCharacter, i)),
-                _ => {
-                    let (cp, len) = self
-                        .decode_utf8(i)
-                        .map_err(|(code, at)| self.error(code, at))?;
-                    if !self.options.allow_noncharacters && is_noncharacter(cp) {
-                        return Err(self.error(ErrorCode::Noncharacter, i));
-                    }
-                    i += len;
-                }
+        let mut decoded = String::new();
+        match string_slow(self.input, self.text, open, &self.options, &mut decoded) {
+            Ok((close, escaped)) => {
+                let s = if escaped {
+                    Cow::Owned(decoded)
+                } else {
+                    Cow::Borrowed(self.valid_run(open + 1, close)?)
+                };
+                self.pos = close + 1;
+                Ok(s)
             }
+            Err((code, at)) => Err(self.error(code, at)),
         }
     }
 
     /// The bytes `start..end` as UTF-8 text, or `invalid_utf8` at the first bad byte.
     fn valid_run(&self, start: usize, end: usize) -> Result<&'a str, Error> {
-        if let Some(run) = self.text.and_then(|t| t.get(start..end)) {
-            return Ok(run);
-        }
-        let bytes = self.input.get(start..end).unwrap_or_default();
-        std::str::from_utf8(bytes)
-            .map_err(|e| self.error(ErrorCode::InvalidUtf8, start + e.valid_up_to()))
+        valid_run(self.input, self.text, start, end).map_err(|(code, at)| self.error(code, at))
     }
 
-    /// Decodes the escape whose backslash is at `at`; returns the character
-    /// and the offset after the escape.
-    fn escape(&self, at: usize) -> Result<(char, usize), Error> {
-        let simple = match self.input.get(at + 1) {
-            None => return Err(self.error(ErrorCode::Truncated, at + 1)),
-            Some(b'"') => '"',
-            Some(b'\\') => '\\',
-            Some(b'/') => '/',
-            Some(b'b') => '\u{8}',
-            Some(b'f') => '\u{c}',
-            Some(b'n') => '\n',
-            Some(b'r') => '\r',
-            Some(b't') => '\t',
-            Some(b'u') => return self.unicode_escape(at),
-            Some(_) => return Err(self.error(ErrorCode::InvalidEscape, at)),
-        };
-        Ok((simple, at + 2))
-    }
-
-    fn unicode_escape(&self, at: usize) -> Result<(char, usize), Error> {
-        let first = self.hex4(at + 2)?;
-        let (cp, next) = match first {
-            0xD800..=0xDBFF => {
-                let low_at = at + 6;
-                match (self.input.get(low_at), self.input.get(low_at + 1)) {
-                    (Some(b'\\'), Some(b'u')) => {}
-                    (None, _) | (Some(b'\\'), None) => {
-                        return Err(self.error(ErrorCode::Truncated, low_at))
-                    }
-                    _ => return Err(self.error(ErrorCode::LoneSurrogate, at)),
-                }
-                let low = self.hex4(low_at + 2)?;
-                if !(0xDC00..=0xDFFF).contains(&low) {
-                    return Err(self.error(ErrorCode::LoneSurrogate, at));
-                }
-                (0x10000 + ((first - 0xD800) << 10) + (low - 0xDC00), at + 12)
-            }
-            0xDC00..=0xDFFF => return Err(self.error(ErrorCode::LoneSurrogate, at)),
-            cp => (cp, at + 6),
-        };
-        if !self.options.allow_noncharacters && is_noncharacter(cp) {
-            return Err(self.error(ErrorCode::Noncharacter, at));
-        }
-        let c = char::from_u32(cp).ok_or_else(|| self.error(ErrorCode::LoneSurrogate, at))?;
-        Ok((c, next))
-    }
-
-    fn hex4(&self, at: usize) -> Result<u32, Error> {
-        let mut v = 0u32;
-        for i in at..at + 4 {
-            let digit = match self.input.get(i) {
-                None => return Err(self.error(ErrorCode::Truncated, i)),
-                Some(&b) => char::from(b).to_digit(16),
-            };
-            let digit = digit.ok_or_else(|| self.error(ErrorCode::InvalidEscape, i))?;
-            v = v * 16 + digit;
-        }
-        Ok(v)
-    }
-
-    /// Decodes the UTF-8 sequence at `at`, returning the code point and its
-    /// length, or the code and offset of the problem.
     fn decode_utf8(&self, at: usize) -> Result<(u32, usize), (ErrorCode, usize)> {
-        let byte = |i: usize| self.input.get(at + i).copied();
-        let lead = byte(0).ok_or((ErrorCode::Truncated, at))?;
-        let (len, min2, max2, init) = match lead {
-            0xC2..=0xDF => (2, 0x80, 0xBF, u32::from(lead & 0x1F)),
-            0xE0 => (3, 0xA0, 0xBF, 0),
-            0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF, u32::from(lead & 0x0F)),
-            0xED => (3, 0x80, 0x9F, 0xD),
-            0xF0 => (4, 0x90, 0xBF, 0),
-            0xF1..=0xF3 => (4, 0x80, 0xBF, u32::from(lead & 0x07)),
-            0xF4 => (4, 0x80, 0x8F, 4),
-            _ => return Err((ErrorCode::InvalidUtf8, at)),
-        };
-        let mut cp = init;
-        for i in 1..len {
-            let b = byte(i).ok_or((ErrorCode::Truncated, at + i))?;
-            let (lo, hi) = if i == 1 { (min2, max2) } else { (0x80, 0xBF) };
-            if !(lo..=hi).contains(&b) {
-                return Err((ErrorCode::InvalidUtf8, at + i));
-            }
-            cp = (cp << 6) | u32::from(b & 0x3F);
-        }
-        Ok((cp, len))
+        decode_utf8(self.input, at)
     }
 
     /// The JSON Pointer of the value being read.

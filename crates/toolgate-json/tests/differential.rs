@@ -16,7 +16,9 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use toolgate_json::{canonical, from_slice, ErrorCode, Value};
+use toolgate_json::{
+    canonical, from_slice, ErrorCode, Limit, Limits, ParseOptions, Read, Reader, Value,
+};
 use toolgate_testkit::Rng;
 
 fn ws(rng: &mut Rng, out: &mut String) {
@@ -187,7 +189,37 @@ fn same(ours: &Value, theirs: &serde_json::Value) -> bool {
     }
 }
 
+/// The tree-free reader accepts exactly what the tree parser accepts, under
+/// the default limits and under tight ones, and writes the same canonical
+/// text.
+fn reader_agrees(text: &[u8]) {
+    let tight = Limits::new()
+        .set(Limit::Depth, 3)
+        .and_then(|l| l.set(Limit::ObjectMembers, 3))
+        .and_then(|l| l.set(Limit::ArrayItems, 3))
+        .and_then(|l| l.set(Limit::StringBytes, 8))
+        .and_then(|l| l.set(Limit::Values, 12))
+        .unwrap();
+    for options in [ParseOptions::new(), ParseOptions::new().with_limits(tight)] {
+        let mut reader = Reader::new(options);
+        let read = reader.read(text, &mut ());
+        match options.parse(text) {
+            Ok(v) => {
+                assert_eq!(read, Read::Accepted, "{:?}", String::from_utf8_lossy(text));
+                assert_eq!(reader.canonical(), canonical::to_string(&v));
+            }
+            Err(e) => assert_eq!(
+                read,
+                Read::Refused,
+                "{e}: {:?}",
+                String::from_utf8_lossy(text)
+            ),
+        }
+    }
+}
+
 fn check_one(text: &[u8], stats: &mut [usize; 4]) {
+    reader_agrees(text);
     let ours = from_slice(text);
     let theirs = serde_json::from_slice::<serde_json::Value>(text);
     match (&ours, &theirs) {

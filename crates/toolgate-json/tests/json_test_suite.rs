@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use toolgate_json::{canonical, from_slice};
+use toolgate_json::{canonical, from_slice, ParseOptions, Read, Reader};
 
 fn main() {
     let args = Arguments::from_args();
@@ -88,6 +88,16 @@ fn trials() -> Result<Vec<Trial>, String> {
 }
 
 fn check(bytes: &[u8], accept: bool) -> Result<(), Failed> {
+    // The tree-free reader accepts exactly what the tree parser accepts,
+    // with the same canonical text.
+    let mut reader = Reader::new(ParseOptions::new());
+    match (reader.read(bytes, &mut ()), from_slice(bytes)) {
+        (Read::Accepted, Ok(v)) if reader.canonical() == canonical::to_string(&v) => {}
+        (Read::Refused, Err(_)) => {}
+        (read, tree) => {
+            return Err(format!("the reader says {read:?}, the tree parser {tree:?}").into())
+        }
+    }
     match (from_slice(bytes), accept) {
         (Ok(value), true) => {
             // Every accepted value survives the canonical round trip.

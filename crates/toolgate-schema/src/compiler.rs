@@ -551,6 +551,11 @@ impl Compiler {
                 }
             }
         }
+        let plans = if self.uses_dynamic_scope {
+            Vec::new()
+        } else {
+            crate::stream::plans(&self.nodes)
+        };
         Ok(Compiled {
             nodes: self.nodes,
             root,
@@ -558,6 +563,7 @@ impl Compiler {
             max_errors: options.max_errors,
             dynamic_anchors: dynamic,
             uses_dynamic_scope: self.uses_dynamic_scope,
+            plans,
         })
     }
 }

@@ -68,6 +68,7 @@
 //! The design decisions, the conformance results and the expected failures
 //! are in the crate's `README.md`.
 
+mod checker;
 mod compiler;
 mod decimal;
 mod error;
@@ -79,6 +80,7 @@ mod meta;
 mod names;
 mod options;
 mod schema;
+mod stream;
 mod uri;
 mod validator;
 
@@ -86,6 +88,7 @@ mod validator;
 mod test_util;
 
 pub use crate::{
+    checker::{Checker, Valid, Verdict},
     error::{CompileError, CompileErrorCode, ErrorCode, ValidationError, ValidationErrors},
     lint::{lint, Finding, FindingCode},
     options::{Mode, Options},

@@ -72,6 +72,11 @@ impl Schema {
         Err(ValidationErrors::new(errors, cx.truncated))
     }
 
+    /// The compiled validator.
+    pub(crate) fn compiled(&self) -> &Compiled {
+        &self.inner
+    }
+
     /// The mode the schema was compiled in.
     pub fn mode(&self) -> Mode {
         self.inner.mode

@@ -20,6 +20,13 @@ pub(crate) trait Keyword: Send + Sync + fmt::Debug {
     /// collects errors, records each violation; otherwise it may stop at the
     /// first. Marks evaluated members and items in `ann` when `ann` is on.
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool;
+
+    /// What the keyword does to an object or array, for the tree-free path
+    /// ([`crate::stream`]). [`Part::Opaque`] (the default) leaves every
+    /// object and array under a schema with this keyword to the tree.
+    fn part(&self) -> crate::stream::Part<'_> {
+        crate::stream::Part::Opaque
+    }
 }
 
 /// A compiled subschema.
@@ -58,6 +65,8 @@ pub(crate) struct Compiled {
     pub(crate) dynamic_anchors: Vec<Vec<(Box<str>, NodeId)>>,
     /// Whether any `$dynamicRef` needs the dynamic scope at run time.
     pub(crate) uses_dynamic_scope: bool,
+    /// Per node: how objects and arrays are checked on the tree-free path.
+    pub(crate) plans: Vec<crate::stream::Plan>,
 }
 
 impl Compiled {

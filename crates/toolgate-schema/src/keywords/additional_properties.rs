@@ -7,6 +7,7 @@ use toolgate_json::{Object, Value};
 use crate::compiler::{boxed, Kw};
 use crate::error::{CompileError, ErrorCode};
 use crate::names::NameSet;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `additionalProperties` keyword.
@@ -93,6 +94,16 @@ impl AdditionalProperties {
 }
 
 impl Keyword for AdditionalProperties {
+    fn part(&self) -> Part<'_> {
+        if !self.patterns.is_empty() {
+            return Part::Opaque;
+        }
+        Part::Additional {
+            deny: self.deny,
+            node: self.node,
+        }
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
         let mut ok = true;

@@ -8,6 +8,7 @@ use crate::compiler::{boxed, Kw};
 use crate::error::{CompileErrorCode, ErrorCode};
 use crate::format::{checker, Checker};
 use crate::options::Mode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled, asserting `format` keyword.
@@ -41,6 +42,10 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for Format {
+    fn part(&self) -> Part<'_> {
+        Part::ScalarOnly
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::String(s) = v else { return true };
         let ok = (self.check)(s);

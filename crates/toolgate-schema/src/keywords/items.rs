@@ -4,6 +4,7 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `items` keyword.
@@ -37,6 +38,14 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for Items {
+    fn part(&self) -> Part<'_> {
+        Part::Items {
+            skip: self.skip,
+            node: self.node,
+            deny: self.deny,
+        }
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Array(a) = v else { return true };
         let mut ok = true;

@@ -4,6 +4,7 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled `minLength` or `maxLength` keyword.
@@ -35,6 +36,10 @@ pub(crate) fn compile_max(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for Length {
+    fn part(&self) -> Part<'_> {
+        Part::ScalarOnly
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::String(s) = v else { return true };
         let bytes = s.len() as u64;

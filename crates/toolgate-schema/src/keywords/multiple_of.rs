@@ -5,6 +5,7 @@ use toolgate_json::Value;
 use crate::compiler::{boxed, Kw};
 use crate::decimal::Dec;
 use crate::error::ErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled `multipleOf` keyword.
@@ -31,6 +32,10 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for MultipleOf {
+    fn part(&self) -> Part<'_> {
+        Part::ScalarOnly
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::Number(n) = v else { return true };
         let mut buf = [0; 32];

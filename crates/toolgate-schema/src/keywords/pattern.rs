@@ -5,6 +5,7 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::{CompileError, CompileErrorCode, ErrorCode};
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled `pattern` keyword.
@@ -47,6 +48,10 @@ pub(crate) fn regex_error(kw: &Kw<'_, '_>, source: &str, e: &str) -> CompileErro
 }
 
 impl Keyword for Pattern {
+    fn part(&self) -> Part<'_> {
+        Part::ScalarOnly
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::String(s) = v else { return true };
         let ok = match &self.simple {

@@ -3,6 +3,7 @@
 use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `prefixItems` keyword.
@@ -24,6 +25,10 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for PrefixItems {
+    fn part(&self) -> Part<'_> {
+        Part::PrefixItems(&self.nodes)
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Array(a) = v else { return true };
         let mut ok = true;

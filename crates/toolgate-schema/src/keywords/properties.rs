@@ -5,6 +5,7 @@ use toolgate_json::Value;
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
 use crate::names::NameSet;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `properties` keyword: names sorted for binary search.
@@ -75,6 +76,15 @@ pub(crate) fn compile_folded(kw: &mut Kw<'_, '_>, v: &Value, fold: Fold) -> supe
 }
 
 impl Keyword for Properties {
+    fn part(&self) -> Part<'_> {
+        Part::Properties {
+            names: &self.names,
+            nodes: &self.nodes,
+            closed: self.closed.is_some(),
+            required: self.required.as_ref().map_or(0, |(mask, _, _)| *mask),
+        }
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
         let mut ok = true;

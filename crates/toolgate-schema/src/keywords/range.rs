@@ -8,6 +8,7 @@ use toolgate_json::Value;
 use crate::compiler::{boxed, Kw};
 use crate::decimal::Dec;
 use crate::error::ErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 #[derive(Debug, Clone, Copy)]
@@ -60,6 +61,10 @@ pub(crate) fn compile_exclusive_maximum(kw: &mut Kw<'_, '_>, v: &Value) -> super
 }
 
 impl Keyword for Range {
+    fn part(&self) -> Part<'_> {
+        Part::ScalarOnly
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::Number(n) = v else { return true };
         // Instance compared to the bound.

@@ -5,6 +5,7 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::CompileErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, NodeId, Path};
 
 /// The compiled `$ref` keyword.
@@ -27,6 +28,10 @@ pub(crate) fn compile(kw: &mut Kw<'_, '_>, v: &Value) -> super::Compiled {
 }
 
 impl Keyword for Ref {
+    fn part(&self) -> Part<'_> {
+        Part::Ref(self.node)
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, ann: &mut Ann) -> bool {
         cx.eval_in_place(self.node, v, at, ann)
     }

@@ -5,6 +5,7 @@ use toolgate_json::Value;
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
 use crate::names::NameSet;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// The compiled `required` keyword.
@@ -69,6 +70,10 @@ pub(crate) fn check_present(
 }
 
 impl Keyword for Required {
+    fn part(&self) -> Part<'_> {
+        Part::Required(&self.set)
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let Value::Object(o) = v else { return true };
         // Fast path: one pass over the members marks the required names seen.

@@ -4,6 +4,7 @@ use toolgate_json::Value;
 
 use crate::compiler::{boxed, Kw};
 use crate::error::ErrorCode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 /// A compiled count bound.
@@ -46,6 +47,14 @@ pub(crate) fn compile_max_properties(kw: &mut Kw<'_, '_>, v: &Value) -> super::C
 }
 
 impl Keyword for Size {
+    fn part(&self) -> Part<'_> {
+        Part::Size {
+            limit: self.limit,
+            max: self.max,
+            items: self.items,
+        }
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let n = match (v, self.items) {
             (Value::Array(a), true) => a.len(),

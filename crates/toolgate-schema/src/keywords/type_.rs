@@ -6,6 +6,7 @@ use crate::compiler::{boxed, Kw};
 use crate::decimal::Dec;
 use crate::error::ErrorCode;
 use crate::options::Mode;
+use crate::stream::Part;
 use crate::validator::{Ann, Cx, Keyword, Path};
 
 pub(crate) const NULL: u8 = 1;
@@ -79,6 +80,10 @@ pub(crate) fn is_integer(n: &toolgate_json::Number, mode: Mode) -> bool {
 }
 
 impl Keyword for Type {
+    fn part(&self) -> Part<'_> {
+        Part::Type(self.mask)
+    }
+
     fn apply(&self, v: &Value, at: &Path<'_>, cx: &mut Cx<'_>, _ann: &mut Ann) -> bool {
         let ok = match v {
             Value::Null => self.mask & NULL != 0,

@@ -1,0 +1,669 @@
+//! The tree-free reader: the strict parser's rules applied in one pass that
+//! builds no [`Value`] tree. It tells a [`Visitor`] what it reads (so a
+//! validator can check the document while it is read) and writes the
+//! canonical text as it goes.
+//!
+//! It accepts exactly what [`crate::from_slice`] accepts under the same
+//! [`ParseOptions`] (the string rules are shared code; the tests read
+//! JSONTestSuite, the perf corpus and generated documents through both).
+//! It does not explain a refusal: the tree parser, run on the same input,
+//! gives the error with its code and place ([`Reader::canonicalize`] does
+//! that for you).
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
+
+use crate::canonical::write_string;
+use crate::error::Error;
+use crate::number;
+use crate::parser::{self, ParseOptions};
+use crate::value::Value;
+
+/// What a [`Reader`] reports while it reads, in document order. Every
+/// method returns whether to go on: `false` stops the read, which then
+/// ends with [`Read::Stopped`].
+///
+/// `()` is the visitor that accepts every event.
+pub trait Visitor {
+    /// An object starts.
+    fn begin_object(&mut self) -> bool;
+    /// A member's name; its value is reported next. Names are unique
+    /// within their object by the time a read is [`Read::Accepted`] (a
+    /// duplicate ends the read, but it may be reported first).
+    fn member(&mut self, name: &str) -> bool;
+    /// The innermost open object ends.
+    fn end_object(&mut self) -> bool;
+    /// An array starts.
+    fn begin_array(&mut self) -> bool;
+    /// The innermost open array ends.
+    fn end_array(&mut self) -> bool;
+    /// A `null`, boolean, number or string (never an array or object).
+    fn scalar(&mut self, value: &Value<'_>) -> bool;
+}
+
+impl Visitor for () {
+    fn begin_object(&mut self) -> bool {
+        true
+    }
+    fn member(&mut self, _: &str) -> bool {
+        true
+    }
+    fn end_object(&mut self) -> bool {
+        true
+    }
+    fn begin_array(&mut self) -> bool {
+        true
+    }
+    fn end_array(&mut self) -> bool {
+        true
+    }
+    fn scalar(&mut self, _: &Value<'_>) -> bool {
+        true
+    }
+}
+
+/// How a [`Reader::read`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Read {
+    /// The input is one strict JSON text and the visitor went along to
+    /// the end; [`Reader::canonical`] is its canonical text.
+    Accepted,
+    /// The visitor stopped the read (the input may or may not be strict
+    /// JSON past that point).
+    Stopped,
+    /// The input is not accepted by the strict parser; [`crate::from_slice`]
+    /// (or [`ParseOptions::parse`]) says why.
+    Refused,
+}
+
+/// A reusable strict reader that builds no tree: raw bytes in, events to a
+/// [`Visitor`] and the canonical text out. Its buffers are kept from one
+/// read to the next, so a warm reader allocates nothing for most inputs.
+///
+/// ```
+/// use toolgate_json::{ParseOptions, Read, Reader};
+///
+/// let mut reader = Reader::new(ParseOptions::new());
+/// assert_eq!(reader.read(br#"{"b": 1.0, "a": "x\u00e9"}"#, &mut ()), Read::Accepted);
+/// assert_eq!(reader.canonical(), r#"{"a":"xé","b":1}"#);
+/// assert_eq!(reader.read(br#"{"a":1,"a":2}"#, &mut ()), Read::Refused);
+/// ```
+#[derive(Debug, Default)]
+pub struct Reader {
+    options: ParseOptions,
+    frames: Vec<Frame>,
+    members: Vec<Member>,
+    /// Unescaped names of open objects' members that had escapes.
+    keys: String,
+    /// The canonical text written so far.
+    out: String,
+    /// The last string with escapes, unescaped.
+    decoded: String,
+    /// An unsorted object's members, while they are put in order.
+    moved: String,
+    order: Vec<usize>,
+    hash_state: Option<RandomState>,
+}
+
+#[derive(Debug)]
+enum Frame {
+    Array {
+        /// Items completed so far.
+        items: usize,
+    },
+    Object {
+        /// Where this object's members begin in `members`.
+        start: usize,
+        /// Where its escaped names begin in `keys`.
+        keys: usize,
+        /// Hashes of the member names, built once the object grows large.
+        index: Option<HashSet<u64>>,
+    },
+}
+
+/// One member of an open object.
+#[derive(Debug, Clone, Copy)]
+struct Member {
+    /// The unescaped name: a range of the input, or of `keys` when `owned`.
+    name: (usize, usize),
+    owned: bool,
+    /// Where the member (its name) starts in the canonical text.
+    at: usize,
+}
+
+/// Why a read ended early.
+enum End {
+    Stopped,
+    Refused,
+}
+
+/// Where a string read by [`Reader::string`] is.
+#[derive(Clone, Copy)]
+enum Str {
+    /// The input between these offsets (no escapes).
+    Input(usize, usize),
+    /// In `Reader::decoded`.
+    Decoded,
+}
+
+/// Objects with fewer members than this are checked for duplicates by a scan.
+const INDEX_THRESHOLD: usize = 16;
+
+/// Buffers up to this many bytes are kept between reads.
+const KEEP: usize = 1 << 20;
+
+impl Reader {
+    /// A reader with these options (limits, noncharacters).
+    pub fn new(options: ParseOptions) -> Self {
+        Self {
+            options,
+            ..Self::default()
+        }
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &ParseOptions {
+        &self.options
+    }
+
+    /// Reads one JSON text, reporting it to `visitor` and writing its
+    /// canonical text ([`Reader::canonical`]).
+    pub fn read<V: Visitor + ?Sized>(&mut self, input: &[u8], visitor: &mut V) -> Read {
+        self.frames.clear();
+        self.members.clear();
+        self.keys.clear();
+        if self.out.capacity() > KEEP {
+            self.out = String::new();
+            self.moved = String::new();
+        } else {
+            self.out.clear();
+        }
+        let limits = self.options.limits;
+        if input.len() > limits.input_bytes || input.starts_with(&[0xEF, 0xBB, 0xBF]) {
+            return Read::Refused;
+        }
+        // Whatever the strict parser accepts is UTF-8 as a whole (every
+        // non-ASCII byte it accepts is inside a checked string).
+        let Ok(text) = simdutf8::basic::from_utf8(input) else {
+            return Read::Refused;
+        };
+        match self.run(text, visitor) {
+            Ok(()) => Read::Accepted,
+            Err(End::Stopped) => Read::Stopped,
+            Err(End::Refused) => Read::Refused,
+        }
+    }
+
+    /// The canonical text of the last read; complete only when that read
+    /// was [`Read::Accepted`].
+    pub fn canonical(&self) -> &str {
+        &self.out
+    }
+
+    /// The canonical text of one JSON text, read without a tree; on a
+    /// refusal, the strict parser's error for it.
+    ///
+    /// ```
+    /// use toolgate_json::{ParseOptions, Reader};
+    ///
+    /// let mut reader = Reader::new(ParseOptions::new());
+    /// assert_eq!(reader.canonicalize(b"[1E2, -0]")?, "[100,0]");
+    /// let e = reader.canonicalize(br#"{"a":NaN}"#).unwrap_err();
+    /// assert_eq!(e.code().as_str(), "non_finite_number");
+    /// # Ok::<(), toolgate_json::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`Error`] [`ParseOptions::parse`] gives for the input.
+    pub fn canonicalize(&mut self, input: &[u8]) -> Result<&str, Error> {
+        if self.read(input, &mut ()) != Read::Accepted {
+            // The tree parser explains; should it accept after all, its
+            // canonical text is the answer.
+            let value = self.options.parse(input)?;
+            self.out.clear();
+            crate::canonical::write_value(&mut self.out, &value);
+        }
+        Ok(&self.out)
+    }
+
+    fn run<V: Visitor + ?Sized>(&mut self, text: &str, v: &mut V) -> Result<(), End> {
+        let input = text.as_bytes();
+        let limits = self.options.limits;
+        let mut pos = 0usize;
+        let mut values = 0usize;
+        'value: loop {
+            pos = skip_whitespace(input, pos);
+            values += 1;
+            if values > limits.values {
+                return Err(End::Refused);
+            }
+            match input.get(pos) {
+                Some(b'{') => {
+                    if self.frames.len() >= limits.depth {
+                        return Err(End::Refused);
+                    }
+                    go(v.begin_object())?;
+                    self.out.push('{');
+                    pos = skip_whitespace(input, pos + 1);
+                    match input.get(pos) {
+                        Some(b'}') => {
+                            pos += 1;
+                            go(v.end_object())?;
+                            self.out.push('}');
+                        }
+                        Some(b'"') => {
+                            self.frames.push(Frame::Object {
+                                start: self.members.len(),
+                                keys: self.keys.len(),
+                                index: None,
+                            });
+                            pos = self.member(text, pos, v)?;
+                            continue 'value;
+                        }
+                        _ => return Err(End::Refused),
+                    }
+                }
+                Some(b'[') => {
+                    if self.frames.len() >= limits.depth {
+                        return Err(End::Refused);
+                    }
+                    go(v.begin_array())?;
+                    self.out.push('[');
+                    pos = skip_whitespace(input, pos + 1);
+                    if input.get(pos) == Some(&b']') {
+                        pos += 1;
+                        go(v.end_array())?;
+                        self.out.push(']');
+                    } else {
+                        self.frames.push(Frame::Array { items: 0 });
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    let (s, end) = self.string(text, pos)?;
+                    pos = end;
+                    match s {
+                        Str::Input(a, b) => {
+                            let s = text.get(a..b).ok_or(End::Refused)?;
+                            go(v.scalar(&Value::String(s.into())))?;
+                            // No quote, backslash or control character is
+                            // left in an unescaped string: it is canonical.
+                            self.out.push('"');
+                            self.out.push_str(s);
+                            self.out.push('"');
+                        }
+                        Str::Decoded => {
+                            go(v.scalar(&Value::String(self.decoded.as_str().into())))?;
+                            write_string(&mut self.out, &self.decoded);
+                        }
+                    }
+                }
+                Some(b'-' | b'0'..=b'9') => {
+                    let scanned = number::scan(input, pos).map_err(|_| End::Refused)?;
+                    let lexeme = text.get(pos..scanned.end).ok_or(End::Refused)?;
+                    let n = number::build(lexeme, scanned.is_int).map_err(|_| End::Refused)?;
+                    let value = Value::Number(n);
+                    go(v.scalar(&value))?;
+                    if scanned.is_int {
+                        // An integer lexeme is its own canonical text, but `-0`.
+                        self.out.push_str(if lexeme == "-0" { "0" } else { lexeme });
+                    } else if let Value::Number(n) = &value {
+                        self.out.push_str(&n.canonical());
+                    }
+                    pos = scanned.end;
+                }
+                Some(b't') => pos = self.literal(input, pos, "true", Value::Bool(true), v)?,
+                Some(b'f') => pos = self.literal(input, pos, "false", Value::Bool(false), v)?,
+                Some(b'n') => pos = self.literal(input, pos, "null", Value::Null, v)?,
+                _ => return Err(End::Refused),
+            }
+            // A value is complete: step to the next one, closing every
+            // container that ends here.
+            loop {
+                let in_array = match self.frames.last_mut() {
+                    None => {
+                        pos = skip_whitespace(input, pos);
+                        if pos < input.len() {
+                            return Err(End::Refused);
+                        }
+                        return Ok(());
+                    }
+                    Some(Frame::Array { items }) => {
+                        *items += 1;
+                        Some(*items)
+                    }
+                    Some(Frame::Object { .. }) => None,
+                };
+                pos = skip_whitespace(input, pos);
+                match (input.get(pos), in_array) {
+                    (Some(b','), Some(items)) => {
+                        pos += 1;
+                        if items >= limits.array_items {
+                            return Err(End::Refused);
+                        }
+                        self.out.push(',');
+                        continue 'value;
+                    }
+                    (Some(b','), None) => {
+                        pos = skip_whitespace(input, pos + 1);
+                        if input.get(pos) != Some(&b'"') {
+                            return Err(End::Refused);
+                        }
+                        if self.open_members() >= limits.object_members {
+                            return Err(End::Refused);
+                        }
+                        self.out.push(',');
+                        pos = self.member(text, pos, v)?;
+                        continue 'value;
+                    }
+                    (Some(b']'), Some(_)) => {
+                        pos += 1;
+                        self.frames.pop();
+                        go(v.end_array())?;
+                        self.out.push(']');
+                    }
+                    (Some(b'}'), None) => {
+                        pos += 1;
+                        if let Some(Frame::Object { start, keys, .. }) = self.frames.pop() {
+                            self.close_object(text, start, keys);
+                        }
+                        go(v.end_object())?;
+                    }
+                    _ => return Err(End::Refused),
+                }
+            }
+        }
+    }
+
+    /// Members of the innermost open object so far.
+    fn open_members(&self) -> usize {
+        match self.frames.last() {
+            Some(Frame::Object { start, .. }) => self.members.len().saturating_sub(*start),
+            _ => 0,
+        }
+    }
+
+    fn literal<V: Visitor + ?Sized>(
+        &mut self,
+        input: &[u8],
+        pos: usize,
+        word: &'static str,
+        value: Value<'static>,
+        v: &mut V,
+    ) -> Result<usize, End> {
+        if !input
+            .get(pos..)
+            .unwrap_or_default()
+            .starts_with(word.as_bytes())
+        {
+            return Err(End::Refused);
+        }
+        go(v.scalar(&value))?;
+        self.out.push_str(word);
+        Ok(pos + word.len())
+    }
+
+    /// The string whose opening quote is at `pos`, and the offset after it.
+    #[inline(always)]
+    fn string(&mut self, text: &str, pos: usize) -> Result<(Str, usize), End> {
+        let input = text.as_bytes();
+        let start = pos + 1;
+        let end = parser::skip_plain(input, start);
+        if input.get(end) == Some(&b'"') && end - start <= self.options.limits.string_bytes {
+            return Ok((Str::Input(start, end), end + 1));
+        }
+        self.decoded.clear();
+        match parser::string_slow(input, Some(text), pos, &self.options, &mut self.decoded) {
+            Ok((close, true)) => Ok((Str::Decoded, close + 1)),
+            Ok((close, false)) => Ok((Str::Input(start, close), close + 1)),
+            Err(_) => Err(End::Refused),
+        }
+    }
+
+    /// Reads `"name":` at `pos` in the innermost object: checks the name is
+    /// new there, reports it, writes it. Returns the offset after the colon.
+    fn member<V: Visitor + ?Sized>(
+        &mut self,
+        text: &str,
+        pos: usize,
+        v: &mut V,
+    ) -> Result<usize, End> {
+        let input = text.as_bytes();
+        let (s, end) = self.string(text, pos)?;
+        let (name, owned) = match s {
+            Str::Input(a, b) => ((a, b), false),
+            Str::Decoded => {
+                let a = self.keys.len();
+                self.keys.push_str(&self.decoded);
+                ((a, self.keys.len()), true)
+            }
+        };
+        let key = name_of(text, &self.keys, name, owned);
+        if let Some(Frame::Object { start, index, .. }) = self.frames.last_mut() {
+            let earlier = self.members.get(*start..).unwrap_or_default();
+            if is_duplicate(earlier, index, key, text, &self.keys, &mut self.hash_state) {
+                return Err(End::Refused);
+            }
+        }
+        let pos = skip_whitespace(input, end);
+        if input.get(pos) != Some(&b':') {
+            return Err(End::Refused);
+        }
+        go(v.member(key))?;
+        self.members.push(Member {
+            name,
+            owned,
+            at: self.out.len(),
+        });
+        match s {
+            Str::Input(a, b) => {
+                self.out.push('"');
+                self.out.push_str(text.get(a..b).unwrap_or_default());
+                self.out.push('"');
+            }
+            Str::Decoded => write_string(&mut self.out, &self.decoded),
+        }
+        self.out.push(':');
+        Ok(pos + 1)
+    }
+
+    /// Ends the object whose members begin at `start`: puts its members in
+    /// canonical order (RFC 8785: by their names' UTF-16 code units) when
+    /// they came in another, and closes it.
+    fn close_object(&mut self, text: &str, start: usize, keys: usize) {
+        let members = self.members.get(start..).unwrap_or_default();
+        let name = |m: &Member| name_of(text, &self.keys, m.name, m.owned);
+        let sorted = members
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if utf16_cmp(name(a), name(b)) == Ordering::Less));
+        if !sorted {
+            if let Some(first) = members.first().map(|m| m.at) {
+                self.moved.clear();
+                self.moved
+                    .push_str(self.out.get(first..).unwrap_or_default());
+                // Member i spans from its name to the comma before member i + 1.
+                let span = |i: usize| {
+                    let from = members.get(i).map_or(0, |m| m.at - first);
+                    let to = members
+                        .get(i + 1)
+                        .map_or(self.moved.len(), |m| m.at - first - 1);
+                    (from, to)
+                };
+                self.order.clear();
+                self.order.extend(0..members.len());
+                self.order
+                    .sort_unstable_by(|&a, &b| match (members.get(a), members.get(b)) {
+                        (Some(a), Some(b)) => utf16_cmp(name(a), name(b)),
+                        _ => Ordering::Equal,
+                    });
+                self.out.truncate(first);
+                for (k, &i) in self.order.iter().enumerate() {
+                    if k > 0 {
+                        self.out.push(',');
+                    }
+                    let (from, to) = span(i);
+                    self.out
+                        .push_str(self.moved.get(from..to).unwrap_or_default());
+                }
+            }
+        }
+        self.out.push('}');
+        self.members.truncate(start);
+        self.keys.truncate(keys);
+    }
+}
+
+/// `Ok` to go on, the stop otherwise.
+#[inline(always)]
+fn go(on: bool) -> Result<(), End> {
+    if on {
+        Ok(())
+    } else {
+        Err(End::Stopped)
+    }
+}
+
+#[inline(always)]
+fn skip_whitespace(input: &[u8], mut pos: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = input.get(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// A member's unescaped name.
+fn name_of<'t>(text: &'t str, keys: &'t str, (a, b): (usize, usize), owned: bool) -> &'t str {
+    let from = if owned { keys } else { text };
+    from.get(a..b).unwrap_or_default()
+}
+
+/// Whether `key` is already a name among `members`.
+fn is_duplicate(
+    members: &[Member],
+    index: &mut Option<HashSet<u64>>,
+    key: &str,
+    text: &str,
+    keys: &str,
+    state: &mut Option<RandomState>,
+) -> bool {
+    let name = |m: &Member| name_of(text, keys, m.name, m.owned);
+    if members.len() < INDEX_THRESHOLD {
+        return members.iter().any(|m| name(m) == key);
+    }
+    let state = state.get_or_insert_with(RandomState::new);
+    let index =
+        index.get_or_insert_with(|| members.iter().map(|m| state.hash_one(name(m))).collect());
+    if index.insert(state.hash_one(key)) {
+        false
+    } else {
+        // Equal hashes: compare the names themselves.
+        members.iter().any(|m| name(m) == key)
+    }
+}
+
+/// Compares two strings by their UTF-16 code units, as RFC 8785 orders
+/// member names, without transcoding: UTF-8 byte order is code point order,
+/// which differs from UTF-16 order only between U+E000..U+FFFF (lead byte
+/// `EE` or `EF`) and the supplementary planes (lead byte `F0`..`F4`, a
+/// surrogate pair below U+E000 in UTF-16). At the first differing byte
+/// both strings are at the same place in a character, so looking at those
+/// two bytes is enough.
+pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        None => a.len().cmp(&b.len()),
+        Some((&x, &y)) => {
+            let bmp_high = |c: u8| c == 0xEE || c == 0xEF;
+            if x >= 0xF0 && bmp_high(y) {
+                Ordering::Less
+            } else if y >= 0xF0 && bmp_high(x) {
+                Ordering::Greater
+            } else {
+                x.cmp(&y)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_order_matches_transcoding() {
+        let names = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "\u{7f}",
+            "é",
+            "\u{d7ff}",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "😀",
+            "\u{10ffff}",
+            "a😀",
+            "a\u{e000}",
+            "\u{fb01}",
+        ];
+        for x in names {
+            for y in names {
+                assert_eq!(
+                    utf16_cmp(x, y),
+                    x.encode_utf16().cmp(y.encode_utf16()),
+                    "{x:?} {y:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn canonical_text_matches_the_tree() {
+        let mut r = Reader::new(ParseOptions::new());
+        for doc in [
+            r#"{"b":1,"a":[{"z":null,"\u00e9":true,"y":"\n"}],"\ud83d\ude00":1,"\ue000":2}"#,
+            r#"[1.0, -0, 1E2, 12345678901234567890123, 0.1e-5, "a\"b", "\u0001"]"#,
+            r#"{"c":{"b":{"a":1,"A":2},"a":[]},"b":{},"a":"x"}"#,
+            "  \"plain\"  ",
+        ] {
+            assert_eq!(r.read(doc.as_bytes(), &mut ()), Read::Accepted, "{doc}");
+            let tree = crate::from_str(doc).unwrap();
+            assert_eq!(r.canonical(), crate::canonical::to_string(&tree), "{doc}");
+        }
+    }
+
+    #[test]
+    fn stops_when_the_visitor_says_so() {
+        struct NoArrays;
+        impl Visitor for NoArrays {
+            fn begin_object(&mut self) -> bool {
+                true
+            }
+            fn member(&mut self, _: &str) -> bool {
+                true
+            }
+            fn end_object(&mut self) -> bool {
+                true
+            }
+            fn begin_array(&mut self) -> bool {
+                false
+            }
+            fn end_array(&mut self) -> bool {
+                true
+            }
+            fn scalar(&mut self, _: &Value<'_>) -> bool {
+                true
+            }
+        }
+        let mut r = Reader::new(ParseOptions::new());
+        assert_eq!(r.read(br#"{"a":1}"#, &mut NoArrays), Read::Accepted);
+        assert_eq!(r.read(br#"{"a":[1]}"#, &mut NoArrays), Read::Stopped);
+        assert_eq!(r.read(br#"{"a":[1],"#, &mut NoArrays), Read::Stopped);
+        assert_eq!(r.read(br#"{"a":1,"#, &mut NoArrays), Read::Refused);
+    }
+}
