@@ -250,15 +250,14 @@ impl Gate {
             return deny(d, vec![Reason::whole(Code::InternalError)], None);
         };
         // 3. strict parse.
-        let arguments =
+        let (arguments, text) =
             match stage::parse::check(&call.arguments, call.received_bytes, tool.parse_options()) {
-                Ok(v) => v,
+                Ok(parsed) => (parsed.value, parsed.canonical),
                 Err(reason) => {
                     d.received_arguments = received_text(&call.arguments);
                     return deny(d, vec![reason], Some(extras));
                 }
             };
-        let text = canonical::to_string(&arguments);
         let digest = Digest::of(text.as_bytes());
         let shape = shape_digest(&arguments);
         d.canonical_args = Some(text);

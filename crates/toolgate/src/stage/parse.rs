@@ -4,7 +4,10 @@
 //! Arguments sent as a string are parsed on their own with the tool's
 //! [`ParseOptions`]; inline arguments were parsed with the body and are
 //! re-checked against the tool's limits by re-reading their canonical text
-//! (so a tool's tighter limits hold whatever the provider's format). The
+//! (so a tool's tighter limits hold whatever the provider's format) with the
+//! tree-free [`Reader`], which accepts exactly what the tree parser accepts;
+//! only a refusal is parsed again, by the tree parser, for its error. The
+//! canonical text is computed here once, for the later stages. The
 //! size limit (`max_argument_bytes`) counts the bytes the arguments took as
 //! received ([`crate::adapter::ProposedCall::received_bytes`]): whitespace
 //! inside an inline object and escapes inside a string count, so a value
@@ -14,38 +17,53 @@
 
 use std::borrow::Cow;
 
-use toolgate_json::{ErrorCode, Limit, ParseOptions, Value};
+use toolgate_json::{ErrorCode, Limit, ParseOptions, Read, Reader, Value};
 
 use crate::adapter::Arguments;
 use crate::reason::{Code, Reason};
 
-/// The arguments as an object value, or why not.
+/// Arguments that passed stage 3.
+#[derive(Debug)]
+pub(crate) struct Parsed<'a> {
+    /// The arguments, an object.
+    pub(crate) value: Cow<'a, Value<'a>>,
+    /// Their canonical text.
+    pub(crate) canonical: String,
+}
+
+/// The arguments as an object value with its canonical text, or why not.
 pub(crate) fn check<'a>(
     arguments: &'a Arguments,
     received_bytes: Option<usize>,
     options: &ParseOptions,
-) -> Result<Cow<'a, Value<'a>>, Reason> {
+) -> Result<Parsed<'a>, Reason> {
     if received_bytes.is_some_and(|n| n > options.limits().get(Limit::InputBytes)) {
         return Err(Reason::new(Code::Parse(ErrorCode::TooLarge), ""));
     }
-    let value = match arguments {
+    let (value, canonical) = match arguments {
         Arguments::Value(v) if v.as_object().is_some() => {
             // Inline objects were read under the body's limits; hold them to
-            // the tool's limits too.
+            // the tool's limits too, without building a second tree.
             let text = toolgate_json::canonical::to_string(v);
-            if let Err(e) = options.parse(text.as_bytes()) {
-                return Err(Reason::new(Code::Parse(e.code()), e.pointer()));
+            if Reader::new(*options).read(text.as_bytes(), &mut ()) != Read::Accepted {
+                if let Err(e) = options.parse(text.as_bytes()) {
+                    return Err(Reason::new(Code::Parse(e.code()), e.pointer()));
+                }
             }
-            Cow::Borrowed(v)
+            (Cow::Borrowed(v), text)
         }
-        other => other
-            .resolve(options)
-            .map_err(|e| Reason::new(Code::Parse(e.code()), e.pointer()))?,
+        other => {
+            let value = other
+                .resolve(options)
+                .map_err(|e| Reason::new(Code::Parse(e.code()), e.pointer()))?;
+            let text = toolgate_json::canonical::to_string(&value);
+            (value, text)
+        }
     };
     if value.as_object().is_none() {
         return Err(Reason::whole(Code::NotObject));
     }
-    Ok(value)
+    Ok(Parsed { value, canonical })
 }
 
 #[cfg(test)]
@@ -55,7 +73,7 @@ mod tests {
 
     fn code(args: &Arguments, options: &ParseOptions) -> Result<String, (String, String)> {
         check(args, None, options)
-            .map(|v| v.to_canonical_string())
+            .map(|p| p.canonical)
             .map_err(|r| (r.code.as_str().to_owned(), r.pointer))
     }
 
