@@ -1,6 +1,9 @@
-//! Parse throughput: toolgate-json (duplicate detection and every limit on)
-//! beside `serde_json::from_slice::<Value>` and `sonic_rs` parse-to-value, in
-//! the same run, over the small, medium and large corpora.
+//! Parse throughput: toolgate-json (duplicate detection and every limit on),
+//! to a tree and tree-free (the [`toolgate_json::Reader`] writing the
+//! canonical text), beside `serde_json::from_slice::<Value>`, `sonic_rs`
+//! parse-to-value and `simd_json` parse-to-borrowed-value (on a copy of the
+//! input, which simd-json parses in place, with reused buffers), in the same
+//! run, over the small, medium and large corpora.
 //!
 //! Run: `cargo bench -p toolgate-bench --bench parse`.
 
@@ -40,6 +43,16 @@ fn parse(c: &mut Criterion) {
                 }
             })
         });
+        let mut reader = toolgate_json::Reader::new(toolgate_json::ParseOptions::new());
+        group.bench_function(BenchmarkId::from_parameter("toolgate_reader"), |b| {
+            b.iter(|| {
+                for t in &texts {
+                    let read = reader.read(black_box(t), &mut ());
+                    black_box(read == toolgate_json::Read::Accepted);
+                    black_box(reader.canonical().len());
+                }
+            })
+        });
         group.bench_function(BenchmarkId::from_parameter("serde_json"), |b| {
             b.iter(|| {
                 for t in &texts {
@@ -51,6 +64,19 @@ fn parse(c: &mut Criterion) {
             b.iter(|| {
                 for t in &texts {
                     black_box(sonic_rs::from_slice::<sonic_rs::Value>(black_box(t)).is_ok());
+                }
+            })
+        });
+        let mut buffers = simd_json::Buffers::default();
+        let mut copy: Vec<u8> = Vec::new();
+        group.bench_function(BenchmarkId::from_parameter("simd_json"), |b| {
+            b.iter(|| {
+                for t in &texts {
+                    copy.clear();
+                    copy.extend_from_slice(black_box(t));
+                    black_box(
+                        simd_json::to_borrowed_value_with_buffers(&mut copy, &mut buffers).is_ok(),
+                    );
                 }
             })
         });

@@ -1,7 +1,19 @@
-//! End to end, raw argument bytes in, accept or reject out: toolgate (strict
-//! parse, then the strict validator) beside `serde_json::from_slice::<Value>`
-//! plus a `jsonschema` validator compiled once, in the same run, over the
-//! small, medium and large corpora.
+//! End to end, raw argument bytes in, accept or reject out, in the same run
+//! over the small, medium and large corpora:
+//!
+//! - `toolgate_strict`: the tree path (strict parse, then the strict
+//!   validator; the full error list on a reject);
+//! - `toolgate_checker`: the strict path with no tree
+//!   ([`toolgate_schema::Checker`]: validated while read, the canonical text
+//!   written on the way); `toolgate_checker+digest` adds the SHA-256 digest
+//!   of the canonical text, as the gate needs it;
+//! - `serde_json+jsonschema`: `serde_json::from_slice::<Value>` plus a
+//!   `jsonschema` validator compiled once;
+//! - `serde_typed`: `#[derive(Deserialize)]` structs with
+//!   `deny_unknown_fields` and the schema's bounds checked by hand
+//!   (`support/typed.rs`);
+//! - `sonic_rs_parse_only` and `simd_json_parse_only`: parse to a value, no
+//!   validation at all, as a ceiling.
 //!
 //! Before timing, every bad case of the corpus is run through both and the
 //! number each lets through is printed: toolgate must let none through.
@@ -21,7 +33,10 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use toolgate_schema::{Options, Schema};
+use toolgate_schema::{Checker, Options, Schema, Verdict};
+
+#[path = "support/typed.rs"]
+mod typed;
 
 struct Validators {
     ours: HashMap<String, Schema>,
@@ -80,14 +95,15 @@ fn theirs_with(validator: &jsonschema::Validator, raw: &[u8]) -> bool {
 }
 
 fn report_bad_cases(corpora: &[toolgate_bench::Corpus], v: &Validators) {
+    let mut checker = Checker::new(toolgate_json::ParseOptions::new());
     eprintln!("bad cases let through (each line has exactly one defect):");
     for corpus in corpora {
-        let mut kinds: Vec<(&str, usize, usize, usize)> = Vec::new();
+        let mut kinds: Vec<(&str, usize, usize, usize, usize, usize)> = Vec::new();
         for (tool, kind, raw) in &corpus.bad {
             let i = match kinds.iter().position(|k| k.0 == kind) {
                 Some(i) => i,
                 None => {
-                    kinds.push((kind, 0, 0, 0));
+                    kinds.push((kind, 0, 0, 0, 0, 0));
                     kinds.len() - 1
                 }
             };
@@ -95,16 +111,26 @@ fn report_bad_cases(corpora: &[toolgate_bench::Corpus], v: &Validators) {
             if ours(v, tool, raw) {
                 kinds[i].2 += 1;
             }
+            if matches!(checker.check(&v.ours[tool], raw), Verdict::Valid(_)) {
+                kinds[i].4 += 1;
+            }
+            if typed::check(typed::Tool::of(tool), raw) {
+                kinds[i].5 += 1;
+            }
             if theirs(v, tool, raw) {
                 kinds[i].3 += 1;
             }
         }
-        for (kind, total, through_ours, through_theirs) in kinds {
+        for (kind, total, through_ours, through_theirs, through_checker, through_typed) in kinds {
             eprintln!(
-                "  {:<7} {kind:<22} {total:>5} cases: toolgate {through_ours:>5}, serde_json+jsonschema {through_theirs:>5}",
+                "  {:<7} {kind:<22} {total:>5} cases: toolgate {through_ours:>5}, checker {through_checker:>5}, serde_json+jsonschema {through_theirs:>5}, serde_typed {through_typed:>5}",
                 corpus.name
             );
             assert_eq!(through_ours, 0, "toolgate let a `{kind}` case through");
+            assert_eq!(
+                through_checker, 0,
+                "the checker let a `{kind}` case through"
+            );
         }
     }
 }
@@ -121,6 +147,10 @@ fn validate(c: &mut Criterion) {
             assert!(
                 theirs(&v, tool, raw),
                 "the peer rejects a valid `{tool}` case"
+            );
+            assert!(
+                typed::check(typed::Tool::of(tool), raw),
+                "the typed baseline rejects a valid `{tool}` case"
             );
         }
     }
@@ -142,6 +172,40 @@ fn validate(c: &mut Criterion) {
             .iter()
             .map(|(t, b)| (&v.ours[t], &v.theirs[t], b.as_slice()))
             .collect();
+        let typed_items: Vec<(typed::Tool, &[u8])> = corpus
+            .valid
+            .iter()
+            .map(|(t, b)| (typed::Tool::of(t), b.as_slice()))
+            .collect();
+        let mut checker = Checker::new(toolgate_json::ParseOptions::new());
+        for (schema, _, raw) in &items {
+            match checker.check(schema, raw) {
+                Verdict::Valid(ok) => assert!(ok.without_tree(), "a valid call took the tree path"),
+                other => panic!("the checker rejects a valid call: {other:?}"),
+            }
+        }
+        group.bench_function(BenchmarkId::from_parameter("toolgate_checker"), |b| {
+            b.iter(|| {
+                for (schema, _, raw) in &items {
+                    black_box(matches!(
+                        checker.check(schema, black_box(raw)),
+                        Verdict::Valid(_)
+                    ));
+                }
+            })
+        });
+        group.bench_function(
+            BenchmarkId::from_parameter("toolgate_checker+digest"),
+            |b| {
+                b.iter(|| {
+                    for (schema, _, raw) in &items {
+                        if let Verdict::Valid(ok) = checker.check(schema, black_box(raw)) {
+                            black_box(ok.digest());
+                        }
+                    }
+                })
+            },
+        );
         group.bench_function(BenchmarkId::from_parameter("toolgate_strict"), |b| {
             b.iter(|| {
                 for (schema, _, raw) in &items {
@@ -153,6 +217,33 @@ fn validate(c: &mut Criterion) {
             b.iter(|| {
                 for (_, validator, raw) in &items {
                     black_box(theirs_with(validator, black_box(raw)));
+                }
+            })
+        });
+        group.bench_function(BenchmarkId::from_parameter("serde_typed"), |b| {
+            b.iter(|| {
+                for (tool, raw) in &typed_items {
+                    black_box(typed::check(*tool, black_box(raw)));
+                }
+            })
+        });
+        group.bench_function(BenchmarkId::from_parameter("sonic_rs_parse_only"), |b| {
+            b.iter(|| {
+                for (_, _, raw) in &items {
+                    black_box(sonic_rs::from_slice::<sonic_rs::Value>(black_box(raw)).is_ok());
+                }
+            })
+        });
+        let mut buffers = simd_json::Buffers::default();
+        let mut copy: Vec<u8> = Vec::new();
+        group.bench_function(BenchmarkId::from_parameter("simd_json_parse_only"), |b| {
+            b.iter(|| {
+                for (_, _, raw) in &items {
+                    copy.clear();
+                    copy.extend_from_slice(black_box(raw));
+                    black_box(
+                        simd_json::to_borrowed_value_with_buffers(&mut copy, &mut buffers).is_ok(),
+                    );
                 }
             })
         });

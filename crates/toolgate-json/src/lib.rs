@@ -13,6 +13,9 @@
 //! - [`canonical::to_string`] and [`canonical::digest`] give the RFC 8785
 //!   canonical text of a value and its SHA-256 digest: the bytes a tool
 //!   receives and the fingerprint an approval is bound to.
+//! - [`Reader`] is the same profile without a tree: raw bytes in, events to
+//!   a [`Visitor`] (a validator can check the document as it is read) and
+//!   the canonical text out; it accepts exactly what [`from_slice`] accepts.
 //! - [`Limits`] bounds the work: input bytes, nesting depth, string bytes,
 //!   members per object, items per array and values in total. Each is on by
 //!   default, has its own error code and a hard ceiling.

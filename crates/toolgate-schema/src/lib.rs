@@ -11,6 +11,11 @@
 //!   with a stable [`ErrorCode`], the instance JSON Pointer and the schema
 //!   keyword location. [`ValidationError::masked`] renders one without any
 //!   instance value, for feeding back to a model.
+//! - [`Checker`] is the strict path with no tree: raw bytes in, a
+//!   [`Verdict`] out (on success the canonical text and its digest),
+//!   validated while [`toolgate_json::Reader`] reads; whatever it cannot
+//!   accept that way takes the tree path, so its verdicts are exactly
+//!   [`Schema::is_valid`]'s on the parsed value.
 //! - [`lint()`] flags schemas that are too loose for a gate, as [`Finding`]s.
 //!
 //! # Modes
