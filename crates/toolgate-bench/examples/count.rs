@@ -9,7 +9,9 @@
 //!
 //! Pipelines: `none` (load only, the baseline to subtract), `ours` (strict
 //! parse + strict validation), `theirs` (serde_json + jsonschema), `parse`
-//! (toolgate-json only), `serde` (serde_json only).
+//! (toolgate-json only), `serde` (serde_json only), `checker` (the strict
+//! path with no tree, `toolgate_schema::Checker`), `reader`
+//! (`toolgate_json::Reader` alone), `sonic` (sonic-rs parse only).
 
 #![allow(
     clippy::unwrap_used,
@@ -48,12 +50,20 @@ fn main() {
         .map(|(t, b)| (&ours[t], &theirs[t], b.as_slice()))
         .collect();
     let mut accepted = 0usize;
+    let mut checker = toolgate_schema::Checker::new(toolgate_json::ParseOptions::new());
+    let mut reader = toolgate_json::Reader::new(toolgate_json::ParseOptions::new());
     for _ in 0..rounds {
         for (schema, validator, raw) in &items {
             let ok = match pipeline.as_str() {
                 "none" => true,
                 "ours" => toolgate_json::from_slice(raw).is_ok_and(|v| schema.is_valid(&v)),
                 "parse" => toolgate_json::from_slice(raw).is_ok(),
+                "checker" => matches!(
+                    checker.check(schema, raw),
+                    toolgate_schema::Verdict::Valid(_)
+                ),
+                "reader" => reader.read(raw, &mut ()) == toolgate_json::Read::Accepted,
+                "sonic" => sonic_rs::from_slice::<sonic_rs::Value>(raw).is_ok(),
                 "serde" => serde_json::from_slice::<serde_json::Value>(raw).is_ok(),
                 "theirs" => serde_json::from_slice::<serde_json::Value>(raw)
                     .is_ok_and(|v| validator.is_valid(&v)),

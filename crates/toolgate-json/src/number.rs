@@ -181,6 +181,68 @@ pub(crate) fn canonical_i64(v: i64) -> String {
     v.to_string()
 }
 
+/// Writes the canonical text of a non-integer lexeme without exponent and
+/// with at most 15 significant digits, whose decimal point lies where
+/// ECMAScript prints plain notation (`1e-6 <= |value| < 1e21`); `false`
+/// (and nothing written) for any other lexeme.
+///
+/// Such a lexeme is its own shortest round-trip form once its insignificant
+/// zeros are dropped: every decimal of at most 15 significant digits reads
+/// back from its nearest double (a double holds 15 decimal digits), so no
+/// other decimal of that length or shorter maps to the same double, and
+/// the shortest digits are unique. `tests` compares it with [`format_f64`].
+pub(crate) fn write_plain_decimal(lexeme: &str, out: &mut String) -> bool {
+    let bytes = lexeme.as_bytes();
+    let (negative, rest) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    let Some(dot) = rest.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let (int, frac) = rest.split_at(dot);
+    let frac = frac.get(1..).unwrap_or_default();
+    if int.is_empty() || frac.is_empty() || !int.iter().chain(frac).all(u8::is_ascii_digit) {
+        return false;
+    }
+    // The significant digits: from the first non-zero digit of int + frac
+    // to the last non-zero one.
+    let all = || int.iter().chain(frac.iter());
+    let Some(first) = all().position(|&b| b != b'0') else {
+        out.push('0');
+        return true;
+    };
+    let last = match frac.iter().rposition(|&b| b != b'0') {
+        Some(i) => int.len() + i,
+        None => int.iter().rposition(|&b| b != b'0').unwrap_or(first),
+    };
+    let k = last - first + 1;
+    // The decimal point after `n` significant-digit positions.
+    let n = i64::try_from(int.len()).unwrap_or(i64::MAX) - i64::try_from(first).unwrap_or(0);
+    if k > 15 || n <= -6 || n > 21 {
+        return false;
+    }
+    if negative {
+        out.push('-');
+    }
+    let digits = all().skip(first).take(k).map(|&b| char::from(b));
+    if n <= 0 {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', usize::try_from(-n).unwrap_or(0)));
+        out.extend(digits);
+    } else {
+        let n = usize::try_from(n).unwrap_or(0);
+        for (i, d) in digits.enumerate() {
+            if i == n {
+                out.push('.');
+            }
+            out.push(d);
+        }
+        out.extend(std::iter::repeat_n('0', n.saturating_sub(k)));
+    }
+    true
+}
+
 /// Formats a finite double the way ECMAScript's `Number.prototype.toString`
 /// does (RFC 8785 section 3.2.2.3): the shortest digits that round-trip, the
 /// one closest to the value among them and the even one of two equally close;
@@ -349,6 +411,63 @@ mod tests {
                 let v: f64 = lexeme.parse().unwrap();
                 assert!(v.is_finite() && (v != 0.0 || !mantissa_is_nonzero(lexeme.as_bytes())));
             }
+        }
+    }
+
+    #[test]
+    fn plain_decimals_are_their_own_canonical_text() {
+        let mut rng = toolgate_testkit::Rng::new(0x5eed_dec1_3a15);
+        let mut fast = String::new();
+        let mut checked = 0;
+        for i in 0..200_000u64 {
+            let int_len = rng.below(18) as usize;
+            let frac_len = 1 + rng.below(18) as usize;
+            let mut lexeme = String::new();
+            if rng.below(2) == 0 {
+                lexeme.push('-');
+            }
+            let digit = |rng: &mut toolgate_testkit::Rng| {
+                // Runs of zeros are where the edge cases are.
+                if rng.below(3) == 0 {
+                    '0'
+                } else {
+                    char::from(b'0' + rng.below(10) as u8)
+                }
+            };
+            if int_len == 0 || i % 3 == 0 {
+                lexeme.push('0');
+            } else {
+                lexeme.push(char::from(b'1' + rng.below(9) as u8));
+                for _ in 1..int_len {
+                    lexeme.push(digit(&mut rng));
+                }
+            }
+            lexeme.push('.');
+            for _ in 0..frac_len {
+                lexeme.push(digit(&mut rng));
+            }
+            fast.clear();
+            if write_plain_decimal(&lexeme, &mut fast) {
+                checked += 1;
+                let slow = format_f64(lexeme.parse::<f64>().unwrap());
+                assert_eq!(fast, slow, "{lexeme}");
+            }
+        }
+        assert!(checked > 50_000, "{checked}");
+        for (lexeme, want) in [
+            ("115736.91", Some("115736.91")),
+            ("1.50", Some("1.5")),
+            ("-0.0", Some("0")),
+            ("100.000", Some("100")),
+            ("0.000001", Some("0.000001")),
+            ("0.0000001", None),
+            ("1.5e3", None),
+            ("1234567890123456.5", None),
+            ("123456789012345678901.5", None),
+        ] {
+            fast.clear();
+            let got = write_plain_decimal(lexeme, &mut fast).then_some(fast.as_str());
+            assert_eq!(got, want, "{lexeme}");
         }
     }
 

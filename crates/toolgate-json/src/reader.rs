@@ -310,8 +310,10 @@ impl Reader {
                     if scanned.is_int {
                         // An integer lexeme is its own canonical text, but `-0`.
                         self.out.push_str(if lexeme == "-0" { "0" } else { lexeme });
-                    } else if let Value::Number(n) = &value {
-                        self.out.push_str(&n.canonical());
+                    } else if !number::write_plain_decimal(lexeme, &mut self.out) {
+                        if let Value::Number(n) = &value {
+                            self.out.push_str(&n.canonical());
+                        }
                     }
                     pos = scanned.end;
                 }

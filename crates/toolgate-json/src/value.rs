@@ -344,7 +344,13 @@ impl Number {
                 "-0" => Cow::Borrowed("0"),
                 s => Cow::Borrowed(s),
             },
-            _ => Cow::Owned(number::format_f64(self.as_f64().unwrap_or_default())),
+            _ => {
+                let mut out = String::new();
+                if !number::write_plain_decimal(self.text().unwrap_or_default(), &mut out) {
+                    out = number::format_f64(self.as_f64().unwrap_or_default());
+                }
+                Cow::Owned(out)
+            }
         }
     }
 }
