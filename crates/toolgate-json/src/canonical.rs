@@ -133,11 +133,41 @@ pub(crate) fn write_value(out: &mut String, value: &Value<'_>) {
     }
 }
 
+/// The offset of the first byte that must be escaped (a quote, a
+/// backslash or a control character, all ASCII, so the offset is a
+/// character boundary), a word of eight bytes at a time.
+fn needs_escape(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut i = 0;
+    while let Some(word) = bytes.get(i..i + 8) {
+        let mut buf = [0u8; 8];
+        buf.copy_from_slice(word);
+        let w = u64::from_le_bytes(buf);
+        // The lowest set bit of each mask marks a byte that really matches
+        // (borrows only spill upwards); bytes from 0x80 up never match.
+        let special = has_zero(w ^ (ONES * u64::from(b'"')))
+            | has_zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if special != 0 {
+            return Some(i + (special.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    bytes
+        .get(i..)
+        .unwrap_or_default()
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .map(|p| i + p)
+}
+
 /// Writes a string with RFC 8785's minimal escaping.
 pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
     let mut rest = s;
-    while let Some(pos) = rest.find(|c: char| c == '"' || c == '\\' || c < ' ') {
+    while let Some(pos) = needs_escape(rest.as_bytes()) {
         let (plain, tail) = rest.split_at(pos);
         out.push_str(plain);
         let mut chars = tail.chars();
@@ -159,4 +189,41 @@ pub(crate) fn write_string(out: &mut String, s: &str) {
     }
     out.push_str(rest);
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes_exactly_what_must_be() {
+        for text in [
+            "",
+            "plain text, long enough to fill words",
+            "a\"b",
+            "tab\there",
+            "\u{1f}x",
+            "é\\ü\u{7f}",
+            "0123456\n",
+            "😀😀\"",
+            "\u{0}",
+        ] {
+            let mut fast = String::new();
+            super::write_string(&mut fast, text);
+            let mut slow = String::from('"');
+            for c in text.chars() {
+                match c {
+                    '"' => slow.push_str("\\\""),
+                    '\\' => slow.push_str("\\\\"),
+                    '\u{8}' => slow.push_str("\\b"),
+                    '\u{c}' => slow.push_str("\\f"),
+                    '\n' => slow.push_str("\\n"),
+                    '\r' => slow.push_str("\\r"),
+                    '\t' => slow.push_str("\\t"),
+                    c if c < ' ' => slow.push_str(&format!("\\u{:04x}", u32::from(c))),
+                    c => slow.push(c),
+                }
+            }
+            slow.push('"');
+            assert_eq!(fast, slow, "{text:?}");
+        }
+    }
 }

@@ -103,7 +103,8 @@ pub struct Reader {
     decoded: String,
     /// An unsorted object's members, while they are put in order.
     moved: String,
-    order: Vec<usize>,
+    /// An unsorted object's members by head, while they are put in order.
+    order: Vec<(u64, usize)>,
     hash_state: Option<RandomState>,
 }
 
@@ -126,11 +127,25 @@ enum Frame {
 /// One member of an open object.
 #[derive(Debug, Clone, Copy)]
 struct Member {
+    /// The name's first eight bytes, big-endian, zero-padded: compared
+    /// first, for duplicates and order.
+    head: u64,
     /// The unescaped name: a range of the input, or of `keys` when `owned`.
     name: (usize, usize),
     owned: bool,
     /// Where the member (its name) starts in the canonical text.
     at: usize,
+}
+
+/// The first eight bytes of a name as a big-endian word, zero-padded, so
+/// that comparing words compares the bytes in order.
+#[inline]
+fn head(name: &str) -> u64 {
+    let mut word = [0u8; 8];
+    for (slot, b) in word.iter_mut().zip(name.as_bytes()) {
+        *slot = *b;
+    }
+    u64::from_be_bytes(word)
 }
 
 /// Why a read ended early.
@@ -171,6 +186,25 @@ impl Reader {
     /// Reads one JSON text, reporting it to `visitor` and writing its
     /// canonical text ([`Reader::canonical`]).
     pub fn read<V: Visitor + ?Sized>(&mut self, input: &[u8], visitor: &mut V) -> Read {
+        self.start(input, visitor, true)
+    }
+
+    /// Reads one JSON text, reporting it to `visitor`, without writing the
+    /// canonical text (for a verdict alone): the same rules as
+    /// [`Reader::read`], less work. [`Reader::canonical`] is empty after it.
+    ///
+    /// ```
+    /// use toolgate_json::{ParseOptions, Read, Reader};
+    ///
+    /// let mut reader = Reader::new(ParseOptions::new());
+    /// assert_eq!(reader.scan(br#"{"a": [1, 2.5]}"#, &mut ()), Read::Accepted);
+    /// assert_eq!(reader.scan(br#"{"a": 1e400}"#, &mut ()), Read::Refused);
+    /// ```
+    pub fn scan<V: Visitor + ?Sized>(&mut self, input: &[u8], visitor: &mut V) -> Read {
+        self.start(input, visitor, false)
+    }
+
+    fn start<V: Visitor + ?Sized>(&mut self, input: &[u8], visitor: &mut V, write: bool) -> Read {
         self.frames.clear();
         self.members.clear();
         self.keys.clear();
@@ -189,7 +223,12 @@ impl Reader {
         let Ok(text) = simdutf8::basic::from_utf8(input) else {
             return Read::Refused;
         };
-        match self.run(text, visitor) {
+        let run = if write {
+            self.run::<true, V>(text, visitor)
+        } else {
+            self.run::<false, V>(text, visitor)
+        };
+        match run {
             Ok(()) => Read::Accepted,
             Err(End::Stopped) => Read::Stopped,
             Err(End::Refused) => Read::Refused,
@@ -229,7 +268,11 @@ impl Reader {
         Ok(&self.out)
     }
 
-    fn run<V: Visitor + ?Sized>(&mut self, text: &str, v: &mut V) -> Result<(), End> {
+    fn run<const W: bool, V: Visitor + ?Sized>(
+        &mut self,
+        text: &str,
+        v: &mut V,
+    ) -> Result<(), End> {
         let input = text.as_bytes();
         let limits = self.options.limits;
         let mut pos = 0usize;
@@ -246,13 +289,17 @@ impl Reader {
                         return Err(End::Refused);
                     }
                     go(v.begin_object())?;
-                    self.out.push('{');
+                    if W {
+                        self.out.push('{');
+                    }
                     pos = skip_whitespace(input, pos + 1);
                     match input.get(pos) {
                         Some(b'}') => {
                             pos += 1;
                             go(v.end_object())?;
-                            self.out.push('}');
+                            if W {
+                                self.out.push('}');
+                            }
                         }
                         Some(b'"') => {
                             self.frames.push(Frame::Object {
@@ -260,7 +307,7 @@ impl Reader {
                                 keys: self.keys.len(),
                                 index: None,
                             });
-                            pos = self.member(text, pos, v)?;
+                            pos = self.member::<W, V>(text, pos, v)?;
                             continue 'value;
                         }
                         _ => return Err(End::Refused),
@@ -271,12 +318,16 @@ impl Reader {
                         return Err(End::Refused);
                     }
                     go(v.begin_array())?;
-                    self.out.push('[');
+                    if W {
+                        self.out.push('[');
+                    }
                     pos = skip_whitespace(input, pos + 1);
                     if input.get(pos) == Some(&b']') {
                         pos += 1;
                         go(v.end_array())?;
-                        self.out.push(']');
+                        if W {
+                            self.out.push(']');
+                        }
                     } else {
                         self.frames.push(Frame::Array { items: 0 });
                         continue 'value;
@@ -291,13 +342,17 @@ impl Reader {
                             go(v.scalar(&Value::String(s.into())))?;
                             // No quote, backslash or control character is
                             // left in an unescaped string: it is canonical.
-                            self.out.push('"');
-                            self.out.push_str(s);
-                            self.out.push('"');
+                            if W {
+                                self.out.push('"');
+                                self.out.push_str(s);
+                                self.out.push('"');
+                            }
                         }
                         Str::Decoded => {
                             go(v.scalar(&Value::String(self.decoded.as_str().into())))?;
-                            write_string(&mut self.out, &self.decoded);
+                            if W {
+                                write_string(&mut self.out, &self.decoded);
+                            }
                         }
                     }
                 }
@@ -307,7 +362,9 @@ impl Reader {
                     let n = number::build(lexeme, scanned.is_int).map_err(|_| End::Refused)?;
                     let value = Value::Number(n);
                     go(v.scalar(&value))?;
-                    if scanned.is_int {
+                    if !W {
+                        // Nothing to write.
+                    } else if scanned.is_int {
                         // An integer lexeme is its own canonical text, but `-0`.
                         self.out.push_str(if lexeme == "-0" { "0" } else { lexeme });
                     } else if !number::write_plain_decimal(lexeme, &mut self.out) {
@@ -317,9 +374,13 @@ impl Reader {
                     }
                     pos = scanned.end;
                 }
-                Some(b't') => pos = self.literal(input, pos, "true", Value::Bool(true), v)?,
-                Some(b'f') => pos = self.literal(input, pos, "false", Value::Bool(false), v)?,
-                Some(b'n') => pos = self.literal(input, pos, "null", Value::Null, v)?,
+                Some(b't') => {
+                    pos = self.literal::<W, V>(input, pos, "true", Value::Bool(true), v)?
+                }
+                Some(b'f') => {
+                    pos = self.literal::<W, V>(input, pos, "false", Value::Bool(false), v)?
+                }
+                Some(b'n') => pos = self.literal::<W, V>(input, pos, "null", Value::Null, v)?,
                 _ => return Err(End::Refused),
             }
             // A value is complete: step to the next one, closing every
@@ -346,7 +407,9 @@ impl Reader {
                         if items >= limits.array_items {
                             return Err(End::Refused);
                         }
-                        self.out.push(',');
+                        if W {
+                            self.out.push(',');
+                        }
                         continue 'value;
                     }
                     (Some(b','), None) => {
@@ -357,20 +420,24 @@ impl Reader {
                         if self.open_members() >= limits.object_members {
                             return Err(End::Refused);
                         }
-                        self.out.push(',');
-                        pos = self.member(text, pos, v)?;
+                        if W {
+                            self.out.push(',');
+                        }
+                        pos = self.member::<W, V>(text, pos, v)?;
                         continue 'value;
                     }
                     (Some(b']'), Some(_)) => {
                         pos += 1;
                         self.frames.pop();
                         go(v.end_array())?;
-                        self.out.push(']');
+                        if W {
+                            self.out.push(']');
+                        }
                     }
                     (Some(b'}'), None) => {
                         pos += 1;
                         if let Some(Frame::Object { start, keys, .. }) = self.frames.pop() {
-                            self.close_object(text, start, keys);
+                            self.close_object::<W>(text, start, keys);
                         }
                         go(v.end_object())?;
                     }
@@ -388,7 +455,7 @@ impl Reader {
         }
     }
 
-    fn literal<V: Visitor + ?Sized>(
+    fn literal<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         input: &[u8],
         pos: usize,
@@ -404,7 +471,9 @@ impl Reader {
             return Err(End::Refused);
         }
         go(v.scalar(&value))?;
-        self.out.push_str(word);
+        if W {
+            self.out.push_str(word);
+        }
         Ok(pos + word.len())
     }
 
@@ -427,7 +496,7 @@ impl Reader {
 
     /// Reads `"name":` at `pos` in the innermost object: checks the name is
     /// new there, reports it, writes it. Returns the offset after the colon.
-    fn member<V: Visitor + ?Sized>(
+    fn member<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         text: &str,
         pos: usize,
@@ -444,9 +513,11 @@ impl Reader {
             }
         };
         let key = name_of(text, &self.keys, name, owned);
+        let key_head = head(key);
         if let Some(Frame::Object { start, index, .. }) = self.frames.last_mut() {
             let earlier = self.members.get(*start..).unwrap_or_default();
-            if is_duplicate(earlier, index, key, text, &self.keys, &mut self.hash_state) {
+            let new = (key, key_head);
+            if is_duplicate(earlier, index, new, text, &self.keys, &mut self.hash_state) {
                 return Err(End::Refused);
             }
         }
@@ -456,31 +527,48 @@ impl Reader {
         }
         go(v.member(key))?;
         self.members.push(Member {
+            head: key_head,
             name,
             owned,
             at: self.out.len(),
         });
-        match s {
-            Str::Input(a, b) => {
-                self.out.push('"');
-                self.out.push_str(text.get(a..b).unwrap_or_default());
-                self.out.push('"');
+        if W {
+            match s {
+                Str::Input(a, b) => {
+                    self.out.push('"');
+                    self.out.push_str(text.get(a..b).unwrap_or_default());
+                    self.out.push('"');
+                }
+                Str::Decoded => write_string(&mut self.out, &self.decoded),
             }
-            Str::Decoded => write_string(&mut self.out, &self.decoded),
+            if W {
+                self.out.push(':');
+            }
         }
-        self.out.push(':');
         Ok(pos + 1)
     }
 
     /// Ends the object whose members begin at `start`: puts its members in
     /// canonical order (RFC 8785: by their names' UTF-16 code units) when
     /// they came in another, and closes it.
-    fn close_object(&mut self, text: &str, start: usize, keys: usize) {
+    fn close_object<const W: bool>(&mut self, text: &str, start: usize, keys: usize) {
+        if !W {
+            self.members.truncate(start);
+            self.keys.truncate(keys);
+            return;
+        }
         let members = self.members.get(start..).unwrap_or_default();
-        let name = |m: &Member| name_of(text, &self.keys, m.name, m.owned);
+        let names = self.keys.as_str();
+        let order = |a: &Member, b: &Member| match head_cmp(a.head, b.head) {
+            Ordering::Equal => utf16_cmp(
+                name_of(text, names, a.name, a.owned),
+                name_of(text, names, b.name, b.owned),
+            ),
+            other => other,
+        };
         let sorted = members
             .windows(2)
-            .all(|w| matches!(w, [a, b] if utf16_cmp(name(a), name(b)) == Ordering::Less));
+            .all(|w| matches!(w, [a, b] if order(a, b) == Ordering::Less));
         if !sorted {
             if let Some(first) = members.first().map(|m| m.at) {
                 self.moved.clear();
@@ -495,14 +583,18 @@ impl Reader {
                     (from, to)
                 };
                 self.order.clear();
-                self.order.extend(0..members.len());
                 self.order
-                    .sort_unstable_by(|&a, &b| match (members.get(a), members.get(b)) {
-                        (Some(a), Some(b)) => utf16_cmp(name(a), name(b)),
-                        _ => Ordering::Equal,
+                    .extend(members.iter().enumerate().map(|(i, m)| (m.head, i)));
+                self.order
+                    .sort_unstable_by(|a, b| match head_cmp(a.0, b.0) {
+                        Ordering::Equal => match (members.get(a.1), members.get(b.1)) {
+                            (Some(a), Some(b)) => order(a, b),
+                            _ => Ordering::Equal,
+                        },
+                        other => other,
                     });
                 self.out.truncate(first);
-                for (k, &i) in self.order.iter().enumerate() {
+                for (k, &(_, i)) in self.order.iter().enumerate() {
                     if k > 0 {
                         self.out.push(',');
                     }
@@ -546,14 +638,14 @@ fn name_of<'t>(text: &'t str, keys: &'t str, (a, b): (usize, usize), owned: bool
 fn is_duplicate(
     members: &[Member],
     index: &mut Option<HashSet<u64>>,
-    key: &str,
+    (key, key_head): (&str, u64),
     text: &str,
     keys: &str,
     state: &mut Option<RandomState>,
 ) -> bool {
     let name = |m: &Member| name_of(text, keys, m.name, m.owned);
     if members.len() < INDEX_THRESHOLD {
-        return members.iter().any(|m| name(m) == key);
+        return members.iter().any(|m| m.head == key_head && name(m) == key);
     }
     let state = state.get_or_insert_with(RandomState::new);
     let index =
@@ -563,6 +655,28 @@ fn is_duplicate(
     } else {
         // Equal hashes: compare the names themselves.
         members.iter().any(|m| name(m) == key)
+    }
+}
+
+/// Compares two names by their heads (see [`head`]) in UTF-16 order;
+/// `Equal` when the heads are equal (the names may still differ).
+#[inline]
+fn head_cmp(a: u64, b: u64) -> Ordering {
+    let diff = a ^ b;
+    if diff == 0 {
+        return Ordering::Equal;
+    }
+    // The first differing byte, from the top.
+    let shift = 56 - (diff.leading_zeros() / 8) * 8;
+    let byte = |w: u64| u8::try_from((w >> shift) & 0xFF).unwrap_or(0);
+    let (x, y) = (byte(a), byte(b));
+    let bmp_high = |c: u8| c == 0xEE || c == 0xEF;
+    if x >= 0xF0 && bmp_high(y) {
+        Ordering::Less
+    } else if y >= 0xF0 && bmp_high(x) {
+        Ordering::Greater
+    } else {
+        x.cmp(&y)
     }
 }
 
@@ -620,6 +734,37 @@ mod tests {
                     x.encode_utf16().cmp(y.encode_utf16()),
                     "{x:?} {y:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn head_order_matches_transcoding() {
+        let names = [
+            "",
+            "a",
+            "a\u{0}",
+            "a\u{1}",
+            "ab",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefgi",
+            "é",
+            "\u{e000}",
+            "😀",
+            "x\u{e000}",
+            "x😀",
+            "\u{ffff}a",
+            "\u{10000}",
+            "\u{7f}",
+        ];
+        for x in names {
+            for y in names {
+                let want = x.encode_utf16().cmp(y.encode_utf16());
+                match head_cmp(head(x), head(y)) {
+                    Ordering::Equal => assert_eq!(utf16_cmp(x, y), want, "{x:?} {y:?}"),
+                    got => assert_eq!(got, want, "{x:?} {y:?}"),
+                }
             }
         }
     }

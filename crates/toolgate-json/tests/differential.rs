@@ -202,7 +202,9 @@ fn reader_agrees(text: &[u8]) {
         .unwrap();
     for options in [ParseOptions::new(), ParseOptions::new().with_limits(tight)] {
         let mut reader = Reader::new(options);
+        let scanned = reader.scan(text, &mut ());
         let read = reader.read(text, &mut ());
+        assert_eq!(scanned, read, "{:?}", String::from_utf8_lossy(text));
         match options.parse(text) {
             Ok(v) => {
                 assert_eq!(read, Read::Accepted, "{:?}", String::from_utf8_lossy(text));

@@ -102,6 +102,29 @@ impl Checker {
         self.reader.options()
     }
 
+    /// Whether one raw JSON text is valid against `schema`: the verdict of
+    /// [`Checker::check`] without the canonical text (less work), for a
+    /// caller that needs only the verdict.
+    pub fn is_valid(&mut self, schema: &Schema, input: &[u8]) -> bool {
+        let compiled = schema.compiled();
+        if !compiled.uses_dynamic_scope {
+            self.frames.clear();
+            let mut walk = Walk {
+                schema: compiled,
+                frames: &mut self.frames,
+                next: Target::Node(compiled.root),
+                skip: 0,
+            };
+            if self.reader.scan(input, &mut walk) == Read::Accepted {
+                return true;
+            }
+        }
+        self.reader
+            .options()
+            .parse(input)
+            .is_ok_and(|value| schema.is_valid(&value))
+    }
+
     /// Checks one raw JSON text against `schema`.
     pub fn check<'c>(&'c mut self, schema: &Schema, input: &[u8]) -> Verdict<'c> {
         let compiled = schema.compiled();

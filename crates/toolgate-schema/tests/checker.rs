@@ -42,6 +42,9 @@ fn agree(checker: &mut Checker, schema: &Schema, input: &[u8]) -> Result<bool, S
             Err(None)
         }
     };
+    if checker.is_valid(schema, input) != expected.is_ok() {
+        return Err(format!("is_valid says {}", expected.is_err()));
+    }
     let got = checker.check(schema, input);
     match (got, expected) {
         (Verdict::Valid(ok), Ok(text)) if ok.canonical() == text => {
