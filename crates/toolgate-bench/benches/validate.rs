@@ -5,8 +5,10 @@
 //!   validator; the full error list on a reject);
 //! - `toolgate_checker`: the strict path with no tree
 //!   ([`toolgate_schema::Checker`]: validated while read, the canonical text
-//!   written on the way); `toolgate_checker+digest` adds the SHA-256 digest
-//!   of the canonical text, as the gate needs it;
+//!   written on the way); `toolgate_checker_is_valid` the same without
+//!   writing the canonical text (the verdict alone, as the peers give it);
+//!   `toolgate_checker+digest` adds the SHA-256 digest of the canonical
+//!   text, as the gate needs it;
 //! - `serde_json+jsonschema`: `serde_json::from_slice::<Value>` plus a
 //!   `jsonschema` validator compiled once;
 //! - `serde_typed`: `#[derive(Deserialize)]` structs with
@@ -184,6 +186,16 @@ fn validate(c: &mut Criterion) {
                 other => panic!("the checker rejects a valid call: {other:?}"),
             }
         }
+        group.bench_function(
+            BenchmarkId::from_parameter("toolgate_checker_is_valid"),
+            |b| {
+                b.iter(|| {
+                    for (schema, _, raw) in &items {
+                        black_box(checker.is_valid(schema, black_box(raw)));
+                    }
+                })
+            },
+        );
         group.bench_function(BenchmarkId::from_parameter("toolgate_checker"), |b| {
             b.iter(|| {
                 for (schema, _, raw) in &items {

@@ -11,7 +11,9 @@
 //! parse + strict validation), `theirs` (serde_json + jsonschema), `parse`
 //! (toolgate-json only), `serde` (serde_json only), `checker` (the strict
 //! path with no tree, `toolgate_schema::Checker`), `reader`
-//! (`toolgate_json::Reader` alone), `sonic` (sonic-rs parse only).
+//! (`toolgate_json::Reader` alone), `valid` (`Checker::is_valid`: no
+//! canonical text), `sonic` (sonic-rs parse only), `simd` (simd-json parse
+//! only, on a copy), `typed` (the typed-serde baseline).
 
 #![allow(
     clippy::unwrap_used,
@@ -22,6 +24,9 @@
 )]
 
 use std::hint::black_box;
+
+#[path = "../benches/support/typed.rs"]
+mod typed;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -47,13 +52,15 @@ fn main() {
     let items: Vec<_> = corpus
         .valid
         .iter()
-        .map(|(t, b)| (&ours[t], &theirs[t], b.as_slice()))
+        .map(|(t, b)| (&ours[t], &theirs[t], typed::Tool::of(t), b.as_slice()))
         .collect();
     let mut accepted = 0usize;
     let mut checker = toolgate_schema::Checker::new(toolgate_json::ParseOptions::new());
     let mut reader = toolgate_json::Reader::new(toolgate_json::ParseOptions::new());
+    let mut buffers = simd_json::Buffers::default();
+    let mut copy: Vec<u8> = Vec::new();
     for _ in 0..rounds {
-        for (schema, validator, raw) in &items {
+        for (schema, validator, tool, raw) in &items {
             let ok = match pipeline.as_str() {
                 "none" => true,
                 "ours" => toolgate_json::from_slice(raw).is_ok_and(|v| schema.is_valid(&v)),
@@ -64,6 +71,13 @@ fn main() {
                 ),
                 "reader" => reader.read(raw, &mut ()) == toolgate_json::Read::Accepted,
                 "sonic" => sonic_rs::from_slice::<sonic_rs::Value>(raw).is_ok(),
+                "valid" => checker.is_valid(schema, raw),
+                "simd" => {
+                    copy.clear();
+                    copy.extend_from_slice(raw);
+                    simd_json::to_borrowed_value_with_buffers(&mut copy, &mut buffers).is_ok()
+                }
+                "typed" => typed::check(*tool, raw),
                 "serde" => serde_json::from_slice::<serde_json::Value>(raw).is_ok(),
                 "theirs" => serde_json::from_slice::<serde_json::Value>(raw)
                     .is_ok_and(|v| validator.is_valid(&v)),
