@@ -31,14 +31,16 @@ pub(crate) struct Fold {
 
 impl Fold {
     /// Whether `required` can be folded: at most 64 names, all declared in
-    /// `properties`.
+    /// `properties` among its first 64 (a name's bit is its position).
     pub(crate) fn can_fold_required(properties: &Value, required: &Value) -> bool {
         let (Some(p), Some(r)) = (properties.as_object(), required.as_array()) else {
             return false;
         };
         r.len() <= 64
-            && r.iter()
-                .all(|n| n.as_str().is_some_and(|n| p.contains_key(n)))
+            && r.iter().all(|n| {
+                n.as_str()
+                    .is_some_and(|n| p.keys().position(|k| k == n).is_some_and(|i| i < 64))
+            })
     }
 }
 
@@ -159,6 +161,20 @@ mod tests {
         assert!(check_standard(s, r#"{"a":1,"b":2}"#));
         let open = r#"{"properties":{"a":true},"additionalProperties":true}"#;
         assert!(check(open, r#"{"a":1,"b":2}"#));
+    }
+
+    #[test]
+    fn required_beyond_the_64th_property_is_checked() {
+        let props: Vec<String> = (0..70)
+            .map(|i| format!(r#""p{i}":{{"type":"integer"}}"#))
+            .collect();
+        let s = format!(
+            r#"{{"type":"object","properties":{{{}}},"required":["p1","p69"]}}"#,
+            props.join(",")
+        );
+        assert!(check(&s, r#"{"p1":1,"p69":2}"#));
+        assert!(!check(&s, r#"{"p1":1}"#));
+        assert!(!check(&s, r#"{"p69":1}"#));
     }
 
     #[test]
