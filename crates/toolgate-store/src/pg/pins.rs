@@ -159,10 +159,12 @@ impl PinTx for Tx<'_> {
         let tools = to_i64(tools, "tools")?;
         self.tx
             .execute(
-                "INSERT INTO tool_catalogs (upstream, digest, tools, first_seen, last_seen) \
-                 VALUES ($1, $2, $3, $4, $4) \
+                "INSERT INTO tool_catalogs (upstream, digest, tools, first_seen, last_seen, seen_seq) \
+                 VALUES ($1, $2, $3, $4, $4, \
+                   (SELECT COALESCE(MAX(seen_seq), 0) + 1 FROM tool_catalogs WHERE upstream = $1)) \
                  ON CONFLICT (upstream, digest) DO UPDATE \
-                 SET last_seen = GREATEST(tool_catalogs.last_seen, excluded.last_seen)",
+                 SET last_seen = GREATEST(tool_catalogs.last_seen, excluded.last_seen), \
+                     seen_seq = excluded.seen_seq",
                 &[
                     &upstream,
                     &digest.as_bytes().as_slice(),
@@ -300,7 +302,7 @@ impl PgStore {
             client
                 .query_opt(
                     "SELECT digest, tools, first_seen, last_seen FROM tool_catalogs \
-                     WHERE upstream = $1 ORDER BY last_seen DESC, first_seen DESC LIMIT 1",
+                     WHERE upstream = $1 ORDER BY seen_seq DESC LIMIT 1",
                     &[&upstream],
                 )
                 .map_err(reading)

@@ -22,7 +22,7 @@ const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, 
 /// Version 7: the MCP proxy's tool-definition pins, per upstream: each
 /// definition by the digest of its canonical form, with its text, what a
 /// human made of it and the findings in it (one row per definition); and
-/// each whole catalog by its digest.
+/// each whole catalog by its digest (`seen_seq` orders the sightings).
 const V7: &str = r#"
 CREATE TABLE tool_pins (
     id          BIGSERIAL PRIMARY KEY,
@@ -46,6 +46,7 @@ CREATE TABLE tool_catalogs (
     tools      BIGINT NOT NULL,
     first_seen BIGINT NOT NULL,
     last_seen  BIGINT NOT NULL,
+    seen_seq   BIGINT NOT NULL,
     PRIMARY KEY (upstream, digest)
 );
 "#;

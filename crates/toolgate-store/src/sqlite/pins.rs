@@ -143,9 +143,11 @@ impl PinTx for Tx<'_> {
     ) -> Result<(), Error> {
         self.conn
             .prepare_cached(
-                "INSERT INTO tool_catalogs (upstream, digest, tools, first_seen, last_seen) \
-                 VALUES (?1, ?2, ?3, ?4, ?4) \
-                 ON CONFLICT (upstream, digest) DO UPDATE SET last_seen = excluded.last_seen",
+                "INSERT INTO tool_catalogs (upstream, digest, tools, first_seen, last_seen, seen_seq) \
+                 VALUES (?1, ?2, ?3, ?4, ?4, \
+                   (SELECT COALESCE(MAX(seen_seq), 0) + 1 FROM tool_catalogs WHERE upstream = ?1)) \
+                 ON CONFLICT (upstream, digest) DO UPDATE \
+                 SET last_seen = excluded.last_seen, seen_seq = excluded.seen_seq",
             )
             .and_then(|mut s| {
                 s.execute(rusqlite::params![
@@ -290,7 +292,7 @@ impl SqliteStore {
         let row: Option<(Vec<u8>, i64, i64, i64)> = conn
             .prepare_cached(
                 "SELECT digest, tools, first_seen, last_seen FROM tool_catalogs \
-                 WHERE upstream = ?1 ORDER BY last_seen DESC, first_seen DESC LIMIT 1",
+                 WHERE upstream = ?1 ORDER BY seen_seq DESC LIMIT 1",
             )
             .and_then(|mut s| {
                 s.query_row([upstream], |r| {

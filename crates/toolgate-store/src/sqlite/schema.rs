@@ -17,7 +17,7 @@ const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7]
 /// Version 7: the MCP proxy's tool-definition pins, per upstream: each
 /// definition by the digest of its canonical form, with its text, what a
 /// human made of it and the findings in it (one row per definition); and
-/// each whole catalog by its digest.
+/// each whole catalog by its digest (`seen_seq` orders the sightings).
 const V7: &str = "
 CREATE TABLE tool_pins (
     id          INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -41,6 +41,7 @@ CREATE TABLE tool_catalogs (
     tools      INTEGER NOT NULL,
     first_seen INTEGER NOT NULL,
     last_seen  INTEGER NOT NULL,
+    seen_seq   INTEGER NOT NULL,
     PRIMARY KEY (upstream, digest)
 );
 ";
