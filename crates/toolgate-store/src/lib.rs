@@ -105,7 +105,10 @@ pub use crate::{
         StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
-    pin::{CatalogPin, PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin},
+    pin::{
+        diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange, PinFilter, PinFirst,
+        PinId, PinState, SeenTool, ToolPin,
+    },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
     store::{AppendDone, Store},

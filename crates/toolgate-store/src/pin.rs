@@ -1,6 +1,8 @@
 //! Tool-definition pins: what an MCP server showed, by digest, and what a
 //! human made of it; documented on [`ToolPin`].
 
+mod diff;
+
 use std::fmt;
 use std::str::FromStr;
 
@@ -8,6 +10,7 @@ use toolgate_json::Digest;
 
 use crate::time::Timestamp;
 
+pub use self::diff::{diff_definitions, DefinitionDiff, DiffOp, MemberChange};
 pub use toolgate::config::PinFirst;
 
 /// A pin's id: a positive integer, unique in the store and never reused.
