@@ -282,23 +282,6 @@ fn find(store: &dyn Store, upstream: &str, args: &PinArgs) -> anyhow::Result<Opt
     }
 }
 
-/// The definition approved last of `p`'s tool (other than `p`).
-fn approved_before(store: &dyn Store, p: &ToolPin) -> anyhow::Result<Option<ToolPin>> {
-    let approved = store
-        .list_pins(
-            &PinFilter::new()
-                .upstream(p.upstream.as_str())
-                .tool(p.tool.as_str())
-                .state(PinState::Approved)
-                .limit(1000),
-        )
-        .context("cannot list the tool pins")?;
-    Ok(approved
-        .into_iter()
-        .filter(|a| a.id != p.id)
-        .max_by_key(|a| (a.decided_at, a.id)))
-}
-
 fn write_pin(out: &mut impl Write, store: &dyn Store, p: &ToolPin) -> anyhow::Result<()> {
     let opt = |s: Option<&str>| s.map_or_else(|| "-".to_owned(), display);
     writeln!(out, "pin:        {}", p.id)?;
@@ -318,7 +301,7 @@ fn write_pin(out: &mut impl Write, store: &dyn Store, p: &ToolPin) -> anyhow::Re
             writeln!(out, "  - {}", display(f))?;
         }
     }
-    let before = approved_before(store, p)?;
+    let before = toolgate_store::approved_before(store, p).context("cannot list the tool pins")?;
     match &before {
         Some(b) => writeln!(
             out,

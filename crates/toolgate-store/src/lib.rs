@@ -106,7 +106,7 @@ pub use crate::{
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{
-        diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange, PinFilter, PinFirst,
+        approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange, PinFilter, PinFirst,
         PinId, PinState, SeenTool, ToolPin,
     },
     session::SessionCounters,

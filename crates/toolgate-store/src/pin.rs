@@ -255,3 +255,38 @@ impl PinFilter {
         self
     }
 }
+
+/// The definition of `pin`'s tool approved last on its upstream (other
+/// than `pin` itself): what a human compares a new definition with
+/// ([`diff_definitions`]). `None` for a tool never approved (new or
+/// renamed).
+pub fn approved_before(
+    store: &dyn crate::Store,
+    pin: &ToolPin,
+) -> Result<Option<ToolPin>, crate::Error> {
+    let mut best: Option<ToolPin> = None;
+    let mut filter = PinFilter::new()
+        .upstream(pin.upstream.as_str())
+        .tool(pin.tool.as_str())
+        .state(PinState::Approved)
+        .limit(1000);
+    loop {
+        let page = store.list_pins(&filter)?;
+        let last = page.last().map(|p| p.id);
+        for p in page {
+            if p.id == pin.id {
+                continue;
+            }
+            let newer = best
+                .as_ref()
+                .is_none_or(|b| (p.decided_at, p.id) > (b.decided_at, b.id));
+            if newer {
+                best = Some(p);
+            }
+        }
+        match last {
+            Some(id) => filter = filter.after(id),
+            None => return Ok(best),
+        }
+    }
+}
