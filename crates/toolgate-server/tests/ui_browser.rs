@@ -324,8 +324,8 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         "description (changed)",
         "hidden:/description:zero_width",
         "instructions:description:cue:<important>",
-        r#"- "description": "Add two integers.","#,
-        r#"+ "description": "Add two integers.\u200b <IMPORTANT><img src=x onerror=window.__toolgateXss=3></IMPORTANT>","#,
+        r#"-   "description": "Add two integers.","#,
+        r#"+   "description": "Add two integers.\u200b <IMPORTANT><img src=x onerror=window.__toolgateXss=3></IMPORTANT>","#,
     ] {
         assert!(pin_card.contains(part), "the pin card lacks {part:?}: {pin_card}");
     }
