@@ -7,9 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate_store::{
-    diff_definitions, ErrorCode, PinFilter, PinId, PinState, Store, ToolPin,
-};
+use toolgate_store::{diff_definitions, ErrorCode, PinFilter, PinId, PinState, Store, ToolPin};
 
 use crate::store_cmds::StoreArgs;
 
@@ -141,7 +139,11 @@ pub fn run(command: &PinsCommand) -> anyhow::Result<ExitCode> {
                 )?;
             }
             if pins.is_empty() {
-                writeln!(out, "no {state} tool pins for upstream {}", display(&upstream))?;
+                writeln!(
+                    out,
+                    "no {state} tool pins for upstream {}",
+                    display(&upstream)
+                )?;
                 return Ok(ExitCode::SUCCESS);
             }
             let rows: Vec<Vec<String>> = pins.iter().map(row).collect();
@@ -314,7 +316,10 @@ fn write_pin(out: &mut impl Write, store: &dyn Store, p: &ToolPin) -> anyhow::Re
             display(&p.tool)
         )?,
     }
-    let diff = diff_definitions(before.as_ref().map(|b| b.definition.as_str()), &p.definition);
+    let diff = diff_definitions(
+        before.as_ref().map(|b| b.definition.as_str()),
+        &p.definition,
+    );
     out.write_all(diff.render().as_bytes())?;
     Ok(())
 }

@@ -108,7 +108,10 @@ enum Pending {
     /// The proxy's own `tools/list` (after `list_changed`, or before a
     /// call when no catalog of the run is fresh).
     OwnList,
-    Call { tool: String, call_id: String },
+    Call {
+        tool: String,
+        call_id: String,
+    },
     Other,
 }
 
@@ -350,7 +353,9 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                     }
                 }
             }
-            Ok(Message::Notification { method }) if method == "notifications/tools/list_changed" => {
+            Ok(Message::Notification { method })
+                if method == "notifications/tools/list_changed" =>
+            {
                 // Checked before the client hears of it.
                 shared.relist(&sides, Some(lossless(bytes))).await;
             }

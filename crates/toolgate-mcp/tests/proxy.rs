@@ -97,7 +97,11 @@ const TOOLS: &str = r#"[{"name":"add","inputSchema":{"type":"object"}},{"name":"
 /// The client lists the tools first (as SDK clients do): the first
 /// catalog, trusted on first use, pinned in the store.
 async fn list_first(e: &mut Ends) {
-    send(&mut e.to_proxy, r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#).await;
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+    )
+    .await;
     assert_eq!(
         recv(&mut e.server_in).await,
         r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#

@@ -414,7 +414,8 @@ pub fn pin_object(
         or_null(p.decided_at, |t| i64_value(t.unix_millis())),
     );
     o.insert("note", or_null(p.note.clone(), string));
-    let diff = toolgate_store::diff_definitions(before.map(|b| b.definition.as_str()), &p.definition);
+    let diff =
+        toolgate_store::diff_definitions(before.map(|b| b.definition.as_str()), &p.definition);
     let mut d = Object::new();
     d.insert(
         "approved",

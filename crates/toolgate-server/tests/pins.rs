@@ -13,9 +13,7 @@
 )]
 
 use toolgate_json::{Digest, Value};
-use toolgate_store::{
-    AuditFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store, Verdict,
-};
+use toolgate_store::{AuditFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store, Verdict};
 
 mod shop_copy;
 
@@ -58,7 +56,12 @@ async fn approvers_list_read_and_decide_pins_with_a_diff() {
         .open(f.dir.path().join("toolgate.db"))
         .unwrap();
     store
-        .observe_catalog("calc", &Digest::of(b"c1"), &[seen(D1, &[])], PinFirst::Trust)
+        .observe_catalog(
+            "calc",
+            &Digest::of(b"c1"),
+            &[seen(D1, &[])],
+            PinFirst::Trust,
+        )
         .unwrap();
     store
         .observe_catalog(
@@ -91,8 +94,14 @@ async fn approvers_list_read_and_decide_pins_with_a_diff() {
         .iter()
         .map(|l| format!("{}{}", s(l, "/op"), s(l, "/text")))
         .collect();
-    assert!(lines.contains(&"-    \"readOnlyHint\": true".to_owned()), "{lines:?}");
-    assert!(lines.contains(&"+    \"readOnlyHint\": false".to_owned()), "{lines:?}");
+    assert!(
+        lines.contains(&"-    \"readOnlyHint\": true".to_owned()),
+        "{lines:?}"
+    );
+    assert!(
+        lines.contains(&"+    \"readOnlyHint\": false".to_owned()),
+        "{lines:?}"
+    );
     assert_eq!(
         p.pointer("/definition/annotations/readOnlyHint"),
         Some(&Value::Bool(false))
@@ -100,7 +109,13 @@ async fn approvers_list_read_and_decide_pins_with_a_diff() {
 
     let (status, all) = call(&f, "GET", "/v1/pins?state=all&upstream=calc", ADMIN, None).await;
     assert_eq!(status, 200);
-    assert_eq!(all.pointer("/pins").and_then(Value::as_array).unwrap().len(), 2);
+    assert_eq!(
+        all.pointer("/pins")
+            .and_then(Value::as_array)
+            .unwrap()
+            .len(),
+        2
+    );
     let (status, err) = call(&f, "GET", "/v1/pins?state=maybe", APPROVER, None).await;
     assert_eq!(status, 400, "{}", err.to_canonical_string());
     let (status, _) = call(&f, "GET", "/v1/pins?colour=red", APPROVER, None).await;
@@ -120,7 +135,9 @@ async fn approvers_list_read_and_decide_pins_with_a_diff() {
     let (status, _) = call(&f, "POST", &uri, APPROVER, None).await;
     assert_eq!(status, 409);
     assert_eq!(
-        store.pin_state("calc", "add", &Digest::of(D2.as_bytes())).unwrap(),
+        store
+            .pin_state("calc", "add", &Digest::of(D2.as_bytes()))
+            .unwrap(),
         Some(PinState::Approved)
     );
     let (status, p) = call(&f, "POST", &format!("/v1/pins/{id}/reject"), ADMIN, None).await;

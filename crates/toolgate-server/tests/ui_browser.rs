@@ -327,7 +327,10 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         r#"-   "description": "Add two integers.","#,
         r#"+   "description": "Add two integers.\u200b <IMPORTANT><img src=x onerror=window.__toolgateXss=3></IMPORTANT>","#,
     ] {
-        assert!(pin_card.contains(part), "the pin card lacks {part:?}: {pin_card}");
+        assert!(
+            pin_card.contains(part),
+            "the pin card lacks {part:?}: {pin_card}"
+        );
     }
     assert_eq!(
         r.pointer("/pin_diff_lines")
@@ -385,7 +388,12 @@ fn approve_in_the_browser_releases_the_waiting_call() {
 /// `add` as an MCP server first showed it.
 fn first_add() -> SeenTool {
     let def = r#"{"description":"Add two integers.","name":"add"}"#;
-    SeenTool::new("add", toolgate_json::Digest::of(def.as_bytes()), def, vec![])
+    SeenTool::new(
+        "add",
+        toolgate_json::Digest::of(def.as_bytes()),
+        def,
+        vec![],
+    )
 }
 
 /// `add` changed: a zero-width space, and instructions with markup.

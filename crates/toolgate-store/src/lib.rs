@@ -78,8 +78,8 @@ mod error;
 mod group;
 mod kill;
 mod persist;
-mod pin;
 mod pg;
+mod pin;
 mod rules;
 mod session;
 mod sqlite;
@@ -106,8 +106,8 @@ pub use crate::{
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{
-        approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange, PinFilter, PinFirst,
-        PinId, PinState, SeenTool, ToolPin,
+        approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange,
+        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin,
     },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},

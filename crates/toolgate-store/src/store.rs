@@ -10,7 +10,7 @@ use crate::audit::{
 };
 use crate::error::Error;
 use crate::kill::{KillMode, KillSwitchState};
-use crate::pin::{CatalogPin, PinFirst, PinFilter, PinId, PinState, SeenTool, ToolPin};
+use crate::pin::{CatalogPin, PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin};
 use crate::session::SessionCounters;
 use crate::time::Timestamp;
 

@@ -782,7 +782,10 @@ fn an_approval_is_bound_to_the_tool_definition_it_was_given_under() {
     // The approval's key binds the arguments and D1.
     let a = store.get_approval(id).unwrap().unwrap();
     let args = held.decisions()[0].digest().unwrap();
-    assert_eq!(a.digest, Some(toolgate_store::bound_digest(&args, Some(&d1))));
+    assert_eq!(
+        a.digest,
+        Some(toolgate_store::bound_digest(&args, Some(&d1)))
+    );
     assert_ne!(a.digest, Some(args));
     store.approve(id, "bob", "checked under D1").unwrap();
 

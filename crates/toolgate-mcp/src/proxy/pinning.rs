@@ -146,7 +146,10 @@ impl Shared {
         };
         let (store, upstream) = {
             let state = self.lock();
-            (Arc::clone(self.gate.store()), state.catalog.upstream.clone())
+            (
+                Arc::clone(self.gate.store()),
+                state.catalog.upstream.clone(),
+            )
         };
         let name = tool.to_owned();
         let found =
@@ -195,8 +198,7 @@ impl Shared {
             let id = loop {
                 state.catalog.next_id = state.catalog.next_id.saturating_add(1);
                 let text = format!("toolgate-pins-{}", state.catalog.next_id);
-                let Some(id) =
-                    RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))
+                let Some(id) = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))
                 else {
                     return;
                 };

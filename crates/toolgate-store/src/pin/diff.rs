@@ -145,7 +145,9 @@ fn member_changes(old: &Object<'_>, new: &Object<'_>) -> Vec<(String, MemberChan
         let change = match (old.get(name), new.get(name)) {
             (None, Some(_)) => MemberChange::Added,
             (Some(_), None) => MemberChange::Removed,
-            (Some(a), Some(b)) if toolgate_json::canonical::digest(a) != toolgate_json::canonical::digest(b) => {
+            (Some(a), Some(b))
+                if toolgate_json::canonical::digest(a) != toolgate_json::canonical::digest(b) =>
+            {
                 MemberChange::Changed
             }
             _ => continue,
