@@ -312,10 +312,7 @@ fn pin() -> Value<'static> {
         ("member", ty("string")),
         ("change", one_of_enum(["added", "removed", "changed"])),
     ]);
-    let line = answer(&[
-        ("op", one_of_enum([" ", "-", "+"])),
-        ("text", ty("string")),
-    ]);
+    let line = answer(&[("op", one_of_enum([" ", "-", "+"])), ("text", ty("string"))]);
     let approved = o([(
         "oneOf",
         list([
