@@ -11,6 +11,7 @@ mod json_check;
 mod lint_config;
 mod mcp;
 mod narrow;
+mod pins_cmd;
 mod proxy;
 mod redteam;
 mod report;
@@ -108,6 +109,13 @@ enum Command {
     Approvals {
         #[command(subcommand)]
         command: store_cmds::ApprovalsCommand,
+    },
+    /// Tool definitions MCP servers showed `toolgate mcp`, pinned per
+    /// upstream: list, show (with a diff from the approved one), approve,
+    /// reject.
+    Pins {
+        #[command(subcommand)]
+        command: pins_cmd::PinsCommand,
     },
     /// The kill switch shared by every process using the store: on, off,
     /// status.
@@ -249,6 +257,7 @@ fn main() -> ExitCode {
         Command::Redteam(args) => redteam::run(&args),
         Command::Audit { command } => store_cmds::audit(&command),
         Command::Approvals { command } => store_cmds::approvals(&command),
+        Command::Pins { command } => pins_cmd::run(&command),
         Command::Kill { command } => store_cmds::kill(&command),
         Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),

@@ -91,7 +91,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    let mut proxy = Proxy::new(gate, user, session, ProxyOptions::from_config(mcp));
+    let mut proxy = Proxy::new(gate, user, session, ProxyOptions::from_config(mcp))
+        .with_pins(mcp.upstream_name(), mcp.pin_first());
     if let Some(n) = narrowed {
         proxy = proxy.with_narrowed(n);
     }

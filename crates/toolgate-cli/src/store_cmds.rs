@@ -34,6 +34,11 @@ pub struct StoreArgs {
 }
 
 impl StoreArgs {
+    /// The config file `--config` names.
+    pub fn config_path(&self) -> Option<&std::path::Path> {
+        self.config.as_deref()
+    }
+
     /// Opens the store; `read_only` never creates or migrates it.
     pub fn open(&self, read_only: bool) -> anyhow::Result<Arc<dyn Store>> {
         self.open_with(read_only, true)
@@ -555,7 +560,7 @@ fn kill_line(k: &KillSwitchState) -> String {
     s
 }
 
-fn actor(given: Option<&str>) -> String {
+pub(crate) fn actor(given: Option<&str>) -> String {
     given
         .map(str::to_owned)
         .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
@@ -648,7 +653,7 @@ fn record_line(r: &AuditRecord) -> String {
 }
 
 /// A time as `YYYY-MM-DDTHH:MM:SSZ` (UTC).
-fn time(t: Timestamp) -> String {
+pub(crate) fn time(t: Timestamp) -> String {
     let secs = t.unix_seconds();
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);

@@ -234,15 +234,22 @@ impl Run {
     }
 
     /// The value of `KEY=` in each audit record ("" where it has none).
+    /// (Of the calls' records: the tool pins' `pin_*` records left out.)
     fn audit_field(&self, key: &str) -> Vec<String> {
-        self.audit_lines().iter().map(|l| field(l, key)).collect()
+        self.audit_lines()
+            .iter()
+            .filter(|l| !is_pin_record(l))
+            .map(|l| field(l, key))
+            .collect()
     }
 
-    /// The audit records as (verdict, tool, reasons); each one decided as
-    /// the config's user.
+    /// The audit records of calls as (verdict, tool, reasons); each one
+    /// decided as the config's user. The tool pins' records (`pin_*`: the
+    /// first catalog trusted on first use) are not calls and are left out.
     fn audit(&self) -> Vec<AuditRow> {
         self.audit_lines()
             .iter()
+            .filter(|l| !is_pin_record(l))
             .map(|l| {
                 assert_eq!(field(l, "user"), "desk", "{l}");
                 let verdict = l.split("  ").nth(2).unwrap_or("").to_owned();
@@ -250,6 +257,11 @@ impl Run {
             })
             .collect()
     }
+}
+
+/// Whether an audit line records the tool pins (`pin_approved`, …).
+fn is_pin_record(line: &str) -> bool {
+    line.split("  ").nth(2).unwrap_or("").starts_with("pin_")
 }
 
 /// The value of `key=` in an audit line, "" where it has none.

@@ -18,14 +18,27 @@
 //!   for approval: answered with an `isError: true` text result naming the
 //!   pending approval's id (the call did not run); once a human approves it
 //!   (`toolgate approvals approve ID`), the same call retried passes, once.
-//!   A tool whose definition changed since it was pinned is denied
-//!   `tool_changed` (audited) without reaching the gate.
+//!   A registered tool whose definition in the server's latest catalog is
+//!   not approved in the store (new, changed, renamed, rejected) is denied
+//!   `tool_changed` (audited) without reaching the gate; the decision's
+//!   context carries the definition's digest, so an approval of the call
+//!   is bound to it ([`toolgate_store::bound_digest`]).
 //! - **`tools/list`** (the server's result): only tools the config
-//!   registers are kept; each is pinned by the digest of its definition
-//!   ([`pins`]) at the first list, and a later list that changes it hides
-//!   it; its `inputSchema` is replaced by the config's (the schema the gate
-//!   enforces) and its description by the config's when it has one; hidden
-//!   Unicode in titles and descriptions is reported on standard error.
+//!   registers are kept; each definition is pinned in the store per
+//!   upstream by the digest of its canonical form ([`pins`],
+//!   [`toolgate_store::Store::observe_catalog`]), with the findings in its
+//!   text (hidden Unicode, instruction-like text), and the catalog by its
+//!   own digest; only approved definitions are shown (the first catalog of
+//!   an upstream is approved on trust, or waits too: `[mcp] pin_first`);
+//!   a shown tool's `inputSchema` is replaced by the config's (the schema
+//!   the gate enforces) and its description by the config's when it has
+//!   one. A human approves a waiting definition from a diff (`toolgate pins
+//!   approve`, `POST /v1/pins/{id}/approve`); it is shown from the next
+//!   list, without a restart.
+//! - **`notifications/tools/list_changed`** (from the server): the proxy
+//!   lists the tools itself (request id `toolgate-pins-N`), checks the pins,
+//!   then passes the notification on. A call made before any list of the
+//!   run waits for the same check.
 //! - **results** of forwarded calls ([`results`]): `structuredContent`
 //!   validated against the tool's declared `outputSchema` (a mismatch is an
 //!   error result, audited), text blocks sanitized and capped; a JSON-RPC
@@ -43,8 +56,8 @@
 //!   [`results`] alone (what the fuzz targets build).
 //!
 //! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
-//! flows (`input_required` for approvals), pins persisted in the store and
-//! human approval of a changed definition.
+//! flows (`input_required` for approvals); a paginated `tools/list` is
+//! pinned page by page.
 
 #[cfg(feature = "proxy")]
 mod proxy;

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use toolgate::authz::Narrowed;
 use toolgate::registry::Registry;
-use toolgate::{Context, Format, Verdict};
+use toolgate::{Format, Verdict};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
 use toolgate_store::{
     ApprovalId, ApprovalState, AuditEntry, Clock as _, StoreGate, SystemClock,
@@ -20,8 +20,10 @@ use toolgate_store::{
 };
 
 use crate::frame::{self, Line, Message, RequestId};
-use crate::pins::{self, PinState, Pins};
+use crate::pins;
 use crate::results::{self, OutputSchema};
+
+mod pinning;
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
 /// `max_result_bytes`, `hold_seconds`).
@@ -91,7 +93,8 @@ struct Shared {
 struct State {
     /// Client requests forwarded and not answered yet.
     pending: HashMap<RequestId, Pending>,
-    pins: Pins,
+    /// The tool pins' memory of the run.
+    catalog: pinning::Catalog,
     /// The tools as the user may call them, when `tools/list` is narrowed.
     narrowed: Option<Narrowed>,
     /// The declared `outputSchema`s of the latest list, by tool.
@@ -102,7 +105,13 @@ struct State {
 #[derive(Debug, Clone)]
 enum Pending {
     List,
-    Call { tool: String, call_id: String },
+    /// The proxy's own `tools/list` (after `list_changed`, or before a
+    /// call when no catalog of the run is fresh).
+    OwnList,
+    Call {
+        tool: String,
+        call_id: String,
+    },
     Other,
 }
 
@@ -140,6 +149,15 @@ impl Proxy {
     #[must_use]
     pub fn with_narrowed(self, narrowed: Narrowed) -> Self {
         self.shared.lock().narrowed = Some(narrowed);
+        self
+    }
+
+    /// Keeps the server's tool pins in the store under `upstream` (default
+    /// `default`), its first catalog treated as `first` says (default
+    /// trust on first use): `[mcp] upstream_name` and `pin_first`.
+    #[must_use]
+    pub fn with_pins(self, upstream: &str, first: toolgate::config::PinFirst) -> Self {
+        self.shared.lock().catalog.configure(upstream, first);
         self
     }
 
@@ -325,14 +343,21 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                     )),
                     Some(Pending::Other) => sides.to_client(lossless(bytes)).await,
                     Some(Pending::List) => {
-                        let line = shared.filter_list(&id, &value);
+                        let line = shared.filter_list(&id, &value).await;
                         sides.to_client(line).await;
                     }
+                    Some(Pending::OwnList) => shared.own_list_answered(&value, &sides).await,
                     Some(Pending::Call { tool, call_id }) => {
                         let line = shared.call_result(&id, &value, &tool, &call_id).await;
                         sides.to_client(line).await;
                     }
                 }
+            }
+            Ok(Message::Notification { method })
+                if method == "notifications/tools/list_changed" =>
+            {
+                // Checked before the client hears of it.
+                shared.relist(&sides, Some(lossless(bytes))).await;
             }
             Ok(Message::Request { .. } | Message::Notification { .. }) => {
                 sides.to_client(lossless(bytes)).await;
@@ -363,22 +388,23 @@ impl Shared {
             .and_then(Value::as_str)
             .map(str::to_owned);
         if let Some(tool) = tool.as_deref() {
-            if self.lock().pins.is_changed(tool) {
+            if let Err(refused) = self.pin_check(tool, &sides).await {
                 let me = Arc::clone(&self);
                 let entry_tool = tool.to_owned();
                 let call_id = id.to_string();
+                let code = refused.code;
                 let recorded = tokio::task::spawn_blocking(move || {
-                    me.audit(&entry_tool, &call_id, "tool_changed", None)
+                    me.audit(&entry_tool, &call_id, code, Some(&refused.note))
                 })
                 .await;
-                if recorded.is_err() {
+                if !matches!(recorded, Ok(true)) {
                     finding("the audit record of a tool_changed denial could not be written");
                 }
-                let feedback = "denied by toolgate: tool_changed";
+                let feedback = format!("denied by toolgate: {code}");
                 sides
                     .to_client(frame::result_answer(
                         &id,
-                        results::text_result(feedback, true),
+                        results::text_result(&feedback, true),
                     ))
                     .await;
                 return;
@@ -399,8 +425,8 @@ impl Shared {
         retried: bool,
     ) {
         let me = Arc::clone(&self);
+        let context = self.call_context(&value);
         let decided = tokio::task::spawn_blocking(move || {
-            let context = Context::new(me.user.as_str(), me.session.as_str(), 1);
             let d = me
                 .gate
                 .decide_and_record(&frame_bytes, Format::Mcp, &context);
@@ -598,6 +624,10 @@ impl Shared {
                         results::text_result(&format!("refused by toolgate: {code}"), true),
                     )
                 }
+                Pending::OwnList => {
+                    self.own_list_failed();
+                    continue;
+                }
                 Pending::List | Pending::Other => frame::error_answer(
                     Some(&id),
                     frame::INTERNAL_ERROR,
@@ -735,7 +765,7 @@ impl Shared {
 
     /// A `tools/list` result: only the config's tools, each pinned; the
     /// changed ones hidden; hidden characters in descriptions reported.
-    fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
+    async fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
         let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
             // An error answer: forwarded as it is (it lists no tool).
             return canonical::to_string(value);
@@ -747,6 +777,7 @@ impl Shared {
                 "refused by toolgate: invalid_result",
             );
         };
+        let pinned = self.check_catalog(tools).await;
         let registry: &Registry = self.gate.gate().registry();
         let mut kept = Vec::new();
         let mut state = self.lock();
@@ -770,15 +801,11 @@ impl Shared {
             if let Some(text) = tool.pointer("/annotations/title").and_then(Value::as_str) {
                 report_hidden(name, "annotations.title", text);
             }
-            match state.pins.check(name, pins::definition_digest(o)) {
-                PinState::New | PinState::Same => {}
-                PinState::Changed => {
-                    finding(&format!(
-                        "tools/list: `{}` hidden: its definition changed since it was pinned; its calls are denied tool_changed",
-                        printable(name)
-                    ));
-                    continue;
-                }
+            // Only a definition a human (or trust on first use) approved.
+            let pin = pinned.get(name).copied().flatten();
+            if pin != Some(toolgate_store::PinState::Approved) {
+                pinning::report_unapproved(&state.catalog, name, o, pin);
+                continue;
             }
             match o.get("outputSchema") {
                 Some(schema) => {

@@ -91,6 +91,35 @@ async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
         .expect("a line, not the end")
 }
 
+/// The server's tools in these tests.
+const TOOLS: &str = r#"[{"name":"add","inputSchema":{"type":"object"}},{"name":"refund","inputSchema":{"type":"object"}}]"#;
+
+/// The client lists the tools first (as SDK clients do): the first
+/// catalog, trusted on first use, pinned in the store.
+async fn list_first(e: &mut Ends) {
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#
+    );
+    send(
+        &mut e.server_out,
+        &format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"tools":{TOOLS}}}}}"#),
+    )
+    .await;
+    let list = json(&recv(&mut e.from_proxy).await);
+    assert_eq!(
+        list.pointer("/result/tools")
+            .and_then(Value::as_array)
+            .map(<[Value]>::len),
+        Some(2)
+    );
+}
+
 fn json(text: &str) -> Value<'static> {
     toolgate_json::from_str(text).unwrap().into_owned()
 }
@@ -98,6 +127,7 @@ fn json(text: &str) -> Value<'static> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allowed_calls_reach_the_server_canonical_and_others_never() {
     let mut e = start(Duration::from_secs(10));
+    list_first(&mut e).await;
     // Denied: answered by the proxy, the server sees nothing.
     send(
         &mut e.to_proxy,
@@ -180,6 +210,7 @@ async fn allowed_calls_reach_the_server_canonical_and_others_never() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
     let mut e = start(Duration::from_millis(300));
+    list_first(&mut e).await;
     send(
         &mut e.to_proxy,
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
@@ -224,4 +255,70 @@ async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
         ]
     );
     assert_eq!(e.run.await.unwrap(), Ended::ServerClosed);
+}
+
+/// Issue 17: a call before any list makes the proxy list the tools itself
+/// (its own request id) and check them first; `list_changed` from the
+/// server makes it list and check again before the client hears of it; a
+/// name listed twice is hidden and its calls denied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_lists_itself_before_a_call_and_after_list_changed() {
+    let mut e = start(Duration::from_secs(10));
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"id":"toolgate-pins-1","jsonrpc":"2.0","method":"tools/list"}"#
+    );
+    send(
+        &mut e.server_out,
+        &format!(r#"{{"jsonrpc":"2.0","id":"toolgate-pins-1","result":{{"tools":{TOOLS}}}}}"#),
+    )
+    .await;
+    // Trusted on first use: the call goes on, canonical.
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"id":1,"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"a":1,"b":2},"name":"add"}}"#
+    );
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"3"}]}}"#,
+    )
+    .await;
+    recv(&mut e.from_proxy).await;
+
+    // The server says its list changed: the proxy lists first.
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.server_in).await,
+        r#"{"id":"toolgate-pins-2","jsonrpc":"2.0","method":"tools/list"}"#
+    );
+    // add is listed twice now (two definitions under one name).
+    send(
+        &mut e.server_out,
+        r#"{"jsonrpc":"2.0","id":"toolgate-pins-2","result":{"tools":[{"name":"add","inputSchema":{"type":"object"}},{"name":"add","description":"x","inputSchema":{"type":"object"}}]}}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+    );
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut e.from_proxy).await,
+        r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true}}"#
+    );
+    drop(e.to_proxy);
+    assert_eq!(e.run.await.unwrap(), Ended::ClientClosed);
 }

@@ -16,6 +16,8 @@
 //! | `GET /v1/approvals/{id}` | approver, admin | the approval |
 //! | `POST /v1/approvals/{id}/approve`, `…/deny` (optional `{"note"}`) | approver, admin | the approval |
 //! | `GET /v1/approvals/{id}/wait?timeout=SECONDS` | any | the approval and `timed_out`, once decided, after the timeout (at most 60 s), or as the service stops |
+//! | `GET /v1/pins?state=&upstream=&tool=&limit=&after=` | approver, admin | `{"pins": [...]}`: the tool definitions MCP servers showed `toolgate mcp` (pending by default), each with its findings and its diff from the definition approved before |
+//! | `GET /v1/pins/{id}`, `POST /v1/pins/{id}/approve`, `…/reject` (`{"note"}`) | approver, admin | the pin; a decision is audited (`pin_approved`, `pin_rejected`) with the caller as actor |
 //! | `GET /v1/kill`, `POST /v1/kill` (`{"mode", "reason"}`) | admin | the kill switch |
 //! | `GET /v1/audit?user=&session=&tool=&verdict=&kind=&since=&until=&limit=&before=&after=` | admin | `{"records": […], "next_before", "next_after"}`, oldest first: the newest matching page, or the page before `before` / after `after` (a `seq`; the answer's cursor is the next page's) |
 //! | `POST /v1/reload` | admin | re-reads the config file, policies, schemas and entities and swaps the gate atomically (see [`live`]); a bad config keeps the running one (`422 invalid_config`, saying what and where) |

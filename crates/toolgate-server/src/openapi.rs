@@ -306,6 +306,50 @@ fn approval() -> Value<'static> {
     ])
 }
 
+/// A tool-definition pin with its findings and diff (`GET /v1/pins/{id}`).
+fn pin() -> Value<'static> {
+    let member = answer(&[
+        ("member", ty("string")),
+        ("change", one_of_enum(["added", "removed", "changed"])),
+    ]);
+    let line = answer(&[("op", one_of_enum([" ", "-", "+"])), ("text", ty("string"))]);
+    let approved = o([(
+        "oneOf",
+        list([
+            ty("null"),
+            answer(&[("id", ty("string")), ("digest", digest_string())]),
+        ]),
+    )]);
+    answer(&[
+        ("id", ty("string")),
+        ("upstream", ty("string")),
+        ("tool", ty("string")),
+        ("state", one_of_enum(["pending", "approved", "rejected"])),
+        ("digest", digest_string()),
+        (
+            "definition",
+            o([(
+                "description",
+                s("the definition as the server showed it: name, title, description, inputSchema, outputSchema, annotations"),
+            )]),
+        ),
+        ("findings", array_of(ty("string"))),
+        ("first_seen", millis()),
+        ("last_seen", millis()),
+        ("decided_by", nullable("string")),
+        ("decided_at", nullable_millis()),
+        ("note", nullable("string")),
+        (
+            "diff",
+            answer(&[
+                ("approved", approved),
+                ("members", array_of(member)),
+                ("lines", array_of(line)),
+            ]),
+        ),
+    ])
+}
+
 fn approval_states() -> [&'static str; 4] {
     [
         ApprovalState::Pending.as_str(),
@@ -461,6 +505,7 @@ fn components(tools: &[&str]) -> Value<'static> {
         ("Context", context()),
         ("DecideRequest", decide_request()),
         ("Approval", approval()),
+        ("Pin", pin()),
         ("Kill", kill()),
         ("AuditRecord", audit_record()),
         ("ResultRequest", result_request(tools)),
@@ -623,8 +668,58 @@ fn operations() -> Vec<Op> {
             summary: "Deny a pending approval, or revoke an unused approved one.",
             access: approver,
             params: vec![path_id()],
-            body: Some((note, false)),
+            body: Some((note.clone(), false)),
             ok: json_ok(schema_ref("Approval")),
+            errors: &[404, 409],
+        },
+        Op {
+            method: "get",
+            path: "/v1/pins",
+            summary: "List the tool definitions MCP servers showed `toolgate mcp`, by ascending id, each with its findings and its diff from the approved definition.",
+            access: approver,
+            params: vec![
+                query(
+                    "state",
+                    one_of_enum(["pending", "approved", "rejected", "all"]),
+                    "Which pins (default pending).",
+                ),
+                query("upstream", ty("string"), "Only this upstream's."),
+                query("tool", ty("string"), "Only this tool's."),
+                limit("At most this many (1 to 1000; default 100)."),
+                query("after", seq.clone(), "Only pins after this id (the cursor)."),
+            ],
+            body: None,
+            ok: json_ok(answer(&[("pins", array_of(schema_ref("Pin")))])),
+            errors: &[],
+        },
+        Op {
+            method: "get",
+            path: "/v1/pins/{id}",
+            summary: "One tool-definition pin, with its findings and its diff from the approved definition.",
+            access: approver,
+            params: vec![path_id()],
+            body: None,
+            ok: json_ok(schema_ref("Pin")),
+            errors: &[404],
+        },
+        Op {
+            method: "post",
+            path: "/v1/pins/{id}/approve",
+            summary: "Approve a pending or rejected tool definition (audited `pin_approved`).",
+            access: approver,
+            params: vec![path_id()],
+            body: Some((note.clone(), false)),
+            ok: json_ok(schema_ref("Pin")),
+            errors: &[404, 409],
+        },
+        Op {
+            method: "post",
+            path: "/v1/pins/{id}/reject",
+            summary: "Reject a pending tool definition, or revoke an approved one (audited `pin_rejected`).",
+            access: approver,
+            params: vec![path_id()],
+            body: Some((note, false)),
+            ok: json_ok(schema_ref("Pin")),
             errors: &[404, 409],
         },
         Op {

@@ -9,6 +9,7 @@ mod decide;
 pub(crate) mod health;
 mod kill;
 mod metrics;
+pub(crate) mod pins;
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -21,6 +22,7 @@ use self::decide::decide;
 use self::health::{healthz, readyz};
 use self::kill::{get_kill, set_kill};
 use self::metrics::metrics;
+use self::pins::{approve_pin, get_pin, list_pins, reject_pin};
 use crate::error::{json_response, ApiError};
 use crate::state::AppState;
 use crate::{live, openapi, results, ui};
@@ -34,6 +36,10 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/approvals/{id}/approve", post(approve))
         .route("/v1/approvals/{id}/deny", post(deny))
         .route("/v1/approvals/{id}/wait", get(wait))
+        .route("/v1/pins", get(list_pins))
+        .route("/v1/pins/{id}", get(get_pin))
+        .route("/v1/pins/{id}/approve", post(approve_pin))
+        .route("/v1/pins/{id}/reject", post(reject_pin))
         .route("/v1/kill", get(get_kill).post(set_kill))
         .route("/v1/audit", get(audit))
         .route("/v1/results", post(results::results))

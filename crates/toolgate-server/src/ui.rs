@@ -51,8 +51,9 @@
 //! | `GET /ui/api/me` | none | `{"me": null}`, or `{"me": {"actor", "role", "csrf"}}` with a live session |
 //! | `POST /ui/login` `{"token"}` | an approver or admin token | `{"actor", "role", "csrf"}` and the session cookie |
 //! | `POST /ui/logout` | session, CSRF | `{}`, the cookie cleared |
-//! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "pending_total", "audit"}`: the newest [`PENDING_LIMIT`] unexpired pending approvals, newest first, and how many there are in all |
+//! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "pending_total", "pins", "audit"}`: the newest [`PENDING_LIMIT`] unexpired pending approvals, newest first, and how many there are in all; the oldest [`PENDING_LIMIT`] tool definitions of MCP servers waiting for a human, each with its findings and its diff from the definition approved before (as `GET /v1/pins/{id}`) |
 //! | `POST /ui/api/approvals/{id}/approve`, `…/deny` `{"note"}` | session, CSRF | the approval |
+//! | `POST /ui/api/pins/{id}/approve`, `…/reject` `{"note"}` | session, CSRF | the pin |
 //! | `POST /ui/api/kill` `{"mode", "reason"}` | admin session, CSRF | the kill switch |
 
 use std::collections::HashMap;
@@ -69,8 +70,8 @@ use sha2::{Digest as _, Sha256};
 use toolgate::config::ServerRole;
 use toolgate_json::{canonical, Object, Value};
 use toolgate_store::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditFilter, Store, Timestamp,
-    Verdict,
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditFilter, PinFilter,
+    PinState, Store, Timestamp, Verdict,
 };
 
 use crate::auth::{audit_refusal, authenticate, Caller};
@@ -137,6 +138,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/api/state", get(page_state))
         .route("/ui/api/approvals/{id}/approve", post(approve))
         .route("/ui/api/approvals/{id}/deny", post(deny))
+        .route("/ui/api/pins/{id}/approve", post(approve_pin))
+        .route("/ui/api/pins/{id}/reject", post(reject_pin))
         .route("/ui/api/kill", post(set_kill))
         .layer(axum::middleware::map_response(security_headers))
         .layer(Extension(Sessions::default()))
@@ -499,8 +502,23 @@ async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Res
                     asked.as_ref(),
                 )));
             }
+            // Tool definitions waiting for a human (issue 17), oldest first.
+            let pins = s.list_pins(
+                &PinFilter::new()
+                    .state(PinState::Pending)
+                    .limit(PENDING_LIMIT),
+            )?;
+            let pins = crate::routes::pins::with_before(s, pins)?;
             let audit = s.tail(AUDIT_LIMIT)?;
             let mut o = Object::new();
+            o.insert(
+                "pins",
+                Value::Array(
+                    pins.iter()
+                        .map(|(p, b)| Value::Object(wire::pin_object(p, b.as_ref())))
+                        .collect(),
+                ),
+            );
             o.insert("me", Value::Object(me_object(&user.caller, &user.csrf)));
             o.insert("kill", Value::Object(wire::kill_object(&kill)));
             o.insert("approvals", Value::Array(approvals));
@@ -565,6 +583,24 @@ async fn deny(
     MaybeJson(body): MaybeJson,
 ) -> Result<Response, ApiError> {
     decide_approval(state, user, &id, body.as_ref(), false).await
+}
+
+async fn approve_pin(
+    State(state): State<AppState>,
+    user: PageUser,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    crate::routes::pins::decide_pin(&state, user.caller.actor, &id, body.as_ref(), true).await
+}
+
+async fn reject_pin(
+    State(state): State<AppState>,
+    user: PageUser,
+    Path(id): Path<String>,
+    MaybeJson(body): MaybeJson,
+) -> Result<Response, ApiError> {
+    crate::routes::pins::decide_pin(&state, user.caller.actor, &id, body.as_ref(), false).await
 }
 
 async fn set_kill(

@@ -381,3 +381,99 @@ pub fn audit_page(
     out.push_str("]}");
     out
 }
+
+/// One tool-definition pin, with what a human needs to decide it: the
+/// definition (as JSON), the findings in it, and the diff from the
+/// definition of the tool approved last (`approved`, null for a tool never
+/// approved): the members that changed and the lines of both in canonical
+/// pretty form (`op` `" "`, `"-"` or `"+"`). Times are Unix milliseconds.
+pub fn pin_object(
+    p: &toolgate_store::ToolPin,
+    before: Option<&toolgate_store::ToolPin>,
+) -> Object<'static> {
+    let mut o = Object::new();
+    o.insert("id", string(p.id.to_string()));
+    o.insert("upstream", string(p.upstream.clone()));
+    o.insert("tool", string(p.tool.clone()));
+    o.insert("state", string(p.state.as_str()));
+    o.insert("digest", string(p.digest.to_string()));
+    o.insert(
+        "definition",
+        toolgate_json::from_str(&p.definition)
+            .map_or_else(|_| string(p.definition.clone()), Value::into_owned),
+    );
+    o.insert(
+        "findings",
+        Value::Array(p.findings.iter().map(|f| string(f.clone())).collect()),
+    );
+    o.insert("first_seen", i64_value(p.first_seen.unix_millis()));
+    o.insert("last_seen", i64_value(p.last_seen.unix_millis()));
+    o.insert("decided_by", or_null(p.decided_by.clone(), string));
+    o.insert(
+        "decided_at",
+        or_null(p.decided_at, |t| i64_value(t.unix_millis())),
+    );
+    o.insert("note", or_null(p.note.clone(), string));
+    let diff =
+        toolgate_store::diff_definitions(before.map(|b| b.definition.as_str()), &p.definition);
+    let mut d = Object::new();
+    d.insert(
+        "approved",
+        or_null(before, |b| {
+            let mut a = Object::new();
+            a.insert("id", string(b.id.to_string()));
+            a.insert("digest", string(b.digest.to_string()));
+            Value::Object(a)
+        }),
+    );
+    d.insert(
+        "members",
+        Value::Array(
+            diff.members
+                .iter()
+                .map(|(m, c)| {
+                    let mut x = Object::new();
+                    x.insert("member", string(m.clone()));
+                    x.insert("change", string(c.as_str()));
+                    Value::Object(x)
+                })
+                .collect(),
+        ),
+    );
+    d.insert(
+        "lines",
+        Value::Array(
+            diff.lines
+                .iter()
+                .map(|(op, text)| {
+                    let mut x = Object::new();
+                    x.insert("op", string(op.mark().to_string()));
+                    x.insert("text", string(text.clone()));
+                    Value::Object(x)
+                })
+                .collect(),
+        ),
+    );
+    o.insert("diff", Value::Object(d));
+    o
+}
+
+/// A page of pins (each as [`pin_object`]).
+pub fn pins_page(items: &[(toolgate_store::ToolPin, Option<toolgate_store::ToolPin>)]) -> String {
+    let mut o = Object::new();
+    o.insert(
+        "pins",
+        Value::Array(
+            items
+                .iter()
+                .map(|(p, b)| Value::Object(pin_object(p, b.as_ref())))
+                .collect(),
+        ),
+    );
+    canonical::to_string(&Value::Object(o))
+}
+
+/// One pin (as [`pin_object`]).
+pub fn pin(p: &toolgate_store::ToolPin, before: Option<&toolgate_store::ToolPin>) -> String {
+    canonical::to_string(&Value::Object(pin_object(p, before)))
+}

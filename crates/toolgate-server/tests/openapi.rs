@@ -23,7 +23,7 @@ mod shop_copy;
 use shop_copy::{send, write_shop, ADMIN};
 
 /// Every route of the service but the approvals page.
-const ROUTES: [(&str, &str); 15] = [
+const ROUTES: [(&str, &str); 19] = [
     ("post", "/v1/decide"),
     ("post", "/v1/results"),
     ("get", "/v1/approvals"),
@@ -31,6 +31,10 @@ const ROUTES: [(&str, &str); 15] = [
     ("post", "/v1/approvals/{id}/approve"),
     ("post", "/v1/approvals/{id}/deny"),
     ("get", "/v1/approvals/{id}/wait"),
+    ("get", "/v1/pins"),
+    ("get", "/v1/pins/{id}"),
+    ("post", "/v1/pins/{id}/approve"),
+    ("post", "/v1/pins/{id}/reject"),
     ("get", "/v1/kill"),
     ("post", "/v1/kill"),
     ("get", "/v1/audit"),

@@ -4,7 +4,9 @@
 //! agent (decide → needs_approval → wait), approves in the page and sees the
 //! wait return approved and the same call allowed; it checks that an
 //! argument holding `<script>` shows as text, denies the other call, logs
-//! out, and sets the kill switch as an admin.
+//! out, and sets the kill switch as an admin. It also reads the pins panel
+//! (issue 17): a tool definition an MCP server changed, waiting with its
+//! findings and its diff (markup in it shown as text), approved in the page.
 //!
 //! Needs node, Chromium and `npm ci` in `tests/browser`; without them the
 //! test says so and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
@@ -28,7 +30,9 @@ use std::time::{Duration, Instant};
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::AppState;
-use toolgate_store::{AuditFilter, SqliteOptions, Store as _, Verdict};
+use toolgate_store::{
+    AuditFilter, PinFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store as _, Verdict,
+};
 use toolgate_testkit::shop_dir;
 
 mod shop_copy;
@@ -155,6 +159,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .enable_all()
         .build()
         .unwrap();
+    let pin_id = seed_pins(&dir.path().join("toolgate.db"));
     let state = AppState::from_config(&config).unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -177,6 +182,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
             shop_dir().join("responses/openai-refund-needs-approval.json"),
         )
         .env("NOTE_BODY", &note_file)
+        .env("PIN_ID", pin_id.to_string())
         .env("CHROMIUM", chromium())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -309,10 +315,55 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         Some("[]")
     );
 
+    // The pins panel: the changed definition with its findings and diff,
+    // its markup shown as text, approved by the page's user.
+    let pin_card = s(&r, "/pin_card");
+    for part in [
+        "add",
+        "upstream calc",
+        "description (changed)",
+        "hidden:/description:zero_width",
+        "instructions:description:cue:<important>",
+        r#"-   "description": "Add two integers.","#,
+        r#"+   "description": "Add two integers.\u200b <IMPORTANT><img src=x onerror=window.__toolgateXss=3></IMPORTANT>","#,
+    ] {
+        assert!(
+            pin_card.contains(part),
+            "the pin card lacks {part:?}: {pin_card}"
+        );
+    }
+    assert_eq!(
+        r.pointer("/pin_diff_lines")
+            .map(Value::to_canonical_string)
+            .as_deref(),
+        Some(r#"{"added":1,"removed":1}"#)
+    );
+    assert_eq!(s(&r, "/pin_state"), "approved");
+    assert_eq!(s(&r, "/pin_decided_by"), "demo-approver");
+    assert!(s(&r, "/status_after_pin").contains("approved by demo-approver"));
+
     // The store agrees: granted by the page's user with its note, then used.
     let store = SqliteOptions::new()
         .open(dir.path().join("toolgate.db"))
         .unwrap();
+    assert_eq!(
+        store
+            .pin_state("calc", "add", &pending_add().digest)
+            .unwrap(),
+        Some(PinState::Approved)
+    );
+    let pin_record = store
+        .list(&AuditFilter::new().limit(1000))
+        .unwrap()
+        .into_iter()
+        .rev()
+        .find(|r| r.entry.verdict == Verdict::PinApproved)
+        .unwrap();
+    assert_eq!(pin_record.entry.actor.as_deref(), Some("demo-approver"));
+    assert_eq!(
+        pin_record.entry.note.as_deref(),
+        Some("upstream calc: read the diff")
+    );
     let records = store.list(&AuditFilter::new().limit(1000)).unwrap();
     let granted = records
         .iter()
@@ -332,4 +383,50 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .expect("an approval_denied record");
     assert_eq!(denied.entry.note.as_deref(), Some("no markup in notes"));
     assert!(store.verify().unwrap().is_intact());
+}
+
+/// `add` as an MCP server first showed it.
+fn first_add() -> SeenTool {
+    let def = r#"{"description":"Add two integers.","name":"add"}"#;
+    SeenTool::new(
+        "add",
+        toolgate_json::Digest::of(def.as_bytes()),
+        def,
+        vec![],
+    )
+}
+
+/// `add` changed: a zero-width space, and instructions with markup.
+fn pending_add() -> SeenTool {
+    let def = "{\"description\":\"Add two integers.\u{200b} <IMPORTANT><img src=x onerror=window.__toolgateXss=3></IMPORTANT>\",\"name\":\"add\"}";
+    SeenTool::new(
+        "add",
+        toolgate_json::Digest::of(def.as_bytes()),
+        def,
+        vec![
+            "hidden:/description:zero_width".to_owned(),
+            "instructions:description:cue:<important>".to_owned(),
+        ],
+    )
+}
+
+/// The pins `toolgate mcp` would have written for upstream `calc`: its
+/// first catalog trusted, then `add` changed (pending). The pending pin's
+/// id.
+fn seed_pins(db: &Path) -> u64 {
+    let store = SqliteOptions::new().open(db).unwrap();
+    let catalog = toolgate_json::Digest::of(b"catalog");
+    store
+        .observe_catalog("calc", &catalog, &[first_add()], PinFirst::Trust)
+        .unwrap();
+    let changed = toolgate_json::Digest::of(b"catalog 2");
+    let states = store
+        .observe_catalog("calc", &changed, &[pending_add()], PinFirst::Trust)
+        .unwrap();
+    assert_eq!(states, [PinState::Pending]);
+    store
+        .list_pins(&PinFilter::new().state(PinState::Pending))
+        .unwrap()[0]
+        .id
+        .get()
 }

@@ -114,6 +114,7 @@
     showApp();
     renderKill(state.kill);
     renderApprovals(state.approvals, state.pending_total);
+    renderPins(state.pins);
     renderAudit(state.audit);
     $("app-view").dataset.refreshedAt = String(Date.now());
   }
@@ -221,6 +222,93 @@
     $("pending-count").textContent =
       total > list.length ? "(" + list.length + " newest of " + total + ")" : "(" + total + ")";
     $("no-approvals").hidden = list.length > 0;
+  }
+
+  // A tool definition an MCP server showed `toolgate mcp` that no human
+  // approved yet (new, changed or renamed): its findings, which members
+  // changed and the line diff from the definition approved last.
+  function pinCard(p) {
+    const card = el("article", "card pin");
+    card.dataset.pinId = p.id;
+    const head = el("header");
+    head.append(el("span", "id muted", "pin #" + p.id), el("span", "tool", p.tool));
+    head.append(el("span", "muted", "upstream " + p.upstream));
+    card.append(head);
+
+    const dl = el("dl");
+    field(dl, "digest", p.digest);
+    field(dl, "first seen", time(p.first_seen));
+    field(
+      dl,
+      "approved before",
+      p.diff.approved === null ? "none: a new tool" : "#" + p.diff.approved.id + " " + p.diff.approved.digest
+    );
+    field(
+      dl,
+      "changed",
+      p.diff.members.length ? p.diff.members.map((m) => m.member + " (" + m.change + ")").join(", ") : "—"
+    );
+    card.append(dl);
+
+    const findings = el("ul", "findings");
+    for (const f of p.findings) findings.append(el("li", "finding", f));
+    if (p.findings.length) card.append(el("p", "bad", "Findings in its text:"), findings);
+
+    const diff = el("pre", "diff");
+    for (const line of p.diff.lines) {
+      const cls = line.op === "+" ? "d-add" : line.op === "-" ? "d-del" : "d-same";
+      diff.append(el("span", cls, line.op + " " + line.text + "\n"));
+    }
+    card.append(diff);
+
+    const noteId = "pin-note-" + p.id;
+    const label = el("label", "", "Note (recorded in the audit log)");
+    label.htmlFor = noteId;
+    const note = el("textarea", "note");
+    note.id = noteId;
+    note.rows = 2;
+    note.maxLength = 1000;
+    card.append(label, note);
+
+    const actions = el("div", "actions");
+    const approve = el("button", "approve", "Approve definition");
+    approve.type = "button";
+    const reject = el("button", "deny", "Reject definition");
+    reject.type = "button";
+    approve.addEventListener("click", () => decidePin(p.id, "approve", note, [approve, reject]));
+    reject.addEventListener("click", () => decidePin(p.id, "reject", note, [approve, reject]));
+    actions.append(approve, reject);
+    card.append(actions);
+    return card;
+  }
+
+  async function decidePin(id, action, note, buttons) {
+    buttons.forEach((b) => (b.disabled = true));
+    try {
+      const p = await api("POST", "/ui/api/pins/" + encodeURIComponent(id) + "/" + action, {
+        note: note.value,
+      });
+      setStatus("Pin #" + p.id + " of " + visible(p.tool) + " " + p.state + " by " + p.decided_by + ".");
+      await refresh();
+    } catch (e) {
+      setStatus("Could not " + action + " pin #" + id + ": " + e.message, true);
+      buttons.forEach((b) => (b.disabled = false));
+    }
+  }
+
+  function renderPins(list) {
+    const box = $("pins");
+    const keep = new Map();
+    for (const card of Array.from(box.children)) keep.set(card.dataset.pinId, card);
+    const wanted = new Set(list.map((p) => p.id));
+    for (const [id, card] of keep) {
+      if (!wanted.has(id)) card.remove();
+    }
+    for (const p of list) {
+      if (!keep.has(p.id)) box.append(pinCard(p));
+    }
+    $("pins-count").textContent = "(" + list.length + ")";
+    $("no-pins").hidden = list.length > 0;
   }
 
   function renderAudit(records) {

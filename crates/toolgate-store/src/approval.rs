@@ -46,6 +46,26 @@ impl FromStr for ApprovalId {
     }
 }
 
+/// The digest a single approval of a call made under a pinned tool
+/// definition is bound by: SHA-256 over a fixed label, the argument digest
+/// and the definition digest. An approval requested under definition D1
+/// holds this digest for D1, so once the server changed the tool to D2 the
+/// same arguments look up another digest and D1's approval covers nothing
+/// (even after a human approved D2: the call then waits for a new
+/// approval). Without a definition the argument digest itself is the key.
+pub fn bound_digest(arguments: &Digest, definition: Option<&Digest>) -> Digest {
+    match definition {
+        None => *arguments,
+        Some(def) => {
+            let mut bytes = Vec::with_capacity(96);
+            bytes.extend_from_slice(b"toolgate approval bound to a tool definition v1\0");
+            bytes.extend_from_slice(arguments.as_bytes());
+            bytes.extend_from_slice(def.as_bytes());
+            Digest::of(&bytes)
+        }
+    }
+}
+
 /// Which kind of approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -121,7 +141,9 @@ impl ApprovalState {
 /// [`crate::Store::request_approval`] when a call needs a human. Once
 /// approved it covers exactly one call: same user, session, tool and digest
 /// of the canonical arguments, strictly before `expires_at`, once
-/// ([`crate::Store::consume`]). A *standing* approval
+/// ([`crate::Store::consume`]). Behind the MCP proxy the digest also binds
+/// the digest of the tool's definition the call was made under
+/// ([`bound_digest`]). A *standing* approval
 /// ([`crate::Store::grant_standing`]) covers every call of one tool by one
 /// user until `expires_at`; `deny` revokes it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,9 +16,9 @@
 //! | `v` | `1` or `2` | the record's format version: `2` for every record written now, `1` for records written before it (see [Versions](#versions)) |
 //! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
-//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result` |
+//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
-//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`; for `tool_result`: what was found in the result, e.g. `chat_token`, `truncated`, `output_schema_mismatch`, `upstream_timeout`) |
+//! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`; for `tool_result`: what was found in the result, e.g. `chat_token`, `truncated`, `output_schema_mismatch`, `upstream_timeout`; for `pin_pending`: the findings in the definition's text, e.g. `hidden:description:zero_width`; for `pin_approved`: `trust_on_first_use` when no human approved it) |
 //! | `policies` | array of strings | the ids of the policies that decided |
 //! | `digest` | `"sha256:"` + 64 hex digits, or `null` | SHA-256 of the canonical arguments, *before* redaction: the value approvals bind to |
 //! | `arguments` | JSON or `null` | the canonical arguments, each secret field (JSON Pointers given by the caller) replaced by the string `"hmac-sha256:…"`: HMAC-SHA256 of its own canonical text under the store's [`RedactionKey`] |
@@ -142,6 +142,17 @@ pub enum Verdict {
     /// codes, or why the result was refused), `call_id` the call it
     /// answers, `note` where it passed (for example `mcp result`).
     ToolResult,
+    /// `pin_pending`: the MCP proxy saw a tool definition no human has
+    /// approved (new, changed or renamed); `tool` is its name, `digest`
+    /// the definition's digest, `note` the upstream, `reasons` the
+    /// findings in its text.
+    PinPending,
+    /// `pin_approved`: a tool definition was approved, by `actor` (a human,
+    /// or `trust-on-first-use` with the reason `trust_on_first_use` for
+    /// the first catalog of an upstream).
+    PinApproved,
+    /// `pin_rejected`: a human rejected (or revoked) a tool definition.
+    PinRejected,
 }
 
 impl Verdict {
@@ -159,6 +170,9 @@ impl Verdict {
             Self::Forbidden => "forbidden",
             Self::ConfigReload => "config_reload",
             Self::ToolResult => "tool_result",
+            Self::PinPending => "pin_pending",
+            Self::PinApproved => "pin_approved",
+            Self::PinRejected => "pin_rejected",
         }
     }
 
@@ -176,6 +190,9 @@ impl Verdict {
             "forbidden" => Self::Forbidden,
             "config_reload" => Self::ConfigReload,
             "tool_result" => Self::ToolResult,
+            "pin_pending" => Self::PinPending,
+            "pin_approved" => Self::PinApproved,
+            "pin_rejected" => Self::PinRejected,
             _ => return None,
         })
     }

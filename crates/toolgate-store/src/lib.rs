@@ -21,6 +21,12 @@
 //! - [`Approval`]s are bound to (user, session, tool, argument digest),
 //!   expire, and are used once ([`Store::consume`]); standing approvals cover
 //!   a tool for a user until a time.
+//! - [`ToolPin`]s keep each tool definition an MCP server showed, per
+//!   upstream, by the digest of its canonical form, with what a human made
+//!   of it (approved, pending, rejected), and [`CatalogPin`]s each whole
+//!   catalog by its digest ([`Store::observe_catalog`],
+//!   [`Store::approve_pin`]); an approval of a call made under a pinned
+//!   definition is bound to it too ([`bound_digest`]).
 //! - [`SessionCounters`] count turns, calls and rejections and escalate a
 //!   session after repeated rejections; [`KillSwitchState`] stops writes or
 //!   everything, in every process sharing the store.
@@ -73,6 +79,7 @@ mod group;
 mod kill;
 mod persist;
 mod pg;
+mod pin;
 mod rules;
 mod session;
 mod sqlite;
@@ -84,8 +91,8 @@ pub use crate::persist::Unfinished;
 // The public interface is:
 pub use crate::{
     approval::{
-        Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
-        PendingLimits,
+        bound_digest, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
+        ApprovalUse, PendingLimits,
     },
     audit::{
         AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
@@ -98,6 +105,10 @@ pub use crate::{
         StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
+    pin::{
+        approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange,
+        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin,
+    },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
     store::{AppendDone, Store},

@@ -536,11 +536,13 @@ impl StoreGate {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<ApprovalId, crate::Error> {
+        // Bound to the tool's definition too when the caller pinned it.
+        let key = crate::approval::bound_digest(digest, context.tool_definition(tool));
         self.store.request_approval_within(
             &context.user,
             &context.session,
             tool,
-            digest,
+            &key,
             now.saturating_add(self.approval_expiry),
             self.pending_limits,
         )

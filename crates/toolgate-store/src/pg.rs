@@ -22,6 +22,7 @@
 //!   `store_unavailable` (the gate denies), and the first call after it
 //!   returns succeeds.
 
+mod pins;
 mod pool;
 mod schema;
 mod statements;
@@ -1159,6 +1160,55 @@ impl Store for PgStore {
             };
             Ok(u64::try_from(n).unwrap_or(0))
         })
+    }
+
+    fn observe_catalog(
+        &self,
+        upstream: &str,
+        catalog: &Digest,
+        tools: &[crate::pin::SeenTool],
+        first: crate::pin::PinFirst,
+    ) -> Result<Vec<crate::pin::PinState>, Error> {
+        self.pins_observe(upstream, catalog, tools, first)
+    }
+
+    fn pin_state(
+        &self,
+        upstream: &str,
+        tool: &str,
+        digest: &Digest,
+    ) -> Result<Option<crate::pin::PinState>, Error> {
+        self.pins_state(upstream, tool, digest)
+    }
+
+    fn get_pin(&self, id: crate::pin::PinId) -> Result<Option<crate::pin::ToolPin>, Error> {
+        self.pins_get(id)
+    }
+
+    fn list_pins(&self, f: &crate::pin::PinFilter) -> Result<Vec<crate::pin::ToolPin>, Error> {
+        self.pins_list(f)
+    }
+
+    fn approve_pin(
+        &self,
+        id: crate::pin::PinId,
+        actor: &str,
+        note: &str,
+    ) -> Result<crate::pin::ToolPin, Error> {
+        self.pins_decide(id, crate::rules::pins::PinDecision::Approve, actor, note)
+    }
+
+    fn reject_pin(
+        &self,
+        id: crate::pin::PinId,
+        actor: &str,
+        note: &str,
+    ) -> Result<crate::pin::ToolPin, Error> {
+        self.pins_decide(id, crate::rules::pins::PinDecision::Reject, actor, note)
+    }
+
+    fn latest_catalog(&self, upstream: &str) -> Result<Option<crate::pin::CatalogPin>, Error> {
+        self.pins_latest_catalog(upstream)
     }
 
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {

@@ -13,6 +13,8 @@
 //! - [`kill`]: the kill switch's stored row and the record of a flip;
 //! - [`migrations`]: which migrations a database needs, which it refuses;
 //! - [`options`]: the options every store takes, their defaults and bounds;
+//! - [`pins`]: what a catalog does to the tool pins, and which state a
+//!   human may move a pin to;
 //! - [`transitions`]: which approval state may move to which, and the
 //!   records the moves append;
 //!
@@ -24,6 +26,7 @@ pub(crate) mod escalation;
 pub(crate) mod kill;
 pub(crate) mod migrations;
 pub(crate) mod options;
+pub(crate) mod pins;
 pub(crate) mod record;
 pub(crate) mod transitions;
 

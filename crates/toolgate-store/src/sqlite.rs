@@ -23,6 +23,7 @@ const READERS: usize = 4;
 /// async service makes these reads on its runtime threads.
 const HOT_READERS: usize = 2;
 
+mod pins;
 mod rows;
 mod schema;
 mod shm;
@@ -1180,6 +1181,55 @@ impl Store for SqliteStore {
                 .map_err(|e| Error::db("claiming a call id", e))?;
             Ok(n == 1)
         })
+    }
+
+    fn observe_catalog(
+        &self,
+        upstream: &str,
+        catalog: &Digest,
+        tools: &[crate::pin::SeenTool],
+        first: crate::pin::PinFirst,
+    ) -> Result<Vec<crate::pin::PinState>, Error> {
+        self.pins_observe(upstream, catalog, tools, first)
+    }
+
+    fn pin_state(
+        &self,
+        upstream: &str,
+        tool: &str,
+        digest: &Digest,
+    ) -> Result<Option<crate::pin::PinState>, Error> {
+        self.pins_state(upstream, tool, digest)
+    }
+
+    fn get_pin(&self, id: crate::pin::PinId) -> Result<Option<crate::pin::ToolPin>, Error> {
+        self.pins_get(id)
+    }
+
+    fn list_pins(&self, f: &crate::pin::PinFilter) -> Result<Vec<crate::pin::ToolPin>, Error> {
+        self.pins_list(f)
+    }
+
+    fn approve_pin(
+        &self,
+        id: crate::pin::PinId,
+        actor: &str,
+        note: &str,
+    ) -> Result<crate::pin::ToolPin, Error> {
+        self.pins_decide(id, crate::rules::pins::PinDecision::Approve, actor, note)
+    }
+
+    fn reject_pin(
+        &self,
+        id: crate::pin::PinId,
+        actor: &str,
+        note: &str,
+    ) -> Result<crate::pin::ToolPin, Error> {
+        self.pins_decide(id, crate::rules::pins::PinDecision::Reject, actor, note)
+    }
+
+    fn latest_catalog(&self, upstream: &str) -> Result<Option<crate::pin::CatalogPin>, Error> {
+        self.pins_latest_catalog(upstream)
     }
 
     fn kill_switch(&self) -> Result<KillSwitchState, Error> {

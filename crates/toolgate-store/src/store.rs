@@ -10,6 +10,7 @@ use crate::audit::{
 };
 use crate::error::Error;
 use crate::kill::{KillMode, KillSwitchState};
+use crate::pin::{CatalogPin, PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin};
 use crate::session::SessionCounters;
 use crate::time::Timestamp;
 
@@ -223,6 +224,71 @@ pub trait Store: Send + Sync {
     /// a read.
     fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error>;
 
+    // ---- tool pins ----
+
+    /// A catalog (`tools/list`) of `upstream` whose digest is `catalog`,
+    /// with the definitions it holds: each definition's state, in order,
+    /// in one transaction. A definition the store has seen keeps its
+    /// state; a new one is stored pending (audited `pin_pending`), or
+    /// approved when the store holds no pin of `upstream` yet and `first`
+    /// is [`PinFirst::Trust`] (audited `pin_approved`,
+    /// `trust_on_first_use`). See [`ToolPin`]. The default refuses: a
+    /// store that keeps no pins shows no tool (fail closed).
+    fn observe_catalog(
+        &self,
+        upstream: &str,
+        catalog: &Digest,
+        tools: &[SeenTool],
+        first: PinFirst,
+    ) -> Result<Vec<PinState>, Error> {
+        let _ = (upstream, catalog, tools, first);
+        Err(no_pins())
+    }
+
+    /// The state of this exact definition of `tool`, `None` if the store
+    /// has never seen it.
+    fn pin_state(
+        &self,
+        upstream: &str,
+        tool: &str,
+        digest: &Digest,
+    ) -> Result<Option<PinState>, Error> {
+        let _ = (upstream, tool, digest);
+        Err(no_pins())
+    }
+
+    /// One pin.
+    fn get_pin(&self, id: PinId) -> Result<Option<ToolPin>, Error> {
+        let _ = id;
+        Err(no_pins())
+    }
+
+    /// One page of pins matching `filter`, by ascending id.
+    fn list_pins(&self, filter: &PinFilter) -> Result<Vec<ToolPin>, Error> {
+        let _ = filter;
+        Err(no_pins())
+    }
+
+    /// A human approves a pending or rejected definition (audited
+    /// `pin_approved`); `not_found` or `conflict` otherwise.
+    fn approve_pin(&self, id: PinId, actor: &str, note: &str) -> Result<ToolPin, Error> {
+        let _ = (id, actor, note);
+        Err(no_pins())
+    }
+
+    /// A human rejects a pending definition or revokes an approved one
+    /// (audited `pin_rejected`); `not_found` or `conflict` otherwise.
+    fn reject_pin(&self, id: PinId, actor: &str, note: &str) -> Result<ToolPin, Error> {
+        let _ = (id, actor, note);
+        Err(no_pins())
+    }
+
+    /// The catalog of `upstream` seen last, if any.
+    fn latest_catalog(&self, upstream: &str) -> Result<Option<CatalogPin>, Error> {
+        let _ = upstream;
+        Err(no_pins())
+    }
+
     // ---- kill switch ----
 
     /// The kill switch, read afresh from the database.
@@ -248,4 +314,12 @@ pub trait Store: Send + Sync {
         reason: &str,
         actor: &str,
     ) -> Result<KillSwitchState, Error>;
+}
+
+/// The refusal of a store that keeps no tool pins.
+fn no_pins() -> Error {
+    Error::new(
+        crate::error::ErrorCode::Unavailable,
+        "this store keeps no tool pins",
+    )
 }

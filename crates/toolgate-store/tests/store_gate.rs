@@ -761,3 +761,46 @@ fn responses_in_flight_on_the_two_phase_path_take_consecutive_turns() {
     let bob = ctx("bob", "s-2");
     assert!(g.decide_unrecorded(&search, Format::Auto, &bob).is_some());
 }
+
+/// Issue 17: behind the MCP proxy an approval is bound to the digest of
+/// the tool definition the call was made under. An approval given under
+/// D1 does not let the same call through once the context says D2, even
+/// if D2 is the definition now approved; back under D1 it is still there.
+#[test]
+fn an_approval_is_bound_to_the_tool_definition_it_was_given_under() {
+    let clock = clock();
+    let store = memory_store(&clock);
+    let g = store_gate(store.clone(), &clock);
+    let d1 = Digest::of(b"definition one");
+    let d2 = Digest::of(b"definition two");
+    let under_d1 = ctx("alice", "s-1").with_tool_definition("refund", d1);
+    let under_d2 = ctx("alice", "s-1").with_tool_definition("refund", d2);
+
+    let held = decide(&g, &under_d1, &[("refund", REFUND)]);
+    assert_eq!(held.decisions()[0].verdict(), Verdict::NeedsApproval);
+    let id = approval_id(&held);
+    // The approval's key binds the arguments and D1.
+    let a = store.get_approval(id).unwrap().unwrap();
+    let args = held.decisions()[0].digest().unwrap();
+    assert_eq!(
+        a.digest,
+        Some(toolgate_store::bound_digest(&args, Some(&d1)))
+    );
+    assert_ne!(a.digest, Some(args));
+    store.approve(id, "bob", "checked under D1").unwrap();
+
+    // The server changed the tool: the same call under D2 is held anew.
+    let after = decide(&g, &under_d2, &[("refund", REFUND)]);
+    assert_eq!(after.decisions()[0].verdict(), Verdict::NeedsApproval);
+    assert_ne!(approval_id(&after), id);
+    // Nor does a context without a definition use it.
+    let bare = decide(&g, &ctx("alice", "s-1"), &[("refund", REFUND)]);
+    assert_eq!(bare.decisions()[0].verdict(), Verdict::NeedsApproval);
+    // Under D1 the approval is still unused and lets the call through once.
+    let back = decide(&g, &under_d1, &[("refund", REFUND)]);
+    assert_eq!(back.decisions()[0].verdict(), Verdict::Allow, "{back:?}");
+    assert_eq!(
+        back.decisions()[0].approval().map(|a| a.as_str()),
+        Some(&*id.to_string())
+    );
+}

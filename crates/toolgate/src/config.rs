@@ -179,6 +179,9 @@ pub use self::gate::{
 pub use self::import::ImportFormat;
 pub use self::load::{import_file, import_slice};
 pub use self::mcp::{
+    valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
+};
+pub use self::mcp::{
     McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
 };

@@ -304,6 +304,12 @@ pub struct Context {
     pub allowed_calls: Vec<String>,
     /// The caller's entities (Cedar entity JSON), for the authorizer.
     pub entities: Option<Value<'static>>,
+    /// The digest of each tool's definition as the model was shown it,
+    /// by tool name (set by the MCP proxy from its pins; not part of the
+    /// JSON document). A store gate binds the approval of a call of such a
+    /// tool to this digest too, so an approval given under one definition
+    /// never covers a call made after the server changed the tool.
+    pub tool_definitions: Vec<(String, Digest)>,
 }
 
 impl Context {
@@ -321,7 +327,28 @@ impl Context {
             rejections: Vec::new(),
             allowed_calls: Vec::new(),
             entities: None,
+            tool_definitions: Vec::new(),
         }
+    }
+
+    /// Binds the approvals of calls of `tool` to the digest of its
+    /// definition ([`Context::tool_definitions`]); replaces an earlier
+    /// digest of the same tool.
+    #[must_use]
+    pub fn with_tool_definition(mut self, tool: impl Into<String>, digest: Digest) -> Self {
+        let tool = tool.into();
+        self.tool_definitions.retain(|(t, _)| *t != tool);
+        self.tool_definitions.push((tool, digest));
+        self
+    }
+
+    /// The digest of `tool`'s definition the model was shown, if the
+    /// caller gave one.
+    pub fn tool_definition(&self, tool: &str) -> Option<&Digest> {
+        self.tool_definitions
+            .iter()
+            .find(|(t, _)| t == tool)
+            .map(|(_, d)| d)
     }
 
     /// Reads a context document (see [`Context`]).

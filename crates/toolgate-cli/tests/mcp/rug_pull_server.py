@@ -5,6 +5,13 @@ description), its `temp` tool's description carries instructions to the
 model (tool poisoning), and its `temp` tool returns structuredContent that breaks
 its own outputSchema. Every tools/call it receives is appended to the file
 named by env MCP_TEST_SEEN.
+
+With env MCP_TEST_TOOLS naming a JSON file (a list of tool definitions),
+every tools/list lists what the file holds then, so a test changes the
+tools by rewriting it, between runs or during one; and a `ping` finding
+the file changed since the last list sends
+`notifications/tools/list_changed` before its answer, as a server that
+changes its tools should.
 """
 
 import json
@@ -23,6 +30,13 @@ TEMP = {
     "outputSchema": {"type": "object", "properties": {"celsius": {"type": "number"}}, "required": ["celsius"]},
 }
 lists = 0
+TOOLS = os.environ.get("MCP_TEST_TOOLS")
+listed = None
+
+
+def current_tools():
+    with open(TOOLS, encoding="utf-8") as f:
+        return f.read()
 
 
 def send(message):
@@ -39,6 +53,13 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
             "serverInfo": {"name": "rug-pull", "version": "0"}}})
+    elif method == "tools/list" and TOOLS:
+        listed = current_tools()
+        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": json.loads(listed)}})
+    elif method == "ping":
+        if TOOLS and listed is not None and current_tools() != listed:
+            send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        send({"jsonrpc": "2.0", "id": mid, "result": {}})
     elif method == "tools/list":
         lists += 1
         add = dict(ADD)
@@ -54,6 +75,9 @@ for line in sys.stdin:
         name = msg["params"]["name"]
         if name == "temp":
             result = {"content": [{"type": "text", "text": "hot"}], "structuredContent": {"celsius": "hot"}}
+        elif name == "refund":
+            amount = msg["params"].get("arguments", {}).get("amount", 0)
+            result = {"content": [{"type": "text", "text": f"refunded {amount}"}]}
         else:
             args = msg["params"].get("arguments", {})
             total = args.get("a", 0) + args.get("b", 0)

@@ -5,7 +5,7 @@
 //
 // Environment: TOOLGATE_URL (http://127.0.0.1:PORT), AGENT_TOKEN,
 // APPROVER_TOKEN, ADMIN_TOKEN, REFUND_BODY and NOTE_BODY (files holding provider
-// responses), CHROMIUM (default /usr/bin/chromium), SCREENSHOT (optional
+// responses), PIN_ID (a tool definition waiting for approval), CHROMIUM (default /usr/bin/chromium), SCREENSHOT (optional
 // PNG path).
 
 import { readFileSync } from "node:fs";
@@ -22,6 +22,7 @@ const approverToken = env("APPROVER_TOKEN");
 const adminToken = env("ADMIN_TOKEN");
 const refundBody = readFileSync(env("REFUND_BODY"), "utf8");
 const noteBody = readFileSync(env("NOTE_BODY"), "utf8");
+const pinId = env("PIN_ID");
 const screenshot = process.env.SCREENSHOT || "";
 const context = { user: "alice", session: "sess-ui", roles: ["customer"], turn: 2 };
 
@@ -119,6 +120,31 @@ try {
   result.second_verdict = again.verdict;
   result.second_refund_verdict = again.decisions[1].verdict;
   result.second_refund_approval = again.decisions[1].approval;
+
+  // A tool definition an MCP server changed waits in the pins panel with
+  // its findings and its diff; its markup is text. Approved in the page.
+  const pinCard = `[data-pin-id="${pinId}"]`;
+  await page.waitForSelector(pinCard, { timeout: 10000 });
+  result.pin_card = await page.textContent(pinCard);
+  result.pin_diff_lines = {
+    added: await page.$$eval(`${pinCard} pre.diff .d-add`, (e) => e.length),
+    removed: await page.$$eval(`${pinCard} pre.diff .d-del`, (e) => e.length),
+  };
+  expect(
+    (await page.$$eval(`${pinCard} pre.diff img`, (e) => e.length)) === 0,
+    "no element from the definition"
+  );
+  await page.fill(`${pinCard} textarea`, "read the diff");
+  await page.click(`${pinCard} button.approve`);
+  await page.waitForSelector(pinCard, { state: "detached", timeout: 10000 });
+  result.status_after_pin = await page.textContent("#status");
+  const pinRes = await fetch(`${base}/v1/pins/${pinId}`, {
+    headers: { Authorization: `Bearer ${approverToken}` },
+  });
+  const pin = await pinRes.json();
+  expect(pinRes.ok, `GET /v1/pins/${pinId}: ${JSON.stringify(pin)}`);
+  result.pin_state = pin.state;
+  result.pin_decided_by = pin.decided_by;
 
   // Deny the other call from the page.
   await page.fill(`${noteCard} textarea`, "no markup in notes");

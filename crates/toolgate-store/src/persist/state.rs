@@ -14,6 +14,8 @@ pub(crate) struct StoreState<'a> {
     store: &'a dyn Store,
     context_kill: KillSwitch,
     session: &'a str,
+    /// The tool definitions the caller pinned (the approvals' binding).
+    definitions: &'a [(String, Digest)],
     counters: Result<SessionCounters, StateError>,
     /// The session's responses counted by the store, this one included.
     responses: Result<u64, StateError>,
@@ -39,6 +41,7 @@ impl<'a> StoreState<'a> {
             store,
             context_kill: context.kill_switch,
             session: &context.session,
+            definitions: &context.tool_definitions,
             counters,
             responses: responses.map_err(unavailable),
             now,
@@ -114,13 +117,21 @@ impl StateView for StoreState<'_> {
         _now: u64,
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
+        // The approval's key: the argument digest, bound to the tool's
+        // definition when the caller pinned one (see `bound_digest`).
+        let definition = self
+            .definitions
+            .iter()
+            .find(|(t, _)| t == key.tool)
+            .map(|(_, d)| d);
+        let digest = crate::approval::bound_digest(key.digest, definition);
         if self.read_only {
             // A read first: when nothing covers the call, the hold is final
             // without a write; when something may, the run is redone with a
             // view that uses it.
             let may = self
                 .store
-                .may_cover(key.user, key.session, key.tool, key.digest, self.now)
+                .may_cover(key.user, key.session, key.tool, &digest, self.now)
                 .map_err(unavailable)?;
             if !may {
                 return Ok(None);
@@ -129,7 +140,7 @@ impl StateView for StoreState<'_> {
         self.refuse_write("using an approval")?;
         let used = self
             .store
-            .consume(key.user, key.session, key.tool, key.digest, self.now)
+            .consume(key.user, key.session, key.tool, &digest, self.now)
             .map_err(unavailable)?;
         Ok(used.map(|u| ApprovalGrant::new(u.id.to_string())))
     }

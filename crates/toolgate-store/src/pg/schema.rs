@@ -10,14 +10,46 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 6;
+pub const PG_SCHEMA_VERSION: u32 = 7;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7];
+
+/// Version 7: the MCP proxy's tool-definition pins, per upstream: each
+/// definition by the digest of its canonical form, with its text, what a
+/// human made of it and the findings in it (one row per definition); and
+/// each whole catalog by its digest (`seen_seq` orders the sightings).
+const V7: &str = r#"
+CREATE TABLE tool_pins (
+    id          BIGSERIAL PRIMARY KEY,
+    upstream    TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    digest      BYTEA NOT NULL,
+    definition  TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    findings    TEXT NOT NULL,
+    first_seen  BIGINT NOT NULL,
+    last_seen   BIGINT NOT NULL,
+    decided_by  TEXT,
+    decided_at  BIGINT,
+    note        TEXT,
+    UNIQUE (upstream, tool, digest)
+);
+CREATE INDEX tool_pins_state ON tool_pins (state, id);
+CREATE TABLE tool_catalogs (
+    upstream   TEXT NOT NULL,
+    digest     BYTEA NOT NULL,
+    tools      BIGINT NOT NULL,
+    first_seen BIGINT NOT NULL,
+    last_seen  BIGINT NOT NULL,
+    seen_seq   BIGINT NOT NULL,
+    PRIMARY KEY (upstream, digest)
+);
+"#;
 
 /// Version 6: each audit record keeps the format version it was written
 /// with (`v`), so a record is hashed and verified in its own format. Rows

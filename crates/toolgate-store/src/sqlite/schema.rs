@@ -9,10 +9,42 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7];
+
+/// Version 7: the MCP proxy's tool-definition pins, per upstream: each
+/// definition by the digest of its canonical form, with its text, what a
+/// human made of it and the findings in it (one row per definition); and
+/// each whole catalog by its digest (`seen_seq` orders the sightings).
+const V7: &str = "
+CREATE TABLE tool_pins (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    upstream    TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    digest      BLOB NOT NULL,
+    definition  TEXT NOT NULL,
+    state       TEXT NOT NULL,
+    findings    TEXT NOT NULL,
+    first_seen  INTEGER NOT NULL,
+    last_seen   INTEGER NOT NULL,
+    decided_by  TEXT,
+    decided_at  INTEGER,
+    note        TEXT,
+    UNIQUE (upstream, tool, digest)
+);
+CREATE INDEX tool_pins_state ON tool_pins (state, id);
+CREATE TABLE tool_catalogs (
+    upstream   TEXT NOT NULL,
+    digest     BLOB NOT NULL,
+    tools      INTEGER NOT NULL,
+    first_seen INTEGER NOT NULL,
+    last_seen  INTEGER NOT NULL,
+    seen_seq   INTEGER NOT NULL,
+    PRIMARY KEY (upstream, digest)
+);
+";
 
 /// Version 6: each audit record keeps the format version it was written
 /// with (`v`), so a record is hashed and verified in its own format. Rows

@@ -24,6 +24,39 @@ pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 10;
 /// The largest `max_result_bytes` accepted: 16 MiB (the sanitizer's ceiling).
 pub const MAX_MAX_RESULT_BYTES: u64 = 16 << 20;
 
+/// The name the stdio server's pins are kept under when `[mcp]` sets no
+/// `upstream_name`.
+pub const DEFAULT_UPSTREAM_NAME: &str = "default";
+/// The longest `upstream_name` accepted, in bytes.
+pub const MAX_UPSTREAM_NAME_BYTES: usize = 128;
+
+/// What the proxy does with the very first catalog (`tools/list`) an
+/// upstream shows, when the store holds no pin of that upstream yet
+/// (`[mcp] pin_first`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PinFirst {
+    /// `trust` (the default): trust on first use. Every tool of the first
+    /// catalog is pinned and approved at once (audited `pin_approved`,
+    /// reason `trust_on_first_use`); whatever the server changes, renames
+    /// or adds later waits for a human.
+    Trust,
+    /// `approve`: every tool waits for a human, the first catalog's too:
+    /// nothing is shown or called until `toolgate pins approve` (or the
+    /// approvals page) approves its definition.
+    Approve,
+}
+
+impl PinFirst {
+    /// The config's name: `trust` or `approve`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Trust => "trust",
+            Self::Approve => "approve",
+        }
+    }
+}
+
 /// The longest `hold_seconds` accepted: ten minutes (a client waits that
 /// long for the call's answer).
 pub const MAX_HOLD_SECONDS: u64 = 600;
@@ -38,6 +71,8 @@ pub struct McpConfig {
     max_result_bytes: usize,
     hold: Duration,
     narrow_tools: bool,
+    upstream_name: String,
+    pin_first: PinFirst,
 }
 
 impl Default for McpConfig {
@@ -50,6 +85,8 @@ impl Default for McpConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             hold: Duration::ZERO,
             narrow_tools: false,
+            upstream_name: DEFAULT_UPSTREAM_NAME.to_owned(),
+            pin_first: PinFirst::Trust,
         }
     }
 }
@@ -101,6 +138,31 @@ impl McpConfig {
     pub fn narrow_tools(&self) -> bool {
         self.narrow_tools
     }
+
+    /// The name the stdio server's tool pins are kept under in the store
+    /// (default `default`): pins are per upstream, so a config that fronts
+    /// several servers gives each its own name. Letters, digits, `.`, `_`
+    /// and `-`, at most [`MAX_UPSTREAM_NAME_BYTES`].
+    pub fn upstream_name(&self) -> &str {
+        &self.upstream_name
+    }
+
+    /// What the first catalog of an upstream gets (default
+    /// [`PinFirst::Trust`]).
+    pub fn pin_first(&self) -> PinFirst {
+        self.pin_first
+    }
+}
+
+/// Whether `name` is a valid upstream name: 1 to
+/// [`MAX_UPSTREAM_NAME_BYTES`] bytes of ASCII letters, digits, `.`, `_`
+/// and `-`.
+pub fn valid_upstream_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_UPSTREAM_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
 impl Loader<'_> {
@@ -191,6 +253,33 @@ impl Loader<'_> {
             mcp.hold = Duration::from_secs(n);
         }
         mcp.narrow_tools = raw.mcp.narrow_tools.unwrap_or(false);
+        if let Some(v) = &raw.mcp.upstream_name {
+            if !valid_upstream_name(v.get_ref()) {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    "upstream_name",
+                    format!(
+                        "`upstream_name` must be 1 to {MAX_UPSTREAM_NAME_BYTES} letters, digits, `.`, `_` or `-`"
+                    ),
+                ));
+            }
+            mcp.upstream_name.clone_from(v.get_ref());
+        }
+        if let Some(v) = &raw.mcp.pin_first {
+            mcp.pin_first = match v.get_ref().as_str() {
+                "trust" => PinFirst::Trust,
+                "approve" => PinFirst::Approve,
+                _ => {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        "pin_first",
+                        "`pin_first` must be `trust` or `approve`",
+                    ))
+                }
+            };
+        }
         Ok(mcp)
     }
 }
@@ -211,14 +300,18 @@ mod tests {
         assert_eq!(c.mcp().max_frame_bytes(), super::DEFAULT_MAX_FRAME_BYTES);
         assert_eq!(c.mcp().call_timeout().as_secs(), 60);
         assert_eq!(c.mcp().max_result_bytes(), 64 << 10);
+        assert_eq!(c.mcp().upstream_name(), "default");
+        assert_eq!(c.mcp().pin_first(), super::PinFirst::Trust);
     }
 
     #[test]
     fn every_key_is_read() {
         let c = load(
-            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\nnarrow_tools = true\n",
+            "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\nnarrow_tools = true\nupstream_name = \"files-1\"\npin_first = \"approve\"\n",
         )
         .unwrap();
+        assert_eq!(c.mcp().upstream_name(), "files-1");
+        assert_eq!(c.mcp().pin_first(), super::PinFirst::Approve);
         assert_eq!(c.mcp().user(), "desk");
         assert_eq!(c.mcp().env(), ["PATH", "HOME"]);
         assert_eq!(c.mcp().max_frame_bytes(), 1024);
@@ -247,6 +340,9 @@ mod tests {
                 ErrorCode::InvalidLimit,
             ),
             ("[mcp]\nmax_result_bytes = 0\n", ErrorCode::InvalidLimit),
+            ("[mcp]\nupstream_name = \"\"\n", ErrorCode::InvalidValue),
+            ("[mcp]\nupstream_name = \"a b\"\n", ErrorCode::InvalidValue),
+            ("[mcp]\npin_first = \"always\"\n", ErrorCode::InvalidValue),
         ] {
             let e = load(text).unwrap_err();
             assert_eq!(e.code(), code, "{text}: {e}");

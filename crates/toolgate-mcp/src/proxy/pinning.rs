@@ -1,0 +1,375 @@
+//! The pins behind the proxy: every catalog the server shows is checked
+//! against the store's pins (`toolgate_store::Store::observe_catalog`),
+//! and every call against the definition the latest catalog showed.
+//!
+//! - A `tools/list` answer (the client's request, or the proxy's own) is a
+//!   catalog: each registered tool's definition is pinned per upstream by
+//!   the digest of its canonical form, the catalog by its own digest, in
+//!   one store transaction. Only approved definitions are shown.
+//! - `notifications/tools/list_changed` from the server makes the latest
+//!   catalog stale: the proxy lists the tools itself (its own request id,
+//!   `toolgate-pins-N`), checks them, then passes the notification on.
+//! - A `tools/call` of a registered tool waits (at most the call timeout)
+//!   until a catalog of this run is checked and fresh (listing the tools
+//!   itself when none is), then goes on only if the tool's definition in
+//!   that catalog is approved in the store, read afresh (a human's
+//!   approval counts at once). Otherwise it is denied `tool_changed`
+//!   (audited), or `store_unavailable` when the store cannot answer.
+//! - The call's decision context carries that definition's digest, so an
+//!   approval of the call is bound to it (`toolgate_store::bound_digest`).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+use toolgate::config::PinFirst;
+use toolgate::Context;
+use toolgate_json::canonical::{self, Digest};
+use toolgate_json::{Object, Value};
+use toolgate_store::{PinState, SeenTool};
+
+use super::{finding, printable, Pending, Shared, Sides};
+use crate::frame::RequestId;
+use crate::pins;
+
+/// The pins' part of a run's memory.
+pub(super) struct Catalog {
+    /// The name the upstream's pins are kept under.
+    upstream: String,
+    /// What the upstream's first catalog gets.
+    first: PinFirst,
+    /// Each registered tool's definition digest in the latest checked
+    /// catalog (a tool listed twice is left out: its calls are denied).
+    current: HashMap<String, Digest>,
+    /// The latest catalog's digest.
+    catalog: Option<Digest>,
+    /// Whether a catalog was checked since the run started or the server
+    /// last said its list changed.
+    fresh: bool,
+    /// When the proxy's own `tools/list` was sent, while it is unanswered.
+    listing: Option<tokio::time::Instant>,
+    /// The list changed again while the proxy's own list was in flight.
+    again: bool,
+    /// `list_changed` notifications held until the new list is checked.
+    held: Vec<String>,
+    /// The ids of the proxy's own requests.
+    next_id: u64,
+    /// Woken whenever a catalog was checked (or the proxy's list failed).
+    checked: Arc<Notify>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Self {
+            upstream: toolgate::config::DEFAULT_UPSTREAM_NAME.to_owned(),
+            first: PinFirst::Trust,
+            current: HashMap::new(),
+            catalog: None,
+            fresh: false,
+            listing: None,
+            again: false,
+            held: Vec::new(),
+            next_id: 0,
+            checked: Arc::default(),
+        }
+    }
+}
+
+impl Catalog {
+    /// Pins kept under `upstream`, the first catalog treated as `first`
+    /// says.
+    pub(super) fn configure(&mut self, upstream: &str, first: PinFirst) {
+        upstream.clone_into(&mut self.upstream);
+        self.first = first;
+    }
+}
+
+/// Why a call of a registered tool does not go on.
+pub(super) struct Refused {
+    /// The reason code: `tool_changed` or `store_unavailable`.
+    pub(super) code: &'static str,
+    /// What the audit record's note says.
+    pub(super) note: String,
+}
+
+impl Shared {
+    /// The decision context of a call: the proxy's user and session, and
+    /// the digest of the called tool's definition in the latest catalog
+    /// (the approval's binding).
+    pub(super) fn call_context(&self, value: &Value<'static>) -> Context {
+        let context = Context::new(self.user.as_str(), self.session.as_str(), 1);
+        let Some(tool) = value.pointer("/params/name").and_then(Value::as_str) else {
+            return context;
+        };
+        match self.lock().catalog.current.get(tool) {
+            Some(d) => context.with_tool_definition(tool, *d),
+            None => context,
+        }
+    }
+
+    /// Whether a call of `tool` may go on to the gate: a tool the config
+    /// does not register goes on (the gate denies it); a registered one
+    /// only if the latest fresh catalog's definition of it is approved.
+    pub(super) async fn pin_check(&self, tool: &str, sides: &Sides) -> Result<(), Refused> {
+        if self.gate.gate().registry().get(tool).is_none() {
+            return Ok(());
+        }
+        let deadline = tokio::time::Instant::now() + self.options.call_timeout;
+        let digest = loop {
+            let checked = Arc::clone(&self.lock().catalog.checked);
+            let notified = checked.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (fresh, digest) = {
+                let state = self.lock();
+                (
+                    state.catalog.fresh,
+                    state.catalog.current.get(tool).copied(),
+                )
+            };
+            if fresh {
+                break digest;
+            }
+            self.relist(sides, None).await;
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "no catalog of the server's was checked in time".to_owned(),
+                });
+            }
+        };
+        let Some(digest) = digest else {
+            return Err(Refused {
+                code: "tool_changed",
+                note: "the tool is not in the server's latest catalog".to_owned(),
+            });
+        };
+        let (store, upstream) = {
+            let state = self.lock();
+            (
+                Arc::clone(self.gate.store()),
+                state.catalog.upstream.clone(),
+            )
+        };
+        let name = tool.to_owned();
+        let found =
+            tokio::task::spawn_blocking(move || store.pin_state(&upstream, &name, &digest)).await;
+        match found {
+            Ok(Ok(Some(PinState::Approved))) => Ok(()),
+            Ok(Ok(state)) => Err(Refused {
+                code: "tool_changed",
+                note: format!(
+                    "definition {digest} is {}",
+                    state.map_or("not pinned", PinState::as_str)
+                ),
+            }),
+            Ok(Err(_)) | Err(_) => Err(Refused {
+                code: "store_unavailable",
+                note: "the tool pins could not be read".to_owned(),
+            }),
+        }
+    }
+
+    /// The server's list may have changed: the latest catalog is stale
+    /// until the proxy's own `tools/list` is answered and checked;
+    /// `notification` (the server's `list_changed`) is passed on to the
+    /// client after that. Sends the list unless one is in flight (then it
+    /// is sent again once that one is answered).
+    pub(super) async fn relist(&self, sides: &Sides, notification: Option<String>) {
+        let now = tokio::time::Instant::now();
+        let line = {
+            let mut state = self.lock();
+            let state = &mut *state;
+            if let Some(n) = notification {
+                state.catalog.fresh = false;
+                state.catalog.held.push(n);
+                if state.catalog.listing.is_some() {
+                    state.catalog.again = true;
+                }
+            }
+            let in_flight = state
+                .catalog
+                .listing
+                .is_some_and(|since| now.duration_since(since) < self.options.call_timeout);
+            if in_flight {
+                return;
+            }
+            // An id no client request of this run holds.
+            let id = loop {
+                state.catalog.next_id = state.catalog.next_id.saturating_add(1);
+                let text = format!("toolgate-pins-{}", state.catalog.next_id);
+                let Some(id) = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))
+                else {
+                    return;
+                };
+                if !state.pending.contains_key(&id) {
+                    break id;
+                }
+            };
+            state.pending.insert(id.clone(), Pending::OwnList);
+            state.catalog.listing = Some(now);
+            state.catalog.again = false;
+            list_request(&id)
+        };
+        sides.to_server(line).await;
+    }
+
+    /// The server's answer to the proxy's own `tools/list`: checked, then
+    /// the held notifications passed on (or the list sent again when it
+    /// changed meanwhile).
+    pub(super) async fn own_list_answered(&self, value: &Value<'static>, sides: &Sides) {
+        let tools = value.pointer("/result/tools").and_then(Value::as_array);
+        match tools {
+            Some(tools) => {
+                self.check_catalog(tools).await;
+            }
+            None => finding("the server refused toolgate's own tools/list"),
+        }
+        let (again, held) = {
+            let mut state = self.lock();
+            state.catalog.listing = None;
+            let again = std::mem::take(&mut state.catalog.again);
+            let held = if again {
+                Vec::new()
+            } else {
+                std::mem::take(&mut state.catalog.held)
+            };
+            (again, held)
+        };
+        if again {
+            self.relist(sides, None).await;
+        }
+        for n in held {
+            sides.to_client(n).await;
+        }
+        // Calls waiting on a list that failed look again (and list again).
+        Arc::clone(&self.lock().catalog.checked).notify_waiters();
+    }
+
+    /// The proxy's own list will not be answered (the server closed).
+    pub(super) fn own_list_failed(&self) {
+        let checked = {
+            let mut state = self.lock();
+            state.catalog.listing = None;
+            Arc::clone(&state.catalog.checked)
+        };
+        checked.notify_waiters();
+    }
+
+    /// Checks a catalog against the store's pins: the state of each
+    /// registered tool's definition, by name (`None`: not known, the store
+    /// could not answer or the name is listed twice). The run's latest
+    /// catalog becomes this one, fresh, and waiting calls are woken.
+    pub(super) async fn check_catalog(
+        &self,
+        tools: &[Value<'static>],
+    ) -> HashMap<String, Option<PinState>> {
+        let registry = self.gate.gate().registry();
+        let mut all: Vec<(String, Digest)> = Vec::new();
+        let mut seen: Vec<SeenTool> = Vec::new();
+        let mut twice: Vec<String> = Vec::new();
+        for tool in tools {
+            let Some(o) = tool.as_object() else { continue };
+            let Some(name) = o.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let (digest, text) = pins::canonical_definition(o);
+            if all.iter().any(|(n, _)| n == name) {
+                twice.push(name.to_owned());
+            }
+            all.push((name.to_owned(), digest));
+            if registry.get(name).is_some() {
+                let findings = pins::definition_findings(o);
+                seen.push(SeenTool::new(name, digest, text, findings));
+            }
+        }
+        let catalog = pins::catalog_digest(all.iter().map(|(n, d)| (n.as_str(), *d)));
+        let (store, upstream, first, previous) = {
+            let state = self.lock();
+            (
+                Arc::clone(self.gate.store()),
+                state.catalog.upstream.clone(),
+                state.catalog.first,
+                state.catalog.catalog,
+            )
+        };
+        if previous.is_some_and(|p| p != catalog) {
+            finding(&format!(
+                "tools/list: the catalog changed: {catalog} ({} tools)",
+                all.len()
+            ));
+        }
+        let definitions = seen.clone();
+        let observed = tokio::task::spawn_blocking(move || {
+            store.observe_catalog(&upstream, &catalog, &definitions, first)
+        })
+        .await;
+        let states: Vec<Option<PinState>> = match observed {
+            Ok(Ok(states)) if states.len() == seen.len() => states.into_iter().map(Some).collect(),
+            _ => {
+                finding("tools/list: the tool pins could not be written: every tool hidden");
+                vec![None; seen.len()]
+            }
+        };
+        let mut out: HashMap<String, Option<PinState>> = HashMap::new();
+        let mut current: HashMap<String, Digest> = HashMap::new();
+        for (s, state) in seen.iter().zip(states) {
+            if twice.contains(&s.tool) {
+                out.insert(s.tool.clone(), None);
+                continue;
+            }
+            current.insert(s.tool.clone(), s.digest);
+            out.insert(s.tool.clone(), state);
+        }
+        let checked = {
+            let mut state = self.lock();
+            state.catalog.current = current;
+            state.catalog.catalog = Some(catalog);
+            state.catalog.fresh = true;
+            Arc::clone(&state.catalog.checked)
+        };
+        checked.notify_waiters();
+        for name in &twice {
+            finding(&format!(
+                "tools/list: `{}` hidden: listed more than once",
+                printable(name)
+            ));
+        }
+        out
+    }
+}
+
+/// Says on standard error why a registered tool is hidden from a list.
+pub(super) fn report_unapproved(
+    catalog: &Catalog,
+    name: &str,
+    o: &Object<'_>,
+    state: Option<PinState>,
+) {
+    let digest = pins::definition_digest(o);
+    let why = match state {
+        Some(PinState::Pending) => format!(
+            "its definition {digest} waits for a human (`toolgate pins show --upstream {} {}`)",
+            catalog.upstream,
+            printable(name)
+        ),
+        Some(PinState::Rejected) => format!("its definition {digest} was rejected"),
+        _ => "its definition could not be checked".to_owned(),
+    };
+    finding(&format!(
+        "tools/list: `{}` hidden: {why}; its calls are denied tool_changed",
+        printable(name)
+    ));
+}
+
+/// The proxy's own `tools/list` request.
+fn list_request(id: &RequestId) -> String {
+    let mut o = Object::new();
+    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
+    o.insert("id", id.to_value());
+    o.insert(
+        "method",
+        Value::String(std::borrow::Cow::Borrowed("tools/list")),
+    );
+    canonical::to_string(&Value::Object(o))
+}
