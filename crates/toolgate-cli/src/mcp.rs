@@ -95,6 +95,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(n) = narrowed {
         proxy = proxy.with_narrowed(n);
     }
+    if let Some(url) = mcp.approvals_url() {
+        proxy = proxy
+            .with_approvals_url(url)
+            .context("cannot make the secret for [mcp] approvals_url's requestState")?;
+    }
     let outcome = runtime.block_on(async {
         let mut child =
             toolgate_mcp::spawn_server(program, server_args, mcp.env()).with_context(|| {

@@ -106,7 +106,7 @@ async fn allowed_calls_reach_the_server_canonical_and_others_never() {
     .await;
     assert_eq!(
         recv(&mut e.from_proxy).await,
-        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: type_mismatch at /a: expected integer","type":"text"}],"isError":true}}"#
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: type_mismatch at /a: expected integer","type":"text"}],"isError":true,"resultType":"complete"}}"#
     );
     // Held: answered with the pending approval.
     send(
@@ -188,7 +188,7 @@ async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
     recv(&mut e.server_in).await;
     assert_eq!(
         recv(&mut e.from_proxy).await,
-        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_timeout","type":"text"}],"isError":true}}"#
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_timeout","type":"text"}],"isError":true,"resultType":"complete"}}"#
     );
     assert_eq!(
         recv(&mut e.server_in).await,
@@ -220,7 +220,7 @@ async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
         answers,
         [
             r#"{"error":{"code":-32603,"message":"refused by toolgate: upstream_closed"},"id":3,"jsonrpc":"2.0"}"#,
-            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_closed","type":"text"}],"isError":true}}"#,
+            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_closed","type":"text"}],"isError":true,"resultType":"complete"}}"#,
         ]
     );
     assert_eq!(e.run.await.unwrap(), Ended::ServerClosed);

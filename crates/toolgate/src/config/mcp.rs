@@ -38,6 +38,7 @@ pub struct McpConfig {
     max_result_bytes: usize,
     hold: Duration,
     narrow_tools: bool,
+    approvals_url: Option<String>,
 }
 
 impl Default for McpConfig {
@@ -50,6 +51,7 @@ impl Default for McpConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             hold: Duration::ZERO,
             narrow_tools: false,
+            approvals_url: None,
         }
     }
 }
@@ -101,6 +103,33 @@ impl McpConfig {
     pub fn narrow_tools(&self) -> bool {
         self.narrow_tools
     }
+
+    /// The approvals page of `toolgate serve` (such as
+    /// `http://127.0.0.1:8080/ui/`): a 2026-07-28 client is answered
+    /// `input_required` with a URL elicitation pointing there for a call
+    /// that needs a human. Default none: such a client gets the pending
+    /// result as older clients do.
+    pub fn approvals_url(&self) -> Option<&str> {
+        self.approvals_url.as_deref()
+    }
+}
+
+/// The longest `approvals_url` accepted.
+const MAX_APPROVALS_URL_BYTES: usize = 2048;
+
+/// Whether `url` is an absolute `http` or `https` URL with a host, without
+/// whitespace, control characters, user information or a query.
+fn valid_approvals_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let Some(rest) = rest else { return false };
+    let authority = rest.split(['/', '#']).next().unwrap_or_default();
+    url.len() <= MAX_APPROVALS_URL_BYTES
+        && !authority.is_empty()
+        && !authority.contains('@')
+        && !url.contains('?')
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 impl Loader<'_> {
@@ -191,6 +220,17 @@ impl Loader<'_> {
             mcp.hold = Duration::from_secs(n);
         }
         mcp.narrow_tools = raw.mcp.narrow_tools.unwrap_or(false);
+        if let Some(url) = &raw.mcp.approvals_url {
+            if !valid_approvals_url(url.get_ref()) {
+                return Err(self.at_value(
+                    ErrorCode::InvalidValue,
+                    url.span().start,
+                    "approvals_url",
+                    "`approvals_url` must be an http:// or https:// URL with a host, without user information, a query or spaces",
+                ));
+            }
+            mcp.approvals_url = Some(url.get_ref().clone());
+        }
         Ok(mcp)
     }
 }
@@ -226,6 +266,9 @@ mod tests {
         assert_eq!(c.mcp().max_result_bytes(), 100);
         assert_eq!(c.mcp().hold().as_secs(), 30);
         assert!(c.mcp().narrow_tools());
+        assert_eq!(c.mcp().approvals_url(), None);
+        let c = load("[mcp]\napprovals_url = \"http://127.0.0.1:8080/ui/\"\n").unwrap();
+        assert_eq!(c.mcp().approvals_url(), Some("http://127.0.0.1:8080/ui/"));
     }
 
     #[test]
@@ -247,6 +290,26 @@ mod tests {
                 ErrorCode::InvalidLimit,
             ),
             ("[mcp]\nmax_result_bytes = 0\n", ErrorCode::InvalidLimit),
+            (
+                "[mcp]\napprovals_url = \"ftp://h/ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http:///ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://u:p@h/ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/ui/?a=b\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/u i/\"\n",
+                ErrorCode::InvalidValue,
+            ),
         ] {
             let e = load(text).unwrap_err();
             assert_eq!(e.code(), code, "{text}: {e}");

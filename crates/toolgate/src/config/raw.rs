@@ -120,6 +120,7 @@ pub(crate) struct RawMcp {
     pub(crate) max_result_bytes: Option<Spanned<u64>>,
     pub(crate) hold_seconds: Option<Spanned<u64>>,
     pub(crate) narrow_tools: Option<bool>,
+    pub(crate) approvals_url: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
