@@ -18,6 +18,10 @@
 //!   for approval: answered with an `isError: true` text result naming the
 //!   pending approval's id (the call did not run); once a human approves it
 //!   (`toolgate approvals approve ID`), the same call retried passes, once.
+//!   A 2026-07-28 client that declares URL elicitation is answered
+//!   `input_required` instead, when an approvals page is configured
+//!   ([`Proxy::with_approvals_url`]): its retry carries a MACed
+//!   `requestState` and passes only once the store approved the call.
 //!   A tool whose definition changed since it was pinned is denied
 //!   `tool_changed` (audited) without reaching the gate.
 //! - **`tools/list`** (the server's result): only tools the config
@@ -42,9 +46,8 @@
 //!   and tokio's process support. Without it, [`frame`], [`pins`] and
 //!   [`results`] alone (what the fuzz targets build).
 //!
-//! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
-//! flows (`input_required` for approvals), pins persisted in the store and
-//! human approval of a changed definition.
+//! Not done yet: the streamable HTTP transport, pins persisted in the store
+//! and human approval of a changed definition.
 
 #[cfg(feature = "proxy")]
 mod proxy;
