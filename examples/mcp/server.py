@@ -77,4 +77,11 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        # A streamable-HTTP server on 127.0.0.1:PORT/mcp (toolgate mcp
+        # --listen's `url` upstream in the tests).
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -10,6 +10,7 @@ mod check;
 mod json_check;
 mod lint_config;
 mod mcp;
+mod mcp_http;
 mod narrow;
 mod proxy;
 mod redteam;

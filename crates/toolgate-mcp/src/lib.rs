@@ -47,12 +47,21 @@
 //! human approval of a changed definition.
 
 #[cfg(feature = "proxy")]
+mod http_server;
+#[cfg(feature = "proxy")]
 mod proxy;
+#[cfg(feature = "proxy")]
+mod upstream;
 
 pub mod frame;
 pub mod pins;
 pub mod results;
 
 // The public interface is:
+#[cfg(feature = "proxy")]
+pub use crate::http_server::{
+    serve as serve_http, HttpProxy, StartError, ENDPOINT, HEADER_MISMATCH, LEGACY_VERSIONS,
+    MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+};
 #[cfg(feature = "proxy")]
 pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};

@@ -150,6 +150,7 @@ mod gate;
 mod import;
 mod load;
 mod mcp;
+mod mcp_http;
 mod pointer;
 mod proxy;
 mod raw;
@@ -181,6 +182,9 @@ pub use self::load::{import_file, import_slice};
 pub use self::mcp::{
     McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
+};
+pub use self::mcp_http::{
+    McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS, MAX_MAX_SESSIONS,
 };
 pub use self::proxy::{
     OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
+use super::mcp_http::McpHttpConfig;
 use super::raw::RawConfig;
 
 /// The user stdio calls are decided as when `[mcp]` sets no `user`.
@@ -38,6 +39,7 @@ pub struct McpConfig {
     max_result_bytes: usize,
     hold: Duration,
     narrow_tools: bool,
+    http: McpHttpConfig,
 }
 
 impl Default for McpConfig {
@@ -50,6 +52,7 @@ impl Default for McpConfig {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             hold: Duration::ZERO,
             narrow_tools: false,
+            http: McpHttpConfig::default(),
         }
     }
 }
@@ -100,6 +103,12 @@ impl McpConfig {
     /// all hidden). Needs Cedar policies; default `false`.
     pub fn narrow_tools(&self) -> bool {
         self.narrow_tools
+    }
+
+    /// What `toolgate mcp --listen` serves: the address, the client tokens,
+    /// the upstream servers (see [`McpHttpConfig`]).
+    pub fn http(&self) -> &McpHttpConfig {
+        &self.http
     }
 }
 
@@ -191,6 +200,7 @@ impl Loader<'_> {
             mcp.hold = Duration::from_secs(n);
         }
         mcp.narrow_tools = raw.mcp.narrow_tools.unwrap_or(false);
+        mcp.http = self.mcp_http(raw)?;
         Ok(mcp)
     }
 }
@@ -230,9 +240,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
-        let e = load("[mcp]\nlisten = \"x\"\n").unwrap_err();
+        let e = load("[mcp]\nlistens = \"x\"\n").unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownKey);
-        assert!(e.to_string().contains("unknown key `listen`"), "{e}");
+        assert!(e.to_string().contains("unknown key `listens`"), "{e}");
         for (text, code) in [
             ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
             ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
