@@ -293,7 +293,7 @@ impl Answer {
                     break;
                 }
                 out.push_str(&after[..n]);
-                rest = &after[n..].trim_start_matches("\r\n");
+                rest = after[n..].trim_start_matches("\r\n");
             }
             out
         } else {

@@ -217,20 +217,20 @@ impl Inner {
 
     /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
     /// is allowed.
-    fn check_host_origin(&self, headers: &HeaderMap) -> Result<(), Response> {
+    fn check_host_origin(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
         if !host.is_some_and(|h| self.host_ok(h)) {
             note("request refused: the Host header does not name this endpoint");
-            return Err(plain(StatusCode::FORBIDDEN, "forbidden: Host"));
+            return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Host")));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let ok = origin.to_str().is_ok_and(|o| {
                 let o = o.trim_end_matches('/').to_ascii_lowercase();
-                self.origins.iter().any(|a| *a == o)
+                self.origins.contains(&o)
             });
             if !ok {
                 note("request refused: its Origin is not allowed");
-                return Err(plain(StatusCode::FORBIDDEN, "forbidden: Origin"));
+                return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Origin")));
             }
         }
         Ok(())
@@ -253,13 +253,11 @@ impl Inner {
             None => self.port == 80,
         };
         port_ok
-            && (name == "localhost"
-                || name.parse::<IpAddr>().is_ok()
-                || self.hosts.iter().any(|h| *h == name))
+            && (name == "localhost" || name.parse::<IpAddr>().is_ok() || self.hosts.contains(&name))
     }
 
     /// The token of `Authorization: Bearer TOKEN`, or the `401` answer.
-    fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Response> {
+    fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
@@ -270,7 +268,7 @@ impl Inner {
                     .then(|| token.trim().to_owned())
             });
         let Some(given) = given.filter(|t| !t.is_empty()) else {
-            return Err(unauthorized(None));
+            return Err(Box::new(unauthorized(None)));
         };
         let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
         let mut found: Option<&McpToken> = None;
@@ -287,7 +285,7 @@ impl Inner {
         }
         found
             .cloned()
-            .ok_or_else(|| unauthorized(Some("invalid_token")))
+            .ok_or_else(|| Box::new(unauthorized(Some("invalid_token"))))
     }
 
     /// Opens a session for `user`, decided in `gate_session`: connects to
@@ -298,17 +296,17 @@ impl Inner {
         user: &str,
         gate_session: &str,
         modern: bool,
-    ) -> Result<Arc<Session>, Response> {
+    ) -> Result<Arc<Session>, Box<Response>> {
         {
             let sessions = self.lock_sessions();
             if sessions.len() >= self.max_sessions {
                 note("session refused: max_sessions reached");
-                return Err(rpc_error(
+                return Err(Box::new(rpc_error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     None,
                     frame::INTERNAL_ERROR,
                     "refused by toolgate: too_many_sessions",
-                ));
+                )));
             }
         }
         let link =
@@ -317,12 +315,12 @@ impl Inner {
                     "cannot connect to the upstream `{}`: {e}",
                     self.upstream.name()
                 ));
-                rpc_error(
+                Box::new(rpc_error(
                     StatusCode::BAD_GATEWAY,
                     None,
                     frame::INTERNAL_ERROR,
                     "refused by toolgate: upstream_unavailable",
-                )
+                ))
             })?;
         let proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options);
         let (client_in, proxy_in) = tokio::io::duplex(64 << 10);
@@ -551,11 +549,11 @@ async fn dispatch(
 async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body) -> Response {
     let inner = &p.inner;
     if let Err(r) = inner.check_host_origin(&headers) {
-        return r;
+        return *r;
     }
     let token = match inner.authenticate(&headers) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let json_type = headers
         .get(header::CONTENT_TYPE)
@@ -713,7 +711,7 @@ async fn initialize(
     accept: Accept,
 ) -> Response {
     if let Err(r) = legacy_version_header(headers, &message) {
-        return r;
+        return *r;
     }
     let Message::Request { id, .. } = message else {
         return not_found_session();
@@ -730,7 +728,7 @@ async fn initialize(
     let sid: String = random.iter().map(|b| format!("{b:02x}")).collect();
     let session = match p.inner.open(sid.clone(), token.user(), &sid, false) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     note(&format!(
         "session {sid} opened for `{}`",
@@ -754,7 +752,7 @@ async fn legacy(
     accept: Accept,
 ) -> Response {
     if let Err(r) = legacy_version_header(headers, &message) {
-        return r;
+        return *r;
     }
     let Some(session) = find_session(p, token, sid) else {
         return not_found_session();
@@ -793,16 +791,16 @@ fn find_session(p: &HttpProxy, token: &McpToken, sid: &str) -> Option<Arc<Sessio
 
 /// A session-era `MCP-Protocol-Version` header must be one of
 /// [`LEGACY_VERSIONS`].
-fn legacy_version_header(headers: &HeaderMap, message: &Message) -> Result<(), Response> {
+fn legacy_version_header(headers: &HeaderMap, message: &Message) -> Result<(), Box<Response>> {
     match headers.get("mcp-protocol-version") {
         None => Ok(()),
         Some(v) if v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)) => Ok(()),
-        Some(_) => Err(rpc_error(
+        Some(_) => Err(Box::new(rpc_error(
             StatusCode::BAD_REQUEST,
             message_id(message),
             frame::INVALID_REQUEST,
             "refused by toolgate: unsupported MCP-Protocol-Version",
-        )),
+        ))),
     }
 }
 
@@ -825,7 +823,7 @@ async fn modern(
         .and_then(Value::as_str);
     if let Message::Request { .. } = &message {
         let caps = value.pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities");
-        if version.is_none() || !caps.is_some_and(|c| c.as_object().is_some()) {
+        if version.is_none() || caps.is_none_or(|c| c.as_object().is_none()) {
             return rpc_error(
                 StatusCode::BAD_REQUEST,
                 id,
@@ -880,7 +878,7 @@ async fn modern(
         Some(s) => s,
         None => match inner.open(key, token.user(), &gate_session, true) {
             Ok(s) => s,
-            Err(r) => return r,
+            Err(r) => return *r,
         },
     };
     match message {
@@ -1089,11 +1087,11 @@ fn forget(session: &Session, id: &RequestId) {
 async fn get_stream(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
     let inner = &p.inner;
     if let Err(r) = inner.check_host_origin(&headers) {
-        return r;
+        return *r;
     }
     let token = match inner.authenticate(&headers) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Some(sid) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
         let mut r = plain(
@@ -1142,11 +1140,11 @@ async fn get_stream(State(p): State<HttpProxy>, headers: HeaderMap) -> Response 
 async fn delete_session(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
     let inner = &p.inner;
     if let Err(r) = inner.check_host_origin(&headers) {
-        return r;
+        return *r;
     }
     let token = match inner.authenticate(&headers) {
         Ok(t) => t,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Some(sid) = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()) else {
         return plain(StatusCode::BAD_REQUEST, "DELETE needs an Mcp-Session-Id");
