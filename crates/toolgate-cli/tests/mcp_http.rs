@@ -87,9 +87,20 @@ impl Dir {
     /// `examples/mcp/toolgate.toml` (tool names prefixed with `prefix`),
     /// then `extra` (tokens, upstreams).
     fn new(prefix: &str, extra: &str) -> Self {
+        Self::with_prefixes(&[prefix], extra)
+    }
+
+    /// The example's tools once per prefix.
+    fn with_prefixes(prefixes: &[&str], extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let base = std::fs::read_to_string(examples_dir().join("mcp/toolgate.toml")).unwrap();
-        let base = base.replace("name = \"", &format!("name = \"{prefix}"));
+        let text = std::fs::read_to_string(examples_dir().join("mcp/toolgate.toml")).unwrap();
+        let at = text.find("[[tool]]").unwrap();
+        let (head, tools) = text.split_at(at);
+        let mut base = head.to_owned();
+        for prefix in prefixes {
+            base.push_str(&tools.replace("name = \"", &format!("name = \"{prefix}")));
+            base.push('\n');
+        }
         let bob = sha256_hex(BOB);
         let text = format!(
             "{base}\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\nsession = \"alice-desk\"\n\
@@ -371,6 +382,7 @@ fn assert_gated(steps: &HashMap<String, Value<'static>>, prefix: &str, version: 
         .unwrap()
         .iter()
         .map(|v| v.as_str().unwrap())
+        .filter(|t| t.starts_with(prefix))
         .collect();
     assert_eq!(listed, tools);
     // The config's schema, not the server's.
@@ -753,4 +765,80 @@ fn a_namespaced_upstream_shows_and_gates_prefixed_names() {
     assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
     let audit = dir.audit();
     assert!(audit.contains("tool=shop__add"), "{audit}");
+}
+
+#[test]
+fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // Two copies of server.py (both offer `add`, `weather`, …), the second
+    // logging what it receives to its own file; the config registers both
+    // sets of names, each with its own policies.
+    let dir_path = tempfile::tempdir().unwrap();
+    let web_seen = dir_path.path().join("web-seen.jsonl");
+    let upstreams = format!(
+        "{}[[mcp.upstream]]\nname = \"web\"\nprefix = \"web_\"\ncommand = \"/usr/bin/env\"\nargs = [\"MCP_TEST_SEEN={}\", \"{}\", \"{}\"]\n",
+        stdio_upstream(&python).replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
+        web_seen.display(),
+        python.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::with_prefixes(&["shop__", "web_"], &upstreams);
+    // The web's add is held for a human: its own policy, decided on its
+    // registered name.
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    let config = config.replacen(
+        "name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"read\"",
+        "name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"write\"\napproval = \"required\"",
+        1,
+    );
+    assert!(config
+        .contains("name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"write\""));
+    std::fs::write(dir.config(), config).unwrap();
+    let endpoint = Endpoint::start(&dir);
+    for mode in ["legacy", "2026-07-28"] {
+        let shop = sdk_client(&python, &endpoint.url(), ALICE, mode, "shop__");
+        let version = if mode == "legacy" { "2025-11-25" } else { mode };
+        assert_gated(&shop, "shop__", version);
+        let listed = shop["list"]
+            .pointer("/tools")
+            .unwrap()
+            .to_canonical_string();
+        assert_eq!(
+            listed,
+            r#"["shop__add","shop__crash","shop__hang","shop__refund","shop__weather","web_add","web_crash","web_hang","web_refund","web_weather"]"#
+        );
+        let web = sdk_client(&python, &endpoint.url(), ALICE, mode, "web_");
+        assert!(
+            text(&web["add_allowed"], "/text").starts_with("held by toolgate for human approval"),
+            "{:?}",
+            web["add_allowed"]
+        );
+        assert_eq!(
+            web["weather"]
+                .pointer("/structured")
+                .map(Value::to_canonical_string),
+            Some(r#"{"conditions":"sunny","temperature":22.5}"#.to_owned())
+        );
+    }
+    // Each server received only the calls of its own tools, by its own
+    // names.
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    let web: Vec<String> = std::fs::read_to_string(&web_seen)
+        .unwrap()
+        .lines()
+        .map(|l| toolgate_json::from_str(l).unwrap().to_canonical_string())
+        .collect();
+    assert_eq!(
+        web,
+        [
+            r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+            r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+        ]
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("needs_approval  user=alice"), "{audit}");
+    assert!(audit.contains("tool=web_add"), "{audit}");
 }

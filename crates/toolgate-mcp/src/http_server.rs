@@ -108,7 +108,7 @@ struct Inner {
     /// it with an error (the call timeout and the hold, and a margin).
     wait: Duration,
     tokens: Vec<McpToken>,
-    upstream: McpUpstream,
+    upstreams: Vec<McpUpstream>,
     origins: Vec<String>,
     hosts: Vec<String>,
     port: u16,
@@ -131,19 +131,12 @@ impl HttpProxy {
                     .to_owned(),
             ));
         }
-        let upstream = match http.upstreams() {
-            [one] => one.clone(),
-            [] => {
-                return Err(StartError(
-                    "[mcp] declares no upstream server: add an `[[mcp.upstream]]` (name, and url or command) for --listen".to_owned(),
-                ))
-            }
-            _ => {
-                return Err(StartError(
-                    "[mcp] declares several upstream servers: --listen serves one `[[mcp.upstream]]` for now".to_owned(),
-                ))
-            }
-        };
+        if http.upstreams().is_empty() {
+            return Err(StartError(
+                "[mcp] declares no upstream server: add an `[[mcp.upstream]]` (name, and url or command) for --listen".to_owned(),
+            ));
+        }
+        let upstreams = http.upstreams().to_vec();
         let options = ProxyOptions::from_config(mcp);
         Ok(Self {
             inner: Arc::new(Inner {
@@ -153,7 +146,7 @@ impl HttpProxy {
                 max_frame_bytes: mcp.max_frame_bytes(),
                 wait: mcp.call_timeout() + mcp.hold() + Duration::from_secs(10),
                 tokens: http.tokens().to_vec(),
-                upstream,
+                upstreams,
                 origins: http.allowed_origins().to_vec(),
                 hosts: http.allowed_hosts().to_vec(),
                 port,
@@ -309,12 +302,9 @@ impl Inner {
                 )));
             }
         }
-        let link =
-            upstream::connect(&self.upstream, &self.client, self.max_frame_bytes).map_err(|e| {
-                note(&format!(
-                    "cannot connect to the upstream `{}`: {e}",
-                    self.upstream.name()
-                ));
+        let link = upstream::connect_all(&self.upstreams, &self.client, self.max_frame_bytes)
+            .map_err(|e| {
+                note(&format!("cannot connect to an upstream: {e}"));
                 Box::new(rpc_error(
                     StatusCode::BAD_GATEWAY,
                     None,
