@@ -842,3 +842,42 @@ fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
     assert!(audit.contains("needs_approval  user=alice"), "{audit}");
     assert!(audit.contains("tool=web_add"), "{audit}");
 }
+
+#[test]
+fn a_2026_client_works_with_a_2025_only_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // server.py's tools behind the SDK's handshake-only loop: it refuses
+    // server/discover and needs initialize.
+    let legacy_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/legacy_server.py");
+    let upstream = format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        legacy_only.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::new("", &upstream);
+    let endpoint = Endpoint::start(&dir);
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    // `auto` probes server/discover: the proxy answers it in 2026-07-28.
+    // (Bob's token: alice's stateless session has been denied twice
+    // already, once more would escalate it.)
+    let auto = sdk_client(&python, &endpoint.url(), BOB, "auto", "");
+    assert_gated(&auto, "", "2026-07-28");
+    assert_eq!(
+        dir.seen(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
+    assert!(
+        endpoint
+            .stderr()
+            .contains("the upstream speaks 2025-11-25: initialized for a 2026-07-28 client"),
+        "{}",
+        endpoint.stderr()
+    );
+}

@@ -302,16 +302,17 @@ impl Inner {
                 )));
             }
         }
-        let link = upstream::connect_all(&self.upstreams, &self.client, self.max_frame_bytes)
-            .map_err(|e| {
-                note(&format!("cannot connect to an upstream: {e}"));
-                Box::new(rpc_error(
-                    StatusCode::BAD_GATEWAY,
-                    None,
-                    frame::INTERNAL_ERROR,
-                    "refused by toolgate: upstream_unavailable",
-                ))
-            })?;
+        let link =
+            upstream::connect_all(&self.upstreams, &self.client, self.max_frame_bytes, modern)
+                .map_err(|e| {
+                    note(&format!("cannot connect to an upstream: {e}"));
+                    Box::new(rpc_error(
+                        StatusCode::BAD_GATEWAY,
+                        None,
+                        frame::INTERNAL_ERROR,
+                        "refused by toolgate: upstream_unavailable",
+                    ))
+                })?;
         let proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options);
         let (client_in, proxy_in) = tokio::io::duplex(64 << 10);
         let (proxy_out, client_out) = tokio::io::duplex(64 << 10);
@@ -498,6 +499,15 @@ impl Session {
                     result.insert(
                         "resultType",
                         Value::String(std::borrow::Cow::Borrowed("complete")),
+                    );
+                }
+                // A list from a session-era server: the 2026-07-28 caching
+                // members it must carry (immediately stale, private).
+                if result.contains_key("tools") && !result.contains_key("ttlMs") {
+                    result.insert("ttlMs", Value::Number(toolgate_json::Number::from(0u64)));
+                    result.insert(
+                        "cacheScope",
+                        Value::String(std::borrow::Cow::Borrowed("private")),
                     );
                 }
             }

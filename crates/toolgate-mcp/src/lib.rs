@@ -47,6 +47,8 @@
 //! human approval of a changed definition.
 
 #[cfg(feature = "proxy")]
+mod era;
+#[cfg(feature = "proxy")]
 mod http_server;
 #[cfg(feature = "proxy")]
 mod proxy;

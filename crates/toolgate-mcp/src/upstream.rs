@@ -48,6 +48,16 @@ pub(crate) struct Guard {
     tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
+impl Guard {
+    /// A guard of tasks alone.
+    pub(crate) fn tasks(tasks: Vec<tokio::task::JoinHandle<()>>) -> Self {
+        Self {
+            _child: None,
+            tasks,
+        }
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         for t in &self.tasks {
@@ -80,8 +90,9 @@ pub(crate) fn connect(
     upstream: &McpUpstream,
     client: &HttpClient,
     max_frame_bytes: usize,
+    modern: bool,
 ) -> std::io::Result<Link> {
-    let (output, input, mut guard): (
+    let (output, input, guard): (
         Box<dyn AsyncBufRead + Unpin + Send>,
         Box<dyn AsyncWrite + Unpin + Send>,
         Guard,
@@ -132,13 +143,23 @@ pub(crate) fn connect(
             ))
         }
     };
-    if upstream.prefix().is_empty() {
-        return Ok(Link {
-            output,
-            input,
-            guard,
-        });
+    let mut link = Link {
+        output,
+        input,
+        guard,
+    };
+    if modern {
+        // A stateless client: the upstream's era is found out first.
+        link = crate::era::for_modern_client(link, max_frame_bytes);
     }
+    if upstream.prefix().is_empty() {
+        return Ok(link);
+    }
+    let Link {
+        output,
+        input,
+        mut guard,
+    } = link;
     // The renaming sits between the proxy and the connection.
     let (proxy_in, rename_in) = tokio::io::duplex(64 << 10);
     let (rename_out, proxy_out) = tokio::io::duplex(64 << 10);
@@ -164,13 +185,14 @@ pub(crate) fn connect_all(
     upstreams: &[McpUpstream],
     client: &HttpClient,
     max_frame_bytes: usize,
+    modern: bool,
 ) -> std::io::Result<Link> {
     if let [one] = upstreams {
-        return connect(one, client, max_frame_bytes);
+        return connect(one, client, max_frame_bytes, modern);
     }
     let mut links = Vec::new();
     for u in upstreams {
-        links.push(connect(u, client, max_frame_bytes)?);
+        links.push(connect(u, client, max_frame_bytes, modern)?);
     }
     let (proxy_in, mux_in) = tokio::io::duplex(64 << 10);
     let (mux_out, proxy_out) = tokio::io::duplex(64 << 10);
