@@ -881,3 +881,26 @@ fn a_2026_client_works_with_a_2025_only_upstream() {
         endpoint.stderr()
     );
 }
+
+#[test]
+fn an_unused_session_ends() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        config.replacen("[mcp]\n", "[mcp]\nsession_idle_seconds = 1\n", 1),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
+    std::thread::sleep(Duration::from_secs(8));
+    let a = e.post(&[("mcp-session-id", &sid)], list);
+    assert_eq!(a.status, 404, "{a:?}");
+    assert!(e.stderr().contains("an unused session ended"));
+}

@@ -113,6 +113,7 @@ struct Inner {
     hosts: Vec<String>,
     port: u16,
     max_sessions: usize,
+    session_idle: Duration,
     client: HttpClient,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     counter: AtomicU64,
@@ -151,6 +152,7 @@ impl HttpProxy {
                 hosts: http.allowed_hosts().to_vec(),
                 port,
                 max_sessions: http.max_sessions(),
+                session_idle: http.session_idle(),
                 client: upstream::http_client(),
                 sessions: Mutex::new(HashMap::new()),
                 counter: AtomicU64::new(0),
@@ -182,6 +184,17 @@ pub async fn serve(
         let _ignored = tcp.set_nodelay(true);
     });
     let sessions = Arc::clone(&proxy.inner);
+    // Unused sessions end (and their upstream children with them).
+    let reaper = {
+        let inner = Arc::downgrade(&proxy.inner);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                let Some(inner) = inner.upgrade() else { return };
+                inner.end_idle();
+            }
+        })
+    };
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(
         axum::serve(listener, proxy.router())
@@ -191,6 +204,7 @@ pub async fn serve(
             .into_future(),
     );
     shutdown.await;
+    reaper.abort();
     // Open event streams would hold the graceful shutdown: end them first.
     let all: Vec<Arc<Session>> = sessions.lock_sessions().drain().map(|(_, s)| s).collect();
     for s in all {
@@ -206,6 +220,25 @@ pub async fn serve(
 impl Inner {
     fn lock_sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Ends the sessions unused for longer than `session_idle`: no request
+    /// waiting, no open stream, nothing received since.
+    fn end_idle(&self) {
+        let now = tokio::time::Instant::now();
+        let idle: Vec<Arc<Session>> = {
+            let mut sessions = self.lock_sessions();
+            let keys: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.idle_since(now) > self.session_idle)
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| sessions.remove(k)).collect()
+        };
+        for s in idle {
+            note("an unused session ended");
+            s.end();
+        }
     }
 
     /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
@@ -324,6 +357,7 @@ impl Inner {
             routes: Mutex::new(Routes::default()),
             alive: AtomicBool::new(true),
             tasks: Mutex::new(Vec::new()),
+            used: Mutex::new(tokio::time::Instant::now()),
         });
         let run = tokio::spawn(async move {
             let link = link;
@@ -345,7 +379,18 @@ impl Inner {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .extend([run, dispatch]);
-        self.lock_sessions().insert(key, Arc::clone(&session));
+        let mut sessions = self.lock_sessions();
+        if let Some(other) = sessions
+            .get(&key)
+            .filter(|s| s.alive.load(Ordering::Relaxed))
+            .cloned()
+        {
+            // Another request opened this (stateless) session meanwhile.
+            drop(sessions);
+            session.end();
+            return Ok(other);
+        }
+        sessions.insert(key, Arc::clone(&session));
         Ok(session)
     }
 
@@ -366,6 +411,8 @@ struct Session {
     routes: Mutex<Routes>,
     alive: AtomicBool,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// When it was last used.
+    used: Mutex<tokio::time::Instant>,
 }
 
 /// Where the proxy's messages for the client go.
@@ -397,6 +444,19 @@ impl Session {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// How long it has been unused at `now` (zero while a request waits or
+    /// its stream is open).
+    fn idle_since(&self, now: tokio::time::Instant) -> Duration {
+        let routes = self.routes();
+        if !routes.waiters.is_empty() || routes.standalone.as_ref().is_some_and(|s| !s.is_closed())
+        {
+            return Duration::ZERO;
+        }
+        drop(routes);
+        let used = *self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        now.saturating_duration_since(used)
+    }
+
     /// Ends the session: its proxy, its upstream (a child is killed), its
     /// streams.
     fn end(&self) {
@@ -421,6 +481,7 @@ impl Session {
         if !self.alive.load(Ordering::Relaxed) {
             return false;
         }
+        *self.used.lock().unwrap_or_else(PoisonError::into_inner) = tokio::time::Instant::now();
         let mut w = self.input.lock().await;
         w.write_all(line.as_bytes()).await.is_ok()
             && w.write_all(b"\n").await.is_ok()
@@ -869,6 +930,11 @@ async fn modern(
             return unsupported_version(id, v);
         }
     }
+    if !matches!(message, Message::Request { .. }) {
+        // 2026-07-28 defines no client-to-server notification over HTTP
+        // and no server request to answer: nothing to forward.
+        return accepted();
+    }
     let gate_session = token
         .session()
         .map_or_else(|| format!("mcp-http-{}", token.user()), str::to_owned);
@@ -912,10 +978,7 @@ async fn modern(
             )
             .await
         }
-        Message::Notification { .. } | Message::Response { .. } => {
-            let _ = session.send(&canonical::to_string(&value)).await;
-            accepted()
-        }
+        Message::Notification { .. } | Message::Response { .. } => accepted(),
     }
 }
 

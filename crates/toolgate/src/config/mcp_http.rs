@@ -13,6 +13,7 @@
 //!                                    # loopback names and the bound address
 //! max_sessions = 64                  # sessions (and their upstream
 //!                                    # connections) kept at once
+//! session_idle_seconds = 1800        # a session unused this long ends
 //!
 //! [[mcp.token]]                      # bearer tokens, stored as SHA-256 hashes
 //! sha256 = "9f86d0…"
@@ -41,6 +42,11 @@ use super::server::parse_sha256;
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
 /// The largest `max_sessions` accepted.
 pub const MAX_MAX_SESSIONS: u64 = 4096;
+/// Seconds an unused session lives when `[mcp]` sets no
+/// `session_idle_seconds`.
+pub const DEFAULT_SESSION_IDLE_SECONDS: u64 = 1800;
+/// The longest `session_idle_seconds` accepted: a day.
+pub const MAX_SESSION_IDLE_SECONDS: u64 = 86400;
 
 /// The address `toolgate mcp --listen` uses when `[mcp]` sets no `listen`.
 const DEFAULT_LISTEN: SocketAddr =
@@ -53,6 +59,7 @@ pub struct McpHttpConfig {
     allowed_origins: Vec<String>,
     allowed_hosts: Vec<String>,
     max_sessions: usize,
+    session_idle: std::time::Duration,
     tokens: Vec<McpToken>,
     upstreams: Vec<McpUpstream>,
 }
@@ -64,6 +71,7 @@ impl Default for McpHttpConfig {
             allowed_origins: Vec::new(),
             allowed_hosts: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: std::time::Duration::from_secs(DEFAULT_SESSION_IDLE_SECONDS),
             tokens: Vec::new(),
             upstreams: Vec::new(),
         }
@@ -91,6 +99,12 @@ impl McpHttpConfig {
     /// How many sessions are kept at once.
     pub fn max_sessions(&self) -> usize {
         self.max_sessions
+    }
+
+    /// How long a session may stay unused (no request, no open stream)
+    /// before it ends, with its upstream connection.
+    pub fn session_idle(&self) -> std::time::Duration {
+        self.session_idle
     }
 
     /// The client tokens (`[[mcp.token]]`).
@@ -239,6 +253,20 @@ impl Loader<'_> {
                         format!("`max_sessions` must be between 1 and {MAX_MAX_SESSIONS}"),
                     )
                 })?;
+        }
+        if let Some(v) = &m.session_idle_seconds {
+            let n = *v.get_ref();
+            if n == 0 || n > MAX_SESSION_IDLE_SECONDS {
+                return Err(self.at_key(
+                    ErrorCode::InvalidLimit,
+                    v.span().start,
+                    "session_idle_seconds",
+                    format!(
+                        "`session_idle_seconds` must be between 1 and {MAX_SESSION_IDLE_SECONDS}"
+                    ),
+                ));
+            }
+            http.session_idle = std::time::Duration::from_secs(n);
         }
         for t in &m.token {
             let token = self.mcp_token(t, &http.tokens)?;
@@ -425,7 +453,7 @@ mod tests {
     #[test]
     fn every_key_is_read() {
         let c = load(&format!(
-            "[mcp]\nlisten = \"127.0.0.1:9001\"\nallowed_origins = [\"https://App.example.com/\"]\nallowed_hosts = [\"mcp.example.com\"]\nmax_sessions = 3\n\
+            "[mcp]\nlisten = \"127.0.0.1:9001\"\nallowed_origins = [\"https://App.example.com/\"]\nallowed_hosts = [\"mcp.example.com\"]\nmax_sessions = 3\nsession_idle_seconds = 60\n\
              [[mcp.token]]\nsha256 = \"{SHA}\"\nuser = \"alice\"\nsession = \"desk\"\n\
              [[mcp.upstream]]\nname = \"shop\"\ncommand = \"python3\"\nargs = [\"s.py\"]\nenv = [\"PATH\"]\nnamespace = true\n\
              [[mcp.upstream]]\nname = \"web\"\nurl = \"http://127.0.0.1:8000/mcp\"\nprefix = \"w_\"\n\
@@ -437,6 +465,7 @@ mod tests {
         assert_eq!(h.allowed_origins(), ["https://app.example.com"]);
         assert_eq!(h.allowed_hosts(), ["mcp.example.com"]);
         assert_eq!(h.max_sessions(), 3);
+        assert_eq!(h.session_idle().as_secs(), 60);
         assert_eq!(h.tokens()[0].user(), "alice");
         assert_eq!(h.tokens()[0].session(), Some("desk"));
         let u = h.upstreams();
@@ -460,6 +489,7 @@ mod tests {
             ("[mcp]\nallowed_origins = [\"*\"]\n".to_owned(), "allowed_origins"),
             ("[mcp]\nallowed_hosts = [\"a:80\"]\n".to_owned(), "allowed_hosts"),
             ("[mcp]\nmax_sessions = 0\n".to_owned(), "max_sessions"),
+            ("[mcp]\nsession_idle_seconds = 0\n".to_owned(), "session_idle_seconds"),
             ("[[mcp.token]]\nsha256 = \"abc\"\nuser = \"a\"\n".to_owned(), "sha256"),
             (format!("[[mcp.token]]\nsha256 = \"{SHA}\"\nuser = \" \"\n"), "user"),
             (
@@ -480,7 +510,7 @@ mod tests {
                 matches!(e.code(), ErrorCode::InvalidValue | ErrorCode::InvalidLimit),
                 "{text}: {e}"
             );
-            assert!(e.to_string().contains(&format!("`{key}`")) || e.to_string().contains(key), "{text}: {e}");
+            assert_eq!(e.config_key(), Some(key), "{text}: {e}");
         }
     }
 }

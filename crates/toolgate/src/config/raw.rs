@@ -124,6 +124,7 @@ pub(crate) struct RawMcp {
     pub(crate) allowed_origins: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) allowed_hosts: Option<Spanned<Vec<Spanned<String>>>>,
     pub(crate) max_sessions: Option<Spanned<u64>>,
+    pub(crate) session_idle_seconds: Option<Spanned<u64>>,
     #[serde(default)]
     pub(crate) token: Vec<RawMcpToken>,
     #[serde(default)]
