@@ -904,3 +904,14 @@ fn an_unused_session_ends() {
     assert_eq!(a.status, 404, "{a:?}");
     assert!(e.stderr().contains("an unused session ended"));
 }
+
+#[test]
+fn the_example_config_loads() {
+    let c = toolgate::config::Config::load(examples_dir().join("mcp/http.toml")).unwrap();
+    let http = c.mcp().http();
+    assert_eq!(http.listen().to_string(), "127.0.0.1:8070");
+    assert_eq!(http.tokens().len(), 1);
+    assert_eq!(http.tokens()[0].user(), "alice");
+    assert_eq!(sha256_hex(ALICE), ALICE_SHA);
+    assert_eq!(http.upstreams()[0].name(), "shop");
+}

@@ -42,9 +42,16 @@
 //!   and tokio's process support. Without it, [`frame`], [`pins`] and
 //!   [`results`] alone (what the fuzz targets build).
 //!
-//! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
-//! flows (`input_required` for approvals), pins persisted in the store and
-//! human approval of a changed definition.
+//! [`HttpProxy`] ([`serve_http`]) is the streamable-HTTP endpoint of
+//! `toolgate mcp --listen`: client bearer tokens name the user, both spec
+//! eras are served (2025-11-25 sessions, 2026-07-28 stateless requests
+//! whose mirrored headers must match the body), and each session runs the
+//! same [`Proxy`] over its own connection to the configured upstreams (a
+//! stdio child, or a streamable-HTTP server; several joined into one, with
+//! prefixed tool names).
+//!
+//! Not done yet: the 2026-07-28 era's own approval flow (`input_required`),
+//! pins persisted in the store and human approval of a changed definition.
 
 #[cfg(feature = "proxy")]
 mod era;
