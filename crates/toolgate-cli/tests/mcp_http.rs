@@ -915,3 +915,34 @@ fn the_example_config_loads() {
     assert_eq!(sha256_hex(ALICE), ALICE_SHA);
     assert_eq!(http.upstreams()[0].name(), "shop");
 }
+
+#[test]
+fn a_2025_client_works_with_a_2026_only_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // server.py's tools behind the SDK's 2026-07-28 stream loop: it refuses
+    // initialize (-32022) and needs the envelope on every request.
+    let modern_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/modern_server.py");
+    let upstream = format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        modern_only.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::new("", &upstream);
+    let endpoint = Endpoint::start(&dir);
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert!(
+        endpoint
+            .stderr()
+            .contains("the upstream speaks 2026-07-28 only: translated for a 2025-11-25 client"),
+        "{}",
+        endpoint.stderr()
+    );
+}

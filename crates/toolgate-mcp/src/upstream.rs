@@ -148,10 +148,12 @@ pub(crate) fn connect(
         input,
         guard,
     };
-    if modern {
+    link = if modern {
         // A stateless client: the upstream's era is found out first.
-        link = crate::era::for_modern_client(link, max_frame_bytes);
-    }
+        crate::era::for_modern_client(link, max_frame_bytes)
+    } else {
+        crate::era::for_legacy_client(link, max_frame_bytes)
+    };
     if upstream.prefix().is_empty() {
         return Ok(link);
     }
