@@ -91,28 +91,37 @@ async fn run<UO, UI, PI, PO>(
     });
     // Proxy → upstream; a session-era upstream's discover is answered here.
     let parse = frame::parse_options(max);
-    while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
-        if let Some(init) = &legacy {
-            if let Ok(v) = parse.parse(&bytes) {
-                if v.pointer("/method").and_then(Value::as_str) == Some("server/discover") {
-                    if let Some(id) = v.pointer("/id").and_then(frame::RequestId::from_value) {
-                        let _ = tx
-                            .send(frame::result_answer(&id, discover_result(init)))
-                            .await;
-                        continue;
+    let mut inward = inward;
+    let outward = async {
+        while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
+            if let Some(init) = &legacy {
+                if let Ok(v) = parse.parse(&bytes) {
+                    if v.pointer("/method").and_then(Value::as_str) == Some("server/discover") {
+                        if let Some(id) = v.pointer("/id").and_then(frame::RequestId::from_value) {
+                            let _ = tx
+                                .send(frame::result_answer(&id, discover_result(init)))
+                                .await;
+                            continue;
+                        }
                     }
                 }
             }
+            if write_line(&mut up_in, &String::from_utf8_lossy(&bytes))
+                .await
+                .is_err()
+            {
+                break;
+            }
         }
-        if write_line(&mut up_in, &String::from_utf8_lossy(&bytes))
-            .await
-            .is_err()
-        {
-            break;
+        let _ = up_in.shutdown().await;
+    };
+    // The upstream's end is the end of this server for the proxy.
+    tokio::select! {
+        () = outward => {
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut inward).await;
         }
+        _ = &mut inward => {}
     }
-    let _ = up_in.shutdown().await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), inward).await;
     drop(tx);
     let _ = writer.await;
 }
@@ -307,27 +316,36 @@ async fn run_legacy<UO, UI, PI, PO>(
             }
         }
     });
-    while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
-        let line = match &envelope {
-            None => String::from_utf8_lossy(&bytes).into_owned(),
-            Some(env) => match parse.parse(&bytes).map(Value::into_owned) {
-                Ok(v) => match translate(&v, env) {
-                    Translated::Forward(line) => line,
-                    Translated::Answer(line) => {
-                        let _ = tx.send(line).await;
-                        continue;
-                    }
-                    Translated::Drop => continue,
+    let mut inward = inward;
+    let outward = async {
+        while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
+            let line = match &envelope {
+                None => String::from_utf8_lossy(&bytes).into_owned(),
+                Some(env) => match parse.parse(&bytes).map(Value::into_owned) {
+                    Ok(v) => match translate(&v, env) {
+                        Translated::Forward(line) => line,
+                        Translated::Answer(line) => {
+                            let _ = tx.send(line).await;
+                            continue;
+                        }
+                        Translated::Drop => continue,
+                    },
+                    Err(_) => continue,
                 },
-                Err(_) => continue,
-            },
-        };
-        if write_line(&mut up_in, &line).await.is_err() {
-            break;
+            };
+            if write_line(&mut up_in, &line).await.is_err() {
+                break;
+            }
         }
+        let _ = up_in.shutdown().await;
+    };
+    // The upstream's end is the end of this server for the proxy.
+    tokio::select! {
+        () = outward => {
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut inward).await;
+        }
+        _ = &mut inward => {}
     }
-    let _ = up_in.shutdown().await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), inward).await;
     drop(tx);
     let _ = writer.await;
 }
