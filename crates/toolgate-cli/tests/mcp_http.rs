@@ -946,3 +946,74 @@ fn a_2025_client_works_with_a_2026_only_upstream() {
         endpoint.stderr()
     );
 }
+
+#[test]
+fn a_held_call_streams_its_progress_and_get_opens_the_session_stream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        config.replacen("[mcp]\n", "[mcp]\nhold_seconds = 2\n", 1),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let auth = format!("Bearer {ALICE}");
+    // The refund needs a human: held 2 s, its progress on the request's
+    // event stream, then the pending result.
+    let a = e.http(
+        "POST",
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", &sid),
+        ],
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_1","amount_cents":500},"_meta":{"progressToken":"p1"}}}"#,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.header("content-type"), Some("text/event-stream"));
+    let events: Vec<Value<'static>> = a
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| toolgate_json::from_str(d).unwrap().into_owned())
+        .collect();
+    let (last, progress) = events.split_last().unwrap();
+    assert!(!progress.is_empty(), "{a:?}");
+    for p in progress {
+        assert_eq!(text(p, "/method"), "notifications/progress");
+        assert_eq!(text(p, "/params/progressToken"), "p1");
+    }
+    assert_eq!(last.pointer("/id").unwrap().to_canonical_string(), "3");
+    assert!(
+        text(last, "/result/content/0/text").starts_with("held by toolgate for human approval"),
+        "{last:?}"
+    );
+    assert!(dir.seen().is_empty());
+    // GET: the session's own stream, one at a time; none without a session.
+    let get = |sid: Option<&str>| {
+        let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let session = sid.map_or(String::new(), |s| format!("mcp-session-id: {s}\r\n"));
+        let req = format!(
+            "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: {auth}\r\naccept: text/event-stream\r\n{session}\r\n",
+            e.port
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut buf = [0u8; 512];
+        let n = s.read(&mut buf).unwrap_or(0);
+        (s, String::from_utf8_lossy(&buf[..n]).into_owned())
+    };
+    let (_open, head) = get(Some(&sid));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("text/event-stream"), "{head}");
+    let (_second, head) = get(Some(&sid));
+    assert!(head.starts_with("HTTP/1.1 409"), "{head}");
+    let (_none, head) = get(None);
+    assert!(head.starts_with("HTTP/1.1 405"), "{head}");
+}

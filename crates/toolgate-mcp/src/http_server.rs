@@ -263,23 +263,7 @@ impl Inner {
     }
 
     fn host_ok(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
-        let (name, port) = match host.strip_prefix('[') {
-            Some(rest) => match rest.split_once(']') {
-                Some((ip, after)) => (ip.to_owned(), after.strip_prefix(':').map(str::to_owned)),
-                None => return false,
-            },
-            None => match host.rsplit_once(':') {
-                Some((n, p)) => (n.to_owned(), Some(p.to_owned())),
-                None => (host.clone(), None),
-            },
-        };
-        let port_ok = match port {
-            Some(p) => p.parse::<u16>().is_ok_and(|p| p == self.port),
-            None => self.port == 80,
-        };
-        port_ok
-            && (name == "localhost" || name.parse::<IpAddr>().is_ok() || self.hosts.contains(&name))
+        host_ok(host, self.port, &self.hosts)
     }
 
     /// The token of `Authorization: Bearer TOKEN`, or the `401` answer.
@@ -1223,6 +1207,27 @@ async fn delete_session(State(p): State<HttpProxy>, headers: HeaderMap) -> Respo
     r
 }
 
+/// Whether a `Host` header names this endpoint: `localhost`, an IP
+/// literal or one of `hosts`, with the bound `port`.
+fn host_ok(host: &str, port: u16, hosts: &[String]) -> bool {
+    let host = host.to_ascii_lowercase();
+    let (name, given) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((ip, after)) => (ip.to_owned(), after.strip_prefix(':').map(str::to_owned)),
+            None => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((n, p)) => (n.to_owned(), Some(p.to_owned())),
+            None => (host.clone(), None),
+        },
+    };
+    let port_ok = match given {
+        Some(p) => p.parse::<u16>().is_ok_and(|p| p == port),
+        None => port == 80,
+    };
+    port_ok && (name == "localhost" || name.parse::<IpAddr>().is_ok() || hosts.contains(&name))
+}
+
 fn message_id(message: &Message) -> Option<&RequestId> {
     match message {
         Message::Request { id, .. } | Message::Response { id, .. } => Some(id),
@@ -1319,4 +1324,82 @@ fn printable(s: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    #[test]
+    fn host_names_this_endpoint_or_is_refused() {
+        let hosts = vec!["mcp.example.com".to_owned()];
+        for ok in [
+            "localhost:8070",
+            "127.0.0.1:8070",
+            "[::1]:8070",
+            "LOCALHOST:8070",
+            "10.0.0.5:8070",
+            "mcp.example.com:8070",
+        ] {
+            assert!(host_ok(ok, 8070, &hosts), "{ok}");
+        }
+        for bad in [
+            "evil.example:8070",
+            "localhost:8071",
+            "localhost",
+            "localhost.evil.example:8070",
+            "[::1",
+            "",
+        ] {
+            assert!(!host_ok(bad, 8070, &hosts), "{bad}");
+        }
+        assert!(host_ok("localhost", 80, &hosts));
+    }
+
+    #[test]
+    fn mirrored_header_values_are_decoded() {
+        assert_eq!(header_value("add").as_deref(), Some("add"));
+        assert_eq!(header_value("=?base64?YWRk?=").as_deref(), Some("add"));
+        assert_eq!(header_value("=?base64?w6k=?=").as_deref(), Some("é"));
+        assert_eq!(header_value("=?base64?!!?="), None);
+    }
+
+    #[test]
+    fn accept_and_era() {
+        let mut h = HeaderMap::new();
+        let a = Accept::of(&h);
+        assert!(a.json && !a.sse);
+        h.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream;q=0.9"),
+        );
+        let a = Accept::of(&h);
+        assert!(a.json && a.sse);
+        h.insert(header::ACCEPT, HeaderValue::from_static("text/html"));
+        let a = Accept::of(&h);
+        assert!(!a.json && !a.sse);
+        let plain = toolgate_json::from_str(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .unwrap()
+            .into_owned();
+        assert!(!is_modern(&plain, &HeaderMap::new()));
+        let mut v = HeaderMap::new();
+        v.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2025-11-25"),
+        );
+        assert!(!is_modern(&plain, &v));
+        v.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2026-07-28"),
+        );
+        assert!(is_modern(&plain, &v));
+        let enveloped = toolgate_json::from_str(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        )
+        .unwrap()
+        .into_owned();
+        assert!(is_modern(&enveloped, &HeaderMap::new()));
+    }
 }
