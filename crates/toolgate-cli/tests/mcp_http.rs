@@ -1017,3 +1017,80 @@ fn a_held_call_streams_its_progress_and_get_opens_the_session_stream() {
     let (_none, head) = get(None);
     assert!(head.starts_with("HTTP/1.1 405"), "{head}");
 }
+
+#[test]
+fn a_call_no_upstream_serves_unambiguously_never_runs() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let call = |e: &Endpoint, sid: &str, id: u32, name: &str| {
+        let a = e.post(
+            &[("mcp-session-id", sid)],
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1,"b":2}}}}}}"#
+            ),
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        a.json()
+    };
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    // A namespaced upstream, and a config that also registers the bare
+    // name: the bare call is allowed by the gate but never sent under
+    // another name.
+    let dir = Dir::with_prefixes(
+        &["shop__", ""],
+        &stdio_upstream(&python)
+            .replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
+    );
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
+    let v = call(&e, &sid, 2, "add");
+    assert_eq!(v.pointer("/result/isError"), Some(&Value::Bool(true)));
+    assert_eq!(
+        text(&v, "/result/content/0/text"),
+        "the tool server refused the call (error -32602)"
+    );
+    assert_eq!(
+        text(&call(&e, &sid, 3, "shop__add"), "/result/content/0/text"),
+        "3"
+    );
+    assert_eq!(dir.seen(), [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
+    drop(e);
+
+    // Two upstreams without prefixes offering the same names: hidden as
+    // ambiguous, and their calls refused.
+    let dir = Dir::new(
+        "",
+        &format!(
+            "{}{}",
+            stdio_upstream(&python),
+            stdio_upstream(&python).replace("name = \"shop\"", "name = \"copy\"")
+        ),
+    );
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let a = e.post(&[("mcp-session-id", &sid)], list);
+    assert_eq!(
+        a.json()
+            .pointer("/result/tools")
+            .unwrap()
+            .to_canonical_string(),
+        "[]"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !e
+        .stderr()
+        .contains("`add` hidden: offered by two upstreams")
+    {
+        assert!(Instant::now() < deadline, "{}", e.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let v = call(&e, &sid, 2, "add");
+    assert_eq!(
+        text(&v, "/result/content/0/text"),
+        "the tool server refused the call (error -32602)"
+    );
+    assert!(dir.seen().is_empty());
+}

@@ -171,9 +171,12 @@ pub(crate) fn connect(
         parse: frame::parse_options(max_frame_bytes),
         max_frame_bytes,
     });
-    let outward = tokio::spawn(Arc::clone(&names).outward(BufReader::new(rename_in), input));
-    let inward = tokio::spawn(names.inward(output, rename_out));
-    guard.tasks.extend([outward, inward]);
+    let (tx, rx) = mpsc::channel::<Option<String>>(64);
+    let writer = tokio::spawn(write_all(rx, rename_out));
+    let outward =
+        tokio::spawn(Arc::clone(&names).outward(BufReader::new(rename_in), input, tx.clone()));
+    let inward = tokio::spawn(names.inward(output, tx));
+    guard.tasks.extend([writer, outward, inward]);
     Ok(Link {
         output: Box::new(BufReader::new(proxy_out)),
         input: Box::new(proxy_in),
@@ -274,6 +277,8 @@ struct MuxState {
     fanout: HashMap<RequestId, FanOut>,
     /// Which upstream offers each (shown) tool name.
     routes: HashMap<String, usize>,
+    /// Names two upstreams offer: hidden, and their calls refused.
+    ambiguous: std::collections::HashSet<String>,
     /// Server requests by the mux's id: the upstream and its own id.
     asked: HashMap<RequestId, (usize, Value<'static>)>,
     next: u64,
@@ -320,13 +325,22 @@ impl Mux {
                         self.send_to(i, &line).await;
                     }
                 }
-                (Some(_), Some("tools/call")) => {
+                (Some(id), Some("tools/call")) => {
                     let name = v
                         .pointer("/params/name")
                         .and_then(Value::as_str)
                         .unwrap_or("");
-                    let target = self.route(name);
-                    self.send_to(target, &line).await;
+                    match self.route(name) {
+                        Some(target) => self.send_to(target, &line).await,
+                        None => {
+                            let refusal = frame::error_answer(
+                                Some(&id),
+                                frame::INVALID_PARAMS,
+                                "refused by toolgate: unknown_upstream_tool",
+                            );
+                            let _ = self.out.send(Some(refusal)).await;
+                        }
+                    }
                 }
                 (Some(_), Some(_)) => self.send_to(0, &line).await,
                 (None, Some(_)) => {
@@ -356,17 +370,22 @@ impl Mux {
     }
 
     /// The upstream a call of `name` goes to.
-    fn route(&self, name: &str) -> usize {
-        if let Some(i) = self.state().routes.get(name) {
-            return *i;
+    fn route(&self, name: &str) -> Option<usize> {
+        let state = self.state();
+        if let Some(i) = state.routes.get(name) {
+            return Some(*i);
         }
+        if state.ambiguous.contains(name) {
+            return None;
+        }
+        drop(state);
         self.prefixes
             .iter()
             .enumerate()
             .filter(|(_, p)| !p.is_empty() && name.starts_with(p.as_str()))
             .max_by_key(|(_, p)| p.len())
             .or_else(|| self.prefixes.iter().enumerate().find(|(_, p)| p.is_empty()))
-            .map_or(0, |(i, _)| i)
+            .map(|(i, _)| i)
     }
 
     /// Upstream `i` → proxy.
@@ -461,12 +480,18 @@ impl Mux {
             }
         }
         state.routes.clear();
+        state.ambiguous.clear();
         let mut kept = Vec::new();
         for (_, t) in tools {
             let name = t.pointer("/name").and_then(Value::as_str).unwrap_or("");
-            if let Some(Some(u)) = seen.get(name) {
-                state.routes.insert(name.to_owned(), *u);
-                kept.push(t);
+            match seen.get(name) {
+                Some(Some(u)) => {
+                    state.routes.insert(name.to_owned(), *u);
+                    kept.push(t);
+                }
+                _ => {
+                    state.ambiguous.insert(name.to_owned());
+                }
             }
         }
         let first = answers
@@ -502,8 +527,12 @@ impl Renamer {
     /// Proxy → upstream: a `tools/call` loses the prefix (the proxy only
     /// forwards calls of registered, prefixed tools); a `tools/list`'s id is
     /// noted.
-    async fn outward<R, W>(self: Arc<Self>, mut r: R, mut w: W)
-    where
+    async fn outward<R, W>(
+        self: Arc<Self>,
+        mut r: R,
+        mut w: W,
+        to_proxy: mpsc::Sender<Option<String>>,
+    ) where
         R: AsyncBufRead + Unpin,
         W: AsyncWrite + Unpin,
     {
@@ -511,7 +540,16 @@ impl Renamer {
             frame::read_line(&mut r, self.max_frame_bytes).await
         {
             let line = match self.parse.parse(&bytes) {
-                Ok(v) => self.outward_frame(v.into_owned()),
+                Ok(v) => {
+                    let v = v.into_owned();
+                    if let Some(refusal) = self.unprefixed_call(&v) {
+                        // A call of a name this upstream does not serve:
+                        // answered here, never sent under another name.
+                        let _ = to_proxy.send(Some(refusal)).await;
+                        continue;
+                    }
+                    self.outward_frame(v)
+                }
                 Err(_) => None,
             };
             let line = line.unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
@@ -520,6 +558,26 @@ impl Renamer {
             }
         }
         let _ = w.shutdown().await;
+    }
+
+    /// The error answer to a `tools/call` whose name lacks the prefix.
+    fn unprefixed_call(&self, v: &Value<'static>) -> Option<String> {
+        if v.pointer("/method").and_then(Value::as_str) != Some("tools/call") {
+            return None;
+        }
+        let id = v.pointer("/id").and_then(RequestId::from_value)?;
+        let name = v
+            .pointer("/params/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if name.starts_with(self.prefix.as_str()) {
+            return None;
+        }
+        Some(frame::error_answer(
+            Some(&id),
+            frame::INVALID_PARAMS,
+            "refused by toolgate: unknown_upstream_tool",
+        ))
     }
 
     fn outward_frame(&self, v: Value<'static>) -> Option<String> {
@@ -546,10 +604,9 @@ impl Renamer {
     }
 
     /// Upstream → proxy: the tools of a `tools/list` result get the prefix.
-    async fn inward<R, W>(self: Arc<Self>, mut r: R, mut w: W)
+    async fn inward<R>(self: Arc<Self>, mut r: R, to_proxy: mpsc::Sender<Option<String>>)
     where
         R: AsyncBufRead + Unpin,
-        W: AsyncWrite + Unpin,
     {
         while let Ok(Some(line)) = frame::read_line(&mut r, self.max_frame_bytes).await {
             let Line::Frame(bytes) = line else {
@@ -561,11 +618,12 @@ impl Renamer {
                 Err(_) => None,
             };
             let line = renamed.unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
-            if write_line(&mut w, &line).await.is_err() {
+            if to_proxy.send(Some(line)).await.is_err() {
                 break;
             }
         }
-        let _ = w.shutdown().await;
+        // The upstream's end is the end of this server for the proxy.
+        let _ = to_proxy.send(None).await;
     }
 
     fn inward_frame(&self, v: Value<'static>) -> Option<String> {
