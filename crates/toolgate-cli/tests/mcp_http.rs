@@ -1094,3 +1094,25 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     );
     assert!(dir.seen().is_empty());
 }
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_cut_off() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .unwrap();
+    let start = Instant::now();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(25),
+        "{waited:?}"
+    );
+}

@@ -43,7 +43,6 @@
 //! the audit records.
 
 use std::collections::HashMap;
-use std::future::IntoFuture as _;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -75,6 +74,11 @@ pub const LEGACY_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18",
 pub const HEADER_MISMATCH: i64 = -32020;
 /// JSON-RPC `-32022`: the request's protocol version is not served.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Connections served at once; more wait to be accepted.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// A request's headers must arrive within this.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
@@ -179,10 +183,6 @@ pub async fn serve(
     proxy: HttpProxy,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt as _;
-    let listener = listener.tap_io(|tcp| {
-        let _ignored = tcp.set_nodelay(true);
-    });
     let sessions = Arc::clone(&proxy.inner);
     // Unused sessions end (and their upstream children with them).
     let reaper = {
@@ -195,26 +195,61 @@ pub async fn serve(
             }
         })
     };
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let served = tokio::spawn(
-        axum::serve(listener, proxy.router())
-            .with_graceful_shutdown(async move {
-                let _ = stop_rx.await;
-            })
-            .into_future(),
-    );
-    shutdown.await;
+    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let router = proxy.router();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            () = &mut shutdown => break,
+            p = Arc::clone(&permits).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+        };
+        let stream = tokio::select! {
+            () = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => stream,
+                Err(e) => {
+                    note(&format!("accept failed: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let mut stop = stop_rx.clone();
+        tokio::spawn(async move {
+            let _permit = permit;
+            let _ = stream.set_nodelay(true);
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            // A client that does not finish its headers in time is cut off
+            // (slow-header connections would hold the endpoint's budget).
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT);
+            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = stop.wait_for(|stopping| *stopping) => {}
+            }
+            conn.as_mut().graceful_shutdown();
+            let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
+        });
+    }
+    drop(listener);
     reaper.abort();
-    // Open event streams would hold the graceful shutdown: end them first.
+    // Open event streams would hold the shutdown: every session ends first.
     let all: Vec<Arc<Session>> = sessions.lock_sessions().drain().map(|(_, s)| s).collect();
     for s in all {
         s.end();
     }
-    let _ = stop_tx.send(());
-    match tokio::time::timeout(Duration::from_secs(5), served).await {
-        Ok(Ok(result)) => result,
-        _ => Ok(()),
-    }
+    stop_tx.send_replace(true);
+    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
+    let _ = tokio::time::timeout(Duration::from_secs(10), permits.acquire_many(all)).await;
+    Ok(())
 }
 
 impl Inner {
