@@ -14,7 +14,7 @@ import os
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("toolgate-test-shop")
 
@@ -67,6 +67,15 @@ def hang(seconds: int) -> str:
     seen("hang", {"seconds": seconds})
     time.sleep(seconds)
     return "woke"
+
+
+@server.tool()
+async def touch(ctx: Context) -> str:
+    """Reports progress, then says its tool list changed (relay tests)."""
+    seen("touch", {})
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.session.send_tool_list_changed()
+    return "touched"
 
 
 @server.tool()

@@ -1116,3 +1116,90 @@ fn a_client_that_never_finishes_its_headers_is_cut_off() {
         "{waited:?}"
     );
 }
+
+/// A GET stream read on a thread: its `data:` lines.
+fn open_stream(e: &Endpoint, sid: &str) -> std::sync::mpsc::Receiver<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+    let req = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: Bearer {ALICE}\r\naccept: text/event-stream\r\nmcp-session-id: {sid}\r\n\r\n",
+        e.port
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(s).lines().map_while(Result::ok) {
+            if let Some(d) = line.strip_prefix("data: ") {
+                let _ = tx.send(d.to_owned());
+            }
+        }
+    });
+    rx
+}
+
+/// A session's `touch` call: its progress on the request's stream, its
+/// `tools/list_changed` on the session's GET stream.
+fn relays_progress_and_list_changed(e: &Endpoint, dir: &Dir) {
+    let sid = e.initialize(ALICE);
+    let stream = open_stream(e, &sid);
+    std::thread::sleep(Duration::from_millis(300));
+    let auth = format!("Bearer {ALICE}");
+    let a = e.http(
+        "POST",
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", &sid),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"touch","arguments":{},"_meta":{"progressToken":"t1"}}}"#,
+    );
+    let events: Vec<Value<'static>> = a
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| toolgate_json::from_str(d).unwrap().into_owned())
+        .collect();
+    assert_eq!(events.len(), 2, "{a:?}");
+    assert_eq!(text(&events[0], "/method"), "notifications/progress");
+    assert_eq!(text(&events[0], "/params/progressToken"), "t1");
+    assert_eq!(text(&events[0], "/params/message"), "half way");
+    assert_eq!(text(&events[1], "/result/content/0/text"), "touched");
+    let changed = stream.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        toolgate_json::from_str(&changed)
+            .unwrap()
+            .pointer("/method")
+            .and_then(Value::as_str),
+        Some("notifications/tools/list_changed"),
+        "{changed}"
+    );
+    assert!(dir
+        .seen()
+        .contains(&r#"{"arguments":{},"tool":"touch"}"#.to_owned()));
+}
+
+const TOUCH: &str = "[[tool]]\nname = \"touch\"\nrisk = \"read\"\nschema = { type = \"object\", additionalProperties = false }\n";
+
+#[test]
+fn progress_and_list_changed_are_relayed_from_either_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &format!("{}{TOUCH}", stdio_upstream(&python)));
+    let e = Endpoint::start(&dir);
+    relays_progress_and_list_changed(&e, &dir);
+    drop(e);
+
+    let dir = Dir::new("", "");
+    let (_server, port) = HttpServer::start(&python, &dir);
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        format!("{config}[[mcp.upstream]]\nname = \"shop\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n{TOUCH}"),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    relays_progress_and_list_changed(&e, &dir);
+}

@@ -678,6 +678,8 @@ struct BridgeState {
     version: Option<String>,
     /// Ids of `initialize` requests on their way.
     initializing: HashMap<RequestId, ()>,
+    /// The `GET` stream of the upstream's own messages, once opened.
+    listening: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Bridge {
@@ -708,6 +710,15 @@ impl Bridge {
             tokio::spawn(async move { me.post(bytes, value, tx).await });
         }
         // The proxy is done: end the upstream's session.
+        let listening = me
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .listening
+            .take();
+        if let Some(l) = listening {
+            l.abort();
+        }
         me.delete().await;
         drop(tx);
         let _ = writer.await;
@@ -750,7 +761,12 @@ impl Bridge {
     }
 
     /// POSTs one message and relays what comes back.
-    async fn post(&self, bytes: Vec<u8>, value: Value<'static>, tx: mpsc::Sender<String>) {
+    async fn post(
+        self: Arc<Self>,
+        bytes: Vec<u8>,
+        value: Value<'static>,
+        tx: mpsc::Sender<String>,
+    ) {
         let id = value.pointer("/id").and_then(RequestId::from_value);
         let method = value
             .pointer("/method")
@@ -822,6 +838,15 @@ impl Bridge {
         }
         let status = response.status();
         if status == hyper::StatusCode::ACCEPTED || !is_request && status.is_success() {
+            if method.as_deref() == Some("notifications/initialized") && status.is_success() {
+                // The session is open: its own messages (tools/list_changed,
+                // server requests) come on a GET stream.
+                let me = Arc::clone(&self);
+                let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+                if state.listening.is_none() && state.session.is_some() {
+                    state.listening = Some(tokio::spawn(me.listen(tx)));
+                }
+            }
             return;
         }
         let sse = response
@@ -866,6 +891,40 @@ impl Bridge {
         }
         self.note(&text);
         let _ = tx.send(text).await;
+    }
+
+    /// Reads the upstream's `GET` stream into the proxy, until it ends (an
+    /// upstream without one answers `405`).
+    async fn listen(self: Arc<Self>, tx: mpsc::Sender<String>) {
+        let Ok(req) = self
+            .request(hyper::Method::GET)
+            .body(Full::new(Bytes::new()))
+        else {
+            return;
+        };
+        let Ok(response) = self.client.request(req).await else {
+            return;
+        };
+        let sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|c| c.starts_with("text/event-stream"));
+        if !response.status().is_success() || !sse {
+            return;
+        }
+        let mut body = response.into_body();
+        let mut reader = SseLines::new(self.max_frame_bytes);
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            for event in reader.push(&data) {
+                if tx.send(event).await.is_err() {
+                    return;
+                }
+            }
+        }
     }
 
     /// Notes the version an `initialize` answer negotiated.
