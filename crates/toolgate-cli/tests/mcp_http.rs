@@ -1203,3 +1203,73 @@ fn progress_and_list_changed_are_relayed_from_either_upstream() {
     let e = Endpoint::start(&dir);
     relays_progress_and_list_changed(&e, &dir);
 }
+
+#[test]
+fn an_approval_binds_the_session_of_either_era() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let refund = |extra: &[(&str, &str)], id: &str, meta: &str| {
+        e.post(
+            extra,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"refund","arguments":{{"order_id":"ord_1","amount_cents":500}}{meta}}}}}"#
+            ),
+        )
+        .json()
+    };
+    let approve = |held: &Value<'static>| {
+        let t = text(held, "/result/content/0/text");
+        let id = t
+            .strip_prefix("held by toolgate for human approval: approval ")
+            .and_then(|r| r.split(';').next())
+            .unwrap_or_else(|| panic!("{t}"))
+            .to_owned();
+        let config = dir.config();
+        let out = toolgate(&[
+            "approvals",
+            "approve",
+            &id,
+            "--config",
+            config.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // 2025-11-25: bound to the Mcp-Session-Id; another session is held again.
+    let sid = e.initialize(ALICE);
+    let legacy = [("mcp-session-id", sid.as_str())];
+    approve(&refund(&legacy, "a", ""));
+    let other = e.initialize(ALICE);
+    let again = refund(&[("mcp-session-id", other.as_str())], "b", "");
+    assert!(text(&again, "/result/content/0/text").starts_with("held by toolgate"));
+    let done = refund(&legacy, "c", "");
+    assert_eq!(
+        text(&done, "/result/content/0/text"),
+        "refunded 500 cents on ord_1"
+    );
+    // 2026-07-28: bound to the token's session; the retry is a new request.
+    let modern = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "refund"),
+    ];
+    let meta = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    approve(&refund(&modern, "m1", meta));
+    let done = refund(&modern, "m2", meta);
+    assert_eq!(text(&done, "/id"), "m2");
+    assert_eq!(
+        text(&done, "/result/content/0/text"),
+        "refunded 500 cents on ord_1"
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("session=alice-desk"), "{audit}");
+    assert!(audit.contains(&format!("session={sid}")), "{audit}");
+    assert_eq!(dir.seen().len(), 2);
+}
