@@ -77,6 +77,8 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// Connections served at once; more wait to be accepted.
 pub const MAX_CONNECTIONS: usize = 1024;
+/// How often an open event stream gets a comment when nothing else comes.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// A request's headers must arrive within this.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -1120,7 +1122,23 @@ async fn exchange(
     tokio::spawn(async move {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            let (line, last) = match tokio::time::timeout_at(deadline, rx.recv()).await {
+            // A comment every 15 s: a client that went away is noticed.
+            let beat = (tokio::time::Instant::now() + KEEP_ALIVE).min(deadline);
+            let next = match tokio::time::timeout_at(beat, rx.recv()).await {
+                Err(_) if tokio::time::Instant::now() < deadline => {
+                    if body_tx
+                        .send_data(Bytes::from_static(b": keep-alive\n\n"))
+                        .await
+                        .is_err()
+                    {
+                        gone(&session, &id).await;
+                        return;
+                    }
+                    continue;
+                }
+                other => other,
+            };
+            let (line, last) = match next {
                 Ok(Some(Routed { line, last })) => (line, last),
                 Ok(None) => (
                     frame::error_answer(
@@ -1143,8 +1161,7 @@ async fn exchange(
                 }
             };
             if body_tx.send_data(sse_event(&line)).await.is_err() {
-                // The client went away: its answer is not waited for.
-                forget(&session, &id);
+                gone(&session, &id).await;
                 return;
             }
             if last {
@@ -1153,6 +1170,29 @@ async fn exchange(
         }
     });
     sse_response(body)
+}
+
+/// A client closed a request's stream: its answer is not waited for; for
+/// a 2026-07-28 client, closing the stream is cancelling the request (the
+/// upstream is told).
+async fn gone(session: &Session, id: &RequestId) {
+    forget(session, id);
+    if session.modern {
+        let mut params = Object::new();
+        params.insert("requestId", id.to_value());
+        params.insert(
+            "reason",
+            Value::String(std::borrow::Cow::Borrowed("the client closed its stream")),
+        );
+        let mut o = Object::new();
+        o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
+        o.insert(
+            "method",
+            Value::String(std::borrow::Cow::Borrowed("notifications/cancelled")),
+        );
+        o.insert("params", Value::Object(params));
+        let _ = session.send(&canonical::to_string(&Value::Object(o))).await;
+    }
 }
 
 /// Forgets a request's waiter.
