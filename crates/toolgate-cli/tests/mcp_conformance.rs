@@ -208,10 +208,11 @@ fn forward_one(mut client: TcpStream, target: SocketAddr, own: u16) {
     let _ = back.join();
 }
 
-/// The proxy's config: the store beside it, the token, the server as the
-/// one upstream, and every tool the scenarios call registered with the
+/// The proxy's config: the store beside it, the token, the forwarder's
+/// local origin (what the suite sends as `Origin`), the server as the one
+/// upstream, and every tool the scenarios call registered with the
 /// schema the scenario lists.
-fn proxy_config(dir: &Path, upstream: &str) -> PathBuf {
+fn proxy_config(dir: &Path, upstream: &str, front_port: u16) -> PathBuf {
     let no_args = r#"{ type = "object", additionalProperties = false }"#;
     let mut tools = String::new();
     for name in [
@@ -252,6 +253,7 @@ url = "sqlite://toolgate.db"
 
 [mcp]
 call_timeout_seconds = 30
+allowed_origins = ["http://127.0.0.1:{front_port}", "http://localhost:{front_port}"]
 
 [[mcp.token]]
 sha256 = "{sha}"
@@ -292,7 +294,11 @@ fn the_proxy_passes_every_scenario_the_server_passes() {
     let upstream = format!("http://127.0.0.1:{server_port}/mcp");
     let direct = run_suite(&run_sh, &upstream);
 
-    let config = proxy_config(dir.path(), &upstream);
+    // The forwarder's address is the one the suite sees: its local origin
+    // is the one the proxy allows (any other Origin is refused).
+    let front = TcpListener::bind("127.0.0.1:0").unwrap();
+    let front_port = front.local_addr().unwrap().port();
+    let config = proxy_config(dir.path(), &upstream, front_port);
     let proxy_port = free_port();
     let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .current_dir(dir.path())
@@ -307,8 +313,6 @@ fn the_proxy_passes_every_scenario_the_server_passes() {
         .unwrap();
     wait_for(proxy_port, &mut proxy, "toolgate mcp --listen");
     let _proxy = Running(proxy);
-    let front = TcpListener::bind("127.0.0.1:0").unwrap();
-    let front_port = front.local_addr().unwrap().port();
     forwarder(front, SocketAddr::from(([127, 0, 0, 1], proxy_port)));
     let proxied = run_suite(&run_sh, &format!("http://127.0.0.1:{front_port}/mcp"));
 

@@ -46,16 +46,35 @@
 //!   and tokio's process support. Without it, [`frame`], [`pins`] and
 //!   [`results`] alone (what the fuzz targets build).
 //!
-//! Not done yet: the streamable HTTP transport, pins persisted in the store
-//! and human approval of a changed definition.
+//! [`HttpProxy`] ([`serve_http`]) is the streamable-HTTP endpoint of
+//! `toolgate mcp --listen`: client bearer tokens name the user, both spec
+//! eras are served (2025-11-25 sessions, 2026-07-28 stateless requests
+//! whose mirrored headers must match the body), and each session runs the
+//! same [`Proxy`] over its own connection to the configured upstreams (a
+//! stdio child, or a streamable-HTTP server; several joined into one, with
+//! prefixed tool names).
+//!
+//! Not done yet: pins persisted in the store and human approval of a
+//! changed definition.
 
 #[cfg(feature = "proxy")]
+mod era;
+#[cfg(feature = "proxy")]
+mod http_server;
+#[cfg(feature = "proxy")]
 mod proxy;
+#[cfg(feature = "proxy")]
+mod upstream;
 
 pub mod frame;
 pub mod pins;
 pub mod results;
 
 // The public interface is:
+#[cfg(feature = "proxy")]
+pub use crate::http_server::{
+    serve as serve_http, HttpProxy, StartError, ENDPOINT, HEADER_MISMATCH, HEADER_TIMEOUT,
+    LEGACY_VERSIONS, MAX_CONNECTIONS, MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+};
 #[cfg(feature = "proxy")]
 pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};

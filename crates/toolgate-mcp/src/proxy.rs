@@ -138,6 +138,27 @@ impl Proxy {
         }
     }
 
+    /// A proxy deciding with a gate shared with other proxies (one per
+    /// session of `toolgate mcp --listen`), as `user` in `session`.
+    pub fn with_gate(
+        gate: Arc<StoreGate>,
+        user: impl Into<String>,
+        session: impl Into<String>,
+        options: ProxyOptions,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                gate,
+                user: user.into(),
+                session: session.into(),
+                parse: frame::parse_options(options.max_frame_bytes),
+                options,
+                state: Mutex::new(State::default()),
+                mrtr: std::sync::OnceLock::new(),
+            }),
+        }
+    }
+
     /// Shows the tools in `tools/list` as `narrowed` says the user may call
     /// them (what `toolgate narrow` prints for the proxy's user): a tool
     /// the user cannot call at all is hidden, and a resource argument's

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
+use super::mcp_http::McpHttpConfig;
 use super::raw::RawConfig;
 
 /// The user stdio calls are decided as when `[mcp]` sets no `user`.
@@ -39,6 +40,7 @@ pub struct McpConfig {
     hold: Duration,
     narrow_tools: bool,
     approvals_url: Option<String>,
+    http: McpHttpConfig,
 }
 
 impl Default for McpConfig {
@@ -52,6 +54,7 @@ impl Default for McpConfig {
             hold: Duration::ZERO,
             narrow_tools: false,
             approvals_url: None,
+            http: McpHttpConfig::default(),
         }
     }
 }
@@ -104,6 +107,11 @@ impl McpConfig {
         self.narrow_tools
     }
 
+    /// What `toolgate mcp --listen` serves: the address, the client tokens,
+    /// the upstream servers (see [`McpHttpConfig`]).
+    pub fn http(&self) -> &McpHttpConfig {
+        &self.http
+    }
     /// The approvals page of `toolgate serve` (such as
     /// `http://127.0.0.1:8080/ui/`): a 2026-07-28 client is answered
     /// `input_required` with a URL elicitation pointing there for a call
@@ -231,6 +239,7 @@ impl Loader<'_> {
             }
             mcp.approvals_url = Some(url.get_ref().clone());
         }
+        mcp.http = self.mcp_http(raw)?;
         Ok(mcp)
     }
 }
@@ -273,9 +282,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
-        let e = load("[mcp]\nlisten = \"x\"\n").unwrap_err();
+        let e = load("[mcp]\nlistens = \"x\"\n").unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownKey);
-        assert!(e.to_string().contains("unknown key `listen`"), "{e}");
+        assert!(e.to_string().contains("unknown key `listens`"), "{e}");
         for (text, code) in [
             ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
             ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
