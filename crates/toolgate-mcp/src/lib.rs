@@ -14,8 +14,8 @@
 //!   `params.arguments` replaced by the canonical checked value
 //!   ([`toolgate::Decision::executable_args`]), never the client's bytes.
 //!   Denied: answered by the proxy with `{"content":[{"type":"text","text":
-//!   FEEDBACK}],"isError":true}`, the decision's model-safe feedback. Held
-//!   for approval: answered with an `isError: true` text result naming the
+//!   FEEDBACK}],"isError":true,"resultType":"complete"}`, the decision's
+//!   model-safe feedback. Held for approval: answered with an `isError: true` text result naming the
 //!   pending approval's id (the call did not run); once a human approves it
 //!   (`toolgate approvals approve ID`), the same call retried passes, once.
 //!   A 2026-07-28 client that declares URL elicitation is answered
