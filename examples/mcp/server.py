@@ -14,7 +14,7 @@ import os
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 server = MCPServer("toolgate-test-shop")
 
@@ -70,6 +70,15 @@ def hang(seconds: int) -> str:
 
 
 @server.tool()
+async def touch(ctx: Context) -> str:
+    """Reports progress, then says its tool list changed (relay tests)."""
+    seen("touch", {})
+    await ctx.report_progress(1, 2, "half way")
+    await ctx.session.send_tool_list_changed()
+    return "touched"
+
+
+@server.tool()
 def crash() -> str:
     """Exits the server mid-call."""
     seen("crash", {})
@@ -77,4 +86,11 @@ def crash() -> str:
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        # A streamable-HTTP server on 127.0.0.1:PORT/mcp (toolgate mcp
+        # --listen's `url` upstream in the tests).
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -10,6 +10,7 @@ mod check;
 mod json_check;
 mod lint_config;
 mod mcp;
+mod mcp_http;
 mod narrow;
 mod pins_cmd;
 mod proxy;
@@ -139,6 +140,8 @@ enum Command {
     /// Run an MCP server behind the gate over stdio: the client starts
     /// `toolgate mcp --config C -- SERVER_CMD ARGS…` instead of the server;
     /// tools/list is filtered and pinned, tools/call gated, results checked.
+    /// With `--listen`: a streamable-HTTP endpoint in front of the config's
+    /// `[[mcp.upstream]]` servers.
     #[command(after_help = MCP_HELP)]
     Mcp(mcp::Args),
 }
@@ -151,11 +154,16 @@ store, and forwarded with the canonical arguments only if allowed; denied
 and held calls are answered with an isError result. Findings go to
 standard error. The README documents it (`toolgate mcp`).
 
+With --listen, toolgate serves MCP over streamable HTTP on ADDR/mcp (both
+spec eras) until Ctrl-C or SIGTERM; a bearer token of [[mcp.token]] names
+the user of each request (401 without one).
+
 Exit codes:
-  0  the client closed its side
+  0  the client closed its side (--listen: stopped by a signal)
   1  the server closed its output while the client was connected
   2  usage error, a config, its policies or the store that do not load, or
-     a server that cannot be started";
+     a server that cannot be started (--listen: no token or upstream
+     configured, or the address cannot be bound)";
 
 const CHECK_HELP: &str = "\
 Each FILE is one response body as the provider sent it (JSON or SSE). With

@@ -37,8 +37,20 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     store: Option<String>,
 
+    /// Serve streamable HTTP on this address (`[mcp] listen` when given
+    /// without a value) in front of the config's `[[mcp.upstream]]`,
+    /// instead of wrapping a stdio server; the user comes from the
+    /// client's bearer token (`[[mcp.token]]`).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "config",
+          conflicts_with_all = ["server", "user", "session"])]
+    listen: Option<String>,
+
     /// The MCP server's command and its arguments, after `--`.
-    #[arg(required = true, last = true, value_name = "SERVER_CMD")]
+    #[arg(
+        required_unless_present = "listen",
+        last = true,
+        value_name = "SERVER_CMD"
+    )]
     server: Vec<OsString>,
 }
 
@@ -52,6 +64,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     )?;
     let gate = StoreGate::from_config(&config, store)?;
     let mcp = config.mcp();
+    if let Some(listen) = &args.listen {
+        return crate::mcp_http::run(&config, gate, listen);
+    }
     let user = args.user.clone().unwrap_or_else(|| mcp.user().to_owned());
     if user.trim().is_empty() || user.chars().any(char::is_control) {
         anyhow::bail!("--user must be a name without control characters");
@@ -95,6 +110,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .with_pins(mcp.upstream_name(), mcp.pin_first());
     if let Some(n) = narrowed {
         proxy = proxy.with_narrowed(n);
+    }
+    if let Some(url) = mcp.approvals_url() {
+        proxy = proxy
+            .with_approvals_url(url)
+            .context("cannot make the secret for [mcp] approvals_url's requestState")?;
     }
     let outcome = runtime.block_on(async {
         let mut child =

@@ -525,7 +525,7 @@ fn a_changed_definition_is_hidden_and_its_calls_denied() {
     let answer = raw.recv();
     assert_eq!(
         answer.pointer("/result").unwrap().to_canonical_string(),
-        r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true}"#
+        r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true,"resultType":"complete"}"#
     );
 
     // A structured result that breaks the tool's outputSchema becomes an
@@ -534,7 +534,7 @@ fn a_changed_definition_is_hidden_and_its_calls_denied() {
     let answer = raw.recv();
     assert_eq!(
         answer.pointer("/result").unwrap().to_canonical_string(),
-        r#"{"content":[{"text":"refused by toolgate: output_schema_mismatch","type":"text"}],"isError":true}"#
+        r#"{"content":[{"text":"refused by toolgate: output_schema_mismatch","type":"text"}],"isError":true,"resultType":"complete"}"#
     );
 
     let (status, stderr) = raw.finish();
@@ -830,7 +830,7 @@ impl Raw {
 }
 
 const DENIED_CHANGED: &str =
-    r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true}"#;
+    r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true,"resultType":"complete"}"#;
 
 /// Issue 17: a server changes a tool and says so (`list_changed`): the
 /// proxy checks the new list itself before the client hears of it, hides
@@ -1136,4 +1136,129 @@ fn pin_first_approve_makes_the_first_catalog_wait() {
         stderr.contains("(`toolgate pins show --upstream calc add`)"),
         "{stderr}"
     );
+}
+
+/// A 2026-07-28 client (the SDK's `Client(mode="2026-07-28")`, declaring
+/// URL elicitation) with `[mcp] approvals_url`: a call that needs a human
+/// is answered `input_required` with a URL elicitation naming the approval
+/// and a MACed `requestState`; only the store's approval lets the retry
+/// through, once, for the same arguments (`tests/mcp/mrtr_client.py`).
+#[test]
+fn a_modern_client_gets_input_required_and_only_the_store_approves() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+    let text = std::fs::read_to_string(dir.config()).unwrap();
+    let text = text.replace(
+        "max_result_bytes = 4096",
+        "max_result_bytes = 4096\napprovals_url = \"http://127.0.0.1:8080/ui/\"",
+    );
+    std::fs::write(dir.config(), text).unwrap();
+    let out = Command::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mrtr_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(dir.config())
+        .arg(examples_dir().join("mcp/server.py"))
+        .env("MCP_TEST_SEEN", dir.seen_file())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
+    let steps: HashMap<String, Value<'static>> = stdout
+        .lines()
+        .map(|l| {
+            let v = json(l);
+            (text_at(&v, "/step").to_owned(), v)
+        })
+        .collect();
+    let step = |name: &str| {
+        steps
+            .get(name)
+            .unwrap_or_else(|| panic!("no step {name}:\n{stdout}\n{stderr}"))
+    };
+    let is_error = |name: &str| step(name).pointer("/is_error").cloned();
+    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
+    assert_eq!(text_at(step("era"), "/protocol_version"), "2026-07-28");
+    assert_eq!(text_at(step("add"), "/text"), "5");
+
+    // The SDK's own loop: the elicitation is URL mode, on the approvals
+    // page for this approval; approved in the store, the retry runs.
+    let round_trip = step("round_trip");
+    assert_eq!(text_at(round_trip, "/elicited/0/mode"), "url");
+    let url = text_at(round_trip, "/elicited/0/url");
+    assert!(
+        url.starts_with("http://127.0.0.1:8080/ui/#approval-"),
+        "{url}"
+    );
+    assert_eq!(uint(step("approved_in_store"), "/code"), Some(0));
+    assert_eq!(is_error("round_trip"), Some(Value::Bool(false)));
+    assert_eq!(text_at(round_trip, "/text"), "refunded 700 cents on ord_7");
+
+    // An "accept" with nobody approving is answered input_required again
+    // until the SDK's round cap; a decline is an error result.
+    assert_eq!(
+        text_at(step("forged"), "/error"),
+        "InputRequiredRoundsExceededError"
+    );
+    assert_eq!(is_error("declined"), Some(Value::Bool(true)));
+    assert!(text_at(step("declined"), "/text").contains("the user declined"));
+
+    // By hand: input_required with toolgate's state; then, approved in the
+    // store, a tampered state and other arguments are refused (and do not
+    // use the approval up), the right retry runs once, a replay does not.
+    let first = step("manual_first");
+    assert_eq!(first.pointer("/input_required"), Some(&Value::Bool(true)));
+    assert_eq!(
+        first.pointer("/keys"),
+        Some(&json(r#"["toolgate_approval"]"#))
+    );
+    assert!(text_at(first, "/state").starts_with("toolgate.approval.v1."));
+    assert_eq!(uint(step("manual_approved_in_store"), "/code"), Some(0));
+    assert_eq!(is_error("manual_tampered"), Some(Value::Bool(true)));
+    assert!(text_at(step("manual_tampered"), "/text")
+        .starts_with("refused by toolgate: request_state_invalid"));
+    assert_eq!(is_error("manual_other_args"), Some(Value::Bool(true)));
+    assert!(text_at(step("manual_other_args"), "/text")
+        .starts_with("refused by toolgate: request_state_mismatch"));
+    assert_eq!(is_error("manual_right"), Some(Value::Bool(false)));
+    assert_eq!(
+        text_at(step("manual_right"), "/text"),
+        "refunded 1000 cents on ord_10"
+    );
+    assert_eq!(is_error("manual_replayed"), Some(Value::Bool(true)));
+    assert!(
+        text_at(step("manual_replayed"), "/text").starts_with("refused by toolgate: approval_used")
+    );
+    // Denied by a human: an error result.
+    assert_eq!(uint(step("denied_in_store"), "/code"), Some(0));
+    assert_eq!(is_error("denied"), Some(Value::Bool(true)));
+    assert!(text_at(step("denied"), "/text").starts_with("refused by toolgate: approval_denied"));
+
+    // The server ran exactly the approved refunds, with their arguments.
+    let seen: Vec<String> = dir
+        .seen()
+        .iter()
+        .filter(|s| text_at(s, "/tool") == "refund")
+        .map(|s| s.pointer("/arguments").unwrap().to_canonical_string())
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            r#"{"amount_cents":700,"order_id":"ord_7"}"#,
+            r#"{"amount_cents":1000,"order_id":"ord_10"}"#
+        ]
+    );
+    // The refusals are audited.
+    let audit = dir.audit();
+    for reason in [
+        "reasons=request_state_invalid",
+        "reasons=request_state_mismatch",
+        "reasons=approval_used",
+        "reasons=approval_denied",
+    ] {
+        assert!(audit.contains(reason), "{reason} not in:\n{audit}");
+    }
 }

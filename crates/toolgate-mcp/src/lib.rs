@@ -14,10 +14,14 @@
 //!   `params.arguments` replaced by the canonical checked value
 //!   ([`toolgate::Decision::executable_args`]), never the client's bytes.
 //!   Denied: answered by the proxy with `{"content":[{"type":"text","text":
-//!   FEEDBACK}],"isError":true}`, the decision's model-safe feedback. Held
-//!   for approval: answered with an `isError: true` text result naming the
+//!   FEEDBACK}],"isError":true,"resultType":"complete"}`, the decision's
+//!   model-safe feedback. Held for approval: answered with an `isError: true` text result naming the
 //!   pending approval's id (the call did not run); once a human approves it
 //!   (`toolgate approvals approve ID`), the same call retried passes, once.
+//!   A 2026-07-28 client that declares URL elicitation is answered
+//!   `input_required` instead, when an approvals page is configured
+//!   ([`Proxy::with_approvals_url`]): its retry carries a MACed
+//!   `requestState` and passes only once the store approved the call.
 //!   A registered tool whose definition in the server's latest catalog is
 //!   not approved in the store (new, changed, renamed, rejected) is denied
 //!   `tool_changed` (audited) without reaching the gate; the decision's
@@ -55,17 +59,35 @@
 //!   and tokio's process support. Without it, [`frame`], [`pins`] and
 //!   [`results`] alone (what the fuzz targets build).
 //!
-//! Not done yet: the streamable HTTP transport, the 2026-07-28 era's own
-//! flows (`input_required` for approvals); a paginated `tools/list` is
-//! pinned page by page.
+//! [`HttpProxy`] ([`serve_http`]) is the streamable-HTTP endpoint of
+//! `toolgate mcp --listen`: client bearer tokens name the user, both spec
+//! eras are served (2025-11-25 sessions, 2026-07-28 stateless requests
+//! whose mirrored headers must match the body), and each session runs the
+//! same [`Proxy`] over its own connection to the configured upstreams (a
+//! stdio child, or a streamable-HTTP server; several joined into one, with
+//! prefixed tool names).
+//!
+//! Not done yet: `input_required` over HTTP (the stdio mode has it); a
+//! paginated `tools/list` is pinned page by page.
 
 #[cfg(feature = "proxy")]
+mod era;
+#[cfg(feature = "proxy")]
+mod http_server;
+#[cfg(feature = "proxy")]
 mod proxy;
+#[cfg(feature = "proxy")]
+mod upstream;
 
 pub mod frame;
 pub mod pins;
 pub mod results;
 
 // The public interface is:
+#[cfg(feature = "proxy")]
+pub use crate::http_server::{
+    serve as serve_http, HttpProxy, StartError, ENDPOINT, HEADER_MISMATCH, HEADER_TIMEOUT,
+    LEGACY_VERSIONS, MAX_CONNECTIONS, MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+};
 #[cfg(feature = "proxy")]
 pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};

@@ -23,6 +23,7 @@ use crate::frame::{self, Line, Message, RequestId};
 use crate::pins;
 use crate::results::{self, OutputSchema};
 
+mod mrtr;
 mod pinning;
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
@@ -86,6 +87,9 @@ struct Shared {
     options: ProxyOptions,
     parse: ParseOptions,
     state: Mutex<State>,
+    /// `input_required` for 2026-07-28 clients, when an approvals page is
+    /// configured ([`Proxy::with_approvals_url`]).
+    mrtr: std::sync::OnceLock<mrtr::Mrtr>,
 }
 
 /// The proxy's memory for one connection.
@@ -137,6 +141,28 @@ impl Proxy {
                 parse: frame::parse_options(options.max_frame_bytes),
                 options,
                 state: Mutex::new(State::default()),
+                mrtr: std::sync::OnceLock::new(),
+            }),
+        }
+    }
+
+    /// A proxy deciding with a gate shared with other proxies (one per
+    /// session of `toolgate mcp --listen`), as `user` in `session`.
+    pub fn with_gate(
+        gate: Arc<StoreGate>,
+        user: impl Into<String>,
+        session: impl Into<String>,
+        options: ProxyOptions,
+    ) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                gate,
+                user: user.into(),
+                session: session.into(),
+                parse: frame::parse_options(options.max_frame_bytes),
+                options,
+                state: Mutex::new(State::default()),
+                mrtr: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -159,6 +185,21 @@ impl Proxy {
     pub fn with_pins(self, upstream: &str, first: toolgate::config::PinFirst) -> Self {
         self.shared.lock().catalog.configure(upstream, first);
         self
+    }
+
+    /// Answers a call that needs a human's approval, from a client of the
+    /// 2026-07-28 era that declares URL-mode elicitation, with
+    /// `input_required`: an elicitation pointing at `approvals_url` (the
+    /// approvals page of `toolgate serve`) for the approval, and a
+    /// `requestState` MACed with a secret of this process. The retry is
+    /// let through only once the store holds the approval, for the same
+    /// user, session, tool and arguments, once. Fails only when the system
+    /// gives no random bytes for the secret.
+    pub fn with_approvals_url(self, approvals_url: impl Into<String>) -> std::io::Result<Self> {
+        let m = mrtr::Mrtr::new(approvals_url.into())?;
+        // Set once, before the proxy serves: a second call keeps the first.
+        let _ = self.shared.mrtr.set(m);
+        Ok(self)
     }
 
     /// Serves one connection: frames from `client_in` go to `server_in`,
@@ -410,6 +451,10 @@ impl Shared {
                 return;
             }
         }
+        if mrtr::carried_state(&value).is_some() {
+            self.retry_with_state(id, value, frame_bytes, sides).await;
+            return;
+        }
         self.decide_call(id, value, frame_bytes, sides, false).await;
     }
 
@@ -495,6 +540,10 @@ impl Shared {
                 sides.to_server(forward).await;
             }
             Verdict::NeedsApproval => {
+                if let Some(line) = self.input_required(&id, &value, d).await {
+                    sides.to_client(line).await;
+                    return;
+                }
                 let held = d
                     .approval()
                     .and_then(|a| a.as_str().parse::<ApprovalId>().ok())

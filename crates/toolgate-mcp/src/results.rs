@@ -8,7 +8,9 @@ use toolgate_json::{Object, Value};
 use toolgate_schema::Schema;
 
 /// A `CallToolResult` with one text block: `{"content":[{"type":"text",
-/// "text":…}],"isError":…}`.
+/// "text":…}],"isError":…,"resultType":"complete"}` (`resultType` is
+/// required by 2026-07-28 clients; older ones ignore it, results being open
+/// objects in every era).
 pub fn text_result(text: &str, is_error: bool) -> Value<'static> {
     let mut block = Object::new();
     block.insert("type", Value::String(Cow::Borrowed("text")));
@@ -16,6 +18,7 @@ pub fn text_result(text: &str, is_error: bool) -> Value<'static> {
     let mut o = Object::new();
     o.insert("content", Value::Array(vec![Value::Object(block)]));
     o.insert("isError", Value::Bool(is_error));
+    o.insert("resultType", Value::String(Cow::Borrowed("complete")));
     Value::Object(o)
 }
 

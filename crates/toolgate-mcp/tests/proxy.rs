@@ -136,7 +136,7 @@ async fn allowed_calls_reach_the_server_canonical_and_others_never() {
     .await;
     assert_eq!(
         recv(&mut e.from_proxy).await,
-        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: type_mismatch at /a: expected integer","type":"text"}],"isError":true}}"#
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: type_mismatch at /a: expected integer","type":"text"}],"isError":true,"resultType":"complete"}}"#
     );
     // Held: answered with the pending approval.
     send(
@@ -219,7 +219,7 @@ async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
     recv(&mut e.server_in).await;
     assert_eq!(
         recv(&mut e.from_proxy).await,
-        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_timeout","type":"text"}],"isError":true}}"#
+        r#"{"id":1,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_timeout","type":"text"}],"isError":true,"resultType":"complete"}}"#
     );
     assert_eq!(
         recv(&mut e.server_in).await,
@@ -251,7 +251,7 @@ async fn a_silent_server_times_out_and_a_dead_one_fails_every_pending_call() {
         answers,
         [
             r#"{"error":{"code":-32603,"message":"refused by toolgate: upstream_closed"},"id":3,"jsonrpc":"2.0"}"#,
-            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_closed","type":"text"}],"isError":true}}"#,
+            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"refused by toolgate: upstream_closed","type":"text"}],"isError":true,"resultType":"complete"}}"#,
         ]
     );
     assert_eq!(e.run.await.unwrap(), Ended::ServerClosed);
@@ -317,7 +317,7 @@ async fn the_proxy_lists_itself_before_a_call_and_after_list_changed() {
     .await;
     assert_eq!(
         recv(&mut e.from_proxy).await,
-        r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true}}"#
+        r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true,"resultType":"complete"}}"#
     );
     drop(e.to_proxy);
     assert_eq!(e.run.await.unwrap(), Ended::ClientClosed);

@@ -140,6 +140,8 @@
   function approvalCard(a) {
     const card = el("article", "card approval");
     card.dataset.approvalId = a.id;
+    // `#approval-ID` (the link `toolgate mcp` gives an MCP client) names it.
+    card.id = "approval-" + a.id;
 
     const head = el("header");
     head.append(el("span", "id muted", "#" + a.id), el("span", "tool", a.tool));
@@ -211,7 +213,10 @@
     let previous = null;
     for (const a of list) {
       let card = keep.get(a.id);
-      if (!card || !card.isConnected) card = approvalCard(a);
+      if (!card || !card.isConnected) {
+        card = approvalCard(a);
+        if (location.hash === "#" + card.id) requestAnimationFrame(() => card.scrollIntoView());
+      }
       if (previous === null) {
         if (box.firstChild !== card) box.prepend(card);
       } else if (previous.nextSibling !== card) {

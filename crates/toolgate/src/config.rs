@@ -67,7 +67,9 @@
 //! wrap_results = false        # wrap tool results in the history as untrusted
 //!                             # data (sanitized and capped either way)
 //!
-//! [mcp]                       # `toolgate mcp` (stdio)
+//! [mcp]                       # `toolgate mcp` (stdio; `--listen`: see
+//!                             # McpHttpConfig for listen, [[mcp.token]],
+//!                             # [[mcp.upstream]] and the other HTTP keys)
 //! user = "mcp"                # the user every call is decided as (default "mcp")
 //! env = ["PATH", "HOME"]      # variables the server is given from toolgate's
 //!                             # environment (default none: an empty one)
@@ -150,6 +152,7 @@ mod gate;
 mod import;
 mod load;
 mod mcp;
+mod mcp_http;
 mod pointer;
 mod proxy;
 mod raw;
@@ -184,6 +187,10 @@ pub use self::mcp::{
 pub use self::mcp::{
     McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
+};
+pub use self::mcp_http::{
+    McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
 };
 pub use self::proxy::{
     OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,

@@ -82,6 +82,11 @@ impl Catalog {
         upstream.clone_into(&mut self.upstream);
         self.first = first;
     }
+
+    /// The digest of `tool`'s definition in the latest checked catalog.
+    pub(super) fn current(&self, tool: &str) -> Option<Digest> {
+        self.current.get(tool).copied()
+    }
 }
 
 /// Why a call of a registered tool does not go on.

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
+use super::mcp_http::McpHttpConfig;
 use super::raw::RawConfig;
 
 /// The user stdio calls are decided as when `[mcp]` sets no `user`.
@@ -73,6 +74,8 @@ pub struct McpConfig {
     narrow_tools: bool,
     upstream_name: String,
     pin_first: PinFirst,
+    approvals_url: Option<String>,
+    http: McpHttpConfig,
 }
 
 impl Default for McpConfig {
@@ -87,6 +90,8 @@ impl Default for McpConfig {
             narrow_tools: false,
             upstream_name: DEFAULT_UPSTREAM_NAME.to_owned(),
             pin_first: PinFirst::Trust,
+            approvals_url: None,
+            http: McpHttpConfig::default(),
         }
     }
 }
@@ -152,6 +157,20 @@ impl McpConfig {
     pub fn pin_first(&self) -> PinFirst {
         self.pin_first
     }
+
+    /// What `toolgate mcp --listen` serves: the address, the client tokens,
+    /// the upstream servers (see [`McpHttpConfig`]).
+    pub fn http(&self) -> &McpHttpConfig {
+        &self.http
+    }
+    /// The approvals page of `toolgate serve` (such as
+    /// `http://127.0.0.1:8080/ui/`): a 2026-07-28 client is answered
+    /// `input_required` with a URL elicitation pointing there for a call
+    /// that needs a human. Default none: such a client gets the pending
+    /// result as older clients do.
+    pub fn approvals_url(&self) -> Option<&str> {
+        self.approvals_url.as_deref()
+    }
 }
 
 /// Whether `name` is a valid upstream name: 1 to
@@ -163,6 +182,24 @@ pub fn valid_upstream_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The longest `approvals_url` accepted.
+const MAX_APPROVALS_URL_BYTES: usize = 2048;
+
+/// Whether `url` is an absolute `http` or `https` URL with a host, without
+/// whitespace, control characters, user information or a query.
+fn valid_approvals_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let Some(rest) = rest else { return false };
+    let authority = rest.split(['/', '#']).next().unwrap_or_default();
+    url.len() <= MAX_APPROVALS_URL_BYTES
+        && !authority.is_empty()
+        && !authority.contains('@')
+        && !url.contains('?')
+        && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 impl Loader<'_> {
@@ -280,6 +317,18 @@ impl Loader<'_> {
                 }
             };
         }
+        if let Some(url) = &raw.mcp.approvals_url {
+            if !valid_approvals_url(url.get_ref()) {
+                return Err(self.at_value(
+                    ErrorCode::InvalidValue,
+                    url.span().start,
+                    "approvals_url",
+                    "`approvals_url` must be an http:// or https:// URL with a host, without user information, a query or spaces",
+                ));
+            }
+            mcp.approvals_url = Some(url.get_ref().clone());
+        }
+        mcp.http = self.mcp_http(raw)?;
         Ok(mcp)
     }
 }
@@ -319,13 +368,16 @@ mod tests {
         assert_eq!(c.mcp().max_result_bytes(), 100);
         assert_eq!(c.mcp().hold().as_secs(), 30);
         assert!(c.mcp().narrow_tools());
+        assert_eq!(c.mcp().approvals_url(), None);
+        let c = load("[mcp]\napprovals_url = \"http://127.0.0.1:8080/ui/\"\n").unwrap();
+        assert_eq!(c.mcp().approvals_url(), Some("http://127.0.0.1:8080/ui/"));
     }
 
     #[test]
     fn unknown_keys_and_bad_values_are_refused() {
-        let e = load("[mcp]\nlisten = \"x\"\n").unwrap_err();
+        let e = load("[mcp]\nlistens = \"x\"\n").unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownKey);
-        assert!(e.to_string().contains("unknown key `listen`"), "{e}");
+        assert!(e.to_string().contains("unknown key `listens`"), "{e}");
         for (text, code) in [
             ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
             ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
@@ -343,6 +395,26 @@ mod tests {
             ("[mcp]\nupstream_name = \"\"\n", ErrorCode::InvalidValue),
             ("[mcp]\nupstream_name = \"a b\"\n", ErrorCode::InvalidValue),
             ("[mcp]\npin_first = \"always\"\n", ErrorCode::InvalidValue),
+            (
+                "[mcp]\napprovals_url = \"ftp://h/ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http:///ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://u:p@h/ui/\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/ui/?a=b\"\n",
+                ErrorCode::InvalidValue,
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/u i/\"\n",
+                ErrorCode::InvalidValue,
+            ),
         ] {
             let e = load(text).unwrap_err();
             assert_eq!(e.code(), code, "{text}: {e}");

@@ -1,0 +1,1275 @@
+//! `toolgate mcp --listen` (streamable HTTP) driven from outside: the
+//! official MCP Python SDK (PyPI `mcp` 2.3.0, unchanged) as the client in
+//! both spec eras (`examples/mcp/http_client.py`: `legacy` is the 2025-11-25
+//! initialize handshake with a session, `2026-07-28` the stateless era),
+//! FastMCP (`examples/mcp/server.py`) as the upstream over stdio and over
+//! streamable HTTP, and raw HTTP requests written by the test where an
+//! attacker, not the SDK, would write them.
+//!
+//! Needs a Python with `mcp==2.3.0` (env `TOOLGATE_MCP_PYTHON`, else the
+//! workspace's `target/py/venv/bin/python`); without one each test says
+//! `SKIPPED` and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1`.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
+mod cli_support;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cli_support::toolgate;
+use toolgate_json::Value;
+use toolgate_testkit::examples_dir;
+
+/// The token of alice (`[[mcp.token]]` in every config here).
+const ALICE: &str = "demo-token";
+/// sha256("demo-token").
+const ALICE_SHA: &str = "7c43ef5ae21d43ce2743f770c68e24def1a43ee2f416d2438410c8af7af2ff2c";
+/// The token of bob.
+const BOB: &str = "bob-token";
+
+/// A Python with the official SDK, or why there is none.
+fn sdk_python() -> Result<PathBuf, String> {
+    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
+    };
+    let check =
+        "import importlib.metadata as m, mcp.server.mcpserver, mcp.client.streamable_http; \
+                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
+    let ok = Command::new(&python)
+        .args(["-c", check])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if ok {
+        Ok(python)
+    } else {
+        Err(format!(
+            "no Python with mcp==2.3.0 at `{}` (set TOOLGATE_MCP_PYTHON, or: python3 -m venv target/py/venv && target/py/venv/bin/pip install mcp==2.3.0)",
+            python.display()
+        ))
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    let out = Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(text.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+}
+
+/// A folder with a config (the example's tools, the test's `[mcp]` keys),
+/// its store, and the file the server logs the calls it receives to.
+struct Dir {
+    dir: tempfile::TempDir,
+}
+
+impl Dir {
+    /// `examples/mcp/toolgate.toml` (tool names prefixed with `prefix`),
+    /// then `extra` (tokens, upstreams).
+    fn new(prefix: &str, extra: &str) -> Self {
+        Self::with_prefixes(&[prefix], extra)
+    }
+
+    /// The example's tools once per prefix.
+    fn with_prefixes(prefixes: &[&str], extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(examples_dir().join("mcp/toolgate.toml")).unwrap();
+        let at = text.find("[[tool]]").unwrap();
+        let (head, tools) = text.split_at(at);
+        let mut base = head.to_owned();
+        for prefix in prefixes {
+            base.push_str(&tools.replace("name = \"", &format!("name = \"{prefix}")));
+            base.push('\n');
+        }
+        let bob = sha256_hex(BOB);
+        let text = format!(
+            "{base}\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\nsession = \"alice-desk\"\n\
+             [[mcp.token]]\nsha256 = \"{bob}\"\nuser = \"bob\"\n{extra}"
+        );
+        std::fs::write(dir.path().join("toolgate.toml"), text).unwrap();
+        Self { dir }
+    }
+
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("toolgate.toml")
+    }
+
+    fn seen_file(&self) -> PathBuf {
+        self.dir.path().join("seen.jsonl")
+    }
+
+    /// The calls the server received, canonical, in order.
+    fn seen(&self) -> Vec<String> {
+        std::fs::read_to_string(self.seen_file())
+            .unwrap_or_default()
+            .lines()
+            .map(|l| toolgate_json::from_str(l).unwrap().to_canonical_string())
+            .collect()
+    }
+
+    fn audit(&self) -> String {
+        let config = self.config();
+        let out = toolgate(&[
+            "audit",
+            "tail",
+            "--config",
+            config.to_str().unwrap(),
+            "-n",
+            "200",
+        ]);
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// A stdio upstream: server.py as a child of each session.
+fn stdio_upstream(python: &Path) -> String {
+    format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        examples_dir().join("mcp/server.py").display()
+    )
+}
+
+/// A running `toolgate mcp --listen 127.0.0.1:0`, killed when dropped.
+struct Endpoint {
+    child: Child,
+    port: u16,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl Endpoint {
+    fn start(dir: &Dir) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["mcp", "--config"])
+            .arg(dir.config())
+            .args(["--listen", "127.0.0.1:0"])
+            .env("MCP_TEST_SEEN", dir.seen_file())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap());
+        let keep = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                if let Some(rest) = line.strip_prefix("toolgate: mcp: serving on http://127.0.0.1:")
+                {
+                    let _ = tx.send(rest.trim_end_matches("/mcp").parse::<u16>().unwrap());
+                }
+                keep.lock().unwrap().push(line);
+            }
+        });
+        let port = rx
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("no address: {:?}", stderr.lock().unwrap()));
+        Self {
+            child,
+            port,
+            stderr,
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().join("\n")
+    }
+
+    /// One raw HTTP/1.1 exchange on a fresh connection.
+    fn http(&self, method: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut req = format!(
+            "{method} /mcp HTTP/1.1\r\nconnection: close\r\ncontent-length: {}\r\n",
+            body.len()
+        );
+        if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("host")) {
+            req.push_str(&format!("host: 127.0.0.1:{}\r\n", self.port));
+        }
+        for (n, v) in headers {
+            req.push_str(&format!("{n}: {v}\r\n"));
+        }
+        req.push_str("\r\n");
+        req.push_str(body);
+        s.write_all(req.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        let _ = s.read_to_end(&mut raw);
+        Answer::parse(&raw)
+    }
+
+    /// A POST with alice's token, JSON only.
+    fn post(&self, extra: &[(&str, &str)], body: &str) -> Answer {
+        let auth = format!("Bearer {ALICE}");
+        let mut headers = vec![
+            ("authorization", auth.as_str()),
+            ("content-type", "application/json"),
+            ("accept", "application/json"),
+        ];
+        headers.extend_from_slice(extra);
+        self.http("POST", &headers, body)
+    }
+
+    /// A new session-era session; its id.
+    fn initialize(&self, token: &str) -> String {
+        let auth = format!("Bearer {token}");
+        let a = self.http(
+            "POST",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+            ],
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}"#,
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        let sid = a.header("mcp-session-id").unwrap().to_owned();
+        let n = self.http(
+            "POST",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+                ("mcp-session-id", &sid),
+                ("mcp-protocol-version", "2025-11-25"),
+            ],
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        );
+        assert_eq!(n.status, 202, "{n:?}");
+        sid
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn parse(raw: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(raw).into_owned();
+        let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let chunked = headers
+            .iter()
+            .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+        let body = if chunked {
+            let mut out = String::new();
+            let mut rest = rest;
+            while let Some((size, after)) = rest.split_once("\r\n") {
+                let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                out.push_str(&after[..n]);
+                rest = after[n..].trim_start_matches("\r\n");
+            }
+            out
+        } else {
+            rest.to_owned()
+        };
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value<'static> {
+        toolgate_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("{e}: {self:?}"))
+            .into_owned()
+    }
+}
+
+/// Runs http_client.py in `mode`; its steps by name.
+fn sdk_client(
+    python: &Path,
+    url: &str,
+    token: &str,
+    mode: &str,
+    prefix: &str,
+) -> HashMap<String, Value<'static>> {
+    let out = Command::new(python)
+        .arg(examples_dir().join("mcp/http_client.py"))
+        .args([url, token, mode, prefix])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "client ({mode}) failed:\n{stdout}\n{stderr}"
+    );
+    let steps: HashMap<String, Value<'static>> = stdout
+        .lines()
+        .map(|l| {
+            let v = toolgate_json::from_str(l).unwrap().into_owned();
+            (v.pointer("/step").unwrap().as_str().unwrap().to_owned(), v)
+        })
+        .collect();
+    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
+    steps
+}
+
+fn text<'v>(v: &'v Value<'_>, pointer: &str) -> &'v str {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
+}
+
+/// What every run of http_client.py must show, whatever the eras and the
+/// transport.
+fn assert_gated(steps: &HashMap<String, Value<'static>>, prefix: &str, version: &str) {
+    assert_eq!(text(&steps["connected"], "/protocol_version"), version);
+    let tools: Vec<String> = ["add", "crash", "hang", "refund", "weather"]
+        .iter()
+        .map(|t| format!("{prefix}{t}"))
+        .collect();
+    let listed: Vec<&str> = steps["list"]
+        .pointer("/tools")
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .filter(|t| t.starts_with(prefix))
+        .collect();
+    assert_eq!(listed, tools);
+    // The config's schema, not the server's.
+    assert_eq!(
+        steps["list"].pointer(&format!("/schemas/{prefix}add/additionalProperties")),
+        Some(&Value::Bool(false))
+    );
+    assert_eq!(
+        steps["add_allowed"].pointer("/is_error"),
+        Some(&Value::Bool(false))
+    );
+    assert_eq!(text(&steps["add_allowed"], "/text"), "5");
+    assert_eq!(
+        steps["add_strings"].pointer("/is_error"),
+        Some(&Value::Bool(true))
+    );
+    assert_eq!(
+        text(&steps["add_strings"], "/text"),
+        "denied by toolgate: type_mismatch at /a: expected integer; type_mismatch at /b: expected integer"
+    );
+    assert_eq!(
+        steps["weather"]
+            .pointer("/structured")
+            .map(Value::to_canonical_string),
+        Some(r#"{"conditions":"sunny","temperature":22.5}"#.to_owned())
+    );
+    assert_eq!(
+        text(&steps["unregistered"], "/text"),
+        "denied by toolgate: unknown_tool"
+    );
+}
+
+const SEEN_PER_CLIENT: [&str; 2] = [
+    r#"{"arguments":{"a":2,"b":3},"tool":"add"}"#,
+    r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+];
+
+#[test]
+fn the_official_sdk_in_both_eras_with_a_stdio_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let endpoint = Endpoint::start(&dir);
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    // The server received the checked values only, once per allowed call.
+    let seen = dir.seen();
+    assert_eq!(seen, [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    // Decided as the token's user: the session's id for the legacy client,
+    // the token's configured session for the stateless one.
+    let audit = dir.audit();
+    assert!(
+        audit.contains("allow  user=alice  session=") && audit.contains("session=alice-desk"),
+        "{audit}"
+    );
+    assert!(!audit.contains("user=mcp"), "{audit}");
+    assert!(
+        endpoint.stderr().contains("`secret_admin` hidden"),
+        "{}",
+        endpoint.stderr()
+    );
+}
+
+#[test]
+fn attacks_on_the_http_endpoint_are_refused() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+
+    // No token, a wrong token: 401 with a Bearer challenge.
+    let a = e.http("POST", &[("content-type", "application/json")], list);
+    assert_eq!(a.status, 401, "{a:?}");
+    assert!(a.header("www-authenticate").unwrap().starts_with("Bearer"));
+    let a = e.http(
+        "POST",
+        &[
+            ("content-type", "application/json"),
+            ("authorization", "Bearer not-a-token"),
+        ],
+        list,
+    );
+    assert_eq!(a.status, 401, "{a:?}");
+    assert!(a
+        .header("www-authenticate")
+        .unwrap()
+        .contains("invalid_token"));
+    // A foreign Origin (a browser page), a foreign Host (DNS rebinding).
+    let a = e.post(&[("origin", "http://evil.example")], list);
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = e.post(&[("host", "evil.example")], list);
+    assert_eq!(a.status, 403, "{a:?}");
+    // No session and no 2026-07-28 envelope; an unknown session.
+    assert_eq!(e.post(&[], list).status, 400);
+    let a = e.post(&[("mcp-session-id", "0123")], list);
+    assert_eq!(a.status, 404, "{a:?}");
+
+    let sid = e.initialize(ALICE);
+    let in_session = [
+        ("mcp-session-id", sid.as_str()),
+        ("mcp-protocol-version", "2025-11-25"),
+    ];
+    // A duplicate key, plain or spelled with an escape: refused, never
+    // forwarded.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":3}}}"#,
+        r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"\u0061":2,"b":3}}}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"add","name":"refund","arguments":{"a":1,"b":3}}}"#,
+    ] {
+        let a = e.post(&in_session, body);
+        assert_eq!(a.status, 400, "{a:?}");
+        let v = a.json();
+        assert_eq!(
+            v.pointer("/error/code").unwrap().to_canonical_string(),
+            "-32700"
+        );
+        assert!(
+            text(&v, "/error/message").contains("duplicate_key"),
+            "{v:?}"
+        );
+    }
+    // Another user's token cannot use alice's session.
+    let bob = format!("Bearer {BOB}");
+    let a = e.http(
+        "POST",
+        &[
+            ("authorization", &bob),
+            ("content-type", "application/json"),
+            ("mcp-session-id", &sid),
+        ],
+        list,
+    );
+    assert_eq!(a.status, 404, "{a:?}");
+    // The session's own calls are gated.
+    let a = e.post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"b":3,"a":1}}}"#,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(text(&a.json(), "/result/content/0/text"), "4");
+    let a = e.post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":"3"}}}"#,
+    );
+    assert_eq!(
+        a.json().pointer("/result/isError"),
+        Some(&Value::Bool(true))
+    );
+
+    // 2026-07-28: the headers must mirror the body.
+    let call = |name: &str, version: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":"m1","method":"tools/call","params":{{"name":"{name}","arguments":{{"a":10,"b":20}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        )
+    };
+    let modern = |method: &str, name: &str, version: &str, body: &str| {
+        e.post(
+            &[
+                ("mcp-protocol-version", version),
+                ("mcp-method", method),
+                ("mcp-name", name),
+            ],
+            body,
+        )
+    };
+    for (method, name, version) in [
+        ("tools/call", "weather", "2026-07-28"),
+        ("tools/list", "add", "2026-07-28"),
+        ("tools/call", "add", "2025-11-25"),
+    ] {
+        let a = modern(method, name, version, &call("add", "2026-07-28"));
+        assert_eq!(a.status, 400, "{a:?}");
+        assert_eq!(
+            a.json()
+                .pointer("/error/code")
+                .unwrap()
+                .to_canonical_string(),
+            "-32020",
+            "{a:?}"
+        );
+    }
+    // A stateless list (it also starts the user's upstream connection,
+    // whose server takes a moment to start).
+    let a = e.post(
+        &[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/list"),
+        ],
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(text(&a.json(), "/result/tools/0/name"), "add");
+    // A name sent base64-encoded is compared decoded.
+    let a = modern(
+        "tools/call",
+        "=?base64?YWRk?=",
+        "2026-07-28",
+        &call("add", "2026-07-28"),
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    let v = a.json();
+    assert_eq!(text(&v, "/id"), "m1");
+    assert_eq!(text(&v, "/result/content/0/text"), "30");
+    assert_eq!(text(&v, "/result/resultType"), "complete");
+    // A duplicate key in a stateless request: refused too.
+    let a = modern(
+        "tools/call",
+        "add",
+        "2026-07-28",
+        &call("add", "2026-07-28").replace(r#""a":10"#, r#""a":10,"a":11"#),
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    // A version the endpoint does not serve.
+    let a = modern(
+        "tools/call",
+        "add",
+        "2099-01-01",
+        &call("add", "2099-01-01"),
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert_eq!(
+        a.json()
+            .pointer("/error/code")
+            .unwrap()
+            .to_canonical_string(),
+        "-32022"
+    );
+
+    // The upstream hangs: the call timeout answers (an error result,
+    // audited). It dies mid-call: an error result, and the session ends.
+    let a = e.post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"hang","arguments":{"seconds":30}}}"#,
+    );
+    assert_eq!(
+        text(&a.json(), "/result/content/0/text"),
+        "refused by toolgate: upstream_timeout"
+    );
+    let a = e.post(
+        &in_session,
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"crash","arguments":{}}}"#,
+    );
+    assert_eq!(
+        text(&a.json(), "/result/content/0/text"),
+        "refused by toolgate: upstream_closed",
+        "{a:?}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let a = e.post(&in_session, list);
+        if a.status == 404 || Instant::now() > deadline {
+            assert_eq!(a.status, 404, "{a:?}");
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // DELETE ends a session.
+    let sid = e.initialize(ALICE);
+    let auth = format!("Bearer {ALICE}");
+    let d = e.http(
+        "DELETE",
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        "",
+    );
+    assert_eq!(d.status, 204, "{d:?}");
+    assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 404);
+
+    // Only the checked calls reached the server.
+    assert_eq!(
+        dir.seen(),
+        [
+            r#"{"arguments":{"a":1,"b":3},"tool":"add"}"#,
+            r#"{"arguments":{"a":10,"b":20},"tool":"add"}"#,
+            r#"{"arguments":{"seconds":30},"tool":"hang"}"#,
+            r#"{"arguments":{},"tool":"crash"}"#,
+        ]
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("reasons=upstream_timeout"), "{audit}");
+    assert!(audit.contains("reasons=upstream_closed"), "{audit}");
+    assert!(e.stderr().contains("client frame refused: duplicate_key"));
+}
+
+/// A free port on the loopback interface.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// server.py serving streamable HTTP, killed when dropped.
+struct HttpServer(Child);
+
+impl HttpServer {
+    fn start(python: &Path, dir: &Dir) -> (Self, u16) {
+        let port = free_port();
+        let child = Command::new(python)
+            .arg(examples_dir().join("mcp/server.py"))
+            .args(["--http", &port.to_string()])
+            .env("MCP_TEST_SEEN", dir.seen_file())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "server.py --http did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        (Self(child), port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_official_sdk_in_both_eras_with_a_streamable_http_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", "");
+    let (_server, port) = HttpServer::start(&python, &dir);
+    let text_config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        format!(
+            "{text_config}[[mcp.upstream]]\nname = \"shop\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n"
+        ),
+    )
+    .unwrap();
+    let endpoint = Endpoint::start(&dir);
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    // A duplicate key is refused before it reaches the URL upstream.
+    let sid = endpoint.initialize(ALICE);
+    let a = endpoint.post(
+        &[("mcp-session-id", &sid)],
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":3}}}"#,
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert_eq!(dir.seen().len(), 4);
+}
+
+#[test]
+fn a_namespaced_upstream_shows_and_gates_prefixed_names() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // The config registers the prefixed names: the gate decides on them.
+    let dir = Dir::new(
+        "shop__",
+        &stdio_upstream(&python)
+            .replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
+    );
+    let endpoint = Endpoint::start(&dir);
+    for (mode, version) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let steps = sdk_client(&python, &endpoint.url(), ALICE, mode, "shop__");
+        assert_gated(&steps, "shop__", version);
+    }
+    // The server received its own names.
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    let audit = dir.audit();
+    assert!(audit.contains("tool=shop__add"), "{audit}");
+}
+
+#[test]
+fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // Two copies of server.py (both offer `add`, `weather`, …), the second
+    // logging what it receives to its own file; the config registers both
+    // sets of names, each with its own policies.
+    let dir_path = tempfile::tempdir().unwrap();
+    let web_seen = dir_path.path().join("web-seen.jsonl");
+    let upstreams = format!(
+        "{}[[mcp.upstream]]\nname = \"web\"\nprefix = \"web_\"\ncommand = \"/usr/bin/env\"\nargs = [\"MCP_TEST_SEEN={}\", \"{}\", \"{}\"]\n",
+        stdio_upstream(&python).replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
+        web_seen.display(),
+        python.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::with_prefixes(&["shop__", "web_"], &upstreams);
+    // The web's add is held for a human: its own policy, decided on its
+    // registered name.
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    let config = config.replacen(
+        "name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"read\"",
+        "name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"write\"\napproval = \"required\"",
+        1,
+    );
+    assert!(config
+        .contains("name = \"web_add\"\ndescription = \"Add two integers.\"\nrisk = \"write\""));
+    std::fs::write(dir.config(), config).unwrap();
+    let endpoint = Endpoint::start(&dir);
+    for mode in ["legacy", "2026-07-28"] {
+        let shop = sdk_client(&python, &endpoint.url(), ALICE, mode, "shop__");
+        let version = if mode == "legacy" { "2025-11-25" } else { mode };
+        assert_gated(&shop, "shop__", version);
+        let listed = shop["list"]
+            .pointer("/tools")
+            .unwrap()
+            .to_canonical_string();
+        assert_eq!(
+            listed,
+            r#"["shop__add","shop__crash","shop__hang","shop__refund","shop__weather","web_add","web_crash","web_hang","web_refund","web_weather"]"#
+        );
+        let web = sdk_client(&python, &endpoint.url(), ALICE, mode, "web_");
+        assert!(
+            text(&web["add_allowed"], "/text").starts_with("held by toolgate for human approval"),
+            "{:?}",
+            web["add_allowed"]
+        );
+        assert_eq!(
+            web["weather"]
+                .pointer("/structured")
+                .map(Value::to_canonical_string),
+            Some(r#"{"conditions":"sunny","temperature":22.5}"#.to_owned())
+        );
+    }
+    // Each server received only the calls of its own tools, by its own
+    // names.
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    let web: Vec<String> = std::fs::read_to_string(&web_seen)
+        .unwrap()
+        .lines()
+        .map(|l| toolgate_json::from_str(l).unwrap().to_canonical_string())
+        .collect();
+    assert_eq!(
+        web,
+        [
+            r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+            r#"{"arguments":{"city":"Kyoto"},"tool":"weather"}"#,
+        ]
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("needs_approval  user=alice"), "{audit}");
+    assert!(audit.contains("tool=web_add"), "{audit}");
+}
+
+#[test]
+fn a_2026_client_works_with_a_2025_only_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // server.py's tools behind the SDK's handshake-only loop: it refuses
+    // server/discover and needs initialize.
+    let legacy_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/legacy_server.py");
+    let upstream = format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        legacy_only.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::new("", &upstream);
+    let endpoint = Endpoint::start(&dir);
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    // `auto` probes server/discover: the proxy answers it in 2026-07-28.
+    // (Bob's token: alice's stateless session has been denied twice
+    // already, once more would escalate it.)
+    let auto = sdk_client(&python, &endpoint.url(), BOB, "auto", "");
+    assert_gated(&auto, "", "2026-07-28");
+    assert_eq!(
+        dir.seen(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
+    assert!(
+        endpoint
+            .stderr()
+            .contains("the upstream speaks 2025-11-25: initialized for a 2026-07-28 client"),
+        "{}",
+        endpoint.stderr()
+    );
+}
+
+#[test]
+fn an_unused_session_ends() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        config.replacen("[mcp]\n", "[mcp]\nsession_idle_seconds = 1\n", 1),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
+    std::thread::sleep(Duration::from_secs(8));
+    let a = e.post(&[("mcp-session-id", &sid)], list);
+    assert_eq!(a.status, 404, "{a:?}");
+    assert!(e.stderr().contains("an unused session ended"));
+}
+
+#[test]
+fn the_example_config_loads() {
+    let c = toolgate::config::Config::load(examples_dir().join("mcp/http.toml")).unwrap();
+    let http = c.mcp().http();
+    assert_eq!(http.listen().to_string(), "127.0.0.1:8070");
+    assert_eq!(http.tokens().len(), 1);
+    assert_eq!(http.tokens()[0].user(), "alice");
+    assert_eq!(sha256_hex(ALICE), ALICE_SHA);
+    assert_eq!(http.upstreams()[0].name(), "shop");
+}
+
+#[test]
+fn a_2025_client_works_with_a_2026_only_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    // server.py's tools behind the SDK's 2026-07-28 stream loop: it refuses
+    // initialize (-32022) and needs the envelope on every request.
+    let modern_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/modern_server.py");
+    let upstream = format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        modern_only.display(),
+        examples_dir().join("mcp/server.py").display()
+    );
+    let dir = Dir::new("", &upstream);
+    let endpoint = Endpoint::start(&dir);
+    let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
+    assert_gated(&legacy, "", "2025-11-25");
+    let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
+    assert_gated(&modern, "", "2026-07-28");
+    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert!(
+        endpoint
+            .stderr()
+            .contains("the upstream speaks 2026-07-28 only: translated for a 2025-11-25 client"),
+        "{}",
+        endpoint.stderr()
+    );
+}
+
+#[test]
+fn a_held_call_streams_its_progress_and_get_opens_the_session_stream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        config.replacen("[mcp]\n", "[mcp]\nhold_seconds = 2\n", 1),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let auth = format!("Bearer {ALICE}");
+    // The refund needs a human: held 2 s, its progress on the request's
+    // event stream, then the pending result.
+    let a = e.http(
+        "POST",
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", &sid),
+        ],
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_1","amount_cents":500},"_meta":{"progressToken":"p1"}}}"#,
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(a.header("content-type"), Some("text/event-stream"));
+    let events: Vec<Value<'static>> = a
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| toolgate_json::from_str(d).unwrap().into_owned())
+        .collect();
+    let (last, progress) = events.split_last().unwrap();
+    assert!(!progress.is_empty(), "{a:?}");
+    for p in progress {
+        assert_eq!(text(p, "/method"), "notifications/progress");
+        assert_eq!(text(p, "/params/progressToken"), "p1");
+    }
+    assert_eq!(last.pointer("/id").unwrap().to_canonical_string(), "3");
+    assert!(
+        text(last, "/result/content/0/text").starts_with("held by toolgate for human approval"),
+        "{last:?}"
+    );
+    assert!(dir.seen().is_empty());
+    // GET: the session's own stream, one at a time; none without a session.
+    let get = |sid: Option<&str>| {
+        let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let session = sid.map_or(String::new(), |s| format!("mcp-session-id: {s}\r\n"));
+        let req = format!(
+            "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: {auth}\r\naccept: text/event-stream\r\n{session}\r\n",
+            e.port
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut buf = [0u8; 512];
+        let n = s.read(&mut buf).unwrap_or(0);
+        (s, String::from_utf8_lossy(&buf[..n]).into_owned())
+    };
+    let (_open, head) = get(Some(&sid));
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("text/event-stream"), "{head}");
+    let (_second, head) = get(Some(&sid));
+    assert!(head.starts_with("HTTP/1.1 409"), "{head}");
+    let (_none, head) = get(None);
+    assert!(head.starts_with("HTTP/1.1 405"), "{head}");
+}
+
+#[test]
+fn a_call_no_upstream_serves_unambiguously_never_runs() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let call = |e: &Endpoint, sid: &str, id: u32, name: &str| {
+        let a = e.post(
+            &[("mcp-session-id", sid)],
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1,"b":2}}}}}}"#
+            ),
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        a.json()
+    };
+    let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+    // A namespaced upstream, and a config that also registers the bare
+    // name: the bare call is allowed by the gate but never sent under
+    // another name.
+    let dir = Dir::with_prefixes(
+        &["shop__", ""],
+        &stdio_upstream(&python)
+            .replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
+    );
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
+    let v = call(&e, &sid, 2, "add");
+    assert_eq!(v.pointer("/result/isError"), Some(&Value::Bool(true)));
+    assert_eq!(
+        text(&v, "/result/content/0/text"),
+        "the tool server refused the call (error -32602)"
+    );
+    assert_eq!(
+        text(&call(&e, &sid, 3, "shop__add"), "/result/content/0/text"),
+        "3"
+    );
+    assert_eq!(dir.seen(), [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
+    drop(e);
+
+    // Two upstreams without prefixes offering the same names: hidden as
+    // ambiguous, and their calls refused.
+    let dir = Dir::new(
+        "",
+        &format!(
+            "{}{}",
+            stdio_upstream(&python),
+            stdio_upstream(&python).replace("name = \"shop\"", "name = \"copy\"")
+        ),
+    );
+    let e = Endpoint::start(&dir);
+    let sid = e.initialize(ALICE);
+    let a = e.post(&[("mcp-session-id", &sid)], list);
+    assert_eq!(
+        a.json()
+            .pointer("/result/tools")
+            .unwrap()
+            .to_canonical_string(),
+        "[]"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !e
+        .stderr()
+        .contains("`add` hidden: offered by two upstreams")
+    {
+        assert!(Instant::now() < deadline, "{}", e.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let v = call(&e, &sid, 2, "add");
+    assert_eq!(
+        text(&v, "/result/content/0/text"),
+        "the tool server refused the call (error -32602)"
+    );
+    assert!(dir.seen().is_empty());
+}
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_cut_off() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .unwrap();
+    let start = Instant::now();
+    let mut buf = Vec::new();
+    let _ = s.read_to_end(&mut buf);
+    let waited = start.elapsed();
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(25),
+        "{waited:?}"
+    );
+}
+
+/// A GET stream read on a thread: its `data:` lines.
+fn open_stream(e: &Endpoint, sid: &str) -> std::sync::mpsc::Receiver<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
+    let req = format!(
+        "GET /mcp HTTP/1.1\r\nhost: 127.0.0.1:{}\r\nauthorization: Bearer {ALICE}\r\naccept: text/event-stream\r\nmcp-session-id: {sid}\r\n\r\n",
+        e.port
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(s).lines().map_while(Result::ok) {
+            if let Some(d) = line.strip_prefix("data: ") {
+                let _ = tx.send(d.to_owned());
+            }
+        }
+    });
+    rx
+}
+
+/// A session's `touch` call: its progress on the request's stream, its
+/// `tools/list_changed` on the session's GET stream.
+fn relays_progress_and_list_changed(e: &Endpoint, dir: &Dir) {
+    let sid = e.initialize(ALICE);
+    let stream = open_stream(e, &sid);
+    std::thread::sleep(Duration::from_millis(300));
+    let auth = format!("Bearer {ALICE}");
+    let a = e.http(
+        "POST",
+        &[
+            ("authorization", &auth),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", &sid),
+            ("mcp-protocol-version", "2025-11-25"),
+        ],
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"touch","arguments":{},"_meta":{"progressToken":"t1"}}}"#,
+    );
+    let events: Vec<Value<'static>> = a
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| toolgate_json::from_str(d).unwrap().into_owned())
+        .collect();
+    assert_eq!(events.len(), 2, "{a:?}");
+    assert_eq!(text(&events[0], "/method"), "notifications/progress");
+    assert_eq!(text(&events[0], "/params/progressToken"), "t1");
+    assert_eq!(text(&events[0], "/params/message"), "half way");
+    assert_eq!(text(&events[1], "/result/content/0/text"), "touched");
+    let changed = stream.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        toolgate_json::from_str(&changed)
+            .unwrap()
+            .pointer("/method")
+            .and_then(Value::as_str),
+        Some("notifications/tools/list_changed"),
+        "{changed}"
+    );
+    assert!(dir
+        .seen()
+        .contains(&r#"{"arguments":{},"tool":"touch"}"#.to_owned()));
+}
+
+const TOUCH: &str = "[[tool]]\nname = \"touch\"\nrisk = \"read\"\nschema = { type = \"object\", additionalProperties = false }\n";
+
+#[test]
+fn progress_and_list_changed_are_relayed_from_either_upstream() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &format!("{}{TOUCH}", stdio_upstream(&python)));
+    let e = Endpoint::start(&dir);
+    relays_progress_and_list_changed(&e, &dir);
+    drop(e);
+
+    let dir = Dir::new("", "");
+    let (_server, port) = HttpServer::start(&python, &dir);
+    let config = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        format!("{config}[[mcp.upstream]]\nname = \"shop\"\nurl = \"http://127.0.0.1:{port}/mcp\"\n{TOUCH}"),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    relays_progress_and_list_changed(&e, &dir);
+}
+
+#[test]
+fn an_approval_binds_the_session_of_either_era() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let refund = |extra: &[(&str, &str)], id: &str, meta: &str| {
+        e.post(
+            extra,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"refund","arguments":{{"order_id":"ord_1","amount_cents":500}}{meta}}}}}"#
+            ),
+        )
+        .json()
+    };
+    let approve = |held: &Value<'static>| {
+        let t = text(held, "/result/content/0/text");
+        let id = t
+            .strip_prefix("held by toolgate for human approval: approval ")
+            .and_then(|r| r.split(';').next())
+            .unwrap_or_else(|| panic!("{t}"))
+            .to_owned();
+        let config = dir.config();
+        let out = toolgate(&[
+            "approvals",
+            "approve",
+            &id,
+            "--config",
+            config.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    // 2025-11-25: bound to the Mcp-Session-Id; another session is held again.
+    let sid = e.initialize(ALICE);
+    let legacy = [("mcp-session-id", sid.as_str())];
+    approve(&refund(&legacy, "a", ""));
+    let other = e.initialize(ALICE);
+    let again = refund(&[("mcp-session-id", other.as_str())], "b", "");
+    assert!(text(&again, "/result/content/0/text").starts_with("held by toolgate"));
+    let done = refund(&legacy, "c", "");
+    assert_eq!(
+        text(&done, "/result/content/0/text"),
+        "refunded 500 cents on ord_1"
+    );
+    // 2026-07-28: bound to the token's session; the retry is a new request.
+    let modern = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "refund"),
+    ];
+    let meta = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    approve(&refund(&modern, "m1", meta));
+    let done = refund(&modern, "m2", meta);
+    assert_eq!(text(&done, "/id"), "m2");
+    assert_eq!(
+        text(&done, "/result/content/0/text"),
+        "refunded 500 cents on ord_1"
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("session=alice-desk"), "{audit}");
+    assert!(audit.contains(&format!("session={sid}")), "{audit}");
+    assert_eq!(dir.seen().len(), 2);
+}
