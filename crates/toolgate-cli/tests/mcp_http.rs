@@ -1273,3 +1273,56 @@ fn an_approval_binds_the_session_of_either_era() {
     assert!(audit.contains(&format!("session={sid}")), "{audit}");
     assert_eq!(dir.seen().len(), 2);
 }
+
+/// `[mcp] narrow_tools` over HTTP: each session's `tools/list` is narrowed
+/// for its token's user under the shop's Cedar policies.
+#[test]
+fn tools_are_narrowed_for_each_tokens_user() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let shop = examples_dir().join("shop");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
+        std::fs::copy(shop.join(f), dir.path().join(f)).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("schemas")).unwrap();
+    for e in std::fs::read_dir(shop.join("schemas")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), dir.path().join("schemas").join(e.file_name())).unwrap();
+    }
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/shop_server.py");
+    let mut toml = std::fs::read_to_string(shop.join("toolgate.toml")).unwrap();
+    toml.push_str(&format!(
+        "\n[mcp]\nnarrow_tools = true\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\n\
+         [[mcp.token]]\nsha256 = \"{}\"\nuser = \"bob\"\n\
+         [[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\"]\n",
+        sha256_hex(BOB),
+        python.display(),
+        server.display()
+    ));
+    std::fs::write(dir.path().join("toolgate.toml"), toml).unwrap();
+    let dir = Dir { dir };
+    let e = Endpoint::start(&dir);
+    let ids = |token: &str| -> String {
+        let sid = e.initialize(token);
+        let auth = format!("Bearer {token}");
+        let a = e.http(
+            "POST",
+            &[
+                ("authorization", &auth),
+                ("content-type", "application/json"),
+                ("mcp-session-id", &sid),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+        );
+        a.json()
+            .pointer("/result/tools/1/inputSchema/properties/order_id/enum")
+            .unwrap_or_else(|| panic!("{a:?}"))
+            .to_canonical_string()
+    };
+    assert_eq!(ids(ALICE), r#"["ord_1001","ord_1002"]"#);
+    let bob = ids(BOB);
+    assert!(!bob.contains("ord_1001"), "{bob}");
+}

@@ -123,6 +123,9 @@ struct Inner {
     client: HttpClient,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     counter: AtomicU64,
+    /// `[mcp] narrow_tools`: the policies each session's list is narrowed
+    /// by, for its user.
+    narrow: Option<Box<toolgate::CedarAuthorizer>>,
 }
 
 impl HttpProxy {
@@ -145,6 +148,23 @@ impl HttpProxy {
         }
         let upstreams = http.upstreams().to_vec();
         let options = ProxyOptions::from_config(mcp);
+        let narrow = if mcp.narrow_tools() {
+            match toolgate::authz::from_config(config) {
+                Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(cedar)) => Some(cedar),
+                Ok(_) => {
+                    return Err(StartError(
+                        "[mcp] narrow_tools needs Cedar policies in [authorization]".to_owned(),
+                    ))
+                }
+                Err(e) => {
+                    return Err(StartError(format!(
+                        "cannot load the authorization policies for narrow_tools: {e}"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
         Ok(Self {
             inner: Arc::new(Inner {
                 gate: Arc::new(gate),
@@ -162,6 +182,7 @@ impl HttpProxy {
                 client: upstream::http_client(),
                 sessions: Mutex::new(HashMap::new()),
                 counter: AtomicU64::new(0),
+                narrow,
             }),
         })
     }
@@ -367,7 +388,24 @@ impl Inner {
                         "refused by toolgate: upstream_unavailable",
                     ))
                 })?;
-        let proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options);
+        let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options);
+        if let Some(cedar) = &self.narrow {
+            // tools/list as this user may call it; a narrowing that fails
+            // opens no session.
+            let context = toolgate::Context::new(user, gate_session, 1);
+            match cedar.narrow(self.gate.gate().registry(), &context) {
+                Ok(n) => proxy = proxy.with_narrowed(n),
+                Err(e) => {
+                    note(&format!("cannot narrow the tools for the user: {e}"));
+                    return Err(Box::new(rpc_error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        None,
+                        frame::INTERNAL_ERROR,
+                        "refused by toolgate: internal_error",
+                    )));
+                }
+            }
+        }
         let (client_in, proxy_in) = tokio::io::duplex(64 << 10);
         let (proxy_out, client_out) = tokio::io::duplex(64 << 10);
         let session = Arc::new(Session {
