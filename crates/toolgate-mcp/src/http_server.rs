@@ -126,6 +126,9 @@ struct Inner {
     /// `[mcp] narrow_tools`: the policies each session's list is narrowed
     /// by, for its user.
     narrow: Option<Box<toolgate::CedarAuthorizer>>,
+    /// `[mcp] upstream_name` and `pin_first`: where the sessions' tool
+    /// pins are kept in the store, and what a first catalog gets.
+    pins: (String, toolgate::config::PinFirst),
 }
 
 impl HttpProxy {
@@ -183,6 +186,7 @@ impl HttpProxy {
                 sessions: Mutex::new(HashMap::new()),
                 counter: AtomicU64::new(0),
                 narrow,
+                pins: (mcp.upstream_name().to_owned(), mcp.pin_first()),
             }),
         })
     }
@@ -388,7 +392,8 @@ impl Inner {
                         "refused by toolgate: upstream_unavailable",
                     ))
                 })?;
-        let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options);
+        let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options)
+            .with_pins(&self.pins.0, self.pins.1);
         if let Some(cedar) = &self.narrow {
             // tools/list as this user may call it; a narrowing that fails
             // opens no session.
