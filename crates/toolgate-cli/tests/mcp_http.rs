@@ -1046,11 +1046,13 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     let e = Endpoint::start(&dir);
     let sid = e.initialize(ALICE);
     assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
+    // The bare name is in no upstream's catalog: the pins refuse it
+    // before the gate (it is not an approved definition of any server).
     let v = call(&e, &sid, 2, "add");
     assert_eq!(v.pointer("/result/isError"), Some(&Value::Bool(true)));
     assert_eq!(
         text(&v, "/result/content/0/text"),
-        "the tool server refused the call (error -32602)"
+        "denied by toolgate: tool_changed"
     );
     assert_eq!(
         text(&call(&e, &sid, 3, "shop__add"), "/result/content/0/text"),
@@ -1087,10 +1089,11 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
         assert!(Instant::now() < deadline, "{}", e.stderr());
         std::thread::sleep(Duration::from_millis(50));
     }
+    // Hidden as ambiguous, so in no catalog: refused before the gate.
     let v = call(&e, &sid, 2, "add");
     assert_eq!(
         text(&v, "/result/content/0/text"),
-        "the tool server refused the call (error -32602)"
+        "denied by toolgate: tool_changed"
     );
     assert!(dir.seen().is_empty());
 }

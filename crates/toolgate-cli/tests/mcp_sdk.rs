@@ -829,8 +829,7 @@ impl Raw {
     }
 }
 
-const DENIED_CHANGED: &str =
-    r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true,"resultType":"complete"}"#;
+const DENIED_CHANGED: &str = r#"{"content":[{"text":"denied by toolgate: tool_changed","type":"text"}],"isError":true,"resultType":"complete"}"#;
 
 /// Issue 17: a server changes a tool and says so (`list_changed`): the
 /// proxy checks the new list itself before the client hears of it, hides

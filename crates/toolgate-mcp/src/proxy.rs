@@ -338,7 +338,8 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // Decided off the pump: the store writes block.
                 tokio::spawn(async move { shared.call(id, value, bytes, sides).await });
             }
-            Ok(Message::Request { id, method, .. }) => {
+            Ok(Message::Request { id, method, value }) => {
+                shared.remember_envelope(&value);
                 let kind = if method == "tools/list" {
                     Pending::List
                 } else {
@@ -428,6 +429,7 @@ impl Shared {
             .pointer("/params/name")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        self.remember_envelope(&value);
         if let Some(tool) = tool.as_deref() {
             if let Err(refused) = self.pin_check(tool, &sides).await {
                 let me = Arc::clone(&self);

@@ -297,7 +297,10 @@ impl Shared {
             return None;
         }
         let approval: ApprovalId = d.approval()?.as_str().parse().ok()?;
-        let digest = d.digest()?;
+        // The store keeps the approval bound to the arguments and the
+        // tool's current definition (`bound_digest`).
+        let pin = self.lock().catalog.current(d.tool());
+        let digest = toolgate_store::bound_digest(&d.digest()?, pin.as_ref());
         let stored = self.approval(approval).await;
         let Some(stored) = stored.filter(|a| {
             a.kind == ApprovalKind::Single
@@ -311,7 +314,6 @@ impl Shared {
             ));
             return None;
         };
-        let pin = self.lock().catalog.current(d.tool());
         let fields = StateFields {
             approval,
             expires_ms: stored.expires_at.unix_millis(),
@@ -416,7 +418,9 @@ impl Shared {
                 "the requestState does not verify for this user and session",
             );
         }
-        if stored.tool != tool || arguments_digest(value) != digest {
+        if stored.tool != tool
+            || toolgate_store::bound_digest(&arguments_digest(value), pin.as_ref()) != digest
+        {
             return refused(
                 "request_state_mismatch",
                 "the retry's tool or arguments are not the ones held for approval",

@@ -56,6 +56,13 @@ pub(super) struct Catalog {
     next_id: u64,
     /// Woken whenever a catalog was checked (or the proxy's list failed).
     checked: Arc<Notify>,
+    /// How many of the proxy's own lists the server refused or left
+    /// unanswered: a call waiting for a catalog gives up when this grows.
+    failures: u64,
+    /// The 2026-07-28 envelope (`_meta`'s `io.modelcontextprotocol/…`
+    /// members) of the client's latest request, sent with the proxy's own
+    /// list: a server of that era refuses a request without it.
+    envelope: Option<Object<'static>>,
 }
 
 impl Default for Catalog {
@@ -71,6 +78,8 @@ impl Default for Catalog {
             held: Vec::new(),
             next_id: 0,
             checked: Arc::default(),
+            failures: 0,
+            envelope: None,
         }
     }
 }
@@ -112,6 +121,26 @@ impl Shared {
         }
     }
 
+    /// Keeps the 2026-07-28 envelope of a client request (the
+    /// `io.modelcontextprotocol/` members of its `params._meta`) for the
+    /// proxy's own requests.
+    pub(super) fn remember_envelope(&self, value: &Value<'static>) {
+        let Some(meta) = value.pointer("/params/_meta").and_then(Value::as_object) else {
+            return;
+        };
+        let mut envelope = Object::new();
+        for (k, v) in meta.iter() {
+            if k.starts_with("io.modelcontextprotocol/")
+                && k != "io.modelcontextprotocol/related-task"
+            {
+                envelope.insert(k.to_owned(), v.clone());
+            }
+        }
+        if !envelope.is_empty() {
+            self.lock().catalog.envelope = Some(envelope);
+        }
+    }
+
     /// Whether a call of `tool` may go on to the gate: a tool the config
     /// does not register goes on (the gate denies it); a registered one
     /// only if the latest fresh catalog's definition of it is approved.
@@ -125,11 +154,12 @@ impl Shared {
             let notified = checked.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            let (fresh, digest) = {
+            let (fresh, digest, failures) = {
                 let state = self.lock();
                 (
                     state.catalog.fresh,
                     state.catalog.current.get(tool).copied(),
+                    state.catalog.failures,
                 )
             };
             if fresh {
@@ -140,6 +170,14 @@ impl Shared {
                 return Err(Refused {
                     code: "tool_changed",
                     note: "no catalog of the server's was checked in time".to_owned(),
+                });
+            }
+            if self.lock().catalog.failures != failures {
+                // The server refused the list (or left): no catalog to
+                // check against; never asked again in a loop.
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "the server did not answer toolgate's own tools/list".to_owned(),
                 });
             }
         };
@@ -214,7 +252,7 @@ impl Shared {
             state.pending.insert(id.clone(), Pending::OwnList);
             state.catalog.listing = Some(now);
             state.catalog.again = false;
-            list_request(&id)
+            list_request(&id, state.catalog.envelope.as_ref())
         };
         sides.to_server(line).await;
     }
@@ -228,7 +266,11 @@ impl Shared {
             Some(tools) => {
                 self.check_catalog(tools).await;
             }
-            None => finding("the server refused toolgate's own tools/list"),
+            None => {
+                finding("the server refused toolgate's own tools/list");
+                let mut state = self.lock();
+                state.catalog.failures = state.catalog.failures.wrapping_add(1);
+            }
         }
         let (again, held) = {
             let mut state = self.lock();
@@ -256,6 +298,7 @@ impl Shared {
         let checked = {
             let mut state = self.lock();
             state.catalog.listing = None;
+            state.catalog.failures = state.catalog.failures.wrapping_add(1);
             Arc::clone(&state.catalog.checked)
         };
         checked.notify_waiters();
@@ -367,9 +410,15 @@ pub(super) fn report_unapproved(
     ));
 }
 
-/// The proxy's own `tools/list` request.
-fn list_request(id: &RequestId) -> String {
+/// The proxy's own `tools/list` request, with the client's 2026-07-28
+/// envelope when it sent one.
+fn list_request(id: &RequestId, envelope: Option<&Object<'static>>) -> String {
     let mut o = Object::new();
+    if let Some(meta) = envelope {
+        let mut params = Object::new();
+        params.insert("_meta", Value::Object(meta.clone()));
+        o.insert("params", Value::Object(params));
+    }
     o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
     o.insert("id", id.to_value());
     o.insert(
