@@ -1329,3 +1329,106 @@ fn tools_are_narrowed_for_each_tokens_user() {
     let bob = ids(BOB);
     assert!(!bob.contains("ord_1001"), "{bob}");
 }
+
+/// `[mcp] approvals_url` over HTTP: a 2026-07-28 client that declares URL
+/// elicitation gets `input_required` for a call that needs a human; its
+/// retry with the `requestState` passes only once the store holds the
+/// approval, for the same arguments, once; a forged accept, a tampered
+/// state and other arguments are refused and never reach the server.
+#[test]
+fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::new("", &stdio_upstream(&python));
+    let base = std::fs::read_to_string(dir.config()).unwrap();
+    assert!(base.contains("max_result_bytes = 4096"));
+    std::fs::write(
+        dir.config(),
+        base.replace(
+            "max_result_bytes = 4096",
+            "max_result_bytes = 4096\napprovals_url = \"http://127.0.0.1:8080/ui/\"",
+        ),
+    )
+    .unwrap();
+    let e = Endpoint::start(&dir);
+    let modern = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "refund"),
+    ];
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{"url":{}}}}"#;
+    let refund = |id: &str, amount: u32, retry: &str| {
+        e.post(
+            &modern,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":"{id}","method":"tools/call","params":{{"name":"refund","arguments":{{"order_id":"ord_1","amount_cents":{amount}}},{meta}{retry}}}}}"#
+            ),
+        )
+        .json()
+    };
+    let first = refund("m1", 500, "");
+    assert_eq!(
+        text(&first, "/result/resultType"),
+        "input_required",
+        "{}",
+        first.to_canonical_string()
+    );
+    let elicit = first
+        .pointer("/result/inputRequests/toolgate_approval/params")
+        .unwrap_or_else(|| panic!("{}", first.to_canonical_string()));
+    assert_eq!(text(elicit, "/mode"), "url");
+    let url = text(elicit, "/url").to_owned();
+    let approval = url
+        .strip_prefix("http://127.0.0.1:8080/ui/#approval-")
+        .unwrap_or_else(|| panic!("{url}"))
+        .to_owned();
+    let state = text(&first, "/result/requestState").to_owned();
+    let accept = r#","inputResponses":{"toolgate_approval":{"action":"accept"}}"#;
+    let with_state = |s: &str| format!(r#"{accept},"requestState":"{s}""#);
+
+    // The client's accept alone proves nothing: still input_required.
+    let forged = refund("m2", 500, &with_state(&state));
+    assert_eq!(text(&forged, "/result/resultType"), "input_required");
+    // A tampered state is refused.
+    let mut tampered = state.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == '0' { '1' } else { '0' });
+    let bad = refund("m3", 500, &with_state(&tampered));
+    assert_eq!(bad.pointer("/result/isError"), Some(&Value::Bool(true)));
+    assert!(text(&bad, "/result/content/0/text").contains("request_state_invalid"));
+
+    let config = dir.config();
+    let out = toolgate(&[
+        "approvals",
+        "approve",
+        &approval,
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Other arguments under the approved state: refused.
+    let other = refund("m4", 99_999, &with_state(&state));
+    assert!(
+        text(&other, "/result/content/0/text").contains("request_state_mismatch"),
+        "{}",
+        other.to_canonical_string()
+    );
+    assert!(dir.seen().is_empty(), "{:?}", dir.seen());
+    // The same call with the state: runs, once.
+    let done = refund("m5", 500, &with_state(&state));
+    assert_eq!(
+        text(&done, "/result/content/0/text"),
+        "refunded 500 cents on ord_1",
+        "{}",
+        done.to_canonical_string()
+    );
+    let replay = refund("m6", 500, &with_state(&state));
+    assert_eq!(replay.pointer("/result/isError"), Some(&Value::Bool(true)));
+    assert_eq!(dir.seen().len(), 1, "{:?}", dir.seen());
+}

@@ -129,6 +129,9 @@ struct Inner {
     /// `[mcp] upstream_name` and `pin_first`: where the sessions' tool
     /// pins are kept in the store, and what a first catalog gets.
     pins: (String, toolgate::config::PinFirst),
+    /// `[mcp] approvals_url`: 2026-07-28 clients are answered
+    /// `input_required` pointing there.
+    approvals_url: Option<String>,
 }
 
 impl HttpProxy {
@@ -187,6 +190,7 @@ impl HttpProxy {
                 counter: AtomicU64::new(0),
                 narrow,
                 pins: (mcp.upstream_name().to_owned(), mcp.pin_first()),
+                approvals_url: mcp.approvals_url().map(str::to_owned),
             }),
         })
     }
@@ -394,6 +398,19 @@ impl Inner {
                 })?;
         let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options)
             .with_pins(&self.pins.0, self.pins.1);
+        if let Some(url) = &self.approvals_url {
+            // The session's own requestState secret: a retry verifies in
+            // the session that issued it.
+            proxy = proxy.with_approvals_url(url.clone()).map_err(|e| {
+                note(&format!("cannot draw the session's secret: {e}"));
+                Box::new(rpc_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    None,
+                    frame::INTERNAL_ERROR,
+                    "refused by toolgate: internal_error",
+                ))
+            })?;
+        }
         if let Some(cedar) = &self.narrow {
             // tools/list as this user may call it; a narrowing that fails
             // opens no session.

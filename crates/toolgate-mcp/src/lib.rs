@@ -67,8 +67,7 @@
 //! stdio child, or a streamable-HTTP server; several joined into one, with
 //! prefixed tool names).
 //!
-//! Not done yet: `input_required` over HTTP (the stdio mode has it); a
-//! paginated `tools/list` is pinned page by page.
+//! Not done yet: a paginated `tools/list` is pinned page by page.
 
 #[cfg(feature = "proxy")]
 mod era;
