@@ -62,7 +62,8 @@
 //! # Crate features
 //!
 //! None. SQLite is compiled in (`rusqlite`'s `bundled`); the PostgreSQL
-//! client (`postgres`, without TLS) is always built too.
+//! client (`postgres`, with TLS by rustls as the URL's `sslmode` asks) is
+//! always built too.
 
 #![deny(missing_docs)]
 

@@ -25,6 +25,7 @@
 mod pool;
 mod schema;
 mod statements;
+mod tls;
 
 use std::fmt;
 use std::io::Write;
@@ -177,8 +178,20 @@ impl PgOptions {
     /// or libpq's `key=value` form), migrates it unless read-only, and
     /// returns the store. Error messages never repeat the URL (it may hold a
     /// password).
+    ///
+    /// TLS (rustls) follows the URL's `sslmode` and `sslrootcert` as libpq
+    /// reads them: `disable`; `prefer` (the default) and `require`, which
+    /// encrypt without checking the certificate unless a root certificate
+    /// is given; `verify-ca` (the chain to a root of `sslrootcert`); and
+    /// `verify-full` (the chain and the host name), the only one that
+    /// proves who the server is. `sslrootcert` is a PEM file, or `system`
+    /// (with `verify-full` only). A mode that requires TLS never falls back
+    /// to plaintext; what this client cannot do (`sslmode=allow`, client
+    /// certificates, CRLs) fails here with `invalid_input`.
     pub fn open(self, url: &str) -> Result<PgStore, Error> {
-        let mut config = postgres::Config::from_str(url).map_err(|e| {
+        let (url, tls) = tls::split(url)?;
+        let connector = tls::connector(&tls)?;
+        let mut config = postgres::Config::from_str(&url).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidInput,
                 format!("the store url is not a PostgreSQL connection string ({e})"),
@@ -208,7 +221,7 @@ impl PgOptions {
         if self.common.read_only {
             setup.push_str("; SET default_transaction_read_only = on");
         }
-        let pool = Pool::new(config, setup, self.connections);
+        let pool = Pool::new(config, connector, setup, self.connections);
         let mut first = pool.connect()?;
         if self.migrate && !self.common.read_only {
             schema::migrate(&mut first, self.common.clock.now().unix_millis())?;
