@@ -69,6 +69,7 @@
 
 mod approval;
 pub mod audit;
+mod changes;
 mod error;
 mod group;
 mod kill;
@@ -92,6 +93,7 @@ pub use crate::{
         AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
         Verdict, Verification, GENESIS,
     },
+    changes::{Change, ChangeListener},
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},
     persist::{

@@ -22,6 +22,7 @@
 //!   `store_unavailable` (the gate denies), and the first call after it
 //!   returns succeeds.
 
+mod listen;
 mod pool;
 mod schema;
 mod statements;
@@ -45,6 +46,7 @@ use crate::approval::{
 use crate::audit::{
     self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
+use crate::changes::{Change, ChangeListener};
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::rules::chain::{self, StoredRow};
@@ -58,6 +60,7 @@ use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, Timestamp};
 
+use self::listen::Listen;
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
 use self::statements::Prepared;
@@ -221,6 +224,7 @@ impl PgOptions {
         if self.common.read_only {
             setup.push_str("; SET default_transaction_read_only = on");
         }
+        let listen = Listen::new(config.clone(), connector.clone());
         let pool = Pool::new(config, connector, setup, self.connections);
         let mut first = pool.connect()?;
         if self.migrate && !self.common.read_only {
@@ -231,6 +235,7 @@ impl PgOptions {
         drop_client(first);
         Ok(PgStore {
             pool,
+            listen,
             group: GroupCommit::new(self.common.max_batch),
             open: self.common.open(),
         })
@@ -258,6 +263,8 @@ fn drop_client(client: Client) {
 /// ```
 pub struct PgStore {
     pool: Pool,
+    /// Changes pushed from every replica (`LISTEN`), once subscribed.
+    listen: Listen,
     group: GroupCommit,
     /// The clock, escalation threshold, read-only switch and redaction key.
     open: options::Open,
@@ -466,7 +473,11 @@ impl PgStore {
                 format!("no approval `{id}`"),
             ));
         }
-        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
+        self.write(|tx| {
+            let decided = transitions::decide_in(tx, id, decision, actor, note, now)?;
+            listen::notify(&mut tx.tx, &Change::ApprovalDecided(decided.id))?;
+            Ok(decided)
+        })
     }
 }
 
@@ -852,6 +863,12 @@ impl Store for PgStore {
         self.commit_batch(entries)
     }
 
+    /// Pushed through `LISTEN`/`NOTIFY` on a connection of its own (see
+    /// `pg/listen.rs`).
+    fn subscribe(&self, listener: ChangeListener) -> bool {
+        self.listen.subscribe(listener)
+    }
+
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
         rules::record::redaction_key(&self.open.redaction_key, || {
             self.snapshot(|tx| {
@@ -1230,6 +1247,7 @@ impl Store for PgStore {
                 )
                 .map_err(|e| Error::pg("flipping the kill switch", e))?;
             tx.append(kill::flip_entry(now, mode, reason, actor))?;
+            listen::notify(&mut tx.tx, &Change::KillSwitch)?;
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }
