@@ -162,7 +162,8 @@ impl PgOptions {
     }
 
     /// The most connections this store opens (at least 1); they are opened
-    /// when first needed.
+    /// when first needed. A store with a [`Store::subscribe`]r keeps one
+    /// more, listening for the changes other replicas push.
     #[must_use]
     pub fn connections(mut self, connections: usize) -> Self {
         self.connections = connections.max(1);
