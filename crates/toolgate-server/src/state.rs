@@ -97,7 +97,7 @@ impl AppState {
         let listener: toolgate_store::ChangeListener =
             Arc::new(move |change: &toolgate_store::Change| {
                 let Some(inner) = weak.upgrade() else {
-                    return;
+                    return false;
                 };
                 let wake = !matches!(change, toolgate_store::Change::KillSwitch);
                 let stale = !matches!(change, toolgate_store::Change::ApprovalDecided(_));
@@ -109,6 +109,7 @@ impl AppState {
                         .gauges_stale
                         .store(true, std::sync::atomic::Ordering::SeqCst);
                 }
+                true
             });
         self.store().subscribe(listener);
         self

@@ -47,8 +47,10 @@ impl Change {
 }
 
 /// Called with each pushed [`Change`], from a thread of the store's: it
-/// must return quickly (wake a waiter, mark a cache stale).
-pub type ChangeListener = Arc<dyn Fn(&Change) + Send + Sync>;
+/// must return quickly (wake a waiter, mark a cache stale). It returns
+/// whether it wants more: a listener whose receiver is gone returns
+/// `false` and is dropped.
+pub type ChangeListener = Arc<dyn Fn(&Change) -> bool + Send + Sync>;
 
 #[cfg(test)]
 mod tests {

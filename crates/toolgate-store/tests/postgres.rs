@@ -201,7 +201,7 @@ fn subscribed(b: &PgStore) -> std::sync::mpsc::Receiver<toolgate_store::Change> 
     let send = std::sync::Mutex::new(send);
     assert!(
         b.subscribe(std::sync::Arc::new(move |c: &toolgate_store::Change| {
-            let _ = send.lock().unwrap().send(c.clone());
+            send.lock().unwrap().send(c.clone()).is_ok()
         }))
     );
     receive
@@ -291,10 +291,25 @@ fn approvals_and_kill_switch_flips_are_pushed_to_other_stores_and_survive_a_lost
         next_change(&heard, Duration::from_secs(5)),
         Some(Change::KillSwitch)
     );
-    // A store that nobody subscribed to pushes nothing and says so only
-    // through its listeners; SQLite says it pushes nothing at all.
+    // A listener that wants no more (its receiver is gone) is called once
+    // more and then forgotten.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&calls);
+    assert!(b.subscribe(std::sync::Arc::new(move |_: &Change| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        false
+    })));
+    for mode in [KillMode::Off, KillMode::DenyWrites] {
+        a.set_kill_switch(mode, "", "ops").unwrap();
+        assert_eq!(
+            next_change(&heard, Duration::from_secs(5)),
+            Some(Change::KillSwitch)
+        );
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // SQLite pushes nothing: it says so, and the caller polls.
     let sqlite = toolgate_store::SqliteOptions::new()
         .open_in_memory()
         .unwrap();
-    assert!(!sqlite.subscribe(std::sync::Arc::new(|_: &Change| {})));
+    assert!(!sqlite.subscribe(std::sync::Arc::new(|_: &Change| true)));
 }

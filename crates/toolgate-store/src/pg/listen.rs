@@ -98,14 +98,19 @@ impl Shared {
         self.stop.load(Ordering::SeqCst)
     }
 
+    /// Calls every listener, and forgets those that want no more.
     fn push(&self, change: &Change) {
         let listeners = self
             .listeners
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        for l in listeners {
-            l(change);
+        let done: Vec<ChangeListener> = listeners.into_iter().filter(|l| !l(change)).collect();
+        if !done.is_empty() {
+            self.listeners
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|l| !done.iter().any(|d| Arc::ptr_eq(d, l)));
         }
     }
 }
