@@ -61,6 +61,11 @@
 //! `body_timeout_seconds` (30 s; `408 request_timeout`). At most
 //! `max_connections` (1024) connections are served at once; more wait in
 //! the listener's backlog.
+//!
+//! Waits on an approval wake as soon as it is decided here, or in another
+//! replica when the store pushes changes (PostgreSQL's `LISTEN`/`NOTIFY`),
+//! and re-read the store every `[server] store_poll_ms` (200 ms) whatever
+//! happens.
 
 mod auth;
 mod error;

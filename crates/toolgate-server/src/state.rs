@@ -39,7 +39,14 @@ pub(crate) struct Inner {
     pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
     /// The last readiness probe: `Err` holds the store's error code.
     pub(crate) ready: Cached<Result<(), &'static str>>,
+    /// Woken when an approval is decided (here, or pushed by the store
+    /// from another replica).
     pub(crate) decided: tokio::sync::Notify,
+    /// How often a wait re-reads the store (`[server] store_poll_ms`).
+    pub(crate) store_poll: Duration,
+    /// Set when the store pushes a kill switch flip: the next scrape reads
+    /// the gauges afresh.
+    pub(crate) gauges_stale: std::sync::atomic::AtomicBool,
     /// Set when [`serve`](crate::serve) begins its graceful shutdown: waits
     /// end early.
     pub(crate) stopping: std::sync::atomic::AtomicBool,
@@ -52,6 +59,12 @@ impl AppState {
     /// The state over a store gate, with the `[server]` table's tokens and
     /// body cap.
     pub fn new(gate: StoreGate, server: &ServerConfig) -> Self {
+        Self::unsubscribed(gate, server).subscribed()
+    }
+
+    /// [`AppState::new`] before it hears the store's pushes (while its
+    /// state is still its own to fill in).
+    fn unsubscribed(gate: StoreGate, server: &ServerConfig) -> Self {
         Self {
             inner: Arc::new(Inner {
                 gate: live::LiveGate::new(gate),
@@ -68,9 +81,38 @@ impl AppState {
                 gauges: tokio::sync::Mutex::new(None),
                 ready: tokio::sync::Mutex::new(None),
                 decided: tokio::sync::Notify::new(),
+                store_poll: server.store_poll(),
+                gauges_stale: std::sync::atomic::AtomicBool::new(false),
                 stopping: std::sync::atomic::AtomicBool::new(false),
             }),
         }
+    }
+
+    /// Hears the changes the store pushes (see [`Store::subscribe`]): a
+    /// decided approval wakes the waits, a kill switch flip makes the
+    /// gauges stale. The store holds the state weakly: it does not keep
+    /// the service alive.
+    fn subscribed(self) -> Self {
+        let weak = Arc::downgrade(&self.inner);
+        let listener: toolgate_store::ChangeListener =
+            Arc::new(move |change: &toolgate_store::Change| {
+                let Some(inner) = weak.upgrade() else {
+                    return false;
+                };
+                let wake = !matches!(change, toolgate_store::Change::KillSwitch);
+                let stale = !matches!(change, toolgate_store::Change::ApprovalDecided(_));
+                if wake {
+                    inner.decided.notify_waiters();
+                }
+                if stale {
+                    inner
+                        .gauges_stale
+                        .store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                true
+            });
+        self.store().subscribe(listener);
+        self
     }
 
     /// The state as `toolgate check` builds its gate: the config's tools,
@@ -80,7 +122,7 @@ impl AppState {
         let gate = live::gate_from_config(config)?;
         let store = toolgate_store::open_config_store(config, toolgate_store::StoreOptions::new())?;
         let gate = StoreGate::new(gate, store).configured(config);
-        let mut state = Self::new(gate, config.server());
+        let mut state = Self::unsubscribed(gate, config.server());
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
             inner.source = Some(live::Source {
                 path: config.path().to_path_buf(),
@@ -88,7 +130,7 @@ impl AppState {
                 escalate_after: config.gate().escalate_after(),
             });
         }
-        Ok(state)
+        Ok(state.subscribed())
     }
 
     /// The configured tokens.

@@ -68,12 +68,14 @@
 //! # Crate features
 //!
 //! None. SQLite is compiled in (`rusqlite`'s `bundled`); the PostgreSQL
-//! client (`postgres`, without TLS) is always built too.
+//! client (`postgres`, with TLS by rustls as the URL's `sslmode` asks) is
+//! always built too.
 
 #![deny(missing_docs)]
 
 mod approval;
 pub mod audit;
+mod changes;
 mod error;
 mod group;
 mod kill;
@@ -98,6 +100,7 @@ pub use crate::{
         AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
         Verdict, Verification, GENESIS,
     },
+    changes::{Change, ChangeListener},
     error::{Error, ErrorCode},
     kill::{KillMode, KillSwitchState},
     persist::{

@@ -23,9 +23,11 @@
 //!   returns succeeds.
 
 mod pins;
+mod listen;
 mod pool;
 mod schema;
 mod statements;
+mod tls;
 
 use std::fmt;
 use std::io::Write;
@@ -45,6 +47,7 @@ use crate::approval::{
 use crate::audit::{
     self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
+use crate::changes::{Change, ChangeListener};
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::rules::chain::{self, StoredRow};
@@ -58,6 +61,7 @@ use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, Timestamp};
 
+use self::listen::Listen;
 use self::pool::Pool;
 pub use self::schema::PG_SCHEMA_VERSION;
 use self::statements::Prepared;
@@ -159,7 +163,8 @@ impl PgOptions {
     }
 
     /// The most connections this store opens (at least 1); they are opened
-    /// when first needed.
+    /// when first needed. A store with a [`Store::subscribe`]r keeps one
+    /// more, listening for the changes other replicas push.
     #[must_use]
     pub fn connections(mut self, connections: usize) -> Self {
         self.connections = connections.max(1);
@@ -178,8 +183,20 @@ impl PgOptions {
     /// or libpq's `key=value` form), migrates it unless read-only, and
     /// returns the store. Error messages never repeat the URL (it may hold a
     /// password).
+    ///
+    /// TLS (rustls) follows the URL's `sslmode` and `sslrootcert` as libpq
+    /// reads them: `disable`; `prefer` (the default) and `require`, which
+    /// encrypt without checking the certificate unless a root certificate
+    /// is given; `verify-ca` (the chain to a root of `sslrootcert`); and
+    /// `verify-full` (the chain and the host name), the only one that
+    /// proves who the server is. `sslrootcert` is a PEM file, or `system`
+    /// (with `verify-full` only). A mode that requires TLS never falls back
+    /// to plaintext; what this client cannot do (`sslmode=allow`, client
+    /// certificates, CRLs) fails here with `invalid_input`.
     pub fn open(self, url: &str) -> Result<PgStore, Error> {
-        let mut config = postgres::Config::from_str(url).map_err(|e| {
+        let (url, tls) = tls::split(url)?;
+        let connector = tls::connector(&tls)?;
+        let mut config = postgres::Config::from_str(&url).map_err(|e| {
             Error::new(
                 ErrorCode::InvalidInput,
                 format!("the store url is not a PostgreSQL connection string ({e})"),
@@ -209,7 +226,8 @@ impl PgOptions {
         if self.common.read_only {
             setup.push_str("; SET default_transaction_read_only = on");
         }
-        let pool = Pool::new(config, setup, self.connections);
+        let listen = Listen::new(config.clone(), connector.clone());
+        let pool = Pool::new(config, connector, setup, self.connections);
         let mut first = pool.connect()?;
         if self.migrate && !self.common.read_only {
             schema::migrate(&mut first, self.common.clock.now().unix_millis())?;
@@ -219,6 +237,7 @@ impl PgOptions {
         drop_client(first);
         Ok(PgStore {
             pool,
+            listen,
             group: GroupCommit::new(self.common.max_batch),
             open: self.common.open(),
         })
@@ -246,6 +265,8 @@ fn drop_client(client: Client) {
 /// ```
 pub struct PgStore {
     pool: Pool,
+    /// Changes pushed from every replica (`LISTEN`), once subscribed.
+    listen: Listen,
     group: GroupCommit,
     /// The clock, escalation threshold, read-only switch and redaction key.
     open: options::Open,
@@ -454,7 +475,11 @@ impl PgStore {
                 format!("no approval `{id}`"),
             ));
         }
-        self.write(|tx| transitions::decide_in(tx, id, decision, actor, note, now))
+        self.write(|tx| {
+            let decided = transitions::decide_in(tx, id, decision, actor, note, now)?;
+            listen::notify(&mut tx.tx, &Change::ApprovalDecided(decided.id))?;
+            Ok(decided)
+        })
     }
 }
 
@@ -838,6 +863,12 @@ impl Store for PgStore {
 
     fn append_all(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.commit_batch(entries)
+    }
+
+    /// Pushed through `LISTEN`/`NOTIFY` on a connection of its own (see
+    /// `pg/listen.rs`).
+    fn subscribe(&self, listener: ChangeListener) -> bool {
+        self.listen.subscribe(listener)
     }
 
     fn redaction_key(&self) -> Result<RedactionKey, Error> {
@@ -1267,6 +1298,7 @@ impl Store for PgStore {
                 )
                 .map_err(|e| Error::pg("flipping the kill switch", e))?;
             tx.append(kill::flip_entry(now, mode, reason, actor))?;
+            listen::notify(&mut tx.tx, &Change::KillSwitch)?;
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
         })
     }

@@ -8,6 +8,7 @@ use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse, Pending
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
+use crate::changes::ChangeListener;
 use crate::error::Error;
 use crate::kill::{KillMode, KillSwitchState};
 use crate::pin::{CatalogPin, PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin};
@@ -56,6 +57,20 @@ pub trait Store: Send + Sync {
     /// [`Store::append_deferred`] never blocks: then an async service may
     /// decide on its runtime's threads. Default `false`.
     fn quick_reads(&self) -> bool {
+        false
+    }
+
+    /// Registers `listener` for the changes this store pushes (approvals
+    /// decided, the kill switch set, by this process or another sharing
+    /// the store) and says whether it pushes any: `false` (the default)
+    /// means nothing will be called and the caller must poll.
+    /// [`crate::PgStore`] pushes through PostgreSQL's `LISTEN`/`NOTIFY`,
+    /// the notification sent in the same transaction as the change, so it
+    /// is delivered once the change is committed; after its listening
+    /// connection was lost and is back, it pushes [`crate::Change::Resync`].
+    /// Pushes are a fast path, not a guarantee: keep polling, more slowly.
+    fn subscribe(&self, listener: ChangeListener) -> bool {
+        let _ = listener;
         false
     }
 

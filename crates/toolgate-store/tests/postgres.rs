@@ -194,3 +194,122 @@ fn read_only_store_refuses_writes_and_an_unmigrated_database() {
         ErrorCode::ReadOnly
     );
 }
+
+/// The changes store `b` hears, as they arrive.
+fn subscribed(b: &PgStore) -> std::sync::mpsc::Receiver<toolgate_store::Change> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let send = std::sync::Mutex::new(send);
+    assert!(
+        b.subscribe(std::sync::Arc::new(move |c: &toolgate_store::Change| {
+            send.lock().unwrap().send(c.clone()).is_ok()
+        }))
+    );
+    receive
+}
+
+/// The next change other than `Resync` within `within`, if any.
+fn next_change(
+    r: &std::sync::mpsc::Receiver<toolgate_store::Change>,
+    within: Duration,
+) -> Option<toolgate_store::Change> {
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        match r.recv_timeout(left) {
+            Ok(toolgate_store::Change::Resync) => {}
+            Ok(c) => return Some(c),
+            Err(_) => return None,
+        }
+    }
+}
+
+#[test]
+fn approvals_and_kill_switch_flips_are_pushed_to_other_stores_and_survive_a_lost_connection() {
+    use toolgate_store::Change;
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let a = open(&db);
+    let b = open(&db);
+    let heard = subscribed(&b);
+    // The listening connection comes up in the background: flip until one
+    // is heard (the store pushes nothing it committed before listening).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        a.set_kill_switch(KillMode::DenyWrites, "drill", "ops")
+            .unwrap();
+        if next_change(&heard, Duration::from_millis(500)) == Some(Change::KillSwitch) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no kill switch flip was pushed");
+    }
+    // Pushed at commit: well under a poll's 200 ms on this machine, given
+    // a generous bound for a busy one.
+    let flipped = Instant::now();
+    a.set_kill_switch(KillMode::Off, "", "ops").unwrap();
+    assert_eq!(
+        next_change(&heard, Duration::from_secs(5)),
+        Some(Change::KillSwitch)
+    );
+    let latency = flipped.elapsed();
+    assert!(latency < Duration::from_secs(1), "pushed after {latency:?}");
+
+    let digest = toolgate_json::canonical::digest(&toolgate_json::from_str("{}").unwrap());
+    let until = Timestamp::from_unix_millis(i64::MAX / 2);
+    let id = a
+        .request_approval("alice", "s-1", "refund", &digest, until)
+        .unwrap();
+    a.approve(id, "bob", "").unwrap();
+    assert_eq!(
+        next_change(&heard, Duration::from_secs(5)),
+        Some(Change::ApprovalDecided(id))
+    );
+    // A decision that fails (no such approval) is rolled back, and so is
+    // any notification.
+    assert!(a
+        .deny(toolgate_store::ApprovalId::new(999_999), "bob", "")
+        .is_err());
+    assert_eq!(next_change(&heard, Duration::from_millis(700)), None);
+
+    // The listening connection is killed: the store reconnects, listens
+    // again, says it may have missed changes, and hears the next ones.
+    assert!(db.terminate_connections() >= 1);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match heard.recv_timeout(Duration::from_millis(500)) {
+            Ok(Change::Resync) => break,
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(_) => assert!(
+                Instant::now() < deadline,
+                "no resync after the connection was lost"
+            ),
+        }
+    }
+    a.set_kill_switch(KillMode::DenyAll, "again", "ops")
+        .unwrap();
+    assert_eq!(
+        next_change(&heard, Duration::from_secs(5)),
+        Some(Change::KillSwitch)
+    );
+    // A listener that wants no more (its receiver is gone) is called once
+    // more and then forgotten.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&calls);
+    assert!(b.subscribe(std::sync::Arc::new(move |_: &Change| {
+        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        false
+    })));
+    for mode in [KillMode::Off, KillMode::DenyWrites] {
+        a.set_kill_switch(mode, "", "ops").unwrap();
+        assert_eq!(
+            next_change(&heard, Duration::from_secs(5)),
+            Some(Change::KillSwitch)
+        );
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // SQLite pushes nothing: it says so, and the caller polls.
+    let sqlite = toolgate_store::SqliteOptions::new()
+        .open_in_memory()
+        .unwrap();
+    assert!(!sqlite.subscribe(std::sync::Arc::new(|_: &Change| true)));
+}

@@ -7,13 +7,15 @@
 //!
 //! Beside them: the shop example ([`shop_dir`], [`copy_shop`]), one way to
 //! run the `toolgate` binary ([`Cli`]), fresh PostgreSQL databases
-//! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, and a
+//! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, a
+//! PostgreSQL server of a test's own ([`PgServer`], with TLS), and a
 //! deterministic generator for generated inputs ([`Rng`]), and model
 //! responses ([`openai_tool_calls`]).
 
 mod bodies;
 mod cli;
 mod pg;
+mod pg_server;
 mod rng;
 mod shop;
 
@@ -22,6 +24,7 @@ pub use crate::cli::{text, Cli};
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,
 };
+pub use crate::pg_server::{PgServer, ServerTls, PG_BIN_ENV};
 pub use crate::rng::Rng;
 pub use crate::shop::{copy_shop, examples_dir, shop_dir, shop_file};
 

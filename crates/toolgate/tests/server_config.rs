@@ -27,16 +27,20 @@ fn defaults() {
     assert_eq!(s.header_timeout(), Duration::from_secs(10));
     assert_eq!(s.body_timeout(), Duration::from_secs(30));
     assert_eq!(s.max_connections(), 1024);
+    assert_eq!(s.store_poll(), Duration::from_millis(200));
 }
 
 #[test]
 fn values() {
-    let c = parse("header_timeout_seconds = 2\nbody_timeout_seconds = 3600\nmax_connections = 7")
-        .unwrap();
+    let c = parse(
+        "header_timeout_seconds = 2\nbody_timeout_seconds = 3600\nmax_connections = 7\nstore_poll_ms = 30000",
+    )
+    .unwrap();
     let s = c.server();
     assert_eq!(s.header_timeout(), Duration::from_secs(2));
     assert_eq!(s.body_timeout(), Duration::from_secs(3600));
     assert_eq!(s.max_connections(), 7);
+    assert_eq!(s.store_poll(), Duration::from_secs(30));
 }
 
 #[test]
@@ -54,6 +58,8 @@ fn out_of_range_is_refused_at_its_key() {
         ),
         ("max_connections = 0", "max_connections", ":2:1:"),
         ("max_connections = 2000000", "max_connections", ":2:1:"),
+        ("store_poll_ms = 9", "store_poll_ms", ":2:1:"),
+        ("store_poll_ms = 60001", "store_poll_ms", ":2:1:"),
     ] {
         let err = parse(text).expect_err(text);
         assert_eq!(err.code(), ErrorCode::InvalidLimit, "{text}: {err}");

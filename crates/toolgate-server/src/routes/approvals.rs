@@ -18,8 +18,6 @@ use crate::wire;
 
 /// The longest a wait may last, whatever the client asks.
 pub const MAX_WAIT: Duration = Duration::from_secs(60);
-/// How often a wait re-reads the store (another process may decide).
-const POLL: Duration = Duration::from_millis(200);
 
 fn approval_id(raw: &str) -> Result<ApprovalId, ApiError> {
     raw.parse()
@@ -171,7 +169,9 @@ pub(super) async fn wait(
         if now >= deadline || stopping {
             return Ok(ok_json(wire::waited(&a, true)));
         }
-        let nap = (deadline - now).min(POLL);
+        // Woken at once by a decision here or one the store pushes from
+        // another replica; the poll catches what nobody pushed.
+        let nap = (deadline - now).min(state.inner.store_poll);
         let _ = tokio::time::timeout(nap, notified).await;
     }
 }

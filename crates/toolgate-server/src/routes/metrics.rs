@@ -13,11 +13,17 @@ use crate::metrics::GAUGE_TTL;
 use crate::state::AppState;
 
 /// The gauges, read from the store at most once per [`GAUGE_TTL`]
-/// (one count of unexpired pending approvals, the kill switch).
+/// (one count of unexpired pending approvals, the kill switch), and afresh
+/// after the store pushed a kill switch flip.
 async fn gauges(state: &AppState) -> (Option<u64>, Option<String>) {
     let mut last = state.inner.gauges.lock().await;
+    // A kill switch flip the store pushed makes them stale at once.
+    let stale = state
+        .inner
+        .gauges_stale
+        .swap(false, std::sync::atomic::Ordering::SeqCst);
     if let Some((at, g)) = &*last {
-        if at.elapsed() < GAUGE_TTL {
+        if at.elapsed() < GAUGE_TTL && !stale {
             return g.clone();
         }
     }

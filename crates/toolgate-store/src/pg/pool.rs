@@ -11,7 +11,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
-use postgres::{Client, Config, NoTls};
+use postgres::{Client, Config};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, ErrorCode};
 
@@ -25,6 +26,8 @@ pub(crate) struct Conn {
 
 pub(crate) struct Pool {
     config: Config,
+    /// The TLS client `sslmode` and `sslrootcert` asked for (see `tls`).
+    tls: MakeRustlsConnect,
     /// Run on every new connection (session settings).
     setup: String,
     slots: Vec<Mutex<Option<Conn>>>,
@@ -32,9 +35,10 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    pub(crate) fn new(config: Config, setup: String, size: usize) -> Self {
+    pub(crate) fn new(config: Config, tls: MakeRustlsConnect, setup: String, size: usize) -> Self {
         Self {
             config,
+            tls,
             setup,
             slots: (0..size.max(1)).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
@@ -45,7 +49,7 @@ impl Pool {
     pub(crate) fn connect(&self) -> Result<Client, Error> {
         let mut client = self
             .config
-            .connect(NoTls)
+            .connect(self.tls.clone())
             .map_err(|e| Error::pg("connecting to the database", e))?;
         if !self.setup.is_empty() {
             client

@@ -69,6 +69,7 @@ pub(crate) struct RawServer {
     pub(crate) header_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) body_timeout_seconds: Option<Spanned<u64>>,
     pub(crate) max_connections: Option<Spanned<u64>>,
+    pub(crate) store_poll_ms: Option<Spanned<u64>>,
     pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,

@@ -26,6 +26,13 @@ pub const MAX_TIMEOUT_SECONDS: u64 = 3600;
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 /// The largest `max_connections` accepted.
 pub const MAX_MAX_CONNECTIONS: u64 = 1 << 20;
+/// How often, in milliseconds, a wait re-reads the store for changes
+/// nobody pushed, when `[server]` sets no `store_poll_ms`.
+pub const DEFAULT_STORE_POLL_MS: u64 = 200;
+/// The shortest `store_poll_ms` accepted.
+pub const MIN_STORE_POLL_MS: u64 = 10;
+/// The longest `store_poll_ms` accepted: one minute.
+pub const MAX_STORE_POLL_MS: u64 = 60_000;
 
 /// What an HTTP caller may do: `[[server.token]] role`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -127,6 +134,7 @@ pub struct ServerConfig {
     header_timeout: std::time::Duration,
     body_timeout: std::time::Duration,
     max_connections: usize,
+    store_poll: std::time::Duration,
     metrics_auth: MetricsAuth,
     tokens: Vec<ServerToken>,
 }
@@ -139,6 +147,7 @@ impl Default for ServerConfig {
             header_timeout: std::time::Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECONDS),
             body_timeout: std::time::Duration::from_secs(DEFAULT_BODY_TIMEOUT_SECONDS),
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            store_poll: std::time::Duration::from_millis(DEFAULT_STORE_POLL_MS),
             metrics_auth: MetricsAuth::None,
             tokens: Vec::new(),
         }
@@ -154,6 +163,14 @@ impl ServerConfig {
     /// The largest request body accepted, in bytes.
     pub fn max_body_bytes(&self) -> usize {
         self.max_body_bytes
+    }
+
+    /// How often a wait (an agent waiting on an approval) re-reads the
+    /// store (default 200 ms): the fallback for changes made by another
+    /// process that the store does not push. A PostgreSQL store pushes
+    /// them (`LISTEN`/`NOTIFY`), so replicas may poll rarely.
+    pub fn store_poll(&self) -> std::time::Duration {
+        self.store_poll
     }
 
     /// How long a request's headers may take to arrive (default 10 s); an
@@ -251,6 +268,20 @@ impl Loader<'_> {
                         format!("`max_connections` must be between 1 and {MAX_MAX_CONNECTIONS}"),
                     )
                 })?;
+        }
+        if let Some(v) = &raw.server.store_poll_ms {
+            let n = *v.get_ref();
+            if !(MIN_STORE_POLL_MS..=MAX_STORE_POLL_MS).contains(&n) {
+                return Err(self.at_key(
+                    ErrorCode::InvalidLimit,
+                    v.span().start,
+                    "store_poll_ms",
+                    format!(
+                        "`store_poll_ms` must be between {MIN_STORE_POLL_MS} and {MAX_STORE_POLL_MS}"
+                    ),
+                ));
+            }
+            server.store_poll = std::time::Duration::from_millis(n);
         }
         if let Some(m) = &raw.server.metrics_auth {
             server.metrics_auth = match m.get_ref() {
