@@ -1261,3 +1261,58 @@ fn a_modern_client_gets_input_required_and_only_the_store_approves() {
         assert!(audit.contains(reason), "{reason} not in:\n{audit}");
     }
 }
+
+/// Issue 17's fault test: the client leaves while its call is held for a
+/// human. toolgate ends with the client (it does not sit out the hold),
+/// the call never reaches the server, and a human approving it afterwards
+/// runs nothing: the approval is bound to a call nobody is waiting for.
+#[test]
+fn a_client_that_leaves_while_its_call_is_held_runs_nothing() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+    let text = std::fs::read_to_string(dir.config()).unwrap();
+    assert!(text.contains("max_result_bytes = 4096"));
+    std::fs::write(
+        dir.config(),
+        text.replace(
+            "max_result_bytes = 4096",
+            "max_result_bytes = 4096\nhold_seconds = 120",
+        ),
+    )
+    .unwrap();
+    let server = examples_dir().join("mcp/server.py");
+    let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
+    raw.initialize();
+    raw.send(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"refund","arguments":{"order_id":"ord_7","amount_cents":300},"_meta":{"progressToken":"p"}}}"#);
+    let note = raw.recv();
+    assert_eq!(text_at(&note, "/method"), "notifications/progress");
+    let approval = text_at(&note, "/params/message")
+        .strip_prefix("waiting for a human to approve approval ")
+        .unwrap()
+        .to_owned();
+    let left = std::time::Instant::now();
+    let (status, stderr) = raw.finish();
+    assert!(
+        left.elapsed() < Duration::from_secs(30),
+        "toolgate sat out the hold: {:?}\n{stderr}",
+        left.elapsed()
+    );
+    assert!(status.success(), "{stderr}");
+    let config = dir.config();
+    let out = toolgate(&[
+        "approvals",
+        "approve",
+        &approval,
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text_of(&out.stderr));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(dir.seen().is_empty(), "{:?}", dir.seen());
+    let audit = dir.audit();
+    assert!(audit.contains("needs_approval"), "{audit}");
+    assert!(!audit.contains("approval_used"), "{audit}");
+}
