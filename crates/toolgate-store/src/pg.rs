@@ -22,8 +22,8 @@
 //!   `store_unavailable` (the gate denies), and the first call after it
 //!   returns succeeds.
 
-mod pins;
 mod listen;
+mod pins;
 mod pool;
 mod schema;
 mod statements;
