@@ -25,12 +25,17 @@
     reason = "test code"
 )]
 
+mod cli_support;
+mod mcp_support;
+
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use mcp_support::{free_port, sdk_python};
 
 const TOKEN: &str = "conformance-token";
 
@@ -51,38 +56,6 @@ fn suite() -> Result<PathBuf, String> {
             dir.display()
         )),
     }
-}
-
-/// A Python with the official SDK, or why not.
-fn sdk_python() -> Result<PathBuf, String> {
-    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
-    };
-    let check = "import importlib.metadata as m, mcp.server.mcpserver; \
-                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
-    let ok = Command::new(&python)
-        .args(["-c", check])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Ok(python)
-    } else {
-        Err(format!(
-            "no Python with mcp==2.3.0 at `{}`",
-            python.display()
-        ))
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn wait_for(port: u16, child: &mut Child, what: &str) {

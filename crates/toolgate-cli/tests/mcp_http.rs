@@ -19,16 +19,17 @@
 )]
 
 mod cli_support;
+mod mcp_support;
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cli_support::toolgate;
+use mcp_support::{free_port, sdk_python, sha256_hex, text_at, Folder as Dir, Steps};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
 
@@ -39,107 +40,49 @@ const ALICE_SHA: &str = "7c43ef5ae21d43ce2743f770c68e24def1a43ee2f416d2438410c8a
 /// The token of bob.
 const BOB: &str = "bob-token";
 
-/// A Python with the official SDK, or why there is none.
-fn sdk_python() -> Result<PathBuf, String> {
-    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
-    };
-    let check =
-        "import importlib.metadata as m, mcp.server.mcpserver, mcp.client.streamable_http; \
-                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
-    let ok = Command::new(&python)
-        .args(["-c", check])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Ok(python)
-    } else {
-        Err(format!(
-            "no Python with mcp==2.3.0 at `{}` (set TOOLGATE_MCP_PYTHON, or: python3 -m venv target/py/venv && target/py/venv/bin/pip install mcp==2.3.0)",
-            python.display()
-        ))
-    }
+/// A folder whose config is `examples/mcp/toolgate.toml` (tool names
+/// prefixed with `prefix`), then alice's and bob's tokens and `extra`
+/// (upstreams, other keys).
+fn shop(prefix: &str, extra: &str) -> Dir {
+    shop_with_prefixes(&[prefix], extra)
 }
 
-fn sha256_hex(text: &str) -> String {
-    let out = Command::new("sha256sum")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            c.stdin.take().unwrap().write_all(text.as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()[..64].to_owned()
+/// The same with the example's tools once per prefix.
+fn shop_with_prefixes(prefixes: &[&str], extra: &str) -> Dir {
+    // A call waits for the upstream's first catalog at most the call
+    // timeout: 10 s rather than the example's 3, for a Python upstream
+    // that starts slowly on a loaded machine.
+    let text = std::fs::read_to_string(examples_dir().join("mcp/toolgate.toml"))
+        .unwrap()
+        .replace("call_timeout_seconds = 3 ", "call_timeout_seconds = 10");
+    assert!(text.contains("call_timeout_seconds = 10"));
+    let at = text.find("[[tool]]").unwrap();
+    let (head, tools) = text.split_at(at);
+    let mut base = head.to_owned();
+    for prefix in prefixes {
+        base.push_str(&tools.replace("name = \"", &format!("name = \"{prefix}")));
+        base.push('\n');
+    }
+    let bob = sha256_hex(BOB);
+    let text = format!(
+        "{base}\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\nsession = \"alice-desk\"\n\
+         [[mcp.token]]\nsha256 = \"{bob}\"\nuser = \"bob\"\n{extra}"
+    );
+    Dir::with_text(&text)
 }
 
-/// A folder with a config (the example's tools, the test's `[mcp]` keys),
-/// its store, and the file the server logs the calls it receives to.
-struct Dir {
-    dir: tempfile::TempDir,
-}
-
-impl Dir {
-    /// `examples/mcp/toolgate.toml` (tool names prefixed with `prefix`),
-    /// then `extra` (tokens, upstreams).
-    fn new(prefix: &str, extra: &str) -> Self {
-        Self::with_prefixes(&[prefix], extra)
-    }
-
-    /// The example's tools once per prefix.
-    fn with_prefixes(prefixes: &[&str], extra: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let text = std::fs::read_to_string(examples_dir().join("mcp/toolgate.toml")).unwrap();
-        let at = text.find("[[tool]]").unwrap();
-        let (head, tools) = text.split_at(at);
-        let mut base = head.to_owned();
-        for prefix in prefixes {
-            base.push_str(&tools.replace("name = \"", &format!("name = \"{prefix}")));
-            base.push('\n');
-        }
-        let bob = sha256_hex(BOB);
-        let text = format!(
-            "{base}\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\nsession = \"alice-desk\"\n\
-             [[mcp.token]]\nsha256 = \"{bob}\"\nuser = \"bob\"\n{extra}"
-        );
-        std::fs::write(dir.path().join("toolgate.toml"), text).unwrap();
-        Self { dir }
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.path().join("toolgate.toml")
-    }
-
-    fn seen_file(&self) -> PathBuf {
-        self.dir.path().join("seen.jsonl")
-    }
-
-    /// The calls the server received, canonical, in order.
-    fn seen(&self) -> Vec<String> {
-        std::fs::read_to_string(self.seen_file())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| toolgate_json::from_str(l).unwrap().to_canonical_string())
-            .collect()
-    }
-
-    fn audit(&self) -> String {
-        let config = self.config();
-        let out = toolgate(&[
-            "audit",
-            "tail",
-            "--config",
-            config.to_str().unwrap(),
-            "-n",
-            "200",
-        ]);
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
-    }
+/// A stdio upstream: server.py's tools behind `tests/mcp/WRAPPER`, a loop
+/// of the SDK that speaks one spec era only.
+fn one_era_upstream(python: &Path, wrapper: &str) -> String {
+    let wrapper = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(wrapper);
+    format!(
+        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
+        python.display(),
+        wrapper.display(),
+        examples_dir().join("mcp/server.py").display()
+    )
 }
 
 /// A stdio upstream: server.py as a child of each session.
@@ -332,45 +275,19 @@ impl Answer {
 }
 
 /// Runs http_client.py in `mode`; its steps by name.
-fn sdk_client(
-    python: &Path,
-    url: &str,
-    token: &str,
-    mode: &str,
-    prefix: &str,
-) -> HashMap<String, Value<'static>> {
+fn sdk_client(python: &Path, url: &str, token: &str, mode: &str, prefix: &str) -> Steps {
     let out = Command::new(python)
         .arg(examples_dir().join("mcp/http_client.py"))
         .args([url, token, mode, prefix])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "client ({mode}) failed:\n{stdout}\n{stderr}"
-    );
-    let steps: HashMap<String, Value<'static>> = stdout
-        .lines()
-        .map(|l| {
-            let v = toolgate_json::from_str(l).unwrap().into_owned();
-            (v.pointer("/step").unwrap().as_str().unwrap().to_owned(), v)
-        })
-        .collect();
-    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
-    steps
-}
-
-fn text<'v>(v: &'v Value<'_>, pointer: &str) -> &'v str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
+    Steps::of(&out, &format!("client ({mode})"))
 }
 
 /// What every run of http_client.py must show, whatever the eras and the
 /// transport.
-fn assert_gated(steps: &HashMap<String, Value<'static>>, prefix: &str, version: &str) {
-    assert_eq!(text(&steps["connected"], "/protocol_version"), version);
+fn assert_gated(steps: &Steps, prefix: &str, version: &str) {
+    assert_eq!(text_at(&steps["connected"], "/protocol_version"), version);
     let tools: Vec<String> = ["add", "crash", "hang", "refund", "weather"]
         .iter()
         .map(|t| format!("{prefix}{t}"))
@@ -394,13 +311,13 @@ fn assert_gated(steps: &HashMap<String, Value<'static>>, prefix: &str, version: 
         steps["add_allowed"].pointer("/is_error"),
         Some(&Value::Bool(false))
     );
-    assert_eq!(text(&steps["add_allowed"], "/text"), "5");
+    assert_eq!(text_at(&steps["add_allowed"], "/text"), "5");
     assert_eq!(
         steps["add_strings"].pointer("/is_error"),
         Some(&Value::Bool(true))
     );
     assert_eq!(
-        text(&steps["add_strings"], "/text"),
+        text_at(&steps["add_strings"], "/text"),
         "denied by toolgate: type_mismatch at /a: expected integer; type_mismatch at /b: expected integer"
     );
     assert_eq!(
@@ -410,7 +327,7 @@ fn assert_gated(steps: &HashMap<String, Value<'static>>, prefix: &str, version: 
         Some(r#"{"conditions":"sunny","temperature":22.5}"#.to_owned())
     );
     assert_eq!(
-        text(&steps["unregistered"], "/text"),
+        text_at(&steps["unregistered"], "/text"),
         "denied by toolgate: unknown_tool"
     );
 }
@@ -426,14 +343,14 @@ fn the_official_sdk_in_both_eras_with_a_stdio_upstream() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let endpoint = Endpoint::start(&dir);
     let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
     assert_gated(&legacy, "", "2025-11-25");
     let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
     assert_gated(&modern, "", "2026-07-28");
     // The server received the checked values only, once per allowed call.
-    let seen = dir.seen();
+    let seen = dir.seen_canonical();
     assert_eq!(seen, [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
     // Decided as the token's user: the session's id for the legacy client,
     // the token's configured session for the stateless one.
@@ -456,7 +373,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let e = Endpoint::start(&dir);
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 
@@ -507,7 +424,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
             "-32700"
         );
         assert!(
-            text(&v, "/error/message").contains("duplicate_key"),
+            text_at(&v, "/error/message").contains("duplicate_key"),
             "{v:?}"
         );
     }
@@ -529,7 +446,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
         r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"add","arguments":{"b":3,"a":1}}}"#,
     );
     assert_eq!(a.status, 200, "{a:?}");
-    assert_eq!(text(&a.json(), "/result/content/0/text"), "4");
+    assert_eq!(text_at(&a.json(), "/result/content/0/text"), "4");
     let a = e.post(
         &in_session,
         r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":"3"}}}"#,
@@ -581,7 +498,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
     );
     assert_eq!(a.status, 200, "{a:?}");
-    assert_eq!(text(&a.json(), "/result/tools/0/name"), "add");
+    assert_eq!(text_at(&a.json(), "/result/tools/0/name"), "add");
     // A name sent base64-encoded is compared decoded.
     let a = modern(
         "tools/call",
@@ -591,9 +508,9 @@ fn attacks_on_the_http_endpoint_are_refused() {
     );
     assert_eq!(a.status, 200, "{a:?}");
     let v = a.json();
-    assert_eq!(text(&v, "/id"), "m1");
-    assert_eq!(text(&v, "/result/content/0/text"), "30");
-    assert_eq!(text(&v, "/result/resultType"), "complete");
+    assert_eq!(text_at(&v, "/id"), "m1");
+    assert_eq!(text_at(&v, "/result/content/0/text"), "30");
+    assert_eq!(text_at(&v, "/result/resultType"), "complete");
     // A duplicate key in a stateless request: refused too.
     let a = modern(
         "tools/call",
@@ -625,7 +542,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
         r#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"hang","arguments":{"seconds":30}}}"#,
     );
     assert_eq!(
-        text(&a.json(), "/result/content/0/text"),
+        text_at(&a.json(), "/result/content/0/text"),
         "refused by toolgate: upstream_timeout"
     );
     let a = e.post(
@@ -633,7 +550,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
         r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"crash","arguments":{}}}"#,
     );
     assert_eq!(
-        text(&a.json(), "/result/content/0/text"),
+        text_at(&a.json(), "/result/content/0/text"),
         "refused by toolgate: upstream_closed",
         "{a:?}"
     );
@@ -659,7 +576,7 @@ fn attacks_on_the_http_endpoint_are_refused() {
 
     // Only the checked calls reached the server.
     assert_eq!(
-        dir.seen(),
+        dir.seen_canonical(),
         [
             r#"{"arguments":{"a":1,"b":3},"tool":"add"}"#,
             r#"{"arguments":{"a":10,"b":20},"tool":"add"}"#,
@@ -671,15 +588,6 @@ fn attacks_on_the_http_endpoint_are_refused() {
     assert!(audit.contains("reasons=upstream_timeout"), "{audit}");
     assert!(audit.contains("reasons=upstream_closed"), "{audit}");
     assert!(e.stderr().contains("client frame refused: duplicate_key"));
-}
-
-/// A free port on the loopback interface.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// server.py serving streamable HTTP, killed when dropped.
@@ -718,7 +626,7 @@ fn the_official_sdk_in_both_eras_with_a_streamable_http_upstream() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", "");
+    let dir = shop("", "");
     let (_server, port) = HttpServer::start(&python, &dir);
     let text_config = std::fs::read_to_string(dir.config()).unwrap();
     std::fs::write(
@@ -733,7 +641,10 @@ fn the_official_sdk_in_both_eras_with_a_streamable_http_upstream() {
     assert_gated(&legacy, "", "2025-11-25");
     let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
     assert_gated(&modern, "", "2026-07-28");
-    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert_eq!(
+        dir.seen_canonical(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
     // A duplicate key is refused before it reaches the URL upstream.
     let sid = endpoint.initialize(ALICE);
     let a = endpoint.post(
@@ -741,7 +652,7 @@ fn the_official_sdk_in_both_eras_with_a_streamable_http_upstream() {
         r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2,"b":3}}}"#,
     );
     assert_eq!(a.status, 400, "{a:?}");
-    assert_eq!(dir.seen().len(), 4);
+    assert_eq!(dir.seen_canonical().len(), 4);
 }
 
 #[test]
@@ -751,7 +662,7 @@ fn a_namespaced_upstream_shows_and_gates_prefixed_names() {
         Err(why) => return toolgate_testkit::skip(&why),
     };
     // The config registers the prefixed names: the gate decides on them.
-    let dir = Dir::new(
+    let dir = shop(
         "shop__",
         &stdio_upstream(&python)
             .replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
@@ -762,7 +673,10 @@ fn a_namespaced_upstream_shows_and_gates_prefixed_names() {
         assert_gated(&steps, "shop__", version);
     }
     // The server received its own names.
-    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert_eq!(
+        dir.seen_canonical(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
     let audit = dir.audit();
     assert!(audit.contains("tool=shop__add"), "{audit}");
 }
@@ -785,7 +699,7 @@ fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
         python.display(),
         examples_dir().join("mcp/server.py").display()
     );
-    let dir = Dir::with_prefixes(&["shop__", "web_"], &upstreams);
+    let dir = shop_with_prefixes(&["shop__", "web_"], &upstreams);
     // The web's add is held for a human: its own policy, decided on its
     // registered name.
     let config = std::fs::read_to_string(dir.config()).unwrap();
@@ -812,7 +726,8 @@ fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
         );
         let web = sdk_client(&python, &endpoint.url(), ALICE, mode, "web_");
         assert!(
-            text(&web["add_allowed"], "/text").starts_with("held by toolgate for human approval"),
+            text_at(&web["add_allowed"], "/text")
+                .starts_with("held by toolgate for human approval"),
             "{:?}",
             web["add_allowed"]
         );
@@ -825,7 +740,10 @@ fn two_upstreams_with_the_same_tool_names_are_told_apart_by_their_prefixes() {
     }
     // Each server received only the calls of its own tools, by its own
     // names.
-    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert_eq!(
+        dir.seen_canonical(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
     let web: Vec<String> = std::fs::read_to_string(&web_seen)
         .unwrap()
         .lines()
@@ -851,14 +769,8 @@ fn a_2026_client_works_with_a_2025_only_upstream() {
     };
     // server.py's tools behind the SDK's handshake-only loop: it refuses
     // server/discover and needs initialize.
-    let legacy_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/legacy_server.py");
-    let upstream = format!(
-        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
-        python.display(),
-        legacy_only.display(),
-        examples_dir().join("mcp/server.py").display()
-    );
-    let dir = Dir::new("", &upstream);
+    let upstream = one_era_upstream(&python, "legacy_server.py");
+    let dir = shop("", &upstream);
     let endpoint = Endpoint::start(&dir);
     let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
     assert_gated(&modern, "", "2026-07-28");
@@ -870,7 +782,7 @@ fn a_2026_client_works_with_a_2025_only_upstream() {
     let auto = sdk_client(&python, &endpoint.url(), BOB, "auto", "");
     assert_gated(&auto, "", "2026-07-28");
     assert_eq!(
-        dir.seen(),
+        dir.seen_canonical(),
         [SEEN_PER_CLIENT, SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
     );
     assert!(
@@ -888,7 +800,7 @@ fn an_unused_session_ends() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let config = std::fs::read_to_string(dir.config()).unwrap();
     std::fs::write(
         dir.config(),
@@ -924,20 +836,17 @@ fn a_2025_client_works_with_a_2026_only_upstream() {
     };
     // server.py's tools behind the SDK's 2026-07-28 stream loop: it refuses
     // initialize (-32022) and needs the envelope on every request.
-    let modern_only = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/modern_server.py");
-    let upstream = format!(
-        "[[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\", \"{}\"]\nenv = [\"MCP_TEST_SEEN\"]\n",
-        python.display(),
-        modern_only.display(),
-        examples_dir().join("mcp/server.py").display()
-    );
-    let dir = Dir::new("", &upstream);
+    let upstream = one_era_upstream(&python, "modern_server.py");
+    let dir = shop("", &upstream);
     let endpoint = Endpoint::start(&dir);
     let legacy = sdk_client(&python, &endpoint.url(), ALICE, "legacy", "");
     assert_gated(&legacy, "", "2025-11-25");
     let modern = sdk_client(&python, &endpoint.url(), ALICE, "2026-07-28", "");
     assert_gated(&modern, "", "2026-07-28");
-    assert_eq!(dir.seen(), [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat());
+    assert_eq!(
+        dir.seen_canonical(),
+        [SEEN_PER_CLIENT, SEEN_PER_CLIENT].concat()
+    );
     assert!(
         endpoint
             .stderr()
@@ -953,7 +862,7 @@ fn a_held_call_streams_its_progress_and_get_opens_the_session_stream() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let config = std::fs::read_to_string(dir.config()).unwrap();
     std::fs::write(
         dir.config(),
@@ -986,15 +895,15 @@ fn a_held_call_streams_its_progress_and_get_opens_the_session_stream() {
     let (last, progress) = events.split_last().unwrap();
     assert!(!progress.is_empty(), "{a:?}");
     for p in progress {
-        assert_eq!(text(p, "/method"), "notifications/progress");
-        assert_eq!(text(p, "/params/progressToken"), "p1");
+        assert_eq!(text_at(p, "/method"), "notifications/progress");
+        assert_eq!(text_at(p, "/params/progressToken"), "p1");
     }
     assert_eq!(last.pointer("/id").unwrap().to_canonical_string(), "3");
     assert!(
-        text(last, "/result/content/0/text").starts_with("held by toolgate for human approval"),
+        text_at(last, "/result/content/0/text").starts_with("held by toolgate for human approval"),
         "{last:?}"
     );
-    assert!(dir.seen().is_empty());
+    assert!(dir.seen_canonical().is_empty());
     // GET: the session's own stream, one at a time; none without a session.
     let get = |sid: Option<&str>| {
         let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
@@ -1038,7 +947,7 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     // A namespaced upstream, and a config that also registers the bare
     // name: the bare call is allowed by the gate but never sent under
     // another name.
-    let dir = Dir::with_prefixes(
+    let dir = shop_with_prefixes(
         &["shop__", ""],
         &stdio_upstream(&python)
             .replace("name = \"shop\"\n", "name = \"shop\"\nnamespace = true\n"),
@@ -1051,19 +960,22 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     let v = call(&e, &sid, 2, "add");
     assert_eq!(v.pointer("/result/isError"), Some(&Value::Bool(true)));
     assert_eq!(
-        text(&v, "/result/content/0/text"),
+        text_at(&v, "/result/content/0/text"),
         "denied by toolgate: tool_changed"
     );
     assert_eq!(
-        text(&call(&e, &sid, 3, "shop__add"), "/result/content/0/text"),
+        text_at(&call(&e, &sid, 3, "shop__add"), "/result/content/0/text"),
         "3"
     );
-    assert_eq!(dir.seen(), [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
+    assert_eq!(
+        dir.seen_canonical(),
+        [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]
+    );
     drop(e);
 
     // Two upstreams without prefixes offering the same names: hidden as
     // ambiguous, and their calls refused.
-    let dir = Dir::new(
+    let dir = shop(
         "",
         &format!(
             "{}{}",
@@ -1092,10 +1004,10 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     // Hidden as ambiguous, so in no catalog: refused before the gate.
     let v = call(&e, &sid, 2, "add");
     assert_eq!(
-        text(&v, "/result/content/0/text"),
+        text_at(&v, "/result/content/0/text"),
         "denied by toolgate: tool_changed"
     );
-    assert!(dir.seen().is_empty());
+    assert!(dir.seen_canonical().is_empty());
 }
 
 #[test]
@@ -1104,7 +1016,7 @@ fn a_client_that_never_finishes_its_headers_is_cut_off() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let e = Endpoint::start(&dir);
     let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
@@ -1164,10 +1076,10 @@ fn relays_progress_and_list_changed(e: &Endpoint, dir: &Dir) {
         .map(|d| toolgate_json::from_str(d).unwrap().into_owned())
         .collect();
     assert_eq!(events.len(), 2, "{a:?}");
-    assert_eq!(text(&events[0], "/method"), "notifications/progress");
-    assert_eq!(text(&events[0], "/params/progressToken"), "t1");
-    assert_eq!(text(&events[0], "/params/message"), "half way");
-    assert_eq!(text(&events[1], "/result/content/0/text"), "touched");
+    assert_eq!(text_at(&events[0], "/method"), "notifications/progress");
+    assert_eq!(text_at(&events[0], "/params/progressToken"), "t1");
+    assert_eq!(text_at(&events[0], "/params/message"), "half way");
+    assert_eq!(text_at(&events[1], "/result/content/0/text"), "touched");
     let changed = stream.recv_timeout(Duration::from_secs(10)).unwrap();
     assert_eq!(
         toolgate_json::from_str(&changed)
@@ -1178,7 +1090,7 @@ fn relays_progress_and_list_changed(e: &Endpoint, dir: &Dir) {
         "{changed}"
     );
     assert!(dir
-        .seen()
+        .seen_canonical()
         .contains(&r#"{"arguments":{},"tool":"touch"}"#.to_owned()));
 }
 
@@ -1190,12 +1102,12 @@ fn progress_and_list_changed_are_relayed_from_either_upstream() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &format!("{}{TOUCH}", stdio_upstream(&python)));
+    let dir = shop("", &format!("{}{TOUCH}", stdio_upstream(&python)));
     let e = Endpoint::start(&dir);
     relays_progress_and_list_changed(&e, &dir);
     drop(e);
 
-    let dir = Dir::new("", "");
+    let dir = shop("", "");
     let (_server, port) = HttpServer::start(&python, &dir);
     let config = std::fs::read_to_string(dir.config()).unwrap();
     std::fs::write(
@@ -1213,7 +1125,7 @@ fn an_approval_binds_the_session_of_either_era() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let e = Endpoint::start(&dir);
     let refund = |extra: &[(&str, &str)], id: &str, meta: &str| {
         e.post(
@@ -1225,7 +1137,7 @@ fn an_approval_binds_the_session_of_either_era() {
         .json()
     };
     let approve = |held: &Value<'static>| {
-        let t = text(held, "/result/content/0/text");
+        let t = text_at(held, "/result/content/0/text");
         let id = t
             .strip_prefix("held by toolgate for human approval: approval ")
             .and_then(|r| r.split(';').next())
@@ -1251,10 +1163,10 @@ fn an_approval_binds_the_session_of_either_era() {
     approve(&refund(&legacy, "a", ""));
     let other = e.initialize(ALICE);
     let again = refund(&[("mcp-session-id", other.as_str())], "b", "");
-    assert!(text(&again, "/result/content/0/text").starts_with("held by toolgate"));
+    assert!(text_at(&again, "/result/content/0/text").starts_with("held by toolgate"));
     let done = refund(&legacy, "c", "");
     assert_eq!(
-        text(&done, "/result/content/0/text"),
+        text_at(&done, "/result/content/0/text"),
         "refunded 500 cents on ord_1"
     );
     // 2026-07-28: bound to the token's session; the retry is a new request.
@@ -1266,15 +1178,15 @@ fn an_approval_binds_the_session_of_either_era() {
     let meta = r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
     approve(&refund(&modern, "m1", meta));
     let done = refund(&modern, "m2", meta);
-    assert_eq!(text(&done, "/id"), "m2");
+    assert_eq!(text_at(&done, "/id"), "m2");
     assert_eq!(
-        text(&done, "/result/content/0/text"),
+        text_at(&done, "/result/content/0/text"),
         "refunded 500 cents on ord_1"
     );
     let audit = dir.audit();
     assert!(audit.contains("session=alice-desk"), "{audit}");
     assert!(audit.contains(&format!("session={sid}")), "{audit}");
-    assert_eq!(dir.seen().len(), 2);
+    assert_eq!(dir.seen_canonical().len(), 2);
 }
 
 /// `[mcp] narrow_tools` over HTTP: each session's `tools/list` is narrowed
@@ -1285,19 +1197,8 @@ fn tools_are_narrowed_for_each_tokens_user() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let shop = examples_dir().join("shop");
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
-        std::fs::copy(shop.join(f), dir.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(dir.path().join("schemas")).unwrap();
-    for e in std::fs::read_dir(shop.join("schemas")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.path().join("schemas").join(e.file_name())).unwrap();
-    }
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/shop_server.py");
-    let mut toml = std::fs::read_to_string(shop.join("toolgate.toml")).unwrap();
-    toml.push_str(&format!(
+    let dir = Dir::shop(&format!(
         "\n[mcp]\nnarrow_tools = true\n[[mcp.token]]\nsha256 = \"{ALICE_SHA}\"\nuser = \"alice\"\n\
          [[mcp.token]]\nsha256 = \"{}\"\nuser = \"bob\"\n\
          [[mcp.upstream]]\nname = \"shop\"\ncommand = \"{}\"\nargs = [\"{}\"]\n",
@@ -1305,8 +1206,6 @@ fn tools_are_narrowed_for_each_tokens_user() {
         python.display(),
         server.display()
     ));
-    std::fs::write(dir.path().join("toolgate.toml"), toml).unwrap();
-    let dir = Dir { dir };
     let e = Endpoint::start(&dir);
     let ids = |token: &str| -> String {
         let sid = e.initialize(token);
@@ -1341,7 +1240,7 @@ fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let dir = Dir::new("", &stdio_upstream(&python));
+    let dir = shop("", &stdio_upstream(&python));
     let base = std::fs::read_to_string(dir.config()).unwrap();
     assert!(base.contains("max_result_bytes = 4096"));
     std::fs::write(
@@ -1370,7 +1269,7 @@ fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
     };
     let first = refund("m1", 500, "");
     assert_eq!(
-        text(&first, "/result/resultType"),
+        text_at(&first, "/result/resultType"),
         "input_required",
         "{}",
         first.to_canonical_string()
@@ -1378,26 +1277,26 @@ fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
     let elicit = first
         .pointer("/result/inputRequests/toolgate_approval/params")
         .unwrap_or_else(|| panic!("{}", first.to_canonical_string()));
-    assert_eq!(text(elicit, "/mode"), "url");
-    let url = text(elicit, "/url").to_owned();
+    assert_eq!(text_at(elicit, "/mode"), "url");
+    let url = text_at(elicit, "/url").to_owned();
     let approval = url
         .strip_prefix("http://127.0.0.1:8080/ui/#approval-")
         .unwrap_or_else(|| panic!("{url}"))
         .to_owned();
-    let state = text(&first, "/result/requestState").to_owned();
+    let state = text_at(&first, "/result/requestState").to_owned();
     let accept = r#","inputResponses":{"toolgate_approval":{"action":"accept"}}"#;
     let with_state = |s: &str| format!(r#"{accept},"requestState":"{s}""#);
 
     // The client's accept alone proves nothing: still input_required.
     let forged = refund("m2", 500, &with_state(&state));
-    assert_eq!(text(&forged, "/result/resultType"), "input_required");
+    assert_eq!(text_at(&forged, "/result/resultType"), "input_required");
     // A tampered state is refused.
     let mut tampered = state.clone();
     let last = tampered.pop().unwrap();
     tampered.push(if last == '0' { '1' } else { '0' });
     let bad = refund("m3", 500, &with_state(&tampered));
     assert_eq!(bad.pointer("/result/isError"), Some(&Value::Bool(true)));
-    assert!(text(&bad, "/result/content/0/text").contains("request_state_invalid"));
+    assert!(text_at(&bad, "/result/content/0/text").contains("request_state_invalid"));
 
     let config = dir.config();
     let out = toolgate(&[
@@ -1415,20 +1314,24 @@ fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
     // Other arguments under the approved state: refused.
     let other = refund("m4", 99_999, &with_state(&state));
     assert!(
-        text(&other, "/result/content/0/text").contains("request_state_mismatch"),
+        text_at(&other, "/result/content/0/text").contains("request_state_mismatch"),
         "{}",
         other.to_canonical_string()
     );
-    assert!(dir.seen().is_empty(), "{:?}", dir.seen());
+    assert!(
+        dir.seen_canonical().is_empty(),
+        "{:?}",
+        dir.seen_canonical()
+    );
     // The same call with the state: runs, once.
     let done = refund("m5", 500, &with_state(&state));
     assert_eq!(
-        text(&done, "/result/content/0/text"),
+        text_at(&done, "/result/content/0/text"),
         "refunded 500 cents on ord_1",
         "{}",
         done.to_canonical_string()
     );
     let replay = refund("m6", 500, &with_state(&state));
     assert_eq!(replay.pointer("/result/isError"), Some(&Value::Bool(true)));
-    assert_eq!(dir.seen().len(), 1, "{:?}", dir.seen());
+    assert_eq!(dir.seen_canonical().len(), 1, "{:?}", dir.seen_canonical());
 }

@@ -18,8 +18,8 @@
 )]
 
 mod cli_support;
+mod mcp_support;
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -27,121 +27,29 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use cli_support::toolgate;
+use mcp_support::{json, sdk_python, text_at, Folder as Dir, Steps};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
 
-/// A Python with the official SDK, or why there is none.
-fn sdk_python() -> Result<PathBuf, String> {
-    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
-    };
-    let check = "import importlib.metadata as m, mcp.server.mcpserver, mcp.client.stdio; \
-                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
-    let ok = Command::new(&python)
-        .args(["-c", check])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if ok {
-        Ok(python)
-    } else {
-        Err(format!(
-            "no Python with mcp==2.3.0 at `{}` (set TOOLGATE_MCP_PYTHON, or: python3 -m venv target/py/venv && target/py/venv/bin/pip install mcp==2.3.0)",
-            python.display()
-        ))
-    }
-}
-
-/// A folder with a copy of `config` (its store beside it) and the file the
-/// servers log the calls they receive to.
-struct Dir {
-    dir: tempfile::TempDir,
-}
-
-impl Dir {
-    fn with_config(config: &Path) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::copy(config, dir.path().join("toolgate.toml")).unwrap();
-        Self { dir }
-    }
-
-    fn config(&self) -> PathBuf {
-        self.dir.path().join("toolgate.toml")
-    }
-
+/// The tools file of `rug_pull_server.py` in a test's folder.
+trait RugPull {
     /// The tools `rug_pull_server.py` lists (env `MCP_TEST_TOOLS`), when
     /// the file exists.
-    fn tools_file(&self) -> PathBuf {
-        self.dir.path().join("tools.json")
-    }
-
+    fn tools_file(&self) -> PathBuf;
     /// Makes `rug_pull_server.py` list `tools` (a JSON array) from its
     /// next list on.
+    fn set_tools(&self, tools: &str);
+}
+
+impl RugPull for Dir {
+    fn tools_file(&self) -> PathBuf {
+        self.path().join("tools.json")
+    }
+
     fn set_tools(&self, tools: &str) {
         json(tools);
         std::fs::write(self.tools_file(), tools).unwrap();
     }
-
-    /// `toolgate pins ARGS… --config` over the folder's store: the exit
-    /// code, standard output and standard error.
-    fn pins(&self, args: &[&str]) -> (i32, String, String) {
-        let config = self.config();
-        let mut all = vec!["pins"];
-        all.extend_from_slice(args);
-        all.extend_from_slice(&["--config", config.to_str().unwrap()]);
-        let out = toolgate(&all);
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn seen_file(&self) -> PathBuf {
-        self.dir.path().join("seen.jsonl")
-    }
-
-    /// The calls the server received, in order.
-    fn seen(&self) -> Vec<Value<'static>> {
-        std::fs::read_to_string(self.seen_file())
-            .unwrap_or_default()
-            .lines()
-            .map(|l| toolgate_json::from_str(l).unwrap().into_owned())
-            .collect()
-    }
-
-    /// `toolgate audit tail` over the folder's store.
-    fn audit(&self) -> String {
-        let config = self.config();
-        let out = toolgate(&[
-            "audit",
-            "tail",
-            "--config",
-            config.to_str().unwrap(),
-            "-n",
-            "100",
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-}
-
-fn json(text: &str) -> Value<'static> {
-    toolgate_json::from_str(text)
-        .unwrap_or_else(|e| panic!("{e}: {text}"))
-        .into_owned()
-}
-
-fn text_at<'v>(v: &'v Value<'_>, pointer: &str) -> &'v str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
 }
 
 #[test]
@@ -159,22 +67,8 @@ fn the_official_sdk_on_both_sides() {
         .env("MCP_TEST_SEEN", dir.seen_file())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
-    let steps: HashMap<String, Value<'static>> = stdout
-        .lines()
-        .map(|l| {
-            let v = json(l);
-            (text_at(&v, "/step").to_owned(), v)
-        })
-        .collect();
-    let step = |name: &str| {
-        steps
-            .get(name)
-            .unwrap_or_else(|| panic!("no step {name}:\n{stdout}\n{stderr}"))
-    };
-    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
+    let steps = Steps::of(&out, "client");
+    let step = |name: &str| steps.step(name);
     assert_eq!(
         text_at(step("initialize"), "/protocol_version"),
         "2025-11-25"
@@ -189,7 +83,9 @@ fn the_official_sdk_on_both_sides() {
         step("list").pointer("/schemas/add/additionalProperties"),
         Some(&Value::Bool(false))
     );
-    assert!(stderr.contains("`secret_admin` hidden: not registered in the config"));
+    assert!(steps
+        .stderr()
+        .contains("`secret_admin` hidden: not registered in the config"));
 
     // An allowed call returns the server's result.
     assert_eq!(
@@ -233,11 +129,7 @@ fn the_official_sdk_on_both_sides() {
         "{}",
         text_at(held, "/text")
     );
-    assert_eq!(
-        step("approve").pointer("/code"),
-        Some(&json("0")),
-        "{stdout}"
-    );
+    assert_eq!(step("approve").pointer("/code"), Some(&json("0")));
     assert_eq!(
         step("refund_retry").pointer("/is_error"),
         Some(&Value::Bool(false))
@@ -261,7 +153,7 @@ fn the_official_sdk_on_both_sides() {
 
     // What the server saw: the checked values only, never the strings, the
     // extra member, the unregistered tool or the held refund.
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(
         seen,
         [
@@ -488,7 +380,7 @@ fn frames_the_strict_parser_refuses_are_answered_and_never_forwarded() {
         stderr.contains("client frame refused: duplicate_key"),
         "{stderr}"
     );
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(seen, [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
 }
 
@@ -552,7 +444,7 @@ fn a_changed_definition_is_hidden_and_its_calls_denied() {
         stderr.contains("`temp` description has instruction-like text: cue:<important>, cue:before using this tool, cue:~/.ssh, cue:id_rsa"),
         "{stderr}"
     );
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(
         seen,
         [
@@ -674,7 +566,7 @@ fn a_held_call_waits_for_the_human_within_the_hold() {
 
     let (status, _stderr) = raw.finish();
     assert!(status.success());
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert!(seen[0].contains(r#""order_id":"ord_7""#), "{seen:?}");
     let audit = dir.audit();
@@ -701,20 +593,8 @@ fn tools_are_narrowed_for_the_user() {
         Ok(p) => p,
         Err(why) => return toolgate_testkit::skip(&why),
     };
-    let shop = examples_dir().join("shop");
-    let dir = tempfile::tempdir().unwrap();
-    for f in ["policies.cedar", "shop.cedarschema", "entities.json"] {
-        std::fs::copy(shop.join(f), dir.path().join(f)).unwrap();
-    }
-    std::fs::create_dir(dir.path().join("schemas")).unwrap();
-    for e in std::fs::read_dir(shop.join("schemas")).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), dir.path().join("schemas").join(e.file_name())).unwrap();
-    }
-    let mut toml = std::fs::read_to_string(shop.join("toolgate.toml")).unwrap();
-    toml.push_str("\n[mcp]\nuser = \"alice\"\nenv = [\"MCP_TEST_SEEN\"]\nnarrow_tools = true\n");
-    std::fs::write(dir.path().join("toolgate.toml"), toml).unwrap();
-    let dir = Dir { dir };
+    let dir =
+        Dir::shop("\n[mcp]\nuser = \"alice\"\nenv = [\"MCP_TEST_SEEN\"]\nnarrow_tools = true\n");
     let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/shop_server.py");
     let mut raw = Raw::start(&dir, &[python.as_os_str(), server.as_os_str()]);
     raw.initialize();
@@ -753,7 +633,7 @@ fn tools_are_narrowed_for_the_user() {
     assert_eq!(text_at(&raw.recv(), "/result/content/0/text"), "ok");
     let (status, stderr) = raw.finish();
     assert!(status.success(), "{stderr}");
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(
         seen,
         [r#"{"arguments":{"order_id":"ord_1001"},"name":"get_order"}"#]
@@ -919,7 +799,7 @@ fn a_changed_tool_waits_for_a_human_across_restarts() {
     let (status, stderr) = raw.finish();
     assert!(status.success(), "{status}: {stderr}");
 
-    let seen: Vec<String> = dir.seen().iter().map(Value::to_canonical_string).collect();
+    let seen = dir.seen_canonical();
     assert_eq!(
         seen,
         [
@@ -1163,23 +1043,9 @@ fn a_modern_client_gets_input_required_and_only_the_store_approves() {
         .env("MCP_TEST_SEEN", dir.seen_file())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client failed:\n{stdout}\n{stderr}");
-    let steps: HashMap<String, Value<'static>> = stdout
-        .lines()
-        .map(|l| {
-            let v = json(l);
-            (text_at(&v, "/step").to_owned(), v)
-        })
-        .collect();
-    let step = |name: &str| {
-        steps
-            .get(name)
-            .unwrap_or_else(|| panic!("no step {name}:\n{stdout}\n{stderr}"))
-    };
-    let is_error = |name: &str| step(name).pointer("/is_error").cloned();
-    assert!(steps.contains_key("done"), "{stdout}\n{stderr}");
+    let steps = Steps::of(&out, "client");
+    let step = |name: &str| steps.step(name);
+    let is_error = |name: &str| steps.is_error(name);
     assert_eq!(text_at(step("era"), "/protocol_version"), "2026-07-28");
     assert_eq!(text_at(step("add"), "/text"), "5");
 

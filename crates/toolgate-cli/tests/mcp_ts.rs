@@ -24,12 +24,12 @@
 )]
 
 mod cli_support;
+mod mcp_support;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use cli_support::toolgate;
+use mcp_support::{json, sdk_python, text_at, Folder, Steps};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
 
@@ -76,37 +76,8 @@ fn external() -> Result<External, String> {
             sdk.display()
         ));
     }
-    let python = match std::env::var_os("TOOLGATE_MCP_PYTHON") {
-        Some(p) => PathBuf::from(p),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python"),
-    };
-    let check = "import importlib.metadata as m, mcp.server.mcpserver; \
-                 assert m.version('mcp') == '2.3.0', m.version('mcp')";
-    let python_ok = Command::new(&python)
-        .args(["-c", check])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !python_ok {
-        return Err(format!(
-            "no Python with mcp==2.3.0 at `{}` (set TOOLGATE_MCP_PYTHON, or: python3 -m venv target/py/venv && target/py/venv/bin/pip install mcp==2.3.0)",
-            python.display()
-        ));
-    }
+    let python = sdk_python()?;
     Ok(External { node, python })
-}
-
-fn json(text: &str) -> Value<'static> {
-    toolgate_json::from_str(text)
-        .unwrap_or_else(|e| panic!("{e}: {text}"))
-        .into_owned()
-}
-
-fn text_at<'v>(v: &'v Value<'_>, pointer: &str) -> &'v str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| panic!("no string at {pointer} in {}", v.to_canonical_string()))
 }
 
 /// One audit record: (verdict, tool, reasons).
@@ -115,53 +86,33 @@ type AuditRow = (String, String, String);
 /// One scenario played by the TypeScript client in one era, in a folder of
 /// its own (a copy of the example's config and a fresh store).
 struct Run {
-    dir: tempfile::TempDir,
+    dir: Folder,
     era: String,
-    steps: HashMap<String, Value<'static>>,
-    stdout: String,
-    stderr: String,
+    steps: Steps,
 }
 
 impl Run {
     fn play(ext: &External, era: &str, negotiated: &str, scenario: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join("toolgate.toml");
-        std::fs::copy(examples_dir().join("mcp/toolgate.toml"), &config).unwrap();
+        let dir = Folder::with_config(&examples_dir().join("mcp/toolgate.toml"));
         let out = Command::new(&ext.node)
             .current_dir(ts_dir())
             .arg("client.mjs")
             .arg(era)
             .arg(scenario)
             .arg(env!("CARGO_BIN_EXE_toolgate"))
-            .arg(&config)
+            .arg(dir.config())
             .arg(&ext.python)
             .arg(examples_dir().join("mcp/server.py"))
-            .env("MCP_TEST_SEEN", dir.path().join("seen.jsonl"))
+            .env("MCP_TEST_SEEN", dir.seen_file())
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert!(
-            out.status.success(),
-            "{scenario} in era {era}: the client failed ({}):\n{stdout}\n{stderr}",
-            out.status
-        );
-        let steps = stdout
-            .lines()
-            .map(|l| {
-                let v = json(l);
-                (text_at(&v, "/step").to_owned(), v)
-            })
-            .collect();
+        let steps = Steps::of(&out, &format!("{scenario} in era {era}: the client"));
         let run = Self {
             dir,
             era: era.to_owned(),
             steps,
-            stdout,
-            stderr,
         };
-        assert!(run.steps.contains_key("done"), "{}", run.context());
 
         // The handshake: the SDK offered what the era says, the server (through
         // toolgate) settled on it, and the SDK's Client accepted it.
@@ -181,13 +132,12 @@ impl Run {
     }
 
     fn context(&self) -> String {
-        format!("era {}:\n{}\n{}", self.era, self.stdout, self.stderr)
+        format!("era {}:\n{}", self.era, self.steps.output())
     }
 
     fn step(&self, name: &str) -> &Value<'static> {
-        self.steps
-            .get(name)
-            .unwrap_or_else(|| panic!("no step {name}: {}", self.context()))
+        assert!(self.steps.has(name), "no step {name}: {}", self.context());
+        self.steps.step(name)
     }
 
     /// A tool result step: (isError, its text, its structuredContent).
@@ -206,31 +156,12 @@ impl Run {
 
     /// The calls the server received, canonical JSON, in order.
     fn seen(&self) -> Vec<String> {
-        std::fs::read_to_string(self.dir.path().join("seen.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .map(|l| json(l).to_canonical_string())
-            .collect()
+        self.dir.seen_canonical()
     }
 
     /// `toolgate audit tail` over the run's store, one line a record.
     fn audit_lines(&self) -> Vec<String> {
-        let config = self.dir.path().join("toolgate.toml");
-        let out = toolgate(&[
-            "audit",
-            "tail",
-            "--config",
-            config.to_str().unwrap(),
-            "-n",
-            "100",
-        ]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
-        text.lines().map(str::to_owned).collect()
+        self.dir.audit().lines().map(str::to_owned).collect()
     }
 
     /// The value of `KEY=` in each audit record ("" where it has none).
@@ -314,7 +245,7 @@ fn tools_list_shows_only_the_registered_tools_with_the_configs_schemas() {
             r#"{"pattern":"^ord_[0-9]+$","type":"string"}"#
         );
         assert!(
-            run.stderr.contains(
+            run.steps.stderr().contains(
                 "toolgate: mcp: tools/list: `secret_admin` hidden: not registered in the config"
             ),
             "{}",
