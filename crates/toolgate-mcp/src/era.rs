@@ -139,12 +139,7 @@ where
     UO: AsyncBufRead + Unpin,
     UI: AsyncWrite + Unpin,
 {
-    let discover = format!(
-        r#"{{"jsonrpc":"2.0","id":"{DISCOVER_ID}","method":"server/discover","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"io.modelcontextprotocol/clientInfo":{{"name":"toolgate","version":"{}"}}}}}}}}"#,
-        env!("CARGO_PKG_VERSION")
-    );
-    write_line(up_in, &discover).await.ok()?;
-    let answer = answer_to(up_out, &own_id(DISCOVER_ID)?, tx, max).await?;
+    let answer = discover(up_out, up_in, tx, max).await?;
     if answer.pointer("/result").is_some() {
         return None;
     }
@@ -400,8 +395,10 @@ fn translate(v: &Value<'static>, env: &Envelope) -> Translated {
     }
 }
 
-/// Asks `server/discover`; its result when the upstream answers it.
-async fn discover_only<UO, UI>(
+/// Sends toolgate's own `server/discover` and reads until its answer (a
+/// result or an error); `None` if the upstream cannot be written to or
+/// ends first.
+async fn discover<UO, UI>(
     up_out: &mut UO,
     up_in: &mut UI,
     tx: &mpsc::Sender<String>,
@@ -416,7 +413,21 @@ where
         env!("CARGO_PKG_VERSION")
     );
     write_line(up_in, &discover).await.ok()?;
-    let answer = answer_to(up_out, &own_id(DISCOVER_ID)?, tx, max).await?;
+    answer_to(up_out, &own_id(DISCOVER_ID)?, tx, max).await
+}
+
+/// Asks `server/discover`; its result when the upstream answers it.
+async fn discover_only<UO, UI>(
+    up_out: &mut UO,
+    up_in: &mut UI,
+    tx: &mpsc::Sender<String>,
+    max: usize,
+) -> Option<Value<'static>>
+where
+    UO: AsyncBufRead + Unpin,
+    UI: AsyncWrite + Unpin,
+{
+    let answer = discover(up_out, up_in, tx, max).await?;
     answer.pointer("/result").cloned()
 }
 

@@ -307,6 +307,13 @@ impl Inner {
         }
     }
 
+    /// The checks every request passes first: its `Host` and `Origin`
+    /// (`403`), then its bearer token (`401`); the token's entry.
+    fn admit(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+        self.check_host_origin(headers)?;
+        self.authenticate(headers)
+    }
+
     /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
     /// is allowed.
     fn check_host_origin(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
@@ -690,10 +697,7 @@ async fn dispatch(
 /// `POST /mcp`: one JSON-RPC message.
 async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body) -> Response {
     let inner = &p.inner;
-    if let Err(r) = inner.check_host_origin(&headers) {
-        return *r;
-    }
-    let token = match inner.authenticate(&headers) {
+    let token = match inner.admit(&headers) {
         Ok(t) => t,
         Err(r) => return *r,
     };
@@ -1268,10 +1272,7 @@ fn forget(session: &Session, id: &RequestId) {
 /// `GET /mcp`: the session's stream of the server's other messages.
 async fn get_stream(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
     let inner = &p.inner;
-    if let Err(r) = inner.check_host_origin(&headers) {
-        return *r;
-    }
-    let token = match inner.authenticate(&headers) {
+    let token = match inner.admit(&headers) {
         Ok(t) => t,
         Err(r) => return *r,
     };
@@ -1321,10 +1322,7 @@ async fn get_stream(State(p): State<HttpProxy>, headers: HeaderMap) -> Response 
 /// `DELETE /mcp`: ends the session.
 async fn delete_session(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
     let inner = &p.inner;
-    if let Err(r) = inner.check_host_origin(&headers) {
-        return *r;
-    }
-    let token = match inner.authenticate(&headers) {
+    let token = match inner.admit(&headers) {
         Ok(t) => t,
         Err(r) => return *r,
     };
