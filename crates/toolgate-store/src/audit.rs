@@ -94,8 +94,14 @@ use crate::time::Timestamp;
 /// [versions](crate::audit#versions)).
 pub const RECORD_VERSION: u32 = 2;
 
+/// The version of records written to a segmented log (PostgreSQL, where
+/// each store appends to a chain segment of its own): version 2 with the
+/// record's `segment` and `sseq` in its body (see the module's
+/// [segments](crate::audit#segments)).
+pub const SEGMENT_RECORD_VERSION: u32 = 3;
+
 /// The record versions this build reads, renders and verifies.
-pub(crate) const RECORD_VERSIONS: [u32; 2] = [1, RECORD_VERSION];
+pub(crate) const RECORD_VERSIONS: [u32; 3] = [1, RECORD_VERSION, SEGMENT_RECORD_VERSION];
 
 /// The stored version `v` if this build can read it.
 pub(crate) fn record_version(v: i64) -> Option<u32> {
@@ -474,8 +480,14 @@ pub struct AuditRecord {
     /// The format version it was written with, its `v` member
     /// ([`RECORD_VERSION`] for records written now).
     pub version: u32,
-    /// Position in the chain, from 1.
+    /// Position in the log, from 1: consecutive in a single chain; in a
+    /// segmented log increasing along each segment, with gaps.
     pub seq: u64,
+    /// The segment it was appended to: `0` in a single chain (versions 1
+    /// and 2), else the `seq` of the segment's first record (version 3).
+    pub segment: u64,
+    /// Position in its segment, from 1 (`seq` in a single chain).
+    pub sseq: u64,
     /// The previous record's hash ([`GENESIS`] for record 1).
     pub prev: Digest,
     /// This record's hash.
@@ -491,7 +503,7 @@ impl AuditRecord {
         let mut out = String::with_capacity(256);
         write_record(
             &mut out,
-            self.seq,
+            self.place(),
             self.version,
             &self.entry,
             Some((&self.prev, &self.hash)),
@@ -501,7 +513,15 @@ impl AuditRecord {
 
     /// The hash this record should have given its `prev`.
     pub fn expected_hash(&self) -> Digest {
-        chain_hash(&self.prev, self.seq, self.version, &self.entry)
+        chain_hash(&self.prev, self.place(), self.version, &self.entry)
+    }
+
+    fn place(&self) -> Place {
+        Place {
+            seq: self.seq,
+            segment: self.segment,
+            sseq: self.sseq,
+        }
     }
 }
 
@@ -711,12 +731,33 @@ impl BreakKind {
     }
 }
 
+/// Where a record stands: its `seq`, and its segment and place in it (in a
+/// single chain, segment `0` and `sseq` = `seq`; only version 3 bodies
+/// carry them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) seq: u64,
+    pub(crate) segment: u64,
+    pub(crate) sseq: u64,
+}
+
+impl Place {
+    /// Record `seq` of a single chain.
+    pub(crate) fn single(seq: u64) -> Self {
+        Self {
+            seq,
+            segment: 0,
+            sseq: seq,
+        }
+    }
+}
+
 /// `SHA-256(prev ‖ body)`, the body in the format of `version`.
-pub(crate) fn chain_hash(prev: &Digest, seq: u64, version: u32, entry: &AuditEntry) -> Digest {
+pub(crate) fn chain_hash(prev: &Digest, at: Place, version: u32, entry: &AuditEntry) -> Digest {
     let mut pre = Vec::with_capacity(320);
     pre.extend_from_slice(prev.as_bytes());
     let mut body = String::with_capacity(256);
-    write_record(&mut body, seq, version, entry, None);
+    write_record(&mut body, at, version, entry, None);
     pre.extend_from_slice(body.as_bytes());
     Digest::of(&pre)
 }
@@ -726,7 +767,7 @@ pub(crate) fn chain_hash(prev: &Digest, seq: u64, version: u32, entry: &AuditEnt
 /// order (all names are ASCII, so byte order is UTF-16 order).
 fn write_record(
     out: &mut String,
-    seq: u64,
+    at: Place,
     version: u32,
     e: &AuditEntry,
     chain: Option<(&Digest, &Digest)>,
@@ -773,10 +814,20 @@ fn write_record(
         out.push_str(",\"risk\":");
         json_str(out, risk);
     }
+    // Version 3 (a segmented log): the segment and the place in it.
+    let segmented = version >= SEGMENT_RECORD_VERSION;
+    if segmented {
+        out.push_str(",\"segment\":");
+        out.push_str(&at.segment.to_string());
+    }
     out.push_str(",\"seq\":");
-    out.push_str(&seq.to_string());
+    out.push_str(&at.seq.to_string());
     out.push_str(",\"session\":");
     opt_str(out, e.session.as_deref());
+    if segmented {
+        out.push_str(",\"sseq\":");
+        out.push_str(&at.sseq.to_string());
+    }
     out.push_str(",\"time\":");
     out.push_str(&e.time.unix_millis().to_string());
     out.push_str(",\"tool\":");
@@ -931,20 +982,40 @@ mod tests {
             )
             .unwrap();
         let mut body = String::new();
-        write_record(&mut body, 3, RECORD_VERSION, &e, None);
+        write_record(&mut body, Place::single(3), RECORD_VERSION, &e, None);
         let v = toolgate_json::from_str(&body).unwrap();
         assert_eq!(canonical::to_string(&v), body);
         let rec = AuditRecord {
             version: RECORD_VERSION,
             seq: 3,
+            segment: 0,
+            sseq: 3,
             prev: GENESIS,
-            hash: chain_hash(&GENESIS, 3, RECORD_VERSION, &e),
+            hash: chain_hash(&GENESIS, Place::single(3), RECORD_VERSION, &e),
             entry: e,
         };
         let line = rec.to_json();
         let v = toolgate_json::from_str(&line).unwrap();
         assert_eq!(canonical::to_string(&v), line);
         assert!(!line.contains("\"x\""));
+        assert!(!line.contains("\"segment\""));
+        // Version 3 adds the segment and the place in it, in canonical order.
+        let seg = AuditRecord {
+            version: SEGMENT_RECORD_VERSION,
+            segment: 9,
+            sseq: 2,
+            ..rec.clone()
+        };
+        let line = seg.to_json();
+        let v = toolgate_json::from_str(&line).unwrap();
+        assert_eq!(canonical::to_string(&v), line);
+        assert!(line.contains("\"segment\":9,\"seq\":3,") && line.contains("\"sseq\":2,"));
+        assert_ne!(seg.expected_hash(), rec.expected_hash());
+        let moved = AuditRecord {
+            sseq: 3,
+            ..seg.clone()
+        };
+        assert_ne!(moved.expected_hash(), seg.expected_hash());
     }
 
     #[test]
