@@ -243,6 +243,7 @@ impl PgOptions {
             listen,
             group: GroupCommit::new(self.common.max_batch),
             segment: Mutex::new(None),
+            opening: Mutex::new(()),
             open: self.common.open(),
         })
     }
@@ -274,6 +275,8 @@ pub struct PgStore {
     group: GroupCommit,
     /// The audit segment this store appends to, once opened.
     segment: Mutex<Option<u64>>,
+    /// Held by a write while the store has no segment yet.
+    opening: Mutex<()>,
     /// The clock, escalation threshold, read-only switch and redaction key.
     open: options::Open,
 }
@@ -517,6 +520,16 @@ impl PgStore {
     /// Runs `f` in one read-committed transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.refuse_read_only()?;
+        // Until this store has a segment, its writes go one at a time (each
+        // may open one), so that it opens exactly one. Taken before a
+        // connection, so no connection waits on it.
+        let has_segment = self
+            .segment
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        let _opening =
+            (!has_segment).then(|| self.opening.lock().unwrap_or_else(PoisonError::into_inner));
         self.pool.with(|client, prepared| {
             let tx = client
                 .transaction()
