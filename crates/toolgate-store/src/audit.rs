@@ -13,8 +13,9 @@
 //!
 //! | member | type | meaning |
 //! |---|---|---|
-//! | `v` | `1` or `2` | the record's format version: `2` for every record written now, `1` for records written before it (see [Versions](#versions)) |
-//! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
+//! | `v` | `1`, `2` or `3` | the record's format version: `2` for every record a single chain (SQLite) writes now, `3` for every record a segmented log (PostgreSQL) writes now, `1` for records written before them (see [Versions](#versions)) |
+//! | `seq` | integer ≥ 1 | position in the log: in a single chain 1, 2, 3, … without gaps; in a segmented log increasing along each segment, with gaps (see [Segments](#segments)) |
+//! | `segment`, `sseq` | integers ≥ 1, version 3 only | the segment the record was appended to (the `seq` of the segment's first record) and its position in it: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
 //! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
@@ -44,10 +45,11 @@
 //! |---|---|
 //! | `1` | `approval` is an integer (`"approval":7`) |
 //! | `2` | `approval` is a string of decimal digits (`"approval":"7"`), like every other place an approval id appears |
+//! | `3` | as `2`, with `segment` and `sseq` in the body: a record of a segmented log |
 //!
-//! New records are written as [`RECORD_VERSION`]. A stored record of any
-//! other version cannot be read: [`crate::Store::verify`] names it
-//! `malformed`.
+//! A single chain (SQLite) writes [`RECORD_VERSION`], a segmented log
+//! (PostgreSQL) [`SEGMENT_RECORD_VERSION`]. A stored record of any other
+//! version cannot be read: [`crate::Store::verify`] names it `malformed`.
 //!
 //! ## The chain
 //!
@@ -71,6 +73,48 @@
 //! around the store is named too. Someone who can rewrite the whole file can
 //! rewrite the whole chain: keep the head that [`Verification::head`] reports
 //! somewhere else (a log shipper, a ticket) to pin history up to that point.
+//!
+//! ## Segments
+//!
+//! The PostgreSQL store, shared by several replicas, keeps one log made of
+//! chains rather than one chain, so that replicas never wait for one
+//! another's commits:
+//!
+//! - Each store (each replica process) appends to a *segment* of its own:
+//!   a chain whose records have `sseq` 1, 2, 3, … and
+//!   `hash = SHA-256(prev ‖ body)` as above, `prev` being the previous
+//!   record *of the segment*. Only that store writes the segment's head, so
+//!   its lock is never contended by other replicas.
+//! - `seq` comes from one database sequence, drawn after the segment's head
+//!   is locked: it is unique in the log and grows along each segment, and
+//!   it is in each record's body, so no record can be moved in the order.
+//!   Numbers drawn by a transaction that rolled back are never used: gaps
+//!   are not breaks.
+//! - The *root chain* ties the segments together: the records written
+//!   before the log was segmented (version 1 or 2, a single chain), then
+//!   the first record of each segment, in the order they were opened. A
+//!   segment's first record has `prev` = the root chain's last hash (its
+//!   `segment` is its own `seq`), and opening a segment is the one moment a
+//!   replica locks the root's head: once per process.
+//!
+//! So the records of every segment hang off the root chain: a record
+//! changed, removed, moved or relinked in any segment, a whole segment
+//! removed, or a segment opened around the store breaks a hash or a link,
+//! and the stored heads (the root's, and each segment's) name a tail cut
+//! from a segment or a record appended past it. What the log proves about
+//! the order of records in *different* segments is their `seq`: the order
+//! in which they drew their numbers (within a replica, the order they
+//! committed in), fixed by the hashes; it does not prove that one replica
+//! saw another's record. [`Verification::head`] is the last record by
+//! `seq`; to pin a segmented log outside the store, keep each segment's
+//! head (the last record of each `segment` in an export).
+//!
+//! To check an export of a segmented log by hand: group the lines by
+//! `segment` (lines without it are the root chain's first records), check
+//! each line's hash as above, that each segment's lines link by `prev` in
+//! `sseq` order with `seq` increasing, and that the root chain (lines
+//! without `segment`, then each segment's first line, by `seq`) links by
+//! `prev` from 32 zero bytes.
 //!
 //! Secret fields are replaced by a keyed digest: HMAC-SHA256 under a random
 //! 32-byte key that the store creates once and keeps in its own database
@@ -664,14 +708,16 @@ impl AuditFilter {
     }
 }
 
-/// The result of walking the chain ([`crate::Store::verify`]).
+/// The result of walking the chain, or every chain of a segmented log
+/// ([`crate::Store::verify`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Verification {
     /// How many records were checked.
     pub records: u64,
     /// The last intact record's `seq` and hash (`0` and [`GENESIS`] when
-    /// there is none): pin it outside the store.
+    /// there is none): pin it outside the store (in a segmented log, the
+    /// last by `seq`; see the module's [segments](crate::audit#segments)).
     pub head: (u64, Digest),
     /// The first broken record, if any.
     pub broken: Option<ChainBreak>,
@@ -706,7 +752,9 @@ impl fmt::Display for ChainBreak {
 pub enum BreakKind {
     /// `changed`: its content does not match its hash.
     Changed,
-    /// `missing`: there is no record with this `seq` (deleted).
+    /// `missing`: there is no record with this `seq` (deleted). In a
+    /// segmented log the `seq` named is one past the last record before the
+    /// gap in its segment, or the `seq` a head names.
     Missing,
     /// `relinked`: its `prev` is not the previous record's hash (reordered,
     /// inserted, or its predecessor was rewritten).

@@ -2,16 +2,24 @@
 //! replicas.
 //!
 //! Design notes:
-//! - The same tables, records and hashes as the SQLite store: an exported
-//!   chain verifies the same way, whichever store wrote it.
-//! - Every write is one transaction. Appending locks the chain's one-row
-//!   head (`SELECT … FOR UPDATE`) for the rest of the transaction, so
-//!   writers in every replica append to one chain: no fork, no gap, no
-//!   duplicate `seq`. The lock is always the last one a transaction takes
-//!   (after approval or kill switch rows), so writers never deadlock.
+//! - The same tables, records and hashes as the SQLite store, except that
+//!   the audit log is *segmented* (see [`crate::audit#segments`]): each
+//!   store (each replica process) opens a chain segment of its own on its
+//!   first append and appends only to it, so replicas never wait for one
+//!   another's commits. `seq` comes from a sequence (`nextval` holds no
+//!   lock until the commit; numbers of rolled-back transactions are gaps,
+//!   not breaks); each segment's first record links to the root chain's
+//!   head (`audit_head`), which is locked only while a segment opens.
+//! - Every write is one transaction. Appending locks the store's segment
+//!   head (`SELECT … FOR UPDATE` on its `audit_segments` row) for the rest
+//!   of the transaction, then draws the records' `seq`, so `seq` grows
+//!   along the segment. The lock is always the last one a transaction
+//!   takes (after approval, session or kill switch rows), so writers never
+//!   deadlock; until a store has a segment its writes run one at a time,
+//!   so it opens one.
 //! - Appends from the threads of one process are committed together (group
-//!   commit, one multi-row `INSERT` per batch), so throughput holds while the
-//!   head lock serializes the replicas.
+//!   commit, one multi-row `INSERT` per batch, its numbers drawn in one
+//!   statement).
 //! - A single approval is used by an `UPDATE … WHERE used_at IS NULL`: the
 //!   row lock decides a race between replicas, the loser's condition no
 //!   longer holds and it updates nothing.
