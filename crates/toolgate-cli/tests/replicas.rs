@@ -35,11 +35,16 @@ use toolgate_testkit::PgDatabase;
 
 /// The shop with its store on `db`.
 fn shop_on(db: &PgDatabase) -> Shop {
+    shop_at(db.url())
+}
+
+/// The shop with its store at the PostgreSQL `url`.
+fn shop_at(url: &str) -> Shop {
     let shop = Shop::new("");
     let text = std::fs::read_to_string(&shop.config).unwrap();
     let line = "url = \"sqlite://toolgate.db\"";
     assert!(text.contains(line), "the shop config names its store");
-    let text = text.replacen(line, &format!("url = {}", json_string(db.url())), 1);
+    let text = text.replacen(line, &format!("url = {}", json_string(url)), 1);
     std::fs::write(&shop.config, text).unwrap();
     shop
 }
@@ -511,8 +516,11 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
 
 /// Durable decisions/s through 1, 2 and 3 replicas on one PostgreSQL
 /// database, beside one replica on SQLite, from one load of `search`
-/// decisions over HTTP (32 clients, one connection per request). A
-/// measurement, not a check; run it on a release build:
+/// decisions over HTTP (32 clients, one connection per request), with the
+/// CPU time each decision cost the replicas and the database's backends
+/// (`/proc/PID/stat`); then the same with the database made "far": every
+/// packet between the replicas and PostgreSQL delayed by 1 ms (a relay in
+/// the test). A measurement, not a check; run it on a release build:
 ///
 /// ```text
 /// cargo test --release -p toolgate-cli --test replicas -- --ignored --nocapture
@@ -522,33 +530,53 @@ fn toolgate_migrate_prepares_the_database_and_audit_commands_read_it() {
 fn measure_durable_decisions_per_second() {
     const TOTAL: usize = 6_000;
     const CLIENTS: usize = 32;
-    let run = |servers: &[Server], label: &str| {
+    let run = |servers: &[Server], label: &str, db: Option<&PgDatabase>, total: usize| {
         let next = AtomicUsize::new(0);
+        let replica_cpu = |servers: &[Server]| -> f64 {
+            servers
+                .iter()
+                .filter_map(|s| cpu_seconds(s.child.id()))
+                .sum()
+        };
+        let cpu_before = replica_cpu(servers);
+        let backends_before = db.map_or(0.0, backends_cpu);
         let started = Instant::now();
         std::thread::scope(|s| {
             for t in 0..CLIENTS {
                 let next = &next;
                 s.spawn(move || loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    if i >= TOTAL {
+                    if i >= total {
                         return;
                     }
                     let body = decide_body(
                         &search_response(&format!("{label}-{i}")),
-                        &format!("bench-{}", i % 64),
+                        // Eight calls a session: below the shop's loop limit.
+                        &format!("bench-{}", i / 8),
                     );
                     let r = servers[(i + t) % servers.len()].decide(&body).unwrap();
-                    assert_eq!(first_decision(&r).1, "allow");
+                    assert_eq!(first_decision(&r).1, "allow", "{}", r.body);
                 });
             }
         });
-        let rate = TOTAL as f64 / started.elapsed().as_secs_f64();
-        println!("{label}: {rate:.0} durable decisions/s ({TOTAL} decisions, {CLIENTS} clients)");
+        let rate = total as f64 / started.elapsed().as_secs_f64();
+        let per = |cpu: f64| cpu / total as f64 * 1e6;
+        let replicas = per(replica_cpu(servers) - cpu_before);
+        let database = db.map_or(String::new(), |db| {
+            format!(
+                ", database backends {:.0} µs",
+                per(backends_cpu(db) - backends_before)
+            )
+        });
+        println!(
+            "{label}: {rate:.0} durable decisions/s ({total} decisions, {CLIENTS} clients); \
+             CPU per decision: replicas {replicas:.0} µs{database}"
+        );
     };
     {
         let shop = Shop::new("");
         let servers = replicas(&shop, 1);
-        run(&servers, "sqlite, 1 replica");
+        run(&servers, "sqlite, 1 replica", None, TOTAL);
         assert_eq!(shop.verify(), TOTAL as u64);
     }
     for n in 1..=3 {
@@ -557,7 +585,117 @@ fn measure_durable_decisions_per_second() {
         };
         let shop = shop_on(&db);
         let servers = replicas(&shop, n);
-        run(&servers, &format!("postgres, {n} replica(s)"));
+        run(
+            &servers,
+            &format!("postgres, {n} replica(s)"),
+            Some(&db),
+            TOTAL,
+        );
         assert_eq!(shop.verify(), TOTAL as u64);
+    }
+    for n in 1..=3 {
+        let Some(db) = PgDatabase::create() else {
+            return;
+        };
+        let relay = Relay::start(db.url(), Duration::from_millis(1));
+        let shop = shop_at(&relay.url);
+        let servers = replicas(&shop, n);
+        run(
+            &servers,
+            &format!("postgres 1 ms away, {n} replica(s)"),
+            Some(&db),
+            TOTAL / 2,
+        );
+        drop(servers);
+        assert_eq!(shop_on(&db).verify(), (TOTAL / 2) as u64);
+    }
+}
+
+/// The CPU time (user and system) process `pid` has used, in seconds;
+/// `None` where `/proc` has no such process.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command's closing parenthesis: state is field 3,
+    // utime and stime fields 14 and 15, in clock ticks.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks as f64 / clock_ticks())
+}
+
+/// Clock ticks per second (`getconf CLK_TCK`; 100 when it cannot say).
+fn clock_ticks() -> f64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100.0)
+}
+
+/// The CPU time of the PostgreSQL backends serving `db` now, in seconds
+/// (the server must run on this machine).
+fn backends_cpu(db: &PgDatabase) -> f64 {
+    let Some(mut admin) = toolgate_testkit::pg_admin() else {
+        return 0.0;
+    };
+    let rows = admin
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1",
+            &[&db.name()],
+        )
+        .unwrap();
+    rows.iter()
+        .filter_map(|r| cpu_seconds(u32::try_from(r.get::<_, i32>(0)).ok()?))
+        .sum()
+}
+
+/// A TCP relay in front of PostgreSQL that holds every chunk of bytes,
+/// each way, for `delay` before passing it on: a database on another
+/// machine.
+struct Relay {
+    url: String,
+}
+
+impl Relay {
+    fn start(url: &str, delay: Duration) -> Self {
+        use std::io::{Read, Write};
+        use std::net::{TcpListener, TcpStream};
+        let host = url
+            .split_once('@')
+            .and_then(|(_, rest)| rest.split_once('/'))
+            .map(|(host, _)| host.to_owned())
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let relayed = url.replacen(&host, &addr.to_string(), 1);
+        let pass = move |mut from: TcpStream, mut to: TcpStream| {
+            let mut buf = vec![0u8; 64 * 1024];
+            while let Ok(n) = from.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                std::thread::sleep(delay);
+                if to.write_all(&buf[..n]).is_err() {
+                    break;
+                }
+            }
+            let _ = to.shutdown(std::net::Shutdown::Both);
+        };
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { return };
+                let Ok(server) = TcpStream::connect(&host) else {
+                    continue;
+                };
+                let _ = client.set_nodelay(true);
+                let _ = server.set_nodelay(true);
+                let (c2, s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || pass(client, server));
+                std::thread::spawn(move || pass(s2, c2));
+            }
+        });
+        Self { url: relayed }
     }
 }

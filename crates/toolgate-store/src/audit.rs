@@ -13,8 +13,9 @@
 //!
 //! | member | type | meaning |
 //! |---|---|---|
-//! | `v` | `1` or `2` | the record's format version: `2` for every record written now, `1` for records written before it (see [Versions](#versions)) |
-//! | `seq` | integer ≥ 1 | position in the chain: 1, 2, 3, … without gaps |
+//! | `v` | `1`, `2` or `3` | the record's format version: `2` for every record a single chain (SQLite) writes now, `3` for every record a segmented log (PostgreSQL) writes now, `1` for records written before them (see [Versions](#versions)) |
+//! | `seq` | integer ≥ 1 | position in the log: in a single chain 1, 2, 3, … without gaps; in a segmented log increasing along each segment, with gaps (see [Segments](#segments)) |
+//! | `segment`, `sseq` | integers ≥ 1, version 3 only | the segment the record was appended to (the `seq` of the segment's first record) and its position in it: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
 //! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
@@ -44,10 +45,11 @@
 //! |---|---|
 //! | `1` | `approval` is an integer (`"approval":7`) |
 //! | `2` | `approval` is a string of decimal digits (`"approval":"7"`), like every other place an approval id appears |
+//! | `3` | as `2`, with `segment` and `sseq` in the body: a record of a segmented log |
 //!
-//! New records are written as [`RECORD_VERSION`]. A stored record of any
-//! other version cannot be read: [`crate::Store::verify`] names it
-//! `malformed`.
+//! A single chain (SQLite) writes [`RECORD_VERSION`], a segmented log
+//! (PostgreSQL) [`SEGMENT_RECORD_VERSION`]. A stored record of any other
+//! version cannot be read: [`crate::Store::verify`] names it `malformed`.
 //!
 //! ## The chain
 //!
@@ -72,6 +74,48 @@
 //! rewrite the whole chain: keep the head that [`Verification::head`] reports
 //! somewhere else (a log shipper, a ticket) to pin history up to that point.
 //!
+//! ## Segments
+//!
+//! The PostgreSQL store, shared by several replicas, keeps one log made of
+//! chains rather than one chain, so that replicas never wait for one
+//! another's commits:
+//!
+//! - Each store (each replica process) appends to a *segment* of its own:
+//!   a chain whose records have `sseq` 1, 2, 3, … and
+//!   `hash = SHA-256(prev ‖ body)` as above, `prev` being the previous
+//!   record *of the segment*. Only that store writes the segment's head, so
+//!   its lock is never contended by other replicas.
+//! - `seq` comes from one database sequence, drawn after the segment's head
+//!   is locked: it is unique in the log and grows along each segment, and
+//!   it is in each record's body, so no record can be moved in the order.
+//!   Numbers drawn by a transaction that rolled back are never used: gaps
+//!   are not breaks.
+//! - The *root chain* ties the segments together: the records written
+//!   before the log was segmented (version 1 or 2, a single chain), then
+//!   the first record of each segment, in the order they were opened. A
+//!   segment's first record has `prev` = the root chain's last hash (its
+//!   `segment` is its own `seq`), and opening a segment is the one moment a
+//!   replica locks the root's head: once per process.
+//!
+//! So the records of every segment hang off the root chain: a record
+//! changed, removed, moved or relinked in any segment, a whole segment
+//! removed, or a segment opened around the store breaks a hash or a link,
+//! and the stored heads (the root's, and each segment's) name a tail cut
+//! from a segment or a record appended past it. What the log proves about
+//! the order of records in *different* segments is their `seq`: the order
+//! in which they drew their numbers (within a replica, the order they
+//! committed in), fixed by the hashes; it does not prove that one replica
+//! saw another's record. [`Verification::head`] is the last record by
+//! `seq`; to pin a segmented log outside the store, keep each segment's
+//! head (the last record of each `segment` in an export).
+//!
+//! To check an export of a segmented log by hand: group the lines by
+//! `segment` (lines without it are the root chain's first records), check
+//! each line's hash as above, that each segment's lines link by `prev` in
+//! `sseq` order with `seq` increasing, and that the root chain (lines
+//! without `segment`, then each segment's first line, by `seq`) links by
+//! `prev` from 32 zero bytes.
+//!
 //! Secret fields are replaced by a keyed digest: HMAC-SHA256 under a random
 //! 32-byte key that the store creates once and keeps in its own database
 //! ([`crate::Store::redaction_key`]). Whoever reads records (the API, the
@@ -94,8 +138,14 @@ use crate::time::Timestamp;
 /// [versions](crate::audit#versions)).
 pub const RECORD_VERSION: u32 = 2;
 
+/// The version of records written to a segmented log (PostgreSQL, where
+/// each store appends to a chain segment of its own): version 2 with the
+/// record's `segment` and `sseq` in its body (see the module's
+/// [segments](crate::audit#segments)).
+pub const SEGMENT_RECORD_VERSION: u32 = 3;
+
 /// The record versions this build reads, renders and verifies.
-pub(crate) const RECORD_VERSIONS: [u32; 2] = [1, RECORD_VERSION];
+pub(crate) const RECORD_VERSIONS: [u32; 3] = [1, RECORD_VERSION, SEGMENT_RECORD_VERSION];
 
 /// The stored version `v` if this build can read it.
 pub(crate) fn record_version(v: i64) -> Option<u32> {
@@ -474,8 +524,14 @@ pub struct AuditRecord {
     /// The format version it was written with, its `v` member
     /// ([`RECORD_VERSION`] for records written now).
     pub version: u32,
-    /// Position in the chain, from 1.
+    /// Position in the log, from 1: consecutive in a single chain; in a
+    /// segmented log increasing along each segment, with gaps.
     pub seq: u64,
+    /// The segment it was appended to: `0` in a single chain (versions 1
+    /// and 2), else the `seq` of the segment's first record (version 3).
+    pub segment: u64,
+    /// Position in its segment, from 1 (`seq` in a single chain).
+    pub sseq: u64,
     /// The previous record's hash ([`GENESIS`] for record 1).
     pub prev: Digest,
     /// This record's hash.
@@ -491,7 +547,7 @@ impl AuditRecord {
         let mut out = String::with_capacity(256);
         write_record(
             &mut out,
-            self.seq,
+            self.place(),
             self.version,
             &self.entry,
             Some((&self.prev, &self.hash)),
@@ -501,7 +557,15 @@ impl AuditRecord {
 
     /// The hash this record should have given its `prev`.
     pub fn expected_hash(&self) -> Digest {
-        chain_hash(&self.prev, self.seq, self.version, &self.entry)
+        chain_hash(&self.prev, self.place(), self.version, &self.entry)
+    }
+
+    fn place(&self) -> Place {
+        Place {
+            seq: self.seq,
+            segment: self.segment,
+            sseq: self.sseq,
+        }
     }
 }
 
@@ -644,14 +708,16 @@ impl AuditFilter {
     }
 }
 
-/// The result of walking the chain ([`crate::Store::verify`]).
+/// The result of walking the chain, or every chain of a segmented log
+/// ([`crate::Store::verify`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Verification {
     /// How many records were checked.
     pub records: u64,
     /// The last intact record's `seq` and hash (`0` and [`GENESIS`] when
-    /// there is none): pin it outside the store.
+    /// there is none): pin it outside the store (in a segmented log, the
+    /// last by `seq`; see the module's [segments](crate::audit#segments)).
     pub head: (u64, Digest),
     /// The first broken record, if any.
     pub broken: Option<ChainBreak>,
@@ -686,7 +752,9 @@ impl fmt::Display for ChainBreak {
 pub enum BreakKind {
     /// `changed`: its content does not match its hash.
     Changed,
-    /// `missing`: there is no record with this `seq` (deleted).
+    /// `missing`: there is no record with this `seq` (deleted). In a
+    /// segmented log the `seq` named is one past the last record before the
+    /// gap in its segment, or the `seq` a head names.
     Missing,
     /// `relinked`: its `prev` is not the previous record's hash (reordered,
     /// inserted, or its predecessor was rewritten).
@@ -711,12 +779,33 @@ impl BreakKind {
     }
 }
 
+/// Where a record stands: its `seq`, and its segment and place in it (in a
+/// single chain, segment `0` and `sseq` = `seq`; only version 3 bodies
+/// carry them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub(crate) seq: u64,
+    pub(crate) segment: u64,
+    pub(crate) sseq: u64,
+}
+
+impl Place {
+    /// Record `seq` of a single chain.
+    pub(crate) fn single(seq: u64) -> Self {
+        Self {
+            seq,
+            segment: 0,
+            sseq: seq,
+        }
+    }
+}
+
 /// `SHA-256(prev ‖ body)`, the body in the format of `version`.
-pub(crate) fn chain_hash(prev: &Digest, seq: u64, version: u32, entry: &AuditEntry) -> Digest {
+pub(crate) fn chain_hash(prev: &Digest, at: Place, version: u32, entry: &AuditEntry) -> Digest {
     let mut pre = Vec::with_capacity(320);
     pre.extend_from_slice(prev.as_bytes());
     let mut body = String::with_capacity(256);
-    write_record(&mut body, seq, version, entry, None);
+    write_record(&mut body, at, version, entry, None);
     pre.extend_from_slice(body.as_bytes());
     Digest::of(&pre)
 }
@@ -726,7 +815,7 @@ pub(crate) fn chain_hash(prev: &Digest, seq: u64, version: u32, entry: &AuditEnt
 /// order (all names are ASCII, so byte order is UTF-16 order).
 fn write_record(
     out: &mut String,
-    seq: u64,
+    at: Place,
     version: u32,
     e: &AuditEntry,
     chain: Option<(&Digest, &Digest)>,
@@ -773,10 +862,20 @@ fn write_record(
         out.push_str(",\"risk\":");
         json_str(out, risk);
     }
+    // Version 3 (a segmented log): the segment and the place in it.
+    let segmented = version >= SEGMENT_RECORD_VERSION;
+    if segmented {
+        out.push_str(",\"segment\":");
+        out.push_str(&at.segment.to_string());
+    }
     out.push_str(",\"seq\":");
-    out.push_str(&seq.to_string());
+    out.push_str(&at.seq.to_string());
     out.push_str(",\"session\":");
     opt_str(out, e.session.as_deref());
+    if segmented {
+        out.push_str(",\"sseq\":");
+        out.push_str(&at.sseq.to_string());
+    }
     out.push_str(",\"time\":");
     out.push_str(&e.time.unix_millis().to_string());
     out.push_str(",\"tool\":");
@@ -931,20 +1030,40 @@ mod tests {
             )
             .unwrap();
         let mut body = String::new();
-        write_record(&mut body, 3, RECORD_VERSION, &e, None);
+        write_record(&mut body, Place::single(3), RECORD_VERSION, &e, None);
         let v = toolgate_json::from_str(&body).unwrap();
         assert_eq!(canonical::to_string(&v), body);
         let rec = AuditRecord {
             version: RECORD_VERSION,
             seq: 3,
+            segment: 0,
+            sseq: 3,
             prev: GENESIS,
-            hash: chain_hash(&GENESIS, 3, RECORD_VERSION, &e),
+            hash: chain_hash(&GENESIS, Place::single(3), RECORD_VERSION, &e),
             entry: e,
         };
         let line = rec.to_json();
         let v = toolgate_json::from_str(&line).unwrap();
         assert_eq!(canonical::to_string(&v), line);
         assert!(!line.contains("\"x\""));
+        assert!(!line.contains("\"segment\""));
+        // Version 3 adds the segment and the place in it, in canonical order.
+        let seg = AuditRecord {
+            version: SEGMENT_RECORD_VERSION,
+            segment: 9,
+            sseq: 2,
+            ..rec.clone()
+        };
+        let line = seg.to_json();
+        let v = toolgate_json::from_str(&line).unwrap();
+        assert_eq!(canonical::to_string(&v), line);
+        assert!(line.contains("\"segment\":9,\"seq\":3,") && line.contains("\"sseq\":2,"));
+        assert_ne!(seg.expected_hash(), rec.expected_hash());
+        let moved = AuditRecord {
+            sseq: 3,
+            ..seg.clone()
+        };
+        assert_ne!(moved.expected_hash(), seg.expected_hash());
     }
 
     #[test]

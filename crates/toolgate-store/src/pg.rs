@@ -2,16 +2,24 @@
 //! replicas.
 //!
 //! Design notes:
-//! - The same tables, records and hashes as the SQLite store: an exported
-//!   chain verifies the same way, whichever store wrote it.
-//! - Every write is one transaction. Appending locks the chain's one-row
-//!   head (`SELECT … FOR UPDATE`) for the rest of the transaction, so
-//!   writers in every replica append to one chain: no fork, no gap, no
-//!   duplicate `seq`. The lock is always the last one a transaction takes
-//!   (after approval or kill switch rows), so writers never deadlock.
+//! - The same tables, records and hashes as the SQLite store, except that
+//!   the audit log is *segmented* (see [`crate::audit#segments`]): each
+//!   store (each replica process) opens a chain segment of its own on its
+//!   first append and appends only to it, so replicas never wait for one
+//!   another's commits. `seq` comes from a sequence (`nextval` holds no
+//!   lock until the commit; numbers of rolled-back transactions are gaps,
+//!   not breaks); each segment's first record links to the root chain's
+//!   head (`audit_head`), which is locked only while a segment opens.
+//! - Every write is one transaction. Appending locks the store's segment
+//!   head (`SELECT … FOR UPDATE` on its `audit_segments` row) for the rest
+//!   of the transaction, then draws the records' `seq`, so `seq` grows
+//!   along the segment. The lock is always the last one a transaction
+//!   takes (after approval, session or kill switch rows), so writers never
+//!   deadlock; until a store has a segment its writes run one at a time,
+//!   so it opens one.
 //! - Appends from the threads of one process are committed together (group
-//!   commit, one multi-row `INSERT` per batch), so throughput holds while the
-//!   head lock serializes the replicas.
+//!   commit, one multi-row `INSERT` per batch, its numbers drawn in one
+//!   statement).
 //! - A single approval is used by an `UPDATE … WHERE used_at IS NULL`: the
 //!   row lock decides a race between replicas, the loser's condition no
 //!   longer holds and it updates nothing.
@@ -29,10 +37,11 @@ mod schema;
 mod statements;
 mod tls;
 
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::io::Write;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use postgres::fallible_iterator::FallibleIterator;
@@ -45,7 +54,8 @@ use crate::approval::{
     ApprovalUse, PendingLimits,
 };
 use crate::audit::{
-    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, Place, RedactionKey, Verdict,
+    Verification,
 };
 use crate::changes::{Change, ChangeListener};
 use crate::error::{Error, ErrorCode};
@@ -54,6 +64,7 @@ use crate::rules::chain::{self, StoredRow};
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
 use crate::rules::record::{digest, EntryColumns, RawRecord};
+use crate::rules::segments;
 use crate::rules::transitions::{self, ApprovalTx, Call, Decision};
 use crate::rules::{self, kill};
 use crate::rules::{to_i64, to_u64};
@@ -68,7 +79,7 @@ use self::statements::Prepared;
 use crate::group::GroupCommit;
 
 const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
+     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v, segment, sseq";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -239,6 +250,8 @@ impl PgOptions {
             pool,
             listen,
             group: GroupCommit::new(self.common.max_batch),
+            segment: Mutex::new(None),
+            opening: Mutex::new(()),
             open: self.common.open(),
         })
     }
@@ -268,6 +281,10 @@ pub struct PgStore {
     /// Changes pushed from every replica (`LISTEN`), once subscribed.
     listen: Listen,
     group: GroupCommit,
+    /// The audit segment this store appends to, once opened.
+    segment: Mutex<Option<u64>>,
+    /// Held by a write while the store has no segment yet.
+    opening: Mutex<()>,
     /// The clock, escalation threshold, read-only switch and redaction key.
     open: options::Open,
 }
@@ -279,31 +296,116 @@ impl fmt::Debug for PgStore {
 }
 
 /// A write transaction and the records it appends (written at commit, in
-/// one statement, while the chain's head stays locked).
+/// one statement, while this store's segment head stays locked).
 struct Tx<'a> {
     tx: Transaction<'a>,
     prepared: &'a Prepared,
-    head: Option<(u64, Digest)>,
-    pending: Vec<(u64, Digest, Digest, AuditEntry)>,
+    /// This store's segment, if it has opened one.
+    known: Option<u64>,
+    /// The segment this transaction appends to and its head (`sseq`,
+    /// hash), once locked.
+    head: Option<(u64, u64, Digest)>,
+    /// The segment this transaction opened (the store keeps it once
+    /// committed), and the root head it moves to (its first record).
+    opened: Option<(u64, Option<(u64, Digest)>)>,
+    /// Numbers drawn from the log's sequence for the records to come.
+    seqs: VecDeque<u64>,
+    pending: Vec<(Place, Digest, Digest, AuditEntry)>,
+    now: i64,
 }
 
 impl Tx<'_> {
-    /// Places `entry` after the chain's head (locking the head first).
-    fn append(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
-        let (seq, prev) = match self.head {
-            Some(h) => h,
-            None => {
-                let row = self
-                    .tx
-                    .query_opt(&self.prepared.head_for_update, &[])
-                    .map_err(|e| Error::pg("locking the audit chain's head", e))?
-                    .ok_or_else(|| {
-                        Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
-                    })?;
-                stored_head(&row)?
+    /// Locks the head of this store's segment (opening one first if it has
+    /// none) and draws numbers for at least `n` more records.
+    fn reserve(&mut self, n: usize) -> Result<(), Error> {
+        if self.head.is_none() {
+            self.head = Some(match self.known {
+                Some(id) => {
+                    let row = self
+                        .tx
+                        .query_opt(
+                            &self.prepared.segment_for_update,
+                            &[&to_i64(id, "segment")?],
+                        )
+                        .map_err(|e| Error::pg("locking the audit segment's head", e))?
+                        .ok_or_else(|| {
+                            Error::new(ErrorCode::Corrupt, "the audit segment's head is missing")
+                        })?;
+                    let (sseq, hash) = stored_head(&row)?;
+                    (id, sseq, hash)
+                }
+                None => self.open_segment()?,
+            });
+        }
+        if self.seqs.len() < n {
+            let more = i32::try_from(n - self.seqs.len())
+                .map_err(|_| Error::new(ErrorCode::InvalidInput, "too many records at once"))?;
+            for row in self
+                .tx
+                .query(&self.prepared.next_seqs, &[&more])
+                .map_err(|e| Error::pg("numbering audit records", e))?
+            {
+                let seq: i64 = row
+                    .try_get(0)
+                    .map_err(|e| Error::pg("numbering audit records", e))?;
+                self.seqs.push_back(to_u64(seq)?);
             }
+        }
+        Ok(())
+    }
+
+    /// Opens a segment: locks the root chain's head (the only lock replicas
+    /// share, taken once per store), draws the first record's `seq`, which
+    /// is the segment's id, and links the segment to the root's head.
+    fn open_segment(&mut self) -> Result<(u64, u64, Digest), Error> {
+        let db = |e| Error::pg("opening an audit segment", e);
+        let row = self
+            .tx
+            .query_opt(statements::ROOT_FOR_UPDATE, &[])
+            .map_err(db)?
+            .ok_or_else(|| Error::new(ErrorCode::Corrupt, "the audit chain's head is missing"))?;
+        let (root_seq, root_hash) = stored_head(&row)?;
+        // Records written around the sequence (never by a store) must not
+        // be numbered again.
+        if root_seq > 0 {
+            self.tx
+                .execute(
+                    "SELECT setval('audit_seq', $1) WHERE (SELECT CASE WHEN is_called \
+                     THEN last_value ELSE last_value - 1 END FROM audit_seq) < $1",
+                    &[&to_i64(root_seq, "seq")?],
+                )
+                .map_err(db)?;
+        }
+        let row = self
+            .tx
+            .query_one("SELECT nextval('audit_seq')", &[])
+            .map_err(db)?;
+        let id = to_u64(row.try_get::<_, i64>(0).map_err(db)?)?;
+        self.tx
+            .execute(
+                "INSERT INTO audit_segments (id, opened_at, sseq, hash) VALUES ($1, $2, 0, $3)",
+                &[
+                    &to_i64(id, "seq")?,
+                    &self.now,
+                    &root_hash.as_bytes().as_slice(),
+                ],
+            )
+            .map_err(db)?;
+        self.seqs.push_front(id);
+        self.opened = Some((id, None));
+        Ok((id, 0, root_hash))
+    }
+
+    /// Places `entry` after its segment's head (locking the head first).
+    fn append(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.reserve(1)?;
+        let (Some((segment, sseq, prev)), Some(seq)) = (self.head, self.seqs.pop_front()) else {
+            return Err(Error::new(
+                ErrorCode::Corrupt,
+                "no audit segment to append to",
+            ));
         };
-        let seq = seq
+        let sseq = sseq
             .checked_add(1)
             .filter(|s| i64::try_from(*s).is_ok())
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
@@ -319,15 +421,22 @@ impl Tx<'_> {
                     .map_err(|e| Error::pg("counting a response", e))?;
             }
         }
-        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, &entry);
-        self.head = Some((seq, hash));
-        self.pending.push((seq, prev, hash, entry));
+        let at = Place { seq, segment, sseq };
+        let hash = audit::chain_hash(&prev, at, audit::SEGMENT_RECORD_VERSION, &entry);
+        if sseq == 1 {
+            // The segment's first record: the root chain's new head.
+            if let Some((_, root)) = &mut self.opened {
+                *root = Some((seq, hash));
+            }
+        }
+        self.head = Some((segment, sseq, hash));
+        self.pending.push((at, prev, hash, entry));
         Ok(AppendReceipt { seq, hash })
     }
 
-    /// Writes the appended records and the new head.
+    /// Writes the appended records and the new heads.
     fn flush(&mut self) -> Result<(), Error> {
-        let Some((head_seq, head_hash)) = self.head else {
+        let Some((segment, head_sseq, head_hash)) = self.head else {
             return Ok(());
         };
         if self.pending.is_empty() {
@@ -335,6 +444,7 @@ impl Tx<'_> {
         }
         let n = self.pending.len();
         let mut seq = Vec::with_capacity(n);
+        let mut sseq = Vec::with_capacity(n);
         let mut time = Vec::with_capacity(n);
         let mut verdict = Vec::with_capacity(n);
         let mut user = Vec::with_capacity(n);
@@ -352,10 +462,11 @@ impl Tx<'_> {
         let mut hash = Vec::with_capacity(n);
         let mut refused = Vec::with_capacity(n);
         let mut risk = Vec::with_capacity(n);
-        let version = i32::try_from(audit::RECORD_VERSION).unwrap_or(i32::MAX);
+        let version = i32::try_from(audit::SEGMENT_RECORD_VERSION).unwrap_or(i32::MAX);
         let mut v = Vec::with_capacity(n);
-        for (s, p, h, e) in self.pending.drain(..) {
-            seq.push(to_i64(s, "seq")?);
+        for (at, p, h, e) in self.pending.drain(..) {
+            seq.push(to_i64(at.seq, "seq")?);
+            sseq.push(to_i64(at.sseq, "seq")?);
             time.push(e.time.unix_millis());
             verdict.push(e.verdict.as_str().to_owned());
             let columns = EntryColumns::of(&e)?;
@@ -376,7 +487,8 @@ impl Tx<'_> {
             risk.push(e.risk);
             v.push(version);
         }
-        let head_seq = to_i64(head_seq, "seq")?;
+        let segment = to_i64(segment, "segment")?;
+        let head_sseq = to_i64(head_sseq, "seq")?;
         let head_hash = head_hash.as_bytes().as_slice();
         self.tx
             .execute(
@@ -384,10 +496,18 @@ impl Tx<'_> {
                 &[
                     &seq, &time, &verdict, &user, &session, &tool, &call_id, &reasons, &policies,
                     &dig, &arguments, &approval, &actor, &note, &prev, &hash, &refused, &risk, &v,
-                    &head_seq, &head_hash,
+                    &segment, &sseq, &head_sseq, &head_hash,
                 ],
             )
             .map_err(|e| Error::pg("appending audit records", e))?;
+        if let Some((_, Some((root_seq, root_hash)))) = self.opened {
+            self.tx
+                .execute(
+                    "UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1",
+                    &[&to_i64(root_seq, "seq")?, &root_hash.as_bytes().as_slice()],
+                )
+                .map_err(|e| Error::pg("opening an audit segment", e))?;
+        }
         Ok(())
     }
 }
@@ -408,6 +528,16 @@ impl PgStore {
     /// Runs `f` in one read-committed transaction and commits it.
     fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.refuse_read_only()?;
+        // Until this store has a segment, its writes go one at a time (each
+        // may open one), so that it opens exactly one. Taken before a
+        // connection, so no connection waits on it.
+        let has_segment = self
+            .segment
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some();
+        let _opening =
+            (!has_segment).then(|| self.opening.lock().unwrap_or_else(PoisonError::into_inner));
         self.pool.with(|client, prepared| {
             let tx = client
                 .transaction()
@@ -415,18 +545,29 @@ impl PgStore {
             let mut w = Tx {
                 tx,
                 prepared,
+                known: *self.segment.lock().unwrap_or_else(PoisonError::into_inner),
                 head: None,
+                opened: None,
+                seqs: VecDeque::new(),
                 pending: Vec::new(),
+                now: self.open.clock.now().unix_millis(),
             };
             let out = f(&mut w)?;
             w.flush()?;
             w.tx.commit().map_err(|e| Error::pg("committing", e))?;
+            if let Some((id, _)) = w.opened {
+                let mut known = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
+                known.get_or_insert(id);
+            }
             Ok(out)
         })
     }
 
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
-        self.write(|tx| entries.into_iter().map(|e| tx.append(e)).collect())
+        self.write(|tx| {
+            tx.reserve(entries.len())?;
+            entries.into_iter().map(|e| tx.append(e)).collect()
+        })
     }
 
     fn query_records(
@@ -715,6 +856,8 @@ fn raw_record(row: &Row) -> Option<RawRecord> {
         refused: row.try_get(16).ok()?,
         risk: row.try_get(17).ok()?,
         v: i64::from(row.try_get::<_, i32>(18).ok()?),
+        segment: Some(row.try_get(19).ok()?),
+        sseq: row.try_get(20).ok()?,
     })
 }
 
@@ -890,12 +1033,25 @@ impl Store for PgStore {
                 .ok_or_else(|| {
                     Error::new(ErrorCode::Corrupt, "the audit chain's head is missing")
                 })?;
-            let head = stored_head(&head)?;
+            let root = stored_head(&head)?;
+            let mut heads = BTreeMap::new();
+            for row in tx
+                .query("SELECT id, sseq, hash FROM audit_segments", &[])
+                .map_err(db)?
+            {
+                let id: i64 = row.try_get(0).map_err(db)?;
+                let id = u64::try_from(id).map_err(|_| {
+                    Error::new(ErrorCode::Corrupt, "an audit segment's head is malformed")
+                })?;
+                let sseq: i64 = row.try_get(1).map_err(db)?;
+                let hash: Vec<u8> = row.try_get(2).map_err(db)?;
+                heads.insert(id, chain::head(sseq, &hash)?);
+            }
             let sql = format!("SELECT {AUDIT_COLUMNS} FROM audit ORDER BY seq");
             let rows = tx
                 .query_raw(&sql, std::iter::empty::<&(dyn ToSql + Sync)>())
                 .map_err(db)?;
-            chain::walk(head, rows.iterator().map(|r| r.map(ChainRow))).map_err(db)
+            segments::walk(root, &heads, rows.iterator().map(|r| r.map(ChainRow))).map_err(db)
         })
     }
 

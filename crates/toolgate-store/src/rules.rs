@@ -28,6 +28,7 @@ pub(crate) mod migrations;
 pub(crate) mod options;
 pub(crate) mod pins;
 pub(crate) mod record;
+pub(crate) mod segments;
 pub(crate) mod transitions;
 
 use crate::error::{Error, ErrorCode};

@@ -13,7 +13,7 @@ mod common;
 
 use common::Db;
 use toolgate_json::{canonical, Digest, Value};
-use toolgate_store::audit::{parse_digest, RECORD_VERSION};
+use toolgate_store::audit::{parse_digest, RECORD_VERSION, SEGMENT_RECORD_VERSION};
 use toolgate_store::{
     ApprovalId, AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, RedactionKey,
     SqliteStore, Store, Timestamp, Verdict, PG_SCHEMA_VERSION, SCHEMA_VERSION,
@@ -39,6 +39,26 @@ fn entry(i: u64) -> AuditEntry {
     .policy("owner-may-refund")
     .arguments(&args, &[], &RedactionKey::from_bytes([0; 32]))
     .unwrap()
+}
+
+/// The version new records are written with: PostgreSQL keeps a
+/// segmented log (each store its own segment), SQLite a single chain.
+fn current_version(db: &Db) -> u32 {
+    if db.is_postgres() {
+        SEGMENT_RECORD_VERSION
+    } else {
+        RECORD_VERSION
+    }
+}
+
+/// The columns after `v` that place a PostgreSQL record in its segment
+/// (none in SQLite), as a copy of a row selects them.
+fn place_columns(db: &Db, sseq: &str) -> String {
+    if db.is_postgres() {
+        format!(", segment, {sseq}")
+    } else {
+        String::new()
+    }
 }
 
 fn filled(db: &Db, n: u64) {
@@ -277,19 +297,35 @@ fn tamper_reordered_records_are_named(db: &Db) {
          UPDATE audit SET seq = 3 WHERE seq = 4;
          UPDATE audit SET seq = 4 WHERE seq = -1;",
     );
-    assert_eq!(broken(db), (3, BreakKind::Relinked));
+    // In PostgreSQL's segmented log a record's place in its segment
+    // (`sseq`) does not move with `seq`: walking by `seq`, the segment's
+    // fourth record comes where its third was due, which is named missing.
+    let kind = if db.is_postgres() {
+        BreakKind::Missing
+    } else {
+        BreakKind::Relinked
+    };
+    assert_eq!(broken(db), (3, kind));
 }
 
 fn tamper_inserted_record_is_named(db: &Db) {
     filled(db, 10);
-    // Make room after record 6 and copy record 2 there, hash and all.
-    db.execute(
+    // Make room after record 6 and copy record 2 there, hash and all (in
+    // PostgreSQL, with its place in the segment; the head there is the
+    // segment's).
+    let head = if db.is_postgres() {
+        "UPDATE audit_segments SET sseq = 11"
+    } else {
+        "UPDATE audit_head SET seq = 11"
+    };
+    db.execute(&format!(
         "UPDATE audit SET seq = seq + 1000 WHERE seq > 6;
          UPDATE audit SET seq = seq - 999 WHERE seq > 1000;
          INSERT INTO audit SELECT 7, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, prev, hash, refused, risk, v FROM audit WHERE seq = 2;
-         UPDATE audit_head SET seq = 11;",
-    );
+             digest, arguments, approval, actor, note, prev, hash, refused, risk, v{} FROM audit WHERE seq = 2;
+         {head};",
+        place_columns(db, "sseq")
+    ));
     assert_eq!(broken(db), (7, BreakKind::Relinked));
 }
 
@@ -299,8 +335,9 @@ fn tamper_appended_record_around_the_store_is_named(db: &Db) {
     // A copy of the last record linked after it, written past the store's head.
     db.execute(&format!(
         "INSERT INTO audit SELECT 11, time, verdict, \"user\", session, tool, call_id, reasons, policies,
-             digest, arguments, approval, actor, note, {}, hash, refused, risk, v FROM audit WHERE seq = 10",
-        blob(db, last.hash.as_bytes())
+             digest, arguments, approval, actor, note, {}, hash, refused, risk, v{} FROM audit WHERE seq = 10",
+        blob(db, last.hash.as_bytes()),
+        place_columns(db, "sseq + 1")
     ));
     let (seq, _) = broken(db);
     assert_eq!(seq, 11);
@@ -471,9 +508,10 @@ fn version_1_records_then_version_2_records_verify(db: &Db) {
     assert_eq!(v.head, (4, receipts[1].hash));
 
     let records = store.tail(4).unwrap();
+    let new = current_version(db);
     assert_eq!(
         records.iter().map(|r| r.version).collect::<Vec<_>>(),
-        [1, 1, RECORD_VERSION, RECORD_VERSION]
+        [1, 1, new, new]
     );
     assert_eq!(RECORD_VERSION, 2);
     assert_eq!(records[0].hash, hashes[0]);
@@ -500,7 +538,10 @@ fn version_1_records_then_version_2_records_verify(db: &Db) {
     assert_eq!(json[1].pointer("/v").unwrap().to_canonical_string(), "1");
     // Version 2: the id as a string, the same one the approvals API gives.
     assert_eq!(json[2].pointer("/approval").unwrap().as_str(), Some("7"));
-    assert_eq!(json[2].pointer("/v").unwrap().to_canonical_string(), "2");
+    assert_eq!(
+        json[2].pointer("/v").unwrap().to_canonical_string(),
+        new.to_string()
+    );
     assert!(records[2].to_json().contains(r#""approval":"7""#));
 
     // The export of the mixed chain checks line by line, without the store.
@@ -541,19 +582,25 @@ fn tamper_version_2_relabelled_1_is_named(db: &Db) {
     db.execute("UPDATE audit SET v = 1 WHERE seq = 2");
     assert_eq!(broken(db), (2, BreakKind::Changed));
     // Without an approval the two formats differ in `v` alone: named too.
-    db.execute("UPDATE audit SET v = 2 WHERE seq = 2; UPDATE audit SET v = 1 WHERE seq = 3");
+    let new = current_version(db);
+    db.execute(&format!(
+        "UPDATE audit SET v = {new} WHERE seq = 2; UPDATE audit SET v = 1 WHERE seq = 3"
+    ));
     assert_eq!(broken(db), (3, BreakKind::Changed));
 }
 
 /// A stored version this build does not know is malformed, not guessed at.
 fn an_unknown_record_version_is_malformed(db: &Db) {
     filled(db, 5);
-    for bad in [0, 3, -1] {
+    let new = current_version(db);
+    // Version 3 needs a segment, which SQLite's single chain has not.
+    let unknown = [0, -1, i64::from(SEGMENT_RECORD_VERSION) + 1, 3];
+    for bad in unknown.into_iter().filter(|v| *v != i64::from(new)) {
         db.execute(&format!("UPDATE audit SET v = {bad} WHERE seq = 4"));
         assert_eq!(broken(db), (4, BreakKind::Malformed), "v = {bad}");
         assert_eq!(open(db).tail(5).unwrap_err().code(), ErrorCode::Corrupt);
     }
-    db.execute("UPDATE audit SET v = 2 WHERE seq = 4");
+    db.execute(&format!("UPDATE audit SET v = {new} WHERE seq = 4"));
     assert!(open(db).verify().unwrap().is_intact());
 }
 

@@ -10,14 +10,34 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 7;
+pub const PG_SCHEMA_VERSION: u32 = 8;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8];
+
+/// Version 8: a segmented audit log (see [`crate::audit#segments`]).
+/// Records get `seq` from a sequence, which holds no lock until the commit,
+/// and each store appends to a chain segment of its own (`segment`,
+/// `sseq`), whose head (`audit_segments`) only that store locks.
+/// `audit_head` stays the head of the root chain: the records written
+/// before (segment 0, no `sseq`, unchanged) and then the first record of
+/// each segment, which links to the root's head when it opens the segment.
+const V8: &str = r#"
+CREATE SEQUENCE audit_seq AS BIGINT MINVALUE 1;
+SELECT setval('audit_seq', COALESCE((SELECT MAX(seq) FROM audit), 0) + 1, false);
+ALTER TABLE audit ADD COLUMN segment BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE audit ADD COLUMN sseq BIGINT;
+CREATE TABLE audit_segments (
+    id        BIGINT PRIMARY KEY,
+    opened_at BIGINT NOT NULL,
+    sseq      BIGINT NOT NULL,
+    hash      BYTEA NOT NULL
+);
+"#;
 
 /// Version 7: the MCP proxy's tool-definition pins, per upstream: each
 /// definition by the digest of its canonical form, with its text, what a

@@ -100,7 +100,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
     use super::*;
     use crate::approval::ApprovalId;
-    use crate::audit::{chain_hash, AuditEntry, Verdict, RECORD_VERSION};
+    use crate::audit::{chain_hash, AuditEntry, Place, Verdict, RECORD_VERSION};
     use crate::time::Timestamp;
 
     /// A row as the walk sees it: an unreadable `seq` or record is `None`.
@@ -128,12 +128,14 @@ mod tests {
             let entry = AuditEntry::new(Timestamp::from_unix_millis(seq as i64), Verdict::Allow)
                 .approval(ApprovalId::new(seq));
             let version = if seq % 2 == 1 { 1 } else { RECORD_VERSION };
-            let hash = chain_hash(&prev, seq, version, &entry);
+            let hash = chain_hash(&prev, Place::single(seq), version, &entry);
             rows.push(Row {
                 seq: Some(seq),
                 record: Some(AuditRecord {
                     version,
                     seq,
+                    segment: 0,
+                    sseq: seq,
                     prev,
                     hash,
                     entry,

@@ -36,6 +36,10 @@ pub(crate) struct RawRecord {
     pub(crate) refused: Option<String>,
     pub(crate) risk: Option<String>,
     pub(crate) v: i64,
+    /// The segment and the place in it (PostgreSQL); `None` in a single
+    /// chain, and for the records a segmented log took over from one.
+    pub(crate) segment: Option<i64>,
+    pub(crate) sseq: Option<i64>,
 }
 
 impl RawRecord {
@@ -69,9 +73,26 @@ impl RawRecord {
             refused_arguments: self.refused,
             counts_response: false,
         };
+        let version = audit::record_version(self.v)?;
+        let seq = u64::try_from(self.seq).ok()?;
+        // Version 3 records stand in a segment; older ones in a single
+        // chain (a segmented log keeps those it took over as segment 0).
+        let (segment, sseq) = match (self.segment, self.sseq) {
+            (Some(segment), Some(sseq)) if version >= audit::SEGMENT_RECORD_VERSION => (
+                u64::try_from(segment).ok().filter(|s| *s > 0)?,
+                u64::try_from(sseq).ok().filter(|s| *s > 0)?,
+            ),
+            _ if version >= audit::SEGMENT_RECORD_VERSION => return None,
+            (segment, sseq) => (
+                u64::try_from(segment.unwrap_or(0)).ok()?,
+                sseq.map_or(Some(seq), |s| u64::try_from(s).ok())?,
+            ),
+        };
         Some(AuditRecord {
-            version: audit::record_version(self.v)?,
-            seq: u64::try_from(self.seq).ok()?,
+            version,
+            seq,
+            segment,
+            sseq,
             prev: digest(&self.prev)?,
             hash: digest(&self.hash)?,
             entry,
@@ -196,6 +217,8 @@ mod tests {
             refused: None,
             risk: None,
             v: i64::from(RECORD_VERSION),
+            segment: None,
+            sseq: None,
         }
     }
 

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, Row};
 use toolgate_json::Digest;
 
 use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState};
-use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord};
+use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord, Place};
 use crate::error::{Error, ErrorCode};
 use crate::rules::chain::{self, StoredRow};
 use crate::rules::record::{digest, EntryColumns, RawRecord};
@@ -40,6 +40,8 @@ pub(crate) fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
         refused: row.get(16)?,
         risk: row.get(17)?,
         v: row.get(18)?,
+        segment: None,
+        sseq: None,
     })
 }
 
@@ -177,7 +179,7 @@ impl Chain {
         let seq = seq
             .checked_add(1)
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
-        let hash = audit::chain_hash(&prev, seq, audit::RECORD_VERSION, entry);
+        let hash = audit::chain_hash(&prev, Place::single(seq), audit::RECORD_VERSION, entry);
         let db = |e| Error::db("appending an audit record", e);
         let seq_i = i64::try_from(seq)
             .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
