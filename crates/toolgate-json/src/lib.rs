@@ -65,6 +65,6 @@ pub use crate::{
     limits::{Limit, LimitError, Limits},
     number::NumberError,
     parser::{from_slice, from_str, ParseOptions},
-    reader::{Read, Reader, Visitor},
+    reader::{Name, Read, Reader, Visitor},
     value::{Number, Object, Value},
 };

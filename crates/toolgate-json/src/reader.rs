@@ -40,6 +40,36 @@ pub trait Visitor {
     fn end_array(&mut self) -> bool;
     /// A `null`, boolean, number or string (never an array or object).
     fn scalar(&mut self, value: &Value<'_>) -> bool;
+
+    /// A member's name, as [`Visitor::member`], for a visitor that may
+    /// also vouch for the name being new in its object ([`Name::New`]),
+    /// which spares the reader its own comparison. The default asks
+    /// [`Visitor::member`] and vouches for nothing.
+    #[inline]
+    fn member_name(&mut self, name: &str) -> Name {
+        if self.member(name) {
+            Name::Go
+        } else {
+            Name::Stop
+        }
+    }
+}
+
+/// What a [`Visitor::member_name`] says of a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Name {
+    /// Stop the read.
+    Stop,
+    /// Go on; the reader checks that the name is new in its object.
+    Go,
+    /// Go on, and the visitor vouches that the name differs from every
+    /// other name of its object: from each one it vouched for (it keeps
+    /// track of those, say as a bit per known name) and from each one it
+    /// did not (say, because those are the names it does not know). The
+    /// reader then compares only the names it was not vouched for. A
+    /// visitor that vouches wrongly makes the reader accept a duplicate.
+    New,
 }
 
 impl Visitor for () {
@@ -121,6 +151,8 @@ enum Frame {
         keys: usize,
         /// Hashes of the member names, built once the object grows large.
         index: Option<HashSet<u64>>,
+        /// Members read so far.
+        count: usize,
     },
 }
 
@@ -133,6 +165,8 @@ struct Member {
     /// The unescaped name: a range of the input, or of `keys` when `owned`.
     name: (usize, usize),
     owned: bool,
+    /// Whether the visitor vouched for the name being new ([`Name::New`]).
+    vouched: bool,
     /// Where the member (its name) starts in the canonical text.
     at: usize,
 }
@@ -141,11 +175,13 @@ struct Member {
 /// that comparing words compares the bytes in order.
 #[inline]
 fn head(name: &str) -> u64 {
-    let mut word = [0u8; 8];
-    for (slot, b) in word.iter_mut().zip(name.as_bytes()) {
-        *slot = *b;
+    let bytes = name.as_bytes();
+    if let Some(first) = bytes.first_chunk::<8>() {
+        return u64::from_be_bytes(*first);
     }
-    u64::from_be_bytes(word)
+    // Up to seven bytes, shifted in without a copy through memory.
+    let word = bytes.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+    word.checked_shl(64 - 8 * (bytes.len() as u32)).unwrap_or(0)
 }
 
 /// Why a read ended early.
@@ -306,6 +342,7 @@ impl Reader {
                                 start: self.members.len(),
                                 keys: self.keys.len(),
                                 index: None,
+                                count: 0,
                             });
                             pos = self.member::<W, V>(text, pos, v)?;
                             continue 'value;
@@ -339,7 +376,7 @@ impl Reader {
                     match s {
                         Str::Input(a, b) => {
                             let s = text.get(a..b).ok_or(End::Refused)?;
-                            go(v.scalar(&Value::String(s.into())))?;
+                            scalar(v, Value::String(s.into()))?;
                             // No quote, backslash or control character is
                             // left in an unescaped string: it is canonical.
                             if W {
@@ -349,7 +386,7 @@ impl Reader {
                             }
                         }
                         Str::Decoded => {
-                            go(v.scalar(&Value::String(self.decoded.as_str().into())))?;
+                            scalar(v, Value::String(self.decoded.as_str().into()))?;
                             if W {
                                 write_string(&mut self.out, &self.decoded);
                             }
@@ -372,6 +409,7 @@ impl Reader {
                             self.out.push_str(&n.canonical());
                         }
                     }
+                    release(value);
                     pos = scanned.end;
                 }
                 Some(b't') => {
@@ -450,7 +488,7 @@ impl Reader {
     /// Members of the innermost open object so far.
     fn open_members(&self) -> usize {
         match self.frames.last() {
-            Some(Frame::Object { start, .. }) => self.members.len().saturating_sub(*start),
+            Some(Frame::Object { count, .. }) => *count,
             _ => 0,
         }
     }
@@ -513,25 +551,43 @@ impl Reader {
             }
         };
         let key = name_of(text, &self.keys, name, owned);
-        let key_head = head(key);
-        if let Some(Frame::Object { start, index, .. }) = self.frames.last_mut() {
-            let earlier = self.members.get(*start..).unwrap_or_default();
-            let new = (key, key_head);
-            if is_duplicate(earlier, index, new, text, &self.keys, &mut self.hash_state) {
-                return Err(End::Refused);
-            }
-        }
         let pos = skip_whitespace(input, end);
         if input.get(pos) != Some(&b':') {
             return Err(End::Refused);
         }
-        go(v.member(key))?;
-        self.members.push(Member {
-            head: key_head,
-            name,
-            owned,
-            at: self.out.len(),
-        });
+        let vouched = match v.member_name(key) {
+            Name::Stop => return Err(End::Stopped),
+            Name::Go => false,
+            Name::New => true,
+        };
+        let key_head = if W || !vouched { head(key) } else { 0 };
+        if let Some(Frame::Object {
+            start,
+            index,
+            count,
+            ..
+        }) = self.frames.last_mut()
+        {
+            *count += 1;
+            if !vouched {
+                let earlier = self.members.get(*start..).unwrap_or_default();
+                let new = (key, key_head);
+                if is_duplicate(earlier, index, new, text, &self.keys, &mut self.hash_state) {
+                    return Err(End::Refused);
+                }
+            }
+        }
+        // Without the canonical text, members are kept only to compare
+        // the names no one vouched for.
+        if W || !vouched {
+            self.members.push(Member {
+                head: key_head,
+                name,
+                owned,
+                vouched,
+                at: self.out.len(),
+            });
+        }
         if W {
             match s {
                 Str::Input(a, b) => {
@@ -610,6 +666,26 @@ impl Reader {
     }
 }
 
+/// Reports a scalar, then lets it go.
+#[inline(always)]
+fn scalar<V: Visitor + ?Sized>(v: &mut V, value: Value<'_>) -> Result<(), End> {
+    let on = v.scalar(&value);
+    release(value);
+    go(on)
+}
+
+/// Drops a scalar by its own variant: the generic drop of a [`Value`]
+/// (arrays and objects included) is not inlined, and a string or a number
+/// needs next to nothing.
+#[inline(always)]
+fn release(value: Value<'_>) {
+    match value {
+        Value::String(s) => drop(s),
+        Value::Number(n) => drop(n),
+        other => drop(other),
+    }
+}
+
 /// `Ok` to go on, the stop otherwise.
 #[inline(always)]
 fn go(on: bool) -> Result<(), End> {
@@ -645,7 +721,9 @@ fn is_duplicate(
 ) -> bool {
     let name = |m: &Member| name_of(text, keys, m.name, m.owned);
     if members.len() < INDEX_THRESHOLD {
-        return members.iter().any(|m| m.head == key_head && name(m) == key);
+        return members
+            .iter()
+            .any(|m| m.head == key_head && !m.vouched && name(m) == key);
     }
     let state = state.get_or_insert_with(RandomState::new);
     let index =
@@ -782,6 +860,81 @@ mod tests {
             let tree = crate::from_str(doc).unwrap();
             assert_eq!(r.canonical(), crate::canonical::to_string(&tree), "{doc}");
         }
+    }
+
+    /// Vouches for `a` and `b` by a bit each, as a schema walk does for
+    /// its declared names; other names are left to the reader.
+    struct Known(Vec<u8>);
+    impl Visitor for Known {
+        fn begin_object(&mut self) -> bool {
+            self.0.push(0);
+            true
+        }
+        fn member(&mut self, _: &str) -> bool {
+            true
+        }
+        fn member_name(&mut self, name: &str) -> Name {
+            let bit = match name {
+                "a" => 1,
+                "b" => 2,
+                _ => return Name::Go,
+            };
+            match self.0.last_mut() {
+                Some(seen) if *seen & bit == 0 => {
+                    *seen |= bit;
+                    Name::New
+                }
+                _ => Name::Stop,
+            }
+        }
+        fn end_object(&mut self) -> bool {
+            self.0.pop().is_some()
+        }
+        fn begin_array(&mut self) -> bool {
+            true
+        }
+        fn end_array(&mut self) -> bool {
+            true
+        }
+        fn scalar(&mut self, _: &Value<'_>) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn vouched_names_skip_the_comparison_and_the_rest_do_not() {
+        let mut r = Reader::new(ParseOptions::new());
+        for write in [false, true] {
+            let mut read = |doc: &str| {
+                let mut known = Known(Vec::new());
+                if write {
+                    r.read(doc.as_bytes(), &mut known)
+                } else {
+                    r.scan(doc.as_bytes(), &mut known)
+                }
+            };
+            assert_eq!(read(r#"{"b":1,"x":2,"a":3,"y":{"a":1}}"#), Read::Accepted);
+            assert_eq!(read(r#"{"a":1,"x":1,"b":2,"x":2}"#), Read::Refused);
+            assert_eq!(read(r#"{"x":1,"a":1,"\u0078":2}"#), Read::Refused);
+            assert_eq!(read(r#"{"a":1,"b":2,"a":3}"#), Read::Stopped);
+            assert_eq!(read(r#"{"a":{"a":1,"b":2},"b":[{"a":1}]}"#), Read::Accepted);
+        }
+        assert_eq!(
+            r.read(br#"{"b":1,"x":2,"a":3}"#, &mut Known(Vec::new())),
+            Read::Accepted
+        );
+        assert_eq!(r.canonical(), r#"{"a":3,"b":1,"x":2}"#);
+    }
+
+    #[test]
+    fn vouched_names_count_toward_the_member_limit() {
+        let limits = crate::Limits::new()
+            .set(crate::Limit::ObjectMembers, 2)
+            .unwrap();
+        let mut r = Reader::new(ParseOptions::new().with_limits(limits));
+        let mut known = Known(Vec::new());
+        assert_eq!(r.scan(br#"{"a":1,"b":2}"#, &mut known), Read::Accepted);
+        assert_eq!(r.scan(br#"{"a":1,"b":2,"x":3}"#, &mut known), Read::Refused);
     }
 
     #[test]

@@ -56,29 +56,18 @@ fn slot(bytes: &[u8], seed: u32, shift: u32) -> usize {
 /// The first eight bytes of `bytes` as a little-endian word, zero-padded.
 /// Lengths 4 to 7 are read as two overlapping four-byte loads.
 fn head(bytes: &[u8]) -> u64 {
-    let four = |b: Option<&[u8]>| {
-        let mut w = [0u8; 4];
-        if let Some(b) = b {
-            w.copy_from_slice(b);
-        }
-        u64::from(u32::from_le_bytes(w))
-    };
-    if let Some(first) = bytes.get(..8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(first);
-        return u64::from_le_bytes(word);
+    if let Some(first) = bytes.first_chunk::<8>() {
+        return u64::from_le_bytes(*first);
     }
     let n = bytes.len();
-    if n >= 4 {
-        let lo = four(bytes.get(..4));
-        let hi = four(bytes.get(n - 4..n));
-        return lo | (hi << (8 * (n - 4)));
+    if let (Some(lo), Some(hi)) = (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        let (lo, hi) = (u32::from_le_bytes(*lo), u32::from_le_bytes(*hi));
+        return u64::from(lo) | (u64::from(hi) << (8 * (n - 4)));
     }
-    let mut word = [0u8; 8];
-    for (slot, b) in word.iter_mut().zip(bytes) {
-        *slot = *b;
-    }
-    u64::from_le_bytes(word)
+    bytes
+        .iter()
+        .rev()
+        .fold(0u64, |w, &b| (w << 8) | u64::from(b))
 }
 
 /// Whether `bytes` is the entry's name.

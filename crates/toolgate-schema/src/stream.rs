@@ -19,7 +19,7 @@
 //! cannot describe is refused. Evaluation depth is counted as the tree
 //! counts it, so the recursion limit falls where it does there.
 
-use toolgate_json::{Value, Visitor};
+use toolgate_json::{Name, Value, Visitor};
 
 use crate::keywords::{ARRAY, OBJECT};
 use crate::names::NameSet;
@@ -424,8 +424,16 @@ impl Visitor for Walk<'_> {
     }
 
     fn member(&mut self, name: &str) -> bool {
+        self.member_name(name) != Name::Stop
+    }
+
+    /// A declared name (among the first 64) is vouched for by its bit in
+    /// `seen`: a second one stops the walk (the tree path then refuses the
+    /// duplicate); undeclared names are left to the reader's comparison.
+    #[inline]
+    fn member_name(&mut self, name: &str) -> Name {
         if self.skip > 0 {
-            return true;
+            return Name::Go;
         }
         let Some(Frame::Object {
             node,
@@ -435,22 +443,26 @@ impl Visitor for Walk<'_> {
             ..
         }) = self.frames.last_mut()
         else {
-            return false;
+            return Name::Stop;
         };
-        let Some(plan) = (match self.schema.plans.get(*node) {
-            Some(Plan::Own {
-                object: Check::Walk(o),
-                ..
-            }) => Some(o),
-            _ => None,
-        }) else {
-            return false;
+        let Some(Plan::Own {
+            object: Check::Walk(plan),
+            ..
+        }) = self.schema.plans.get(*node)
+        else {
+            return Name::Stop;
         };
         *count += 1;
+        let mut said = Name::Go;
         self.next = match plan.names.find(name) {
             Some(j) => {
                 if j < 64 {
-                    *seen |= 1 << j;
+                    let bit = 1u64 << j;
+                    if *seen & bit != 0 {
+                        return Name::Stop;
+                    }
+                    *seen |= bit;
+                    said = Name::New;
                 }
                 match plan.nodes.get(j) {
                     Some(id) => Target::Node(*id),
@@ -458,14 +470,14 @@ impl Visitor for Walk<'_> {
                 }
             }
             None => match plan.other {
-                Target::Deny => return false,
+                Target::Deny => return Name::Stop,
                 other => other,
             },
         };
         if let Some(k) = plan.also_required.as_ref().and_then(|r| r.find(name)) {
             *also_seen |= 1 << k;
         }
-        true
+        said
     }
 
     fn end_object(&mut self) -> bool {
