@@ -9,7 +9,8 @@
 //!     --addr 127.0.0.1:8080 --rate 5000 --seconds 20 [--connections 32] [--token T]
 //! ```
 //!
-//! Each request is the shop's `search` call as alice with its own call id.
+//! Each request is the shop's `search` call as alice with its own call id,
+//! in a session of 8 requests (the shop allows 20 turns per session).
 //! Prints the achieved rate, latency percentiles, and the count of answers
 //! that were not `200` with verdict `allow` (exit code 1 if any).
 
@@ -70,8 +71,11 @@ fn body(conn: usize, n: u64) -> String {
          \"arguments\":\"{{\\\"query\\\":\\\"boots\\\",\\\"limit\\\":5}}\"}}}}]}}}}]}}"
     );
     let escaped = response.replace('\\', "\\\\").replace('"', "\\\"");
+    // A new session every 8 requests: the store counts a session's
+    // responses, and the shop's `max_turns = 20` denies the 21st.
+    let session = n / 8;
     format!(
-        "{{\"body\":\"{escaped}\",\"format\":\"openai\",\"context\":{{\"user\":\"alice\",\"session\":\"rate-{conn}\",\"roles\":[\"customer\"],\"turn\":1}}}}"
+        "{{\"body\":\"{escaped}\",\"format\":\"openai\",\"context\":{{\"user\":\"alice\",\"session\":\"rate-{conn}-{session}\",\"roles\":[\"customer\"],\"turn\":1}}}}"
     )
 }
 

@@ -1,6 +1,8 @@
 -- wrk script: POST /v1/decide with the shop's search call as alice, the
 -- agent's demo token, one call id per request (so every decision is its own
--- audit record). Usage: wrk -s decide.lua http://127.0.0.1:PORT
+-- audit record), a new session every 8 requests (the store counts a
+-- session's responses: the shop's max_turns = 20 would deny the 21st).
+-- Usage: wrk -s decide.lua http://127.0.0.1:PORT
 local counter = 0
 local thread_id = 0
 local threads = {}
@@ -17,11 +19,11 @@ function init(args)
   wrk.headers["Authorization"] = "Bearer agent-demo-token"
 end
 
-local template = '{"body":"{\\"id\\":\\"chatcmpl-load\\",\\"object\\":\\"chat.completion\\",\\"created\\":1767225600,\\"model\\":\\"gpt-4.1\\",\\"choices\\":[{\\"index\\":0,\\"finish_reason\\":\\"tool_calls\\",\\"message\\":{\\"role\\":\\"assistant\\",\\"content\\":null,\\"tool_calls\\":[{\\"id\\":\\"call-%d-%d\\",\\"type\\":\\"function\\",\\"function\\":{\\"name\\":\\"search\\",\\"arguments\\":\\"{\\\\\\"query\\\\\\":\\\\\\"boots\\\\\\",\\\\\\"limit\\\\\\":5}\\"}}]}}]}","format":"openai","context":{"user":"alice","session":"load-%d","roles":["customer"],"turn":1}}'
+local template = '{"body":"{\\"id\\":\\"chatcmpl-load\\",\\"object\\":\\"chat.completion\\",\\"created\\":1767225600,\\"model\\":\\"gpt-4.1\\",\\"choices\\":[{\\"index\\":0,\\"finish_reason\\":\\"tool_calls\\",\\"message\\":{\\"role\\":\\"assistant\\",\\"content\\":null,\\"tool_calls\\":[{\\"id\\":\\"call-%d-%d\\",\\"type\\":\\"function\\",\\"function\\":{\\"name\\":\\"search\\",\\"arguments\\":\\"{\\\\\\"query\\\\\\":\\\\\\"boots\\\\\\",\\\\\\"limit\\\\\\":5}\\"}}]}}]}","format":"openai","context":{"user":"alice","session":"load-%d-%d","roles":["customer"],"turn":1}}'
 
 function request()
   counter = counter + 1
-  local body = string.format(template, tid, counter, tid)
+  local body = string.format(template, tid, counter, tid, math.floor(counter / 8))
   return wrk.format(nil, "/v1/decide", nil, body)
 end
 

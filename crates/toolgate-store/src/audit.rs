@@ -903,11 +903,24 @@ fn opt_str(out: &mut String, s: Option<&str>) {
 fn opt_digest(out: &mut String, d: Option<&Digest>) {
     match d {
         Some(d) => {
-            out.push('"');
-            out.push_str(&d.to_string());
+            out.push_str("\"sha256:");
+            push_hex(out, d.as_bytes());
             out.push('"');
         }
         None => out.push_str("null"),
+    }
+}
+
+/// Appends `bytes` as lower-case hex digits, as a digest's text spells
+/// them (without the formatting machinery: this runs for every record
+/// hashed).
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 0x0f] {
+            // INVARIANT: a nibble is below 16, always a hex digit.
+            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
     }
 }
 
@@ -1107,5 +1120,20 @@ mod tests {
         assert_eq!(parse_digest(&d.to_string()), Some(d));
         assert_eq!(parse_digest("sha256:00"), None);
         assert_eq!(parse_digest(&d.to_string().to_uppercase()), None);
+    }
+
+    /// A record's digest is written as the digest's own text spells it
+    /// (the chain's hashes depend on these bytes).
+    #[test]
+    fn a_records_digest_is_written_as_its_text() {
+        for input in [&b""[..], b"x", b"\x00\xff\x10\x0f"] {
+            let d = Digest::of(input);
+            let mut out = String::new();
+            opt_digest(&mut out, Some(&d));
+            assert_eq!(out, format!("\"{d}\""));
+        }
+        let mut out = String::new();
+        opt_digest(&mut out, None);
+        assert_eq!(out, "null");
     }
 }

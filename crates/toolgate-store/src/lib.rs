@@ -114,6 +114,6 @@ pub use crate::{
     },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
-    store::{AppendDone, Store},
+    store::{AppendDone, DecisionReads, Store},
     time::{Clock, ManualClock, SystemClock, Timestamp},
 };

@@ -270,13 +270,21 @@ impl StoreGate {
     pub fn prepare(&self, body: &[u8], format: Format, context: &Context) -> Prepared {
         let now = self.clock.now();
         let (reservation, others) = self.in_flight.reserve(&context.session);
-        let responses = self
-            .store
-            .responses(&context.session)
+        let reads = self.store.decision_reads(&context.session);
+        let responses = reads
+            .responses
             .map(|n| n.saturating_add(others).saturating_add(1));
         let turn = effective_turn(&responses, context);
         let responses_read = responses.is_ok();
-        let state = StoreState::new(self.store.as_ref(), context, responses, now).reads_only();
+        let state = StoreState::read(
+            self.store.as_ref(),
+            context,
+            responses,
+            reads.counters,
+            reads.kill_switch,
+            now,
+        )
+        .reads_only();
         let ds = self.gate.decide(body, format, context, &state);
         if state.wanted_write() || !responses_read {
             // The gate wanted a write (using an approval, claiming a call

@@ -49,7 +49,7 @@ use crate::audit::{
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::session::SessionCounters;
-use crate::store::{AppendDone, Store};
+use crate::store::{AppendDone, DecisionReads, Store};
 use crate::time::{Clock, Timestamp};
 
 use self::rows::{Chain, ChainRow, APPROVAL_COLUMNS, AUDIT_COLUMNS};
@@ -1134,6 +1134,36 @@ impl Store for SqliteStore {
         read_responses(&conn, session)
     }
 
+    /// One connection, one read transaction (one snapshot) for the three.
+    fn decision_reads(&self, session: &str) -> DecisionReads {
+        let conn = match self.hot_conn() {
+            Ok(conn) => conn,
+            Err(e) => {
+                return DecisionReads {
+                    responses: Err(e.clone()),
+                    counters: Err(e.clone()),
+                    kill_switch: Err(e),
+                }
+            }
+        };
+        // Without the transaction each statement is a read transaction of
+        // its own; a failed `BEGIN` leaves them so.
+        let began = run_cached(&conn, "BEGIN").is_ok();
+        let reads = DecisionReads {
+            responses: read_responses(&conn, session),
+            counters: read_session(&conn, session),
+            kill_switch: read_kill_switch(&conn),
+        };
+        if began {
+            // A read transaction ends with nothing to write; if it cannot,
+            // rolling back ends it all the same.
+            if run_cached(&conn, "COMMIT").is_err() {
+                let _ignored = run_cached(&conn, "ROLLBACK");
+            }
+        }
+        reads
+    }
+
     fn may_cover(
         &self,
         user: &str,
@@ -1309,6 +1339,11 @@ fn read_session(conn: &Connection, session: &str) -> Result<SessionCounters, Err
     Ok(c)
 }
 
+/// Runs a statement without parameters, prepared once per connection.
+fn run_cached(conn: &Connection, sql: &str) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute([])
+}
+
 fn read_kill_switch(conn: &Connection) -> Result<KillSwitchState, Error> {
     let db = |e| Error::db("reading the kill switch", e);
     let (mode, reason, actor, changed_at): (String, Option<String>, Option<String>, Option<i64>) =
@@ -1346,5 +1381,43 @@ mod tests {
         let answered = rx.recv_timeout(Duration::from_secs(10));
         drop(held);
         assert_eq!(answered, Ok(true));
+    }
+
+    /// The decision's three reads in one transaction say what the three
+    /// single reads say, for a session with history and for a new one,
+    /// and the connection is left usable (no transaction left open).
+    #[test]
+    fn decision_reads_agree_with_the_single_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("toolgate.db")).unwrap();
+        store.count_response("s").unwrap();
+        store.count_response("s").unwrap();
+        store
+            .record_call("s", 1, Verdict::Deny, &["schema_type", "repeat:t:x"])
+            .unwrap();
+        store
+            .set_kill_switch(KillMode::DenyWrites, "drill", "ops")
+            .unwrap();
+        for session in ["s", "new"] {
+            for _ in 0..3 {
+                let reads = store.decision_reads(session);
+                assert_eq!(reads.responses.unwrap(), store.responses(session).unwrap());
+                assert_eq!(reads.counters.unwrap(), store.session(session).unwrap());
+                assert_eq!(reads.kill_switch.unwrap(), store.kill_switch().unwrap());
+            }
+        }
+        let reads = store.decision_reads("s");
+        assert_eq!(reads.responses.unwrap(), 2);
+        assert_eq!(reads.counters.unwrap().consecutive("repeat:t:x"), 1);
+        assert_eq!(reads.kill_switch.unwrap().mode, KillMode::DenyWrites);
+        // A write after the reads: no read transaction was left open on a
+        // connection that would pin an old snapshot.
+        store.count_response("s").unwrap();
+        assert_eq!(store.decision_reads("s").responses.unwrap(), 3);
+        store.set_kill_switch(KillMode::Off, "", "ops").unwrap();
+        assert_eq!(
+            store.decision_reads("s").kill_switch.unwrap().mode,
+            KillMode::Off
+        );
     }
 }

@@ -227,6 +227,19 @@ pub trait Store: Send + Sync {
     /// ([`AuditEntry::counts_response`]).
     fn responses(&self, session: &str) -> Result<u64, Error>;
 
+    /// The reads a decision on `session` starts with: its responses
+    /// ([`Store::responses`]), its counters ([`Store::session`]) and the
+    /// kill switch ([`Store::kill_switch`]), each with its own result. The
+    /// default makes the three calls; [`crate::SqliteStore`] reads them in
+    /// one read transaction on one connection.
+    fn decision_reads(&self, session: &str) -> DecisionReads {
+        DecisionReads {
+            responses: self.responses(session),
+            counters: self.session(session),
+            kill_switch: self.kill_switch(),
+        }
+    }
+
     /// Records that the call `call_id` of `session` is allowed: `true` if
     /// it is the first time, `false` if a call with this id was already
     /// allowed in the session (a replay). Atomic like
@@ -337,4 +350,16 @@ fn no_pins() -> Error {
         crate::error::ErrorCode::Unavailable,
         "this store keeps no tool pins",
     )
+}
+
+/// What [`Store::decision_reads`] read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DecisionReads {
+    /// The session's responses counted so far.
+    pub responses: Result<u64, Error>,
+    /// The session's counters.
+    pub counters: Result<SessionCounters, Error>,
+    /// The kill switch.
+    pub kill_switch: Result<KillSwitchState, Error>,
 }

@@ -35,6 +35,21 @@ fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'stati
     v.map_or(Value::Null, f)
 }
 
+/// A digest's text (`sha256:` and 64 lower-case hex digits), as its
+/// `Display` writes it, without the formatting machinery: every decision's
+/// answer carries one.
+fn digest_text(d: &toolgate_json::Digest) -> String {
+    let mut out = String::with_capacity(71);
+    out.push_str("sha256:");
+    for b in d.as_bytes() {
+        for nibble in [b >> 4, b & 0x0f] {
+            // INVARIANT: a nibble is below 16, always a hex digit.
+            out.push(char::from_digit(u32::from(nibble), 16).unwrap_or('0'));
+        }
+    }
+    out
+}
+
 fn reason_json(r: &Reason) -> Object<'static> {
     let mut o = Object::new();
     o.insert("code", string(r.code.as_str()));
@@ -101,7 +116,7 @@ fn decision_json(d: &Decision) -> Value<'static> {
         ),
     );
     o.insert("arguments", arguments(d));
-    o.insert("digest", or_null(d.digest, |g| string(g.to_string())));
+    o.insert("digest", or_null(d.digest, |g| string(digest_text(&g))));
     o.insert("approval", or_null(d.approval.clone(), string));
     o.insert(
         "policies",
@@ -153,4 +168,18 @@ fn pinned_json(p: &PinnedUrl) -> Value<'static> {
         Value::Array(p.addresses.iter().map(|a| string(a.to_string())).collect()),
     );
     Value::Object(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The answer's digest is the digest's own text.
+    #[test]
+    fn a_digest_is_written_as_its_text() {
+        for input in [&b""[..], b"x", b"\x00\xff\x10\x0f"] {
+            let d = toolgate_json::Digest::of(input);
+            assert_eq!(digest_text(&d), d.to_string());
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::cell::Cell;
 
-use crate::{KillMode, SessionCounters, Store, Timestamp};
+use crate::{KillMode, KillSwitchState, SessionCounters, Store, Timestamp};
 use toolgate_json::canonical::Digest;
 
 use toolgate::{ApprovalGrant, ApprovalKey, Context, KillSwitch, StateError, StateView};
@@ -17,6 +17,9 @@ pub(crate) struct StoreState<'a> {
     /// The tool definitions the caller pinned (the approvals' binding).
     definitions: &'a [(String, Digest)],
     counters: Result<SessionCounters, StateError>,
+    /// The kill switch read with the counters, for the run's first look
+    /// at it (later looks read it afresh).
+    kill_read: Cell<Option<Result<KillSwitchState, crate::Error>>>,
     /// The session's responses counted by the store, this one included.
     responses: Result<u64, StateError>,
     now: Timestamp,
@@ -36,13 +39,39 @@ impl<'a> StoreState<'a> {
         responses: Result<u64, crate::Error>,
         now: Timestamp,
     ) -> Self {
-        let counters = store.session(&context.session).map_err(unavailable);
+        let counters = store.session(&context.session);
         Self {
             store,
             context_kill: context.kill_switch,
             session: &context.session,
             definitions: &context.tool_definitions,
-            counters,
+            counters: counters.map_err(unavailable),
+            kill_read: Cell::new(None),
+            responses: responses.map_err(unavailable),
+            now,
+            read_only: false,
+            wanted_write: Cell::new(false),
+        }
+    }
+
+    /// [`StoreState::new`] with the session's counters and the kill switch
+    /// read already ([`Store::decision_reads`]); the kill switch serves the
+    /// run's first look at it.
+    pub(crate) fn read(
+        store: &'a dyn Store,
+        context: &'a Context,
+        responses: Result<u64, crate::Error>,
+        counters: Result<SessionCounters, crate::Error>,
+        kill_switch: Result<KillSwitchState, crate::Error>,
+        now: Timestamp,
+    ) -> Self {
+        Self {
+            store,
+            context_kill: context.kill_switch,
+            session: &context.session,
+            definitions: &context.tool_definitions,
+            counters: counters.map_err(unavailable),
+            kill_read: Cell::new(Some(kill_switch)),
             responses: responses.map_err(unavailable),
             now,
             read_only: false,
@@ -97,7 +126,11 @@ impl<'a> StoreState<'a> {
 
 impl StateView for StoreState<'_> {
     fn kill_switch(&self) -> Result<KillSwitch, StateError> {
-        let state = self.store.kill_switch().map_err(unavailable)?;
+        let state = match self.kill_read.take() {
+            Some(read) => read,
+            None => self.store.kill_switch(),
+        }
+        .map_err(unavailable)?;
         let stored = match state.mode {
             KillMode::Off => KillSwitch::Off,
             KillMode::DenyWrites => KillSwitch::DenyWrites,
@@ -148,6 +181,8 @@ impl StateView for StoreState<'_> {
     /// The session's consecutive rejections of this tool and shape.
     fn rejections(&self, session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError> {
         let n = match self.counters_of(session)? {
+            // Nothing counted per reason: no marker to build and look up.
+            Some(c) if c.consecutive_by_reason.is_empty() => 0,
             Some(c) => c.consecutive(&shape_marker(tool, shape)),
             None => self
                 .store

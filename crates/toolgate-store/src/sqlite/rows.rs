@@ -11,9 +11,23 @@ use crate::rules::chain::{self, StoredRow};
 use crate::rules::record::{digest, EntryColumns, RawRecord};
 use crate::time::Timestamp;
 
-pub(crate) const AUDIT_COLUMNS: &str =
-    "seq, time, verdict, user, session, tool, call_id, reasons, \
-     policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v";
+/// The audit table's columns, in the order records are read and written.
+macro_rules! audit_columns {
+    () => {
+        "seq, time, verdict, user, session, tool, call_id, reasons, \
+         policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v"
+    };
+}
+
+pub(crate) const AUDIT_COLUMNS: &str = audit_columns!();
+
+/// Appends one record (one parameter per column), a statement written out
+/// once.
+const INSERT_AUDIT: &str = concat!(
+    "INSERT INTO audit (",
+    audit_columns!(),
+    ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+);
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
      expires_at, state, decided_by, decided_at, note, used_at, uses";
@@ -184,12 +198,7 @@ impl Chain {
         let seq_i = i64::try_from(seq)
             .map_err(|_| Error::new(ErrorCode::Full, "the audit chain is full"))?;
         let columns = EntryColumns::of(entry)?;
-        let mut stmt = conn
-            .prepare_cached(&format!(
-                "INSERT INTO audit ({AUDIT_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
-            ))
-            .map_err(db)?;
+        let mut stmt = conn.prepare_cached(INSERT_AUDIT).map_err(db)?;
         stmt.execute(rusqlite::params![
             seq_i,
             entry.time.unix_millis(),
