@@ -705,6 +705,7 @@ fn skip_whitespace(input: &[u8], mut pos: usize) -> usize {
 }
 
 /// A member's unescaped name.
+#[inline]
 fn name_of<'t>(text: &'t str, keys: &'t str, (a, b): (usize, usize), owned: bool) -> &'t str {
     let from = if owned { keys } else { text };
     from.get(a..b).unwrap_or_default()

@@ -5,7 +5,7 @@ use toolgate_json::{ParseOptions, Read, Reader};
 
 use crate::error::ValidationErrors;
 use crate::schema::Schema;
-use crate::stream::{Frame, Target, Walk};
+use crate::stream::{Frame, Walk};
 
 /// A reusable strict checker: raw argument bytes in, a [`Verdict`] out. On
 /// success, the canonical text (RFC 8785) and its digest; on a rejection,
@@ -108,13 +108,7 @@ impl Checker {
     pub fn is_valid(&mut self, schema: &Schema, input: &[u8]) -> bool {
         let compiled = schema.compiled();
         if !compiled.uses_dynamic_scope {
-            self.frames.clear();
-            let mut walk = Walk {
-                schema: compiled,
-                frames: &mut self.frames,
-                next: Target::Node(compiled.root),
-                skip: 0,
-            };
+            let mut walk = Walk::new(compiled, &mut self.frames);
             if self.reader.scan(input, &mut walk) == Read::Accepted {
                 return true;
             }
@@ -129,13 +123,7 @@ impl Checker {
     pub fn check<'c>(&'c mut self, schema: &Schema, input: &[u8]) -> Verdict<'c> {
         let compiled = schema.compiled();
         if !compiled.uses_dynamic_scope {
-            self.frames.clear();
-            let mut walk = Walk {
-                schema: compiled,
-                frames: &mut self.frames,
-                next: Target::Node(compiled.root),
-                skip: 0,
-            };
+            let mut walk = Walk::new(compiled, &mut self.frames);
             if self.reader.read(input, &mut walk) == Read::Accepted {
                 return Verdict::Valid(Valid {
                     canonical: self.reader.canonical(),

@@ -307,9 +307,25 @@ pub(crate) struct Walk<'s> {
     pub(crate) next: Target,
     /// Open containers inside one that passes whatever it holds.
     pub(crate) skip: usize,
+    /// The plan of the innermost open object, for its member names: set
+    /// when an object opens and whenever a container closes, so it is
+    /// fetched by node id once per object instead of once per member.
+    pub(crate) object: Option<&'s ObjectPlan>,
 }
 
-impl Walk<'_> {
+impl<'s> Walk<'s> {
+    /// A walk of one document against `schema`, on the caller's stack.
+    pub(crate) fn new(schema: &'s Compiled, frames: &'s mut Vec<Frame>) -> Self {
+        frames.clear();
+        Walk {
+            schema,
+            frames,
+            next: Target::Node(schema.root),
+            skip: 0,
+            object: None,
+        }
+    }
+
     /// What the value starting now must satisfy, and the evaluation depth
     /// it starts at.
     fn target(&mut self) -> (Target, usize) {
@@ -389,6 +405,9 @@ impl Walk<'_> {
             self.skip = 1;
             return true;
         }
+        if object {
+            self.object = self.object_plan(id);
+        }
         self.frames.push(if object {
             Frame::Object {
                 node: id,
@@ -407,7 +426,15 @@ impl Walk<'_> {
         true
     }
 
-    fn object_plan(&self, node: NodeId) -> Option<&ObjectPlan> {
+    /// Sets the cached object plan for the container now innermost.
+    fn reenter(&mut self) {
+        self.object = match self.frames.last() {
+            Some(Frame::Object { node, .. }) => self.object_plan(*node),
+            _ => None,
+        };
+    }
+
+    fn object_plan(&self, node: NodeId) -> Option<&'s ObjectPlan> {
         match self.schema.plans.get(node) {
             Some(Plan::Own {
                 object: Check::Walk(o),
@@ -436,7 +463,6 @@ impl Visitor for Walk<'_> {
             return Name::Go;
         }
         let Some(Frame::Object {
-            node,
             seen,
             also_seen,
             count,
@@ -445,11 +471,7 @@ impl Visitor for Walk<'_> {
         else {
             return Name::Stop;
         };
-        let Some(Plan::Own {
-            object: Check::Walk(plan),
-            ..
-        }) = self.schema.plans.get(*node)
-        else {
+        let Some(plan) = self.object else {
             return Name::Stop;
         };
         *count += 1;
@@ -495,6 +517,7 @@ impl Visitor for Walk<'_> {
         else {
             return false;
         };
+        self.reenter();
         let Some(plan) = self.object_plan(node) else {
             return false;
         };
@@ -521,6 +544,7 @@ impl Visitor for Walk<'_> {
         let Some(Frame::Array { node, index, .. }) = self.frames.pop() else {
             return false;
         };
+        self.reenter();
         let Some(Plan::Own {
             array: Check::Walk(plan),
             ..
