@@ -12,10 +12,12 @@
 //! `notifications/tools/list_changed` — means the same in both eras; the
 //! HTTP layer adds the 2026-07-28 `resultType` to every result.
 
+use std::future::Future;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 use toolgate_json::{Object, Value};
 
 use crate::frame::{self, Line, RequestId};
@@ -74,24 +76,9 @@ async fn run<UO, UI, PI, PO>(
             Ok(Some(init)) => Some(init),
             _ => None,
         };
-    // Upstream → proxy, as it is.
-    let tx_up = tx.clone();
-    let inward = tokio::spawn(async move {
-        while let Ok(Some(line)) = frame::read_line(&mut up_out, max).await {
-            if let Line::Frame(bytes) = line {
-                if tx_up
-                    .send(String::from_utf8_lossy(&bytes).into_owned())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        }
-    });
+    let inward = pump_inward(up_out, tx.clone(), max);
     // Proxy → upstream; a session-era upstream's discover is answered here.
     let parse = frame::parse_options(max);
-    let mut inward = inward;
     let outward = async {
         while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
             if let Some(init) = &legacy {
@@ -115,15 +102,42 @@ async fn run<UO, UI, PI, PO>(
         }
         let _ = up_in.shutdown().await;
     };
-    // The upstream's end is the end of this server for the proxy.
+    until_the_upstream_ends(outward, inward).await;
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// Upstream → proxy, line by line as it is, until the upstream ends or
+/// the proxy's side is gone.
+fn pump_inward<UO>(mut up_out: UO, tx: mpsc::Sender<String>, max: usize) -> JoinHandle<()>
+where
+    UO: AsyncBufRead + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = frame::read_line(&mut up_out, max).await {
+            if let Line::Frame(bytes) = line {
+                if tx
+                    .send(String::from_utf8_lossy(&bytes).into_owned())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        }
+    })
+}
+
+/// Runs `outward` (proxy → upstream) beside the upstream's `inward` pump:
+/// the upstream's end is the end of this server for the proxy, and when
+/// the proxy's side ends first the upstream gets 5 s to finish.
+async fn until_the_upstream_ends(outward: impl Future<Output = ()>, mut inward: JoinHandle<()>) {
     tokio::select! {
         () = outward => {
             let _ = tokio::time::timeout(Duration::from_secs(5), &mut inward).await;
         }
         _ = &mut inward => {}
     }
-    drop(tx);
-    let _ = writer.await;
 }
 
 /// Asks `server/discover`; on a refusal, initializes the upstream. The
@@ -297,21 +311,7 @@ async fn run_legacy<UO, UI, PI, PO>(
             }
         }
     }
-    let tx_up = tx.clone();
-    let inward = tokio::spawn(async move {
-        while let Ok(Some(line)) = frame::read_line(&mut up_out, max).await {
-            if let Line::Frame(bytes) = line {
-                if tx_up
-                    .send(String::from_utf8_lossy(&bytes).into_owned())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        }
-    });
-    let mut inward = inward;
+    let inward = pump_inward(up_out, tx.clone(), max);
     let outward = async {
         while let Ok(Some(Line::Frame(bytes))) = frame::read_line(&mut from_proxy, max).await {
             let line = match &envelope {
@@ -334,13 +334,7 @@ async fn run_legacy<UO, UI, PI, PO>(
         }
         let _ = up_in.shutdown().await;
     };
-    // The upstream's end is the end of this server for the proxy.
-    tokio::select! {
-        () = outward => {
-            let _ = tokio::time::timeout(Duration::from_secs(5), &mut inward).await;
-        }
-        _ = &mut inward => {}
-    }
+    until_the_upstream_ends(outward, inward).await;
     drop(tx);
     let _ = writer.await;
 }
