@@ -38,6 +38,7 @@
 //!   as it came (it carries no call).
 
 mod api;
+mod items;
 mod request;
 mod rewrite;
 #[cfg(feature = "server")]
@@ -48,8 +49,9 @@ mod stream;
 mod upstream;
 
 pub use crate::api::Api;
+pub use crate::items::{item_role, ItemRole, MESSAGES_BUILT_IN, RESPONSES_BUILT_IN};
 pub use crate::request::{rewrite_request, RequestOptions, RequestReport, ResultFindings};
-pub use crate::rewrite::{refusal, rewrite_json, Refusal, MARKUP_REMOVED};
+pub use crate::rewrite::{check_items, refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};
 pub use crate::sse::{Event, Reader as SseReader, SseError};

@@ -1,25 +1,29 @@
-//! What the application receives in place of the model's calls: a call the
-//! gate allowed keeps its place with its arguments replaced by the canonical
-//! value the gate checked; a call it did not allow is withheld (removed), and
-//! the model-safe feedback stands in its place as assistant text
+//! What the application receives in place of the model's response: built
+//! from decisions, never filtered from the upstream's copy. Each output
+//! item is classified by the pass list ([`crate::items`]): a call the gate
+//! allowed is rebuilt from its decision (its identity as the gate read it,
+//! the canonical value it checked); a call it did not allow is withheld,
+//! and the model-safe feedback stands in its place as assistant text
 //! (`on_deny = "feedback"`), or the whole response becomes an error
-//! (`on_deny = "error"`). Items the provider runs or the gate cannot read
-//! (server-side tools, unsupported call items) are removed unless
-//! `pass_through` names their type. Every response carries a `toolgate`
-//! member: one entry per proposed call (call id, tool, verdict, reason
-//! codes, the pending approval's id, the digest), for the application to
-//! act on. With `strip_markup`, text in which the gate found tool-call
-//! markup is replaced (streamed text has passed already: there the markup
-//! is reported, not stripped).
+//! (`on_deny = "error"`); text passes; any other item refuses the whole
+//! response. Every response carries a `toolgate` member (an upstream's
+//! own is removed, at any depth): one entry per proposed call (call id,
+//! tool, verdict, reason codes, the pending approval's id, the digest), for
+//! the application to act on. With `strip_markup`, text in which the gate
+//! found tool-call markup is replaced (streamed text has passed already:
+//! there the markup is reported, not stripped).
 
 use std::borrow::Cow;
 
-use toolgate::adapter::{Envelope, FindingCode, ProposedCall};
+use toolgate::adapter::{CallKind, Envelope, ProposedCall};
 use toolgate::config::OnDeny;
 use toolgate::{Code, Decision, Decisions, Verdict};
 use toolgate_json::{Object, Value};
 
 use crate::api::Api;
+use crate::items::{
+    disposition, item_role, refused_message, strip_toolgate, Disposition, ItemRole, TOOLGATE,
+};
 
 /// A response that is not handed on: why, in words safe to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,21 +104,6 @@ pub fn summary(decisions: &Decisions) -> Value<'static> {
     Value::Object(o)
 }
 
-/// Whether a finding is about an item that must not reach the application
-/// unless `pass_through` names its type.
-pub fn blocks_item(code: Code) -> bool {
-    matches!(
-        code,
-        Code::Finding(FindingCode::ServerSideCall | FindingCode::UnsupportedCallItem)
-    )
-}
-
-/// `pointer` split into its parent and its last token as an index.
-fn parent_index(pointer: &str) -> Option<(&str, usize)> {
-    let (parent, last) = pointer.rsplit_once('/')?;
-    Some((parent, last.parse().ok()?))
-}
-
 fn string(t: &str) -> Value<'static> {
     Value::String(Cow::Owned(t.to_owned()))
 }
@@ -123,9 +112,13 @@ fn string(t: &str) -> Value<'static> {
 /// `strip_markup`.
 pub const MARKUP_REMOVED: &str = "[toolgate] this text held tool-call markup and was removed";
 
-/// The non-streamed response `body`, rewritten (see the module docs). With
-/// `strip_markup`, a text in which the gate found tool-call markup (DSML,
-/// special tokens, tags, a JSON call) is replaced by [`MARKUP_REMOVED`].
+/// The non-streamed response `body`, rebuilt (see the module docs): every
+/// output item is classified by the pass list ([`crate::item_role`]); a
+/// call is released rebuilt from its decision (its identity as read, the
+/// canonical arguments) or withheld, text passes, and an item of any other
+/// type refuses the whole response (`item_refused`). With `strip_markup`,
+/// a text in which the gate found tool-call markup (DSML, special tokens,
+/// tags, a JSON call) is replaced by [`MARKUP_REMOVED`].
 pub fn rewrite_json(
     api: Api,
     body: &[u8],
@@ -134,10 +127,6 @@ pub fn rewrite_json(
     pass_through: &[String],
     strip_markup: bool,
 ) -> Result<Vec<u8>, Refusal> {
-    let broken = || Refusal {
-        code: "response_refused",
-        message: "toolgate could not rewrite the model's response".to_owned(),
-    };
     let mut root = toolgate_json::from_slice(body)
         .map_err(|_| broken())?
         .into_owned();
@@ -146,23 +135,7 @@ pub fn rewrite_json(
     if pairs.len() != envelope.calls.len() || pairs.len() != decisions.decisions().len() {
         return Err(broken());
     }
-    // Canonical arguments in place.
-    for (call, d) in &pairs {
-        if d.verdict() != Verdict::Allow {
-            continue;
-        }
-        let canonical = d.executable_args().ok_or_else(broken)?;
-        let value = match api {
-            Api::Messages => toolgate_json::from_slice(canonical.as_bytes())
-                .map_err(|_| broken())?
-                .into_owned(),
-            Api::ChatCompletions | Api::Responses => string(canonical),
-        };
-        let slot = root
-            .pointer_mut(&call.arguments_pointer)
-            .ok_or_else(broken)?;
-        *slot = value;
-    }
+    check_items(api, &root, pass_through)?;
     if strip_markup {
         for f in decisions.findings() {
             if let Code::Finding(code) = f.code {
@@ -178,117 +151,279 @@ pub fn rewrite_json(
             }
         }
     }
-    // What is removed: withheld calls, and items no call stands for.
-    let mut removals: Vec<(String, usize)> = Vec::new();
-    let mut feedback: Vec<(String, String)> = Vec::new();
-    for (call, d) in &pairs {
-        if d.verdict() == Verdict::Allow {
-            continue;
-        }
-        let (parent, index) = parent_index(&call.pointer).ok_or_else(broken)?;
-        removals.push((parent.to_owned(), index));
-        feedback.push((parent.to_owned(), feedback_text(d)));
-    }
-    for f in decisions.findings().iter().filter(|f| blocks_item(f.code)) {
-        let kind = root
-            .pointer(&f.pointer)
-            .and_then(Value::as_object)
-            .and_then(|o| o.get("type"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        if pass_through.iter().any(|p| p == kind) {
-            continue;
-        }
-        if let Some((parent, index)) = parent_index(&f.pointer) {
-            if !removals.contains(&(parent.to_owned(), index)) {
-                removals.push((parent.to_owned(), index));
-                feedback.push((
-                    parent.to_owned(),
-                    format!(
-                        "[toolgate] an item of type `{}` was withheld: {}",
-                        safe(kind),
-                        f.code
-                    ),
-                ));
-            }
-        }
-    }
-    removals.sort_by_key(|r| std::cmp::Reverse(r.1));
-    for (parent, index) in &removals {
-        if let Some(Value::Array(items)) = root.pointer_mut(parent) {
-            if *index < items.len() {
-                items.remove(*index);
-            }
-        }
-    }
+    strip_toolgate(&mut root);
+    let released = Released { pairs: &pairs };
     match api {
-        Api::ChatCompletions => chat_after(&mut root, &feedback),
-        Api::Responses => responses_after(&mut root, &feedback),
-        Api::Messages => messages_after(&mut root, &feedback),
+        Api::ChatCompletions => rebuild_chat(&mut root, &released)?,
+        Api::Responses => rebuild_responses(&mut root, &released)?,
+        Api::Messages => rebuild_messages(&mut root, &released)?,
     }
     if let Value::Object(o) = &mut root {
-        o.insert("toolgate", summary(decisions));
+        o.insert(TOOLGATE, summary(decisions));
     }
     Ok(toolgate_json::canonical::to_string(&root).into_bytes())
 }
 
-/// Text a provider gave, shown inside feedback: printable ASCII only.
-fn safe(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_ascii_graphic())
-        .take(64)
-        .collect()
+fn broken() -> Refusal {
+    Refusal {
+        code: "response_refused",
+        message: "toolgate could not rewrite the model's response".to_owned(),
+    }
 }
 
-/// Chat: feedback joins the message's content; a message left without
-/// calls loses `tool_calls` and finishes `stop`.
-fn chat_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
-    let Some(Value::Array(choices)) = root.pointer_mut("/choices") else {
-        return;
-    };
-    for (i, choice) in choices.iter_mut().enumerate() {
-        let tool_calls = format!("/choices/{i}/message/tool_calls");
-        let texts: Vec<&str> = feedback
-            .iter()
-            .filter(|(p, _)| *p == tool_calls)
-            .map(|(_, t)| t.as_str())
-            .collect();
-        let Value::Object(c) = choice else { continue };
-        let mut emptied = false;
-        if let Some(Value::Object(m)) = c.get_mut("message") {
-            if !texts.is_empty() {
-                let joined = texts.join("\n");
-                let content = match m.get("content").and_then(Value::as_str) {
-                    Some(t) if !t.is_empty() => format!("{t}\n\n{joined}"),
-                    _ => joined,
-                };
-                m.insert("content", string(&content));
-            }
-            if m.get("tool_calls")
+/// The refusal of a response holding an item of type `kind` that is not on
+/// the pass list.
+pub(crate) fn item_refused(kind: &str) -> Refusal {
+    Refusal {
+        code: "item_refused",
+        message: refused_message(kind),
+    }
+}
+
+/// The type of an item (`""` when it has none).
+fn kind_of<'v>(item: &'v Value<'_>) -> &'v str {
+    item.as_object()
+        .and_then(|o| o.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// Whether every output item of the response `root` is on the pass list
+/// (with `pass_through`): a call, text, or a built-in item it names.
+pub fn check_items(api: Api, root: &Value<'_>, pass_through: &[String]) -> Result<(), Refusal> {
+    let mut kinds: Vec<&str> = Vec::new();
+    match api {
+        Api::ChatCompletions => {
+            for choice in root
+                .pointer("/choices")
                 .and_then(Value::as_array)
-                .is_some_and(<[_]>::is_empty)
+                .unwrap_or_default()
             {
-                m.remove("tool_calls");
-                emptied = true;
+                let calls = choice
+                    .pointer("/message/tool_calls")
+                    .and_then(Value::as_array)
+                    .unwrap_or_default();
+                // An entry without a `type` is a function call (as the
+                // gate reads it).
+                kinds.extend(calls.iter().map(
+                    |c| match c.as_object().and_then(|o| o.get("type")) {
+                        None | Some(Value::Null) => "function",
+                        Some(_) => kind_of(c),
+                    },
+                ));
             }
         }
-        if emptied && c.get("finish_reason").and_then(Value::as_str) == Some("tool_calls") {
+        Api::Responses | Api::Messages => {
+            let list = if api == Api::Responses {
+                "/output"
+            } else {
+                "/content"
+            };
+            kinds.extend(
+                root.pointer(list)
+                    .and_then(Value::as_array)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(kind_of),
+            );
+        }
+    }
+    match kinds
+        .into_iter()
+        .find(|k| disposition(api, k, pass_through) == Disposition::Refuse)
+    {
+        Some(k) => Err(item_refused(k)),
+        None => Ok(()),
+    }
+}
+
+/// The calls of a response with their decisions, found by the pointer of
+/// the call in the body.
+struct Released<'a> {
+    pairs: &'a [(&'a ProposedCall, &'a Decision)],
+}
+
+impl<'a> Released<'a> {
+    /// The call read at `pointer` and its decision: an item the gate did
+    /// not read as a call is never released.
+    fn at(&self, pointer: &str) -> Result<(&'a ProposedCall, &'a Decision), Refusal> {
+        self.pairs
+            .iter()
+            .find(|(c, _)| c.pointer == pointer)
+            .copied()
+            .ok_or_else(broken)
+    }
+}
+
+/// The arguments a released call carries: the canonical text, or for a
+/// custom tool's free text the text itself.
+fn released_text(call: &ProposedCall, canonical: &str) -> Option<String> {
+    match call.kind {
+        CallKind::Custom => toolgate_json::from_slice(canonical.as_bytes())
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned)),
+        _ => Some(canonical.to_owned()),
+    }
+}
+
+/// A Chat Completions `tool_calls` entry rebuilt from its decision.
+pub(crate) fn chat_call(
+    call: &ProposedCall,
+    canonical: &str,
+    index: Option<u64>,
+) -> Option<Value<'static>> {
+    let text = released_text(call, canonical)?;
+    let (kind, args_key) = match call.kind {
+        CallKind::Custom => ("custom", "input"),
+        _ => ("function", "arguments"),
+    };
+    let mut f = Object::new();
+    f.insert("name", string(&call.name));
+    f.insert(args_key, string(&text));
+    let mut tc = Object::new();
+    if let Some(i) = index {
+        tc.insert("index", Value::Number(i.into()));
+    }
+    tc.insert("id", call.call_id.as_deref().map_or(Value::Null, string));
+    tc.insert("type", string(kind));
+    tc.insert(kind, Value::Object(f));
+    Some(Value::Object(tc))
+}
+
+/// A Responses call item rebuilt from its decision.
+pub(crate) fn responses_call(
+    call: &ProposedCall,
+    canonical: &str,
+    id: &str,
+) -> Option<Object<'static>> {
+    let text = released_text(call, canonical)?;
+    let (kind, args_key) = match call.kind {
+        CallKind::Custom => ("custom_tool_call", "input"),
+        _ => ("function_call", "arguments"),
+    };
+    let mut item = Object::new();
+    item.insert("type", string(kind));
+    item.insert("id", string(id));
+    item.insert(
+        "call_id",
+        call.call_id.as_deref().map_or(Value::Null, string),
+    );
+    item.insert("name", string(&call.name));
+    item.insert(args_key, string(&text));
+    item.insert("status", string("completed"));
+    Some(item)
+}
+
+/// An Anthropic `tool_use` block rebuilt from its decision, its `input`
+/// the canonical value.
+fn messages_call(call: &ProposedCall, canonical: &str) -> Option<Value<'static>> {
+    let input = toolgate_json::from_slice(canonical.as_bytes())
+        .ok()?
+        .into_owned();
+    let mut block = Object::new();
+    block.insert("type", string("tool_use"));
+    block.insert("id", call.call_id.as_deref().map_or(Value::Null, string));
+    block.insert("name", string(&call.name));
+    block.insert("input", input);
+    Some(Value::Object(block))
+}
+
+/// Chat: each choice's calls rebuilt from their decisions; feedback joins
+/// the message's content; a message left without calls finishes `stop`.
+fn rebuild_chat(root: &mut Value<'static>, released: &Released<'_>) -> Result<(), Refusal> {
+    let Some(Value::Array(choices)) = root.pointer_mut("/choices") else {
+        return Err(broken());
+    };
+    for (i, choice) in choices.iter_mut().enumerate() {
+        let Value::Object(c) = choice else {
+            return Err(broken());
+        };
+        let Some(Value::Object(m)) = c.get_mut("message") else {
+            return Err(broken());
+        };
+        let at = format!("/choices/{i}/message");
+        let mut calls = Vec::new();
+        let mut texts = Vec::new();
+        let upstream_calls = match m.remove("tool_calls") {
+            Some(Value::Array(items)) => items,
+            None | Some(Value::Null) => Vec::new(),
+            Some(_) => return Err(broken()),
+        };
+        for j in 0..upstream_calls.len() {
+            let (call, d) = released.at(&format!("{at}/tool_calls/{j}"))?;
+            match d.executable_args() {
+                Some(args) => calls.push(chat_call(call, args, None).ok_or_else(broken)?),
+                None => texts.push(feedback_text(d)),
+            }
+        }
+        let mut legacy = false;
+        if let Some(fc) = m.remove("function_call") {
+            if !fc.is_null() {
+                let (call, d) = released.at(&format!("{at}/function_call"))?;
+                match d.executable_args() {
+                    Some(args) => {
+                        let mut f = Object::new();
+                        f.insert("name", string(&call.name));
+                        f.insert("arguments", string(args));
+                        m.insert("function_call", Value::Object(f));
+                        legacy = true;
+                    }
+                    None => texts.push(feedback_text(d)),
+                }
+            }
+        }
+        if !texts.is_empty() {
+            let joined = texts.join("\n");
+            let content = match m.get("content").and_then(Value::as_str) {
+                Some(t) if !t.is_empty() => format!("{t}\n\n{joined}"),
+                _ => joined,
+            };
+            m.insert("content", string(&content));
+        }
+        let none_left = calls.is_empty() && !legacy;
+        if !calls.is_empty() {
+            m.insert("tool_calls", Value::Array(calls));
+        }
+        let reason = c.get("finish_reason").and_then(Value::as_str);
+        if none_left && matches!(reason, Some("tool_calls" | "function_call")) {
             c.insert("finish_reason", string("stop"));
         }
     }
+    Ok(())
 }
 
-/// Responses: feedback becomes one assistant message item at the end.
-fn responses_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
-    if feedback.is_empty() {
-        return;
-    }
+/// Responses: the output rebuilt item by item; feedback becomes one
+/// assistant message item at the end.
+fn rebuild_responses(root: &mut Value<'static>, released: &Released<'_>) -> Result<(), Refusal> {
     let Some(Value::Array(output)) = root.pointer_mut("/output") else {
-        return;
+        return Err(broken());
     };
-    let text: Vec<&str> = feedback.iter().map(|(_, t)| t.as_str()).collect();
-    let item = feedback_item(&text.join("\n"));
-    output.push(Value::Object(item));
+    let upstream = std::mem::take(output);
+    let mut texts = Vec::new();
+    for (k, item) in upstream.into_iter().enumerate() {
+        if item_role(Api::Responses, kind_of(&item)) != ItemRole::Call {
+            output.push(item);
+            continue;
+        }
+        let (call, d) = released.at(&format!("/output/{k}"))?;
+        match d.executable_args() {
+            Some(args) => {
+                let id = item
+                    .as_object()
+                    .and_then(|o| o.get("id"))
+                    .and_then(Value::as_str)
+                    .map_or_else(|| format!("fc_toolgate_{}", call.index), str::to_owned);
+                output.push(Value::Object(
+                    responses_call(call, args, &id).ok_or_else(broken)?,
+                ));
+            }
+            None => texts.push(feedback_text(d)),
+        }
+    }
+    if !texts.is_empty() {
+        output.push(Value::Object(feedback_item(&texts.join("\n"))));
+    }
+    Ok(())
 }
 
 /// The Responses output item that carries feedback: an assistant message.
@@ -306,24 +441,35 @@ pub fn feedback_item(text: &str) -> Object<'static> {
     item
 }
 
-/// Messages: feedback becomes a text block at the end; a message left
-/// without `tool_use` blocks stops `end_turn`.
-fn messages_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
+/// Messages: the content rebuilt block by block; feedback becomes a text
+/// block at the end; a message left without `tool_use` blocks stops
+/// `end_turn`.
+fn rebuild_messages(root: &mut Value<'static>, released: &Released<'_>) -> Result<(), Refusal> {
+    let Some(Value::Array(content)) = root.pointer_mut("/content") else {
+        return Err(broken());
+    };
+    let upstream = std::mem::take(content);
+    let mut texts = Vec::new();
     let mut has_tool_use = false;
-    if let Some(Value::Array(content)) = root.pointer_mut("/content") {
-        if !feedback.is_empty() {
-            let text: Vec<&str> = feedback.iter().map(|(_, t)| t.as_str()).collect();
-            let mut block = Object::new();
-            block.insert("type", string("text"));
-            block.insert("text", string(&text.join("\n")));
-            content.push(Value::Object(block));
+    for (k, block) in upstream.into_iter().enumerate() {
+        if item_role(Api::Messages, kind_of(&block)) != ItemRole::Call {
+            content.push(block);
+            continue;
         }
-        has_tool_use = content.iter().any(|b| {
-            b.as_object()
-                .and_then(|o| o.get("type"))
-                .and_then(Value::as_str)
-                == Some("tool_use")
-        });
+        let (call, d) = released.at(&format!("/content/{k}"))?;
+        match d.executable_args() {
+            Some(args) => {
+                content.push(messages_call(call, args).ok_or_else(broken)?);
+                has_tool_use = true;
+            }
+            None => texts.push(feedback_text(d)),
+        }
+    }
+    if !texts.is_empty() {
+        let mut block = Object::new();
+        block.insert("type", string("text"));
+        block.insert("text", string(&texts.join("\n")));
+        content.push(Value::Object(block));
     }
     if !has_tool_use {
         if let Value::Object(o) = root {
@@ -332,4 +478,5 @@ fn messages_after(root: &mut Value<'static>, feedback: &[(String, String)]) {
             }
         }
     }
+    Ok(())
 }

@@ -1,0 +1,203 @@
+//! The pass list: every output item type of each API and what the proxy
+//! does with it. One table per API, read by the JSON rewriter and the
+//! stream rewriter alike, so that a response and its stream can never be
+//! treated differently.
+//!
+//! | API | gated (decided, released rewritten) | passed as they came | built in (refused unless `pass_through` names them) |
+//! |---|---|---|---|
+//! | Chat Completions (`tool_calls[].type`) | `function`, `custom`; the legacy `function_call` | the message's text members | none |
+//! | Responses (`output[].type`) | `function_call`, `custom_tool_call` | `message`, `reasoning` | [`RESPONSES_BUILT_IN`] |
+//! | Messages (`content[].type`) | `tool_use` | `text`, `thinking`, `redacted_thinking` | [`MESSAGES_BUILT_IN`] |
+//!
+//! Every other type (Responses `program`, a type added to an API after this
+//! table, a misspelt one) is refused: the whole response is answered with
+//! an error in the provider's shape and its calls are audited as denied.
+
+use crate::api::Api;
+
+/// Responses output items that are tools the provider runs itself, or
+/// client-side tools the gate does not read: refused unless `pass_through`
+/// names them.
+pub const RESPONSES_BUILT_IN: [&str; 14] = [
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "tool_search_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
+    "computer_call",
+    "function_shell_call",
+    "compaction",
+];
+
+/// Messages content blocks of tools Anthropic runs itself, and their
+/// results: refused unless `pass_through` names them.
+pub const MESSAGES_BUILT_IN: [&str; 10] = [
+    "server_tool_use",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "container_upload",
+];
+
+/// What an output item type is to the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ItemRole {
+    /// A call the application runs: decided by the gate, released rewritten
+    /// from the decision or withheld.
+    Call,
+    /// Text, reasoning: passed on as it came.
+    Passed,
+    /// A built-in or server-side tool's item: refused unless `pass_through`
+    /// names its type.
+    BuiltIn,
+    /// Anything else: refused.
+    Unknown,
+}
+
+/// What the proxy does with one item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Disposition {
+    /// Decided by the gate.
+    Gate,
+    /// Handed on as it came.
+    Pass,
+    /// The whole response is refused.
+    Refuse,
+}
+
+/// The role of an output item of type `kind` in `api`'s responses (for
+/// Chat Completions, the `type` of a `tool_calls` entry).
+pub fn item_role(api: Api, kind: &str) -> ItemRole {
+    let (calls, passed, built_in): (&[&str], &[&str], &[&str]) = match api {
+        Api::ChatCompletions => (&["function", "custom"], &[], &[]),
+        Api::Responses => (
+            &["function_call", "custom_tool_call"],
+            &["message", "reasoning"],
+            &RESPONSES_BUILT_IN,
+        ),
+        Api::Messages => (
+            &["tool_use"],
+            &["text", "thinking", "redacted_thinking"],
+            &MESSAGES_BUILT_IN,
+        ),
+    };
+    if calls.contains(&kind) {
+        ItemRole::Call
+    } else if passed.contains(&kind) {
+        ItemRole::Passed
+    } else if built_in.contains(&kind) {
+        ItemRole::BuiltIn
+    } else {
+        ItemRole::Unknown
+    }
+}
+
+/// What happens to an item of type `kind`, with `pass_through`.
+pub(crate) fn disposition(api: Api, kind: &str, pass_through: &[String]) -> Disposition {
+    match item_role(api, kind) {
+        ItemRole::Call => Disposition::Gate,
+        ItemRole::Passed => Disposition::Pass,
+        ItemRole::BuiltIn if pass_through.iter().any(|p| p == kind) => Disposition::Pass,
+        ItemRole::BuiltIn | ItemRole::Unknown => Disposition::Refuse,
+    }
+}
+
+/// Why an item of type `kind` is refused, in words safe to show (the type
+/// reduced to printable ASCII and capped).
+pub(crate) fn refused_message(kind: &str) -> String {
+    let shown: String = kind
+        .chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(64)
+        .collect();
+    format!("toolgate refused the model's response: an item of type `{shown}` is not on the proxy's pass list")
+}
+
+/// The member toolgate writes its verdicts in.
+pub(crate) const TOOLGATE: &str = "toolgate";
+
+/// Removes every `toolgate` member, at any depth: that member is
+/// toolgate's alone, whatever the upstream put there.
+pub(crate) fn strip_toolgate(v: &mut toolgate_json::Value<'_>) {
+    use toolgate_json::Value;
+    match v {
+        Value::Object(o) => {
+            o.remove(TOOLGATE);
+            let names: Vec<String> = o.keys().map(str::to_owned).collect();
+            for name in names {
+                if let Some(child) = o.get_mut(&name) {
+                    strip_toolgate(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_toolgate),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_api_knows_its_calls_text_and_built_in_items() {
+        assert_eq!(item_role(Api::Responses, "function_call"), ItemRole::Call);
+        assert_eq!(item_role(Api::Responses, "reasoning"), ItemRole::Passed);
+        assert_eq!(
+            item_role(Api::Responses, "local_shell_call"),
+            ItemRole::BuiltIn
+        );
+        assert_eq!(item_role(Api::Responses, "program"), ItemRole::Unknown);
+        assert_eq!(item_role(Api::Messages, "tool_use"), ItemRole::Call);
+        assert_eq!(item_role(Api::Messages, "function_call"), ItemRole::Unknown);
+        assert_eq!(item_role(Api::ChatCompletions, "custom"), ItemRole::Call);
+        assert_eq!(
+            item_role(Api::ChatCompletions, "local_shell"),
+            ItemRole::Unknown
+        );
+    }
+
+    #[test]
+    fn pass_through_opens_built_in_items_only() {
+        let pass = vec!["web_search_call".to_owned(), "program".to_owned()];
+        assert_eq!(
+            disposition(Api::Responses, "web_search_call", &pass),
+            Disposition::Pass
+        );
+        assert_eq!(
+            disposition(Api::Responses, "web_search_call", &[]),
+            Disposition::Refuse
+        );
+        assert_eq!(
+            disposition(Api::Responses, "program", &pass),
+            Disposition::Refuse,
+            "an unknown type stays refused whatever the config says"
+        );
+    }
+
+    #[test]
+    fn toolgate_members_are_removed_at_any_depth() {
+        let mut v = toolgate_json::from_slice(
+            br#"{"toolgate":1,"a":[{"toolgate":{"x":1},"b":{"toolgate":true,"c":2}}]}"#,
+        )
+        .unwrap()
+        .into_owned();
+        strip_toolgate(&mut v);
+        assert_eq!(
+            toolgate_json::canonical::to_string(&v),
+            r#"{"a":[{"b":{"c":2}}]}"#
+        );
+    }
+}
