@@ -55,4 +55,4 @@ pub use crate::rewrite::{check_items, refusal, rewrite_json, Refusal, MARKUP_REM
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};
 pub use crate::sse::{Event, Reader as SseReader, SseError};
-pub use crate::stream::{Broken, Rewriter, Step};
+pub use crate::stream::{Broken, HeldCall, Rewriter, Step};

@@ -19,7 +19,8 @@ use toolgate::{Decision, Decisions};
 use toolgate_json::{canonical, Object, Value};
 
 use crate::api::Api;
-use crate::rewrite::{feedback_text, summary};
+use crate::items::{disposition, strip_toolgate, Disposition, TOOLGATE};
+use crate::rewrite::{chat_call, feedback_text, responses_call, summary};
 use crate::sse::Event;
 
 /// What one upstream event leads to.
@@ -34,6 +35,35 @@ pub enum Step {
 /// Why a stream cannot be handed on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Broken(pub &'static str);
+
+/// A call the stream held back (as the upstream named it), for the audit
+/// record of a stream refused as a whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HeldCall {
+    /// The provider's call id, if it gave one (at most
+    /// [`HeldCall::MAX_LEN`] bytes).
+    pub call_id: Option<String>,
+    /// The tool's name as the upstream gave it (at most
+    /// [`HeldCall::MAX_LEN`] bytes); `""` when none came.
+    pub name: String,
+}
+
+impl HeldCall {
+    /// The longest id or name kept, in bytes; longer ones are cut.
+    pub const MAX_LEN: usize = 256;
+    /// The most calls kept per stream (the adapter's default cap).
+    pub const MAX_CALLS: usize = toolgate::AdapterOptions::DEFAULT_MAX_CALLS;
+}
+
+/// `s` cut to at most [`HeldCall::MAX_LEN`] bytes at a character boundary.
+fn bounded(s: &str) -> String {
+    let mut end = s.len().min(HeldCall::MAX_LEN);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.get(..end).unwrap_or_default().to_owned()
+}
 
 /// One stream's rewriter.
 #[derive(Debug)]
@@ -53,6 +83,13 @@ pub struct Rewriter {
     terminal: Option<(String, Value<'static>)>,
     sequence: u64,
     ended: bool,
+    /// The calls held back, by their upstream position (chat: choice and
+    /// index; elsewhere the block or item index).
+    held_calls: Vec<((u64, u64), HeldCall)>,
+    /// Chat: the choices seen.
+    choices: Vec<u64>,
+    /// Responses: each passed item as it was sent, by the index sent.
+    sent_items: Vec<(u64, Value<'static>)>,
 }
 
 fn s(t: &str) -> Value<'static> {
@@ -95,6 +132,12 @@ fn only_state(v: &Value<'static>, inner: &str, list: &str) -> Value<'static> {
     Value::Object(out)
 }
 
+/// An upstream event as sent on: its `toolgate` members removed.
+fn upstream_event(name: Option<&str>, mut data: Value<'static>) -> String {
+    strip_toolgate(&mut data);
+    data_event(name, &data)
+}
+
 fn data_event(name: Option<&str>, data: &Value<'_>) -> String {
     Event {
         name: name.map(str::to_owned),
@@ -118,6 +161,37 @@ impl Rewriter {
             terminal: None,
             sequence: 0,
             ended: false,
+            held_calls: Vec::new(),
+            choices: Vec::new(),
+            sent_items: Vec::new(),
+        }
+    }
+
+    /// The calls the stream held back so far, as the upstream named them
+    /// (at most [`HeldCall::MAX_CALLS`]).
+    pub fn held_calls(&self) -> impl Iterator<Item = &HeldCall> {
+        self.held_calls.iter().map(|(_, c)| c)
+    }
+
+    /// Notes a held call at `at`, or what more it says of one noted.
+    fn hold(&mut self, at: (u64, u64), call_id: Option<&str>, name: Option<&str>) {
+        if let Some((_, c)) = self.held_calls.iter_mut().find(|(p, _)| *p == at) {
+            if c.call_id.is_none() {
+                c.call_id = call_id.map(bounded);
+            }
+            if c.name.is_empty() {
+                c.name = name.map(bounded).unwrap_or_default();
+            }
+            return;
+        }
+        if self.held_calls.len() < HeldCall::MAX_CALLS {
+            self.held_calls.push((
+                at,
+                HeldCall {
+                    call_id: call_id.map(bounded),
+                    name: name.map(bounded).unwrap_or_default(),
+                },
+            ));
         }
     }
 
@@ -199,42 +273,115 @@ impl Rewriter {
                 }
             }
         }
+        // Read whole before anything of it goes on: a chunk the gate
+        // could not read is never sent.
+        let Some(Value::Array(choices)) = o.get_mut("choices") else {
+            return Err(Broken("a chunk without a `choices` array"));
+        };
         let mut finished = false;
-        let mut content = false;
-        if let Some(Value::Array(choices)) = o.get_mut("choices") {
-            for c in choices.iter_mut() {
-                let Value::Object(c) = c else {
-                    return Err(Broken("a choice that is not an object"));
-                };
-                if c.get("finish_reason").is_some_and(|f| !f.is_null()) {
-                    finished = true;
-                }
-                if let Some(Value::Object(delta)) = c.get_mut("delta") {
-                    delta.remove("tool_calls");
-                    delta.remove("function_call");
-                }
-                // A chunk's choice carries a delta, never a whole message.
-                c.remove("message");
-                if let Some(Value::Object(delta)) = c.get_mut("delta") {
-                    content |= delta
-                        .iter()
-                        .any(|(k, v)| k != "role" && !v.is_null() && v.as_str() != Some(""));
-                    content |= delta.get("role").is_some();
+        let mut content = choices.is_empty();
+        for c in choices.iter_mut() {
+            let Value::Object(c) = c else {
+                return Err(Broken("a choice that is not an object"));
+            };
+            let index = c
+                .get("index")
+                .and_then(Value::as_number)
+                .and_then(|n| n.as_u64())
+                .ok_or(Broken("a choice without an index"))?;
+            if !self.choices.contains(&index) {
+                self.choices.push(index);
+            }
+            match c.get("finish_reason") {
+                None | Some(Value::Null) => {}
+                Some(Value::String(_)) => finished = true,
+                Some(_) => return Err(Broken("a finish reason that is not a string")),
+            }
+            // A chunk's choice carries a delta, never a whole message.
+            c.remove("message");
+            let delta = match c.get_mut("delta") {
+                None | Some(Value::Null) => continue,
+                Some(Value::Object(d)) => d,
+                Some(_) => return Err(Broken("a delta that is not an object")),
+            };
+            for k in ["content", "reasoning_content", "refusal", "role"] {
+                if !matches!(delta.get(k), None | Some(Value::Null | Value::String(_))) {
+                    return Err(Broken("a delta whose text is not a string"));
                 }
             }
-        } else {
-            // A chunk without choices (usage, with `include_usage`).
-            content = true;
+            let fragments = match delta.remove("tool_calls") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(f)) => f,
+                Some(_) => return Err(Broken("`tool_calls` that is not an array")),
+            };
+            for f in &fragments {
+                self.chat_fragment(index, f)?;
+            }
+            match delta.remove("function_call") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(f)) => {
+                    let name = f.get("name").and_then(Value::as_str);
+                    self.hold((index, u64::MAX), None, name);
+                }
+                Some(_) => return Err(Broken("a `function_call` that is not an object")),
+            }
+            content |= delta
+                .iter()
+                .any(|(k, v)| k != "role" && !v.is_null() && v.as_str() != Some(""));
+            content |= delta.get("role").is_some();
         }
         if finished || !self.held.is_empty() {
             self.held.push(chunk);
             return Ok(Step::Emit(String::new()));
         }
         Ok(Step::Emit(if content {
-            data_event(None, &chunk)
+            upstream_event(None, chunk)
         } else {
             String::new()
         }))
+    }
+
+    /// One `tool_calls` fragment: read (types checked, the call's type on
+    /// the pass list) and held.
+    fn chat_fragment(&mut self, choice: u64, f: &Value<'static>) -> Result<(), Broken> {
+        let Some(f) = f.as_object() else {
+            return Err(Broken("a tool call fragment that is not an object"));
+        };
+        let index = f
+            .get("index")
+            .and_then(Value::as_number)
+            .and_then(|n| n.as_u64())
+            .ok_or(Broken("a tool call fragment without an index"))?;
+        let kind = match f.get("type") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(k)) => Some(k.as_ref()),
+            Some(_) => return Err(Broken("a tool call type that is not a string")),
+        };
+        if kind.is_some_and(|k| disposition(Api::ChatCompletions, k, &[]) != Disposition::Gate) {
+            return Err(Broken("a tool call of a type off the pass list"));
+        }
+        let id = match f.get("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.as_ref()),
+            Some(_) => return Err(Broken("a tool call id that is not a string")),
+        };
+        let mut name = None;
+        for body in ["function", "custom"] {
+            match f.get(body) {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(b)) => {
+                    for k in ["name", "arguments", "input"] {
+                        if !matches!(b.get(k), None | Some(Value::Null | Value::String(_))) {
+                            return Err(Broken("a tool call fragment of the wrong type"));
+                        }
+                    }
+                    name = name.or(b.get("name").and_then(Value::as_str));
+                }
+                Some(_) => return Err(Broken("a tool call fragment of the wrong type")),
+            }
+        }
+        self.hold((choice, index), id, name.filter(|n| !n.is_empty()));
+        Ok(())
     }
 
     fn chat_chunk(&self, choice: u64, delta: Object<'static>) -> String {
@@ -269,19 +416,12 @@ impl Rewriter {
             let mut calls = Vec::new();
             let mut texts = Vec::new();
             for (call, d) in mine {
-                match d.executable_args() {
-                    Some(args) => {
-                        let mut f = Object::new();
-                        f.insert("name", s(&call.name));
-                        f.insert("arguments", s(args));
-                        let mut tc = Object::new();
-                        tc.insert("index", num(u64::try_from(calls.len()).unwrap_or(0)));
-                        tc.insert("id", call.call_id.as_deref().map_or(Value::Null, s));
-                        tc.insert("type", s("function"));
-                        tc.insert("function", Value::Object(f));
-                        calls.push(Value::Object(tc));
-                    }
-                    _ => texts.push(feedback_text(d)),
+                let released = d.executable_args().and_then(|args| {
+                    chat_call(call, args, Some(u64::try_from(calls.len()).unwrap_or(0)))
+                });
+                match released {
+                    Some(tc) => calls.push(tc),
+                    None => texts.push(feedback_text(d)),
                 }
             }
             if !texts.is_empty() {
@@ -295,6 +435,14 @@ impl Rewriter {
                 out.push_str(&self.chat_chunk(choice, delta));
                 released_in.push(choice);
             }
+        }
+        // The verdicts, where the SDKs' accumulators keep a message's
+        // members (`get_final_completion()`): one delta per choice.
+        let summary_value = summary(decisions);
+        for choice in self.choices.clone() {
+            let mut delta = Object::new();
+            delta.insert(TOOLGATE, summary_value.clone());
+            out.push_str(&self.chat_chunk(choice, delta));
         }
         let held = std::mem::take(&mut self.held);
         let last = held.len().saturating_sub(1);
@@ -322,8 +470,11 @@ impl Rewriter {
                         }
                     }
                 }
+            }
+            strip_toolgate(&mut chunk);
+            if let Value::Object(o) = &mut chunk {
                 if i == last {
-                    o.insert("toolgate", summary(decisions));
+                    o.insert(TOOLGATE, summary_value.clone());
                 }
             }
             out.push_str(&data_event(None, &chunk));
@@ -348,29 +499,42 @@ impl Rewriter {
         match kind.as_str() {
             // The message's state goes on without content: blocks arrive
             // (and are checked) one by one.
-            "message_start" => Ok(Step::Emit(data_event(
+            "message_start" => Ok(Step::Emit(upstream_event(
                 Some(&kind),
-                &only_state(&v, "message", "content"),
+                only_state(&v, "message", "content"),
             ))),
-            "ping" => Ok(Step::Emit(data_event(Some(&kind), &only_state(&v, "", "")))),
+            "ping" => Ok(Step::Emit(upstream_event(
+                Some(&kind),
+                only_state(&v, "", ""),
+            ))),
             "content_block_start" => {
                 let index = index.ok_or(Broken("a block without an index"))?;
                 let block = field(&v, "content_block")
                     .map(type_of)
                     .unwrap_or("")
                     .to_owned();
-                let keep = matches!(block.as_str(), "text" | "thinking" | "redacted_thinking")
-                    || (block != "tool_use" && self.pass_through.contains(&block));
                 if self.map.iter().any(|(u, _)| *u == index) {
                     return Err(Broken("a block started twice"));
                 }
+                let keep = match disposition(Api::Messages, &block, &self.pass_through) {
+                    Disposition::Pass => true,
+                    Disposition::Gate => {
+                        let b = field(&v, "content_block");
+                        let text = |k: &str| b.and_then(|b| field(b, k)).and_then(Value::as_str);
+                        self.hold((0, index), text("id"), text("name"));
+                        false
+                    }
+                    Disposition::Refuse => {
+                        return Err(Broken("a block of a type off the pass list"))
+                    }
+                };
                 self.kinds.push((index, block.clone()));
                 match self.out_index(index, keep) {
                     Some(out) => {
                         if let Value::Object(o) = &mut v {
                             o.insert("index", num(out));
                         }
-                        Ok(Step::Emit(data_event(Some(&kind), &v)))
+                        Ok(Step::Emit(upstream_event(Some(&kind), v)))
                     }
                     None => Ok(Step::Emit(String::new())),
                 }
@@ -400,7 +564,7 @@ impl Rewriter {
                         if let Value::Object(o) = &mut v {
                             o.insert("index", num(out));
                         }
-                        Ok(Step::Emit(data_event(Some(&kind), &v)))
+                        Ok(Step::Emit(upstream_event(Some(&kind), v)))
                     }
                     None => Ok(Step::Emit(String::new())),
                 }
@@ -480,6 +644,7 @@ impl Rewriter {
             out.push_str(&self.whole_block(start, delta));
         }
         if let Some((kind, mut v)) = self.terminal.take() {
+            strip_toolgate(&mut v);
             if let Value::Object(o) = &mut v {
                 if let Some(Value::Object(delta)) = o.get_mut("delta") {
                     let reason = delta
@@ -490,7 +655,7 @@ impl Rewriter {
                         delta.insert("stop_reason", s("end_turn"));
                     }
                 }
-                o.insert("toolgate", summary(decisions));
+                o.insert(TOOLGATE, summary(decisions));
             }
             out.push_str(&data_event(Some(&kind), &v));
         }
@@ -523,12 +688,13 @@ impl Rewriter {
             "response.created" | "response.in_progress" | "response.queued" => {
                 // Only the response's state goes on, with no output: items
                 // arrive (and are checked) one by one.
-                Ok(Step::Emit(data_event(
+                Ok(Step::Emit(upstream_event(
                     Some(&kind),
-                    &only_state(&v, "response", "output"),
+                    only_state(&v, "response", "output"),
                 )))
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                self.check_final_output(&v)?;
                 self.terminal = Some((kind, v));
                 self.ended = true;
                 Ok(Step::End)
@@ -537,11 +703,19 @@ impl Rewriter {
             "response.output_item.added" => {
                 let index = output_index.ok_or(Broken("an item without an output index"))?;
                 let item = field(&v, "item").map(type_of).unwrap_or("").to_owned();
-                let keep = matches!(item.as_str(), "message" | "reasoning")
-                    || (item != "function_call" && self.pass_through.contains(&item));
                 if self.map.iter().any(|(u, _)| *u == index) {
                     return Err(Broken("an item added twice"));
                 }
+                let keep = match disposition(Api::Responses, &item, &self.pass_through) {
+                    Disposition::Pass => true,
+                    Disposition::Gate => {
+                        self.hold_item(index, &v);
+                        false
+                    }
+                    Disposition::Refuse => {
+                        return Err(Broken("an item of a type off the pass list"))
+                    }
+                };
                 self.kinds.push((index, item.clone()));
                 self.emit_mapped(&kind, v, index, keep)
             }
@@ -571,6 +745,9 @@ impl Rewriter {
                         return Err(Broken("an event that does not belong to its item"));
                     }
                     let keep = self.mapped(index).is_some();
+                    if kind == "response.output_item.done" && !keep {
+                        self.hold_item(index, &v);
+                    }
                     self.emit_mapped(&kind, v, index, keep)
                 }
                 // Other events without an item: nothing checked rides on
@@ -589,13 +766,57 @@ impl Rewriter {
     ) -> Result<Step, Broken> {
         match self.out_index(index, keep) {
             Some(out) => {
+                strip_toolgate(&mut v);
                 if let Value::Object(o) = &mut v {
                     o.insert("output_index", num(out));
+                }
+                // The item as it was sent, for the terminal event's output.
+                if kind.starts_with("response.output_item.") {
+                    if let Some(item) = field(&v, "item") {
+                        let item = item.clone();
+                        match self.sent_items.iter_mut().find(|(i, _)| *i == out) {
+                            Some((_, slot)) => *slot = item,
+                            None => self.sent_items.push((out, item)),
+                        }
+                    }
                 }
                 Ok(Step::Emit(data_event(Some(kind), &v)))
             }
             None => Ok(Step::Emit(String::new())),
         }
+    }
+
+    /// Notes the call item of an `output_item` event at `index` as held.
+    fn hold_item(&mut self, index: u64, v: &Value<'static>) {
+        let item = field(v, "item");
+        let text = |k: &str| item.and_then(|i| field(i, k)).and_then(Value::as_str);
+        self.hold((0, index), text("call_id"), text("name"));
+    }
+
+    /// The terminal event's `response.output`, read whole: every item must
+    /// be one the stream added, at its index, of the type it was added as.
+    /// (The gate compares each call item with the call the stream
+    /// assembled.) Anything else refuses the stream.
+    fn check_final_output(&self, v: &Value<'static>) -> Result<(), Broken> {
+        let output = match v.pointer("/response/output") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(Broken("a final output that is not an array")),
+        };
+        for (k, item) in output.iter().enumerate() {
+            let k = u64::try_from(k).map_err(|_| Broken("a final output too long"))?;
+            let added = self
+                .kinds
+                .iter()
+                .find(|(u, _)| *u == k)
+                .map(|(_, kind)| kind.as_str());
+            if added != Some(type_of(item))
+                || !item.as_object().is_some_and(|o| o.contains_key("type"))
+            {
+                return Err(Broken("the final output holds an item the stream did not"));
+            }
+        }
+        Ok(())
     }
 
     fn responses_event(&mut self, kind: &str, mut members: Object<'static>) -> String {
@@ -626,54 +847,36 @@ impl Rewriter {
     ) -> String {
         let mut out = String::new();
         let mut texts = Vec::new();
-        let mut released: Vec<Value<'static>> = Vec::new();
+        // The output as the application saw it: the items passed, as sent,
+        // then the calls released, then the feedback.
+        let mut output: Vec<(u64, Value<'static>)> = std::mem::take(&mut self.sent_items);
+        output.sort_by_key(|(i, _)| *i);
+        let mut output: Vec<Value<'static>> = output.into_iter().map(|(_, v)| v).collect();
         for (call, d) in pairs {
-            match d.executable_args() {
-                Some(args) => {
-                    let mut item = Object::new();
-                    item.insert("type", s("function_call"));
-                    item.insert("id", s(&format!("fc_toolgate_{}", call.index)));
-                    item.insert("call_id", call.call_id.as_deref().map_or(Value::Null, s));
-                    item.insert("name", s(&call.name));
-                    item.insert("arguments", s(args));
-                    item.insert("status", s("completed"));
+            let released = d.executable_args().and_then(|args| {
+                responses_call(call, args, &format!("fc_toolgate_{}", call.index))
+            });
+            match released {
+                Some(item) => {
                     out.push_str(&self.responses_item(&item));
-                    released.push(Value::Object(item));
+                    output.push(Value::Object(item));
                 }
-                _ => texts.push(feedback_text(d)),
+                None => texts.push(feedback_text(d)),
             }
         }
-        let mut feedback_item = None;
         if !texts.is_empty() {
             let item = crate::rewrite::feedback_item(&texts.join("\n"));
             out.push_str(&self.responses_item(&item));
-            feedback_item = Some(Value::Object(item));
+            output.push(Value::Object(item));
         }
         if let Some((kind, mut v)) = self.terminal.take() {
+            strip_toolgate(&mut v);
             self.sequence += 1;
             if let Value::Object(o) = &mut v {
                 o.insert("sequence_number", num(self.sequence));
                 if let Some(Value::Object(r)) = o.get_mut("response") {
-                    // The response's own output: what was sent, in order.
-                    let kept: Vec<Value<'static>> = match r.get("output") {
-                        Some(Value::Array(items)) => items
-                            .iter()
-                            .enumerate()
-                            .filter(|(i, _)| {
-                                u64::try_from(*i)
-                                    .ok()
-                                    .and_then(|i| self.mapped(i))
-                                    .is_some()
-                            })
-                            .map(|(_, item)| item.clone())
-                            .collect(),
-                        _ => Vec::new(),
-                    };
-                    let mut output = kept;
-                    output.extend(released);
-                    output.extend(feedback_item);
                     r.insert("output", Value::Array(output));
-                    r.insert("toolgate", summary(decisions));
+                    r.insert(TOOLGATE, summary(decisions));
                 }
             }
             out.push_str(&data_event(Some(&kind), &v));
