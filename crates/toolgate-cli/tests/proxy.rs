@@ -209,3 +209,78 @@ fn a_proxy_table_without_a_user_or_upstream_does_not_start() {
         assert!(err.starts_with("toolgate: error: ") && err.contains(says), "{table}: {err}");
     }
 }
+
+/// Issue 28 (items 1, 2, 4, 6, 7, 8): through the official SDKs, what
+/// reaches the application is built from the gate's decisions. The canned
+/// upstream's `case:` attacks (`tests/proxy/attacks.py`) smuggle calls into
+/// Responses terminal events, send item types off the pass list, forge the
+/// `toolgate` member, send chunks the gate cannot read, answer with the
+/// wrong framing and break streams that held calls; `sdk_output.py` checks
+/// what each SDK shows and what the audit log says.
+#[test]
+fn issue_28_the_sdks_see_only_what_the_gate_decided() {
+    let Some(python) = python() else {
+        toolgate_testkit::skip(
+            "no Python with the openai and anthropic SDKs (TOOLGATE_PROXY_PYTHON or target/py/venv)",
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let log = dir.path().join("upstream.jsonl");
+    std::fs::write(&log, "").unwrap();
+    let mut upstream = Command::new(&python)
+        .arg(tests_dir().join("canned_upstream.py"))
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(upstream.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _upstream = Killed(upstream);
+    let upstream_port: u16 = line.trim().strip_prefix("port ").unwrap().parse().unwrap();
+    let config = dir.path().join("toolgate.toml");
+    let mut toml = shop_config_without_proxy(&config);
+    toml.push_str(&format!(
+        r#"
+[proxy]
+openai = "http://127.0.0.1:{upstream_port}"
+anthropic = "http://127.0.0.1:{upstream_port}"
+upstream_timeout_seconds = 5
+idle_timeout_seconds = 5
+
+[[proxy.token]]
+sha256 = "{TOKEN_SHA256}"
+user = "alice"
+"#
+    ));
+    std::fs::write(&config, toml).unwrap();
+    let port = free_port();
+    let mut proxy = toolgate_cli_command()
+        .args(["proxy", "--config", config.to_str().unwrap(), "--listen"])
+        .arg(format!("127.0.0.1:{port}"))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(port, &mut proxy);
+    let _proxy = Killed(proxy);
+    let out = Command::new(&python)
+        .arg(tests_dir().join("sdk_output.py"))
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg(&log)
+        .arg(&config)
+        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        9,
+        "{stdout}"
+    );
+    let verify = toolgate(&["audit", "verify", "--config", config.to_str().unwrap()]);
+    assert_eq!(verify.status.code(), Some(0), "{}", text(&verify.stderr));
+}

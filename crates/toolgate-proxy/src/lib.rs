@@ -39,6 +39,8 @@
 
 mod api;
 mod items;
+#[cfg(feature = "server")]
+mod refused;
 mod request;
 mod rewrite;
 #[cfg(feature = "server")]

@@ -24,7 +24,7 @@ use crate::api::Api;
 use crate::request::{rewrite_request, RequestOptions, ResultFindings};
 use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
-use crate::{rewrite, upstream};
+use crate::{refused, rewrite, upstream};
 
 /// Why the proxy cannot start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -362,6 +362,19 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         Ok(b) => b,
         Err(r) => return error(api, r.0, r.1, r.2),
     };
+    if let Some(refused) = refused_before_deciding(inner, api, &bytes, streamed, is_stream) {
+        let calls = refused::calls_in(&inner.adapter, &bytes, api.format());
+        let note = format!("proxy response {}: {}", api.path(), refused.message);
+        if !refused::record(&inner.gate, &context, calls, refused.code, note).await {
+            return error(
+                api,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                "the refusal could not be recorded",
+            );
+        }
+        return error(api, StatusCode::BAD_GATEWAY, refused.code, &refused.message);
+    }
     let decisions = match decide(inner, bytes.to_vec(), api.format(), context).await {
         Some(d) => d,
         None => {
@@ -410,6 +423,45 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         }
         Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
     }
+}
+
+/// Why a whole (not streamed) response is refused before the gate decides
+/// it: its framing is not the one asked for (an event stream for a
+/// request without `stream`, a JSON body for a streamed one: the SDK
+/// could not read it), or it holds an item off the pass list.
+fn refused_before_deciding(
+    inner: &Inner,
+    api: Api,
+    bytes: &[u8],
+    streamed: bool,
+    is_stream: bool,
+) -> Option<rewrite::Refusal> {
+    let root = toolgate_json::from_slice(bytes).ok();
+    if streamed || is_stream || (root.is_none() && looks_like_sse(bytes)) {
+        let message = if streamed {
+            "the upstream answered a streamed request with a whole body"
+        } else {
+            "the upstream answered with an event stream to a request without `stream`"
+        };
+        return Some(rewrite::Refusal {
+            code: "framing_mismatch",
+            message: format!("toolgate refused the model's response: {message}"),
+        });
+    }
+    crate::rewrite::check_items(api, &root?, inner.config.pass_through()).err()
+}
+
+/// Whether a body's first non-blank line is an event stream's field.
+fn looks_like_sse(bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes.get(..bytes.len().min(256)).unwrap_or_default());
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    ["data:", "event:", "id:", "retry:", ":"]
+        .iter()
+        .any(|f| first.starts_with(f))
 }
 
 /// Records a `tool_result` audit record for each tool result of the
@@ -600,6 +652,10 @@ async fn pump(
     let deadline = tokio::time::Instant::now() + inner.config.upstream_timeout();
     let idle = inner.config.idle_timeout();
     let mut client_gone = false;
+    // Whether the rewriter itself refused the stream (an item off the pass
+    // list, a chunk it could not read, a final output that differs): then
+    // the gate does not decide it, and its calls are recorded as refused.
+    let mut refused_here = false;
     let broken: Option<&'static str> = 'read: loop {
         let next = tokio::time::Instant::now() + idle;
         let frame = match tokio::time::timeout_at(next.min(deadline), body.frame()).await {
@@ -629,7 +685,10 @@ async fn pump(
                     }
                 }
                 Ok(Step::End) => {}
-                Err(Broken(why)) => break 'read Some(why),
+                Err(Broken(why)) => {
+                    refused_here = true;
+                    break 'read Some(why);
+                }
             }
         }
         if rewriter.ended() {
@@ -637,24 +696,53 @@ async fn pump(
         }
     };
     // Every call of the stream is decided and audited, whole or broken: a
-    // broken one is read by the gate as cut off, and so denied.
-    let decisions = decide(inner, raw.clone(), api.format(), context).await;
-    let closing = match (broken, decisions) {
-        (None, Some(d)) => match inner.adapter.read(&raw, api.format()) {
-            Ok(envelope) => match rewrite::refusal(&d, inner.config.on_deny()) {
-                Some(r) => api.error_event(r.code, &r.message),
-                None => match rewriter.finish(&envelope, &d) {
-                    Ok(text) => text,
-                    Err(Broken(why)) => api.error_event("response_refused", why),
-                },
-            },
-            Err(_) => api.error_event("response_refused", "toolgate refused the model's response"),
-        },
-        (None, None) => api.error_event("store_unavailable", "the decision could not be recorded"),
-        (Some(why), _) => api.error_event(
+    // broken one is read by the gate as cut off, and so denied; one the
+    // proxy refuses (here or because the gate could not read it) is
+    // recorded call by call as refused.
+    let held = refused::held(rewriter.held_calls());
+    let decisions = if refused_here {
+        None
+    } else {
+        decide(inner, raw.clone(), api.format(), context.clone()).await
+    };
+    let outcome: Result<String, (&'static str, String)> = match (broken, decisions) {
+        (Some(why), _) if refused_here => Err(("stream_refused", why.to_owned())),
+        (Some(why), Some(d)) if d.rejected().is_none() => Ok(api.error_event(
             "stream_refused",
             &format!("{why}; no call of this response was released"),
-        ),
+        )),
+        (Some(why), _) => Err(("stream_refused", why.to_owned())),
+        (None, None) => {
+            Ok(api.error_event("store_unavailable", "the decision could not be recorded"))
+        }
+        (None, Some(d)) => match inner.adapter.read(&raw, api.format()) {
+            Err(_) => Err((
+                "response_refused",
+                "toolgate refused the model's response".to_owned(),
+            )),
+            Ok(envelope) => match rewrite::refusal(&d, inner.config.on_deny()) {
+                Some(r) if r.code == "response_refused" => Err((r.code, r.message)),
+                Some(r) => Ok(api.error_event(r.code, &r.message)),
+                None => rewriter
+                    .finish(&envelope, &d)
+                    .map_err(|Broken(why)| ("response_refused", why.to_owned())),
+            },
+        },
+    };
+    let closing = match outcome {
+        Ok(text) => text,
+        Err((code, why)) => {
+            let note = format!("proxy stream {}: {why}", api.path());
+            let recorded = refused::record(&inner.gate, &context, held, code, note).await;
+            if recorded {
+                api.error_event(
+                    code,
+                    &format!("{why}; no call of this response was released"),
+                )
+            } else {
+                api.error_event("store_unavailable", "the refusal could not be recorded")
+            }
+        }
     };
     if !client_gone {
         let _ignored = tx.send_data(Bytes::from(closing)).await;

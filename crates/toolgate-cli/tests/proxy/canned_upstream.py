@@ -3,6 +3,7 @@
 The request's `model` names what to answer:
 - `file:NAME` — examples/shop/responses/NAME as it is (JSON, or SSE for `.sse`);
 - `sse:NAME` — one of the streams below;
+- `case:NAME` — one of the attacks in `attacks.py` (issue 28);
 - `status:500`, `garbage`, `slow`, `close-mid-stream`, `drip` — faults.
 Every request is appended to the file named by the second argument (one JSON
 line: path, headers that matter, body), so tests can see what reached it.
@@ -17,6 +18,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from attacks import CASES  # noqa: E402
 
 SHOP = Path(__file__).resolve().parents[4] / "examples" / "shop" / "responses"
 LOG = Path(sys.argv[1])
@@ -155,6 +159,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             data = (SHOP / name).read_bytes()
             ctype = "text/event-stream" if name.endswith(".sse") else "application/json"
             self.send(200, ctype, data)
+        elif model.startswith("case:"):
+            ctype, text = CASES[model[5:]]()
+            self.send(200, ctype, text.encode())
         elif model.startswith("sse:"):
             self.send(200, "text/event-stream", STREAMS[model[4:]]().encode())
         elif model == "status:500":
