@@ -309,6 +309,11 @@ pub(crate) fn responses_call(
         call.call_id.as_deref().map_or(Value::Null, string),
     );
     item.insert("name", string(&call.name));
+    // The identity the gate checked: a namespaced call stays in its
+    // namespace.
+    if let Some(ns) = &call.namespace {
+        item.insert("namespace", string(ns));
+    }
     item.insert(args_key, string(&text));
     item.insert("status", string("completed"));
     Some(item)

@@ -790,7 +790,11 @@ impl Rewriter {
     fn hold_item(&mut self, index: u64, v: &Value<'static>) {
         let item = field(v, "item");
         let text = |k: &str| item.and_then(|i| field(i, k)).and_then(Value::as_str);
-        self.hold((0, index), text("call_id"), text("name"));
+        let name = match (text("namespace"), text("name")) {
+            (Some(ns), Some(name)) => Some(format!("{ns}.{name}")),
+            (_, name) => name.map(str::to_owned),
+        };
+        self.hold((0, index), text("call_id"), name.as_deref());
     }
 
     /// The terminal event's `response.output`, read whole: every item must

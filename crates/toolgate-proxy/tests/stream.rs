@@ -25,6 +25,16 @@ struct Run {
 }
 
 fn run(api: Api, stream: &str, pass_through: &[String]) -> Run {
+    let config = Config::load(shop_file("toolgate.toml")).unwrap();
+    run_with(
+        &Gate::from_config(&config).unwrap(),
+        api,
+        stream,
+        pass_through,
+    )
+}
+
+fn run_with(gate: &Gate, api: Api, stream: &str, pass_through: &[String]) -> Run {
     let mut reader = SseReader::new(1 << 20);
     let mut rewriter = Rewriter::new(api, pass_through);
     let mut sent = String::new();
@@ -46,8 +56,6 @@ fn run(api: Api, stream: &str, pass_through: &[String]) -> Run {
     let closing = match broken {
         Some(b) => Err(b),
         None => {
-            let config = Config::load(shop_file("toolgate.toml")).unwrap();
-            let gate = Gate::from_config(&config).unwrap();
             let context = Context::new("alice", "s", 1);
             let decisions = gate.decide(stream.as_bytes(), api.format(), &context, &context);
             let envelope = AdapterOptions::new()
@@ -277,4 +285,57 @@ fn upstream_toolgate_members_never_pass_in_streams() {
     assert!(!r.sent.contains("toolgate"), "{}", r.sent);
     let closing = r.closing.unwrap();
     assert!(!closing.contains("refund"), "{closing}");
+}
+
+/// Issue 28, item 3: a namespaced call is released with exactly the
+/// identity the gate checked, its namespace kept (in the stream's events
+/// and in the terminal output).
+#[test]
+fn a_namespaced_call_is_released_in_its_namespace() {
+    let config = Config::parse(
+        r#"
+[authorization]
+mode = "none"
+
+[[tool]]
+name = "lookup"
+namespace = "crm"
+risk = "read"
+schema_json = '{"type":"object","properties":{"id":{"type":"string"}},"required":["id"]}'
+"#,
+        "/nonexistent/t.toml",
+    )
+    .unwrap();
+    let gate = Gate::from_config(&config).unwrap();
+    let call = r#"{"type":"function_call","id":"fc_n","call_id":"call_n","namespace":"crm","name":"lookup","arguments":"{\"id\": \"a\"}","status":"completed"}"#;
+    let r = run_with(
+        &gate,
+        Api::Responses,
+        &responses_stream(&[call], &[call]),
+        &[],
+    );
+    assert_eq!(
+        r.held,
+        [(Some("call_n".to_owned()), "crm.lookup".to_owned())]
+    );
+    let closing = r.closing.unwrap();
+    let output = final_output(&closing);
+    assert_eq!(
+        output[0].pointer("/namespace").and_then(Value::as_str),
+        Some("crm")
+    );
+    let added: Vec<Value<'static>> = events(&closing)
+        .into_iter()
+        .filter(|e| {
+            e.pointer("/type").and_then(Value::as_str) == Some("response.output_item.added")
+        })
+        .collect();
+    assert_eq!(
+        added[0].pointer("/item/namespace").and_then(Value::as_str),
+        Some("crm")
+    );
+    assert_eq!(
+        added[0].pointer("/item/arguments").and_then(Value::as_str),
+        Some(r#"{"id":"a"}"#)
+    );
 }

@@ -227,6 +227,11 @@ pub struct ProposedCall {
     pub call_id: Option<String>,
     /// The tool name, exactly: JSON-unescaped, otherwise untouched.
     pub name: String,
+    /// The namespace the call names its tool in (a Responses
+    /// `function_call`'s `namespace`), exactly; `None` when it names none.
+    /// A namespaced call is a call to another tool than the same name
+    /// without one: the gate matches both ([`ProposedCall::tool_name`]).
+    pub namespace: Option<String>,
     /// The arguments, as sent.
     pub arguments: Arguments,
     /// The JSON Pointer of the call object in the body (for a stream, in the
@@ -243,6 +248,17 @@ pub struct ProposedCall {
     /// then counts the text it parses. The gate holds this to the tool's
     /// `max_argument_bytes`, so whitespace or escapes cannot walk around it.
     pub received_bytes: Option<usize>,
+}
+
+impl ProposedCall {
+    /// The name the call's tool is registered under: `namespace.name` for
+    /// a namespaced call, else the name.
+    pub fn tool_name(&self) -> Cow<'_, str> {
+        match &self.namespace {
+            Some(ns) => Cow::Owned(format!("{ns}.{}", self.name)),
+            None => Cow::Borrowed(&self.name),
+        }
+    }
 }
 
 /// The kind of a proposed call.
@@ -494,6 +510,15 @@ impl Ctx<'_> {
     }
 
     pub(crate) fn push(&mut self, call: NewCall) -> Result<(), Error> {
+        self.push_in(None, call)
+    }
+
+    /// Pushes a call that names its tool in `namespace`.
+    pub(crate) fn push_in(
+        &mut self,
+        namespace: Option<String>,
+        call: NewCall,
+    ) -> Result<(), Error> {
         self.check_room(&call.pointer)?;
         self.calls.push(ProposedCall {
             index: self.calls.len(),
@@ -501,6 +526,7 @@ impl Ctx<'_> {
             kind: call.kind,
             call_id: call.call_id,
             name: call.name,
+            namespace,
             arguments: call.arguments,
             pointer: call.pointer,
             arguments_pointer: call.arguments_pointer,

@@ -144,6 +144,13 @@
 //! from MCP servers are untrusted, the config always wins. Two config entries,
 //! or two imported tools, with one name are an error. Names are compared byte
 //! for byte, see [`crate::registry`].
+//!
+//! `namespace = "crm"` in a `[[tool]]` entry declares a tool that only a call
+//! naming that namespace calls (an OpenAI Responses `function_call` with
+//! `"namespace": "crm"`): it is registered as `crm.NAME` (the name audit
+//! records and policies see), a call to `NAME` without the namespace (or in
+//! another) is `unknown_tool`, and a call named `crm.NAME` without one is
+//! too. A namespace follows the rules of a name and holds no `.`.
 
 mod approvals;
 mod authorization;

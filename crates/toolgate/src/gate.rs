@@ -220,7 +220,7 @@ impl Gate {
         let mut d = Decision {
             index: call.index,
             call_id: call.call_id.clone(),
-            tool: call.name.clone(),
+            tool: call.tool_name().into_owned(),
             verdict: Verdict::Deny,
             reasons: Vec::new(),
             canonical_args: None,
@@ -238,13 +238,14 @@ impl Gate {
             return deny(d, vec![reason.clone()], None);
         }
         // 2. registry.
-        let tool = match stage::registry::check(&self.registry, &call.name) {
-            Ok(tool) => tool,
-            Err(reason) => {
-                d.received_arguments = received_text(&call.arguments);
-                return deny(d, vec![reason], None);
-            }
-        };
+        let tool =
+            match stage::registry::check(&self.registry, call.namespace.as_deref(), &call.name) {
+                Ok(tool) => tool,
+                Err(reason) => {
+                    d.received_arguments = received_text(&call.arguments);
+                    return deny(d, vec![reason], None);
+                }
+            };
         let Some(extras) = self.tools.get(tool.name()) else {
             // INVARIANT: `build` precomputes every registered tool.
             return deny(d, vec![Reason::whole(Code::InternalError)], None);

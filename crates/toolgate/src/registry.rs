@@ -148,6 +148,7 @@ pub enum ToolOrigin {
 #[derive(Debug, Clone)]
 pub struct Tool {
     pub(crate) name: String,
+    pub(crate) namespace: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) risk: Risk,
     pub(crate) approval_required: bool,
@@ -161,9 +162,33 @@ pub struct Tool {
 }
 
 impl Tool {
-    /// The exact name.
+    /// The exact name it is registered under: `namespace.name` for a
+    /// tool declared in a namespace.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The namespace it is declared in (`namespace` in its `[[tool]]`
+    /// entry): only a call naming this namespace calls it.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// Whether a call naming `name` in `namespace` (or in none) is a call
+    /// to this tool: the namespace and the name match exactly.
+    pub fn is_called_by(&self, namespace: Option<&str>, name: &str) -> bool {
+        match (namespace, self.namespace()) {
+            (None, None) => self.name == name,
+            (Some(ns), Some(own)) => {
+                ns == own
+                    && self
+                        .name
+                        .strip_prefix(own)
+                        .and_then(|rest| rest.strip_prefix('.'))
+                        == Some(name)
+            }
+            _ => false,
+        }
     }
 
     /// The description given to the model, if any.

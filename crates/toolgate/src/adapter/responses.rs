@@ -50,7 +50,8 @@ pub(crate) fn read(v: &Value, ctx: &mut Ctx<'_>) -> Result<Finish, Error> {
                 if call.status.as_deref() == Some("incomplete") {
                     finish = finish.worst(Finish::truncated("item_incomplete"));
                 }
-                ctx.push(call.into_new_call(&at))?;
+                let namespace = call.namespace.clone();
+                ctx.push_in(namespace, call.into_new_call(&at))?;
             }
             _ => {
                 if other_item(io, kind, &at, ctx)? {
@@ -89,6 +90,7 @@ struct CallItem {
     id: Option<String>,
     call_id: Option<String>,
     name: String,
+    namespace: Option<String>,
     arguments: Value<'static>,
     status: Option<String>,
 }
@@ -146,6 +148,7 @@ fn call_item(o: &Object, at: &str, kind: &str) -> Result<CallItem, Error> {
         id: walk::opt_str(o, "id", at)?.map(str::to_owned),
         call_id: walk::opt_str(o, "call_id", at)?.map(str::to_owned),
         name: walk::req_str(o, "name", at)?.to_owned(),
+        namespace: walk::opt_str(o, "namespace", at)?.map(str::to_owned),
         arguments: arguments.clone().into_owned(),
         status: walk::opt_str(o, "status", at)?.map(str::to_owned),
     })
@@ -203,6 +206,7 @@ struct Slot {
     id: Option<String>,
     call_id: Option<String>,
     name: Option<String>,
+    namespace: Option<String>,
     joined: String,
     args_done: bool,
     item_done: bool,
@@ -380,15 +384,18 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
             CallKind::Function if slot.joined.is_empty() => Arguments::EmptyText,
             CallKind::Function => Arguments::Text(slot.joined),
         };
-        ctx.push(NewCall {
-            choice: 0,
-            kind: slot.kind,
-            call_id: slot.call_id,
-            name,
-            arguments,
-            pointer: slot.pointer,
-            arguments_pointer: slot.arguments_pointer,
-        })?;
+        ctx.push_in(
+            slot.namespace,
+            NewCall {
+                choice: 0,
+                kind: slot.kind,
+                call_id: slot.call_id,
+                name,
+                arguments,
+                pointer: slot.pointer,
+                arguments_pointer: slot.arguments_pointer,
+            },
+        )?;
     }
     Ok(finish)
 }
@@ -422,6 +429,7 @@ fn new_slot(
             id: walk::opt_str(item, "id", i_at)?.map(str::to_owned),
             call_id: walk::opt_str(item, "call_id", i_at)?.map(str::to_owned),
             name: walk::opt_str(item, "name", i_at)?.map(str::to_owned),
+            namespace: walk::opt_str(item, "namespace", i_at)?.map(str::to_owned),
             joined: initial.to_owned(),
             args_done: false,
             item_done: false,
@@ -483,6 +491,11 @@ fn item_matches(item: &Object, at: &str, slot: &mut Slot) -> Result<(), Error> {
         walk::req_str(item, "name", at)?,
         &key(at, "name"),
     )?;
+    // The namespace is part of the tool's identity: the whole item must
+    // name the one the item was added with (or none, as it was).
+    if walk::opt_str(item, "namespace", at)? != slot.namespace.as_deref() {
+        return Err(Error::new(ErrorCode::StreamMismatch, key(at, "namespace")));
+    }
     if let Some(id) = walk::opt_str(item, "id", at)? {
         check_same(&mut slot.id, id, &key(at, "id"))?;
     }
@@ -519,6 +532,7 @@ fn compare_final(output: &Value, at: &str, slots: &BTreeMap<usize, Slot>) -> Res
         };
         let same = call.arguments.as_str() == Some(slot.joined.as_str())
             && slot.name.as_deref() == Some(call.name.as_str())
+            && call.namespace == slot.namespace
             && (call.call_id.is_none() || call.call_id == slot.call_id);
         if !same || !matched.insert(*index) {
             return Err(Error::new(ErrorCode::StreamMismatch, i_at));

@@ -188,7 +188,7 @@ impl Loader<'_> {
         } = imports;
         let mut registry = Registry::new();
         let mut used = vec![false; imported.len()];
-        let mut lines: HashMap<&str, usize> = HashMap::new();
+        let mut lines: HashMap<String, usize> = HashMap::new();
         for tool in &raw.tool {
             let name = tool.name.get_ref();
             let name_at = tool.name.span().start;
@@ -197,6 +197,27 @@ impl Loader<'_> {
                     .at_key(ErrorCode::InvalidName, name_at, "name", problem)
                     .tool(name));
             }
+            if let Some(ns) = &tool.namespace {
+                let problem = name_problem(ns.get_ref())
+                    .map(|p| p.replace("tool name", "namespace"))
+                    .or_else(|| {
+                        ns.get_ref()
+                            .contains('.')
+                            .then(|| "a namespace must not contain `.`".to_owned())
+                    });
+                if let Some(problem) = problem {
+                    return Err(self
+                        .at_key(
+                            ErrorCode::InvalidName,
+                            ns.span().start,
+                            "namespace",
+                            problem,
+                        )
+                        .tool(name));
+                }
+            }
+            let qualified = super::tool::qualified_name(tool);
+            let name = &qualified;
             if let Some(line) = lines.get(name.as_str()) {
                 return Err(self
                     .at_key(
@@ -208,7 +229,7 @@ impl Loader<'_> {
                     .tool(name));
             }
             let (line, _) = error::line_column(self.text, key_start(self.text, name_at));
-            lines.insert(name, line);
+            lines.insert(name.clone(), line);
             let from_import = imported_names.get(name).copied();
             if let Some(i) = from_import {
                 if let Some(u) = used.get_mut(i) {

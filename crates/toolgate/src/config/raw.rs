@@ -222,6 +222,7 @@ pub(crate) enum RawApproval {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawTool {
     pub(crate) name: Spanned<String>,
+    pub(crate) namespace: Option<Spanned<String>>,
     pub(crate) description: Option<String>,
     pub(crate) risk: RawRisk,
     pub(crate) approval: Option<RawApproval>,

@@ -62,6 +62,7 @@ pub(super) fn tool_from_import(
             pointer: imported.pointer,
         },
         name: imported.name,
+        namespace: None,
         description: imported.description,
         raw_schema: imported.schema,
         resource: None,
@@ -106,8 +107,10 @@ impl Loader<'_> {
         let redact = self.redact(raw, &raw_schema)?;
         let limits = self.tool_limits(raw, gate)?;
 
+        let namespace = raw.namespace.as_ref().map(|ns| ns.get_ref().clone());
         Ok(Tool {
-            name: name.clone(),
+            name: qualified_name(raw),
+            namespace,
             description: raw
                 .description
                 .clone()
@@ -519,6 +522,15 @@ fn risk_and_approval(raw: &RawTool) -> (Risk, bool) {
         None => risk.approval_required_by_default(),
     };
     (risk, approval_required)
+}
+
+/// The name a `[[tool]]` entry is registered under: `namespace.name` when
+/// it names a namespace.
+pub(super) fn qualified_name(raw: &RawTool) -> String {
+    match &raw.namespace {
+        Some(ns) => format!("{}.{}", ns.get_ref(), raw.name.get_ref()),
+        None => raw.name.get_ref().clone(),
+    }
 }
 
 /// Why a name cannot be a tool name, if it cannot.
