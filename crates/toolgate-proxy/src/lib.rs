@@ -21,17 +21,25 @@
 //!   session is the `session_header`'s value (`default` when absent). The
 //!   caller's API key (`Authorization`, `x-api-key`) goes on to the
 //!   upstream and is never logged or audited.
-//! - **Responses** ([`rewrite_json`]): allowed calls keep their place with the
-//!   canonical arguments; other calls are withheld, with the model-safe
-//!   feedback as assistant text (`on_deny = "feedback"`) or the whole
-//!   response answered with an error in the provider's shape (`on_deny =
-//!   "error"`); a `toolgate` member lists every call's verdict and pending
-//!   approval id.
-//! - **Streams** ([`Rewriter`]): text passes as it arrives; calls are held
-//!   until the stream's terminal event, decided, then released whole or
-//!   withheld. A stream that breaks, times out or cannot be read ends with
-//!   an error event, never a partial call; its calls are decided (denied)
-//!   and audited all the same.
+//! - **Built from decisions**: what the application receives is made only
+//!   of calls the gate decided, rebuilt from the decision, and items of the
+//!   pass list ([`item_role`], one table per API for JSON and streams);
+//!   any other item refuses the whole response, and its calls are audited
+//!   as denied. Aggregates (a Responses terminal event's output) are
+//!   rebuilt from what was released, never filtered from the upstream's.
+//! - **Responses** ([`rewrite_json`]): allowed calls keep their place,
+//!   rebuilt with the canonical arguments; other calls are withheld, with
+//!   the model-safe feedback as assistant text (`on_deny = "feedback"`) or
+//!   the whole response answered with an error in the provider's shape
+//!   (`on_deny = "error"`); a `toolgate` member (toolgate's alone: an
+//!   upstream's is removed) lists every call's verdict and pending approval
+//!   id.
+//! - **Streams** ([`Rewriter`]): each event is read whole before any of it
+//!   goes on; text passes as it arrives; calls are held until the stream's
+//!   terminal event, decided, then released whole or withheld. A stream
+//!   that breaks, times out or cannot be read ends with an error event,
+//!   never a partial call; its calls are decided (denied) and audited all
+//!   the same, one record per call ([`HeldCall`]).
 //! - **Faults**: an upstream that cannot be reached is `502
 //!   upstream_unreachable`, one that is too slow `504 upstream_timeout`,
 //!   garbage `502 response_refused`; an upstream error status is passed on

@@ -61,7 +61,7 @@
 //! session_header = "x-toolgate-session"   # the default
 //! upstream_timeout_seconds = 300 # a whole upstream response (default 300)
 //! idle_timeout_seconds = 60   # silence between two stream events (default 60)
-//! pass_through = []           # non-function call types that may pass
+//! pass_through = []           # built-in item types that may pass (see the proxy's pass list)
 //! narrow_tools = false        # narrow each request's `tools` for its user
 //! strip_markup = false        # replace text holding tool-call markup (JSON)
 //! wrap_results = false        # wrap tool results in the history as untrusted
