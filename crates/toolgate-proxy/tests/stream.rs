@@ -58,10 +58,11 @@ fn run_with(gate: &Gate, api: Api, stream: &str, pass_through: &[String]) -> Run
         None => {
             let context = Context::new("alice", "s", 1);
             let decisions = gate.decide(stream.as_bytes(), api.format(), &context, &context);
-            let envelope = AdapterOptions::new()
-                .read(stream.as_bytes(), api.format())
-                .unwrap();
-            rewriter.finish(&envelope, &decisions)
+            // As the proxy does: a stream the gate cannot read is refused.
+            match AdapterOptions::new().read(stream.as_bytes(), api.format()) {
+                Ok(envelope) => rewriter.finish(&envelope, &decisions),
+                Err(_) => Err(Broken("the gate could not read the stream")),
+            }
         }
     };
     Run {
@@ -338,4 +339,19 @@ schema_json = '{"type":"object","properties":{"id":{"type":"string"}},"required"
         added[0].pointer("/item/arguments").and_then(Value::as_str),
         Some(r#"{"id":"a"}"#)
     );
+}
+
+/// Issue 28, item 1: a call in the final output whose arguments or name
+/// differ from the call the stream assembled refuses the stream (the
+/// gate's reading compares them), and nothing of it is released.
+#[test]
+fn a_final_output_call_that_differs_from_the_stream_refuses_it() {
+    let other_args = ALLOWED.replace("socks", "boots");
+    let other_name = ALLOWED.replace(r#""name":"search""#, r#""name":"get_order""#);
+    for changed in [other_args, other_name] {
+        let stream = responses_stream(&[MSG, ALLOWED], &[MSG, &changed]);
+        let r = run(Api::Responses, &stream, &[]);
+        assert!(r.closing.is_err(), "{changed}");
+        assert!(!r.sent.contains("function_call"));
+    }
 }
