@@ -147,6 +147,28 @@ pub(crate) fn strip_toolgate(v: &mut toolgate_json::Value<'_>) {
     }
 }
 
+/// Removes the `toolgate` member that an SDK's accumulator keeps on an
+/// assistant message (`get_final_completion()` in a Chat Completions
+/// stream) from the messages of a request's history: toolgate's verdicts
+/// are for the application, not for the upstream or the model. Whether
+/// anything was removed.
+pub(crate) fn strip_history_verdicts(api: Api, root: &mut toolgate_json::Value<'_>) -> bool {
+    use toolgate_json::Value;
+    if api != Api::ChatCompletions {
+        return false;
+    }
+    let Some(Value::Array(messages)) = root.pointer_mut("/messages") else {
+        return false;
+    };
+    let mut removed = false;
+    for m in messages.iter_mut() {
+        if let Value::Object(m) = m {
+            removed |= m.remove(TOOLGATE).is_some();
+        }
+    }
+    removed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +207,22 @@ mod tests {
             Disposition::Refuse,
             "an unknown type stays refused whatever the config says"
         );
+    }
+
+    #[test]
+    fn verdicts_kept_on_history_messages_are_not_sent_upstream() {
+        let mut v = toolgate_json::from_slice(
+            br#"{"messages":[{"role":"assistant","content":"x","toolgate":{"verdict":"deny"}}],"tools":[{"type":"function","function":{"name":"t","parameters":{"type":"object","properties":{"toolgate":{"type":"string"}}}}}]}"#,
+        )
+        .unwrap()
+        .into_owned();
+        assert!(strip_history_verdicts(Api::ChatCompletions, &mut v));
+        assert_eq!(
+            toolgate_json::canonical::to_string(&v),
+            r#"{"messages":[{"content":"x","role":"assistant"}],"tools":[{"function":{"name":"t","parameters":{"properties":{"toolgate":{"type":"string"}},"type":"object"}},"type":"function"}]}"#,
+            "a tool's own `toolgate` parameter stays"
+        );
+        assert!(!strip_history_verdicts(Api::ChatCompletions, &mut v));
     }
 
     #[test]

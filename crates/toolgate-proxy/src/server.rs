@@ -313,6 +313,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         wrap_results: inner.config.wrap_results(),
     };
     let (changed, report) = rewrite_request(api, &mut root, &options);
+    let changed = crate::items::strip_history_verdicts(api, &mut root) || changed;
     let body = if changed {
         Bytes::from(toolgate_json::canonical::to_string(&root))
     } else {

@@ -8,6 +8,7 @@ Usage: sdk_output.py PROXY_URL UPSTREAM_LOG CONFIG. Prints `ok NAME` or
 
 from __future__ import annotations
 
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -17,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anthropic  # noqa: E402
 import openai  # noqa: E402
-from sdk_client import MESSAGES, an, audit_records, extra, fresh, oa  # noqa: E402
+from sdk_client import MESSAGES, an, audit_records, extra, fresh, last_upstream_request, oa  # noqa: E402
 
 
 def denied_records(session: str) -> List[Dict[str, Any]]:
@@ -97,6 +98,13 @@ def chat_forged_verdicts_removed() -> None:
     verdicts = extra(final.choices[0].message)["toolgate"]
     assert [c["verdict"] for c in verdicts["calls"]] == ["deny"], verdicts
     assert verdicts["calls"][0]["call_id"] == "call_r", verdicts
+    # The message goes back into the history as the SDK keeps it: the
+    # verdicts are not sent upstream.
+    history = [*MESSAGES, final.choices[0].message, {"role": "user", "content": "go on"}]
+    oa().chat.completions.create(model="file:openai-search.json", messages=history)
+    sent = json.loads(last_upstream_request()["body"])
+    assert sent["messages"][1]["role"] == "assistant", sent
+    assert "toolgate" not in sent["messages"][1], sent["messages"][1]
 
 
 def anthropic_forged_verdicts_removed() -> None:
