@@ -23,7 +23,7 @@ pub(crate) fn calls_in(adapter: &AdapterOptions, body: &[u8], format: Format) ->
             e.calls
                 .into_iter()
                 .take(HeldCall::MAX_CALLS)
-                .map(|c| (c.call_id, c.name))
+                .map(|c| (c.call_id.clone(), c.tool_name().into_owned()))
                 .collect()
         },
     )

@@ -376,7 +376,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         }
         return error(api, StatusCode::BAD_GATEWAY, refused.code, &refused.message);
     }
-    let decisions = match decide(inner, bytes.to_vec(), api.format(), context).await {
+    let decisions = match decide(inner, bytes.to_vec(), api.format(), context.clone()).await {
         Some(d) => d,
         None => {
             return error(
@@ -422,7 +422,24 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
             );
             with_findings(r, &result_findings)
         }
-        Err(refusal) => error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message),
+        Err(refusal) => {
+            // Decided, but not handed on: each call is recorded as refused.
+            let calls = envelope
+                .calls
+                .iter()
+                .map(|c| (c.call_id.clone(), c.tool_name().into_owned()))
+                .collect();
+            let note = format!("proxy response {}: {}", api.path(), refusal.message);
+            if !refused::record(&inner.gate, &context, calls, refusal.code, note).await {
+                return error(
+                    api,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    "the refusal could not be recorded",
+                );
+            }
+            error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message)
+        }
     }
 }
 
