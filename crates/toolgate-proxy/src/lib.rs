@@ -38,6 +38,8 @@
 //!   as it came (it carries no call).
 
 mod api;
+#[cfg(feature = "server")]
+mod intake;
 mod request;
 mod rewrite;
 #[cfg(feature = "server")]
@@ -48,7 +50,9 @@ mod stream;
 mod upstream;
 
 pub use crate::api::Api;
-pub use crate::request::{rewrite_request, RequestOptions, RequestReport, ResultFindings};
+pub use crate::request::{
+    rewrite_request, RequestOptions, RequestRefused, RequestReport, ResultFindings,
+};
 pub use crate::rewrite::{refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};

@@ -185,6 +185,10 @@ pub fn rewrite_json(
         if d.verdict() == Verdict::Allow {
             continue;
         }
+        if let Some(message) = legacy_function_call(api, &call.pointer) {
+            withhold_legacy_function_call(&mut root, message, &mut feedback, d);
+            continue;
+        }
         let (parent, index) = parent_index(&call.pointer).ok_or_else(broken)?;
         removals.push((parent.to_owned(), index));
         feedback.push((parent.to_owned(), feedback_text(d)));
@@ -230,6 +234,36 @@ pub fn rewrite_json(
         o.insert("toolgate", summary(decisions));
     }
     Ok(toolgate_json::canonical::to_string(&root).into_bytes())
+}
+
+/// A chat call's pointer when it is a legacy message-level
+/// `function_call` (a member, not an array entry): the message's pointer.
+fn legacy_function_call(api: Api, pointer: &str) -> Option<&str> {
+    (api == Api::ChatCompletions)
+        .then(|| pointer.strip_suffix("/function_call"))
+        .flatten()
+}
+
+/// Withholds a legacy `function_call`: the member is removed, its feedback
+/// joins the message's content as a withheld `tool_calls` entry's does,
+/// and a `function_call` finish becomes `stop`.
+fn withhold_legacy_function_call(
+    root: &mut Value<'static>,
+    message: &str,
+    feedback: &mut Vec<(String, String)>,
+    d: &Decision,
+) {
+    if let Some(Value::Object(m)) = root.pointer_mut(message) {
+        m.remove("function_call");
+    }
+    feedback.push((format!("{message}/tool_calls"), feedback_text(d)));
+    if let Some(choice) = message.strip_suffix("/message") {
+        if let Some(Value::Object(c)) = root.pointer_mut(choice) {
+            if c.get("finish_reason").and_then(Value::as_str) == Some("function_call") {
+                c.insert("finish_reason", string("stop"));
+            }
+        }
+    }
 }
 
 /// Text a provider gave, shown inside feedback: printable ASCII only.

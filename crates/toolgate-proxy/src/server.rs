@@ -24,7 +24,7 @@ use crate::api::Api;
 use crate::request::{rewrite_request, RequestOptions, ResultFindings};
 use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
-use crate::{rewrite, upstream};
+use crate::{intake, rewrite, upstream};
 
 /// Why the proxy cannot start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -312,7 +312,12 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         registry: &inner.registry,
         wrap_results: inner.config.wrap_results(),
     };
-    let (changed, report) = rewrite_request(api, &mut root, &options);
+    let (changed, report) = match rewrite_request(api, &mut root, &options) {
+        Ok(r) => r,
+        Err(refused) => {
+            return intake::refuse(&inner.gate, api, &user, &session, &refused).await;
+        }
+    };
     let body = if changed {
         Bytes::from(toolgate_json::canonical::to_string(&root))
     } else {
