@@ -54,3 +54,16 @@ pub(crate) async fn refuse(
     }
     error(api, StatusCode::BAD_REQUEST, refused.code, &refused.message)
 }
+
+/// A route answered from a model's stored output (`responses.retrieve`,
+/// `chat.completions.retrieve`, a batch's results, …): its calls were never
+/// decided, so it is never forwarded, whatever `forward` lists. `403
+/// stored_output_refused` in the provider's shape.
+pub(crate) fn stored_output_refused(api: Api) -> Response {
+    error(
+        api,
+        StatusCode::FORBIDDEN,
+        "stored_output_refused",
+        "toolgate does not hand on a model's stored output (a stored response or completion, a batch's results, a file's content): its tool calls were never decided; use the response the proxy returned when it was created",
+    )
+}

@@ -39,6 +39,10 @@
 
 mod api;
 #[cfg(feature = "server")]
+mod continuation;
+#[cfg(feature = "server")]
+mod headers;
+#[cfg(feature = "server")]
 mod intake;
 mod request;
 mod rewrite;

@@ -155,6 +155,7 @@ mod mcp;
 mod mcp_http;
 mod pointer;
 mod proxy;
+mod proxy_routes;
 mod raw;
 mod server;
 mod store;
@@ -197,6 +198,7 @@ pub use self::proxy::{
     DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
     MAX_PROXY_TIMEOUT_SECONDS,
 };
+pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
     DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
+use super::proxy_routes::{is_stored_output_route, ForwardRoute, RouteError};
 use super::raw::{RawConfig, RawOnDeny, RawProxyToken};
 use super::server::parse_sha256;
 
@@ -71,7 +72,7 @@ pub struct ProxyConfig {
     listen: std::net::SocketAddr,
     openai: Option<String>,
     anthropic: Option<String>,
-    forward: Vec<(String, String)>,
+    forward: Vec<ForwardRoute>,
     on_deny: OnDeny,
     auth: Option<ProxyAuth>,
     token_header: String,
@@ -122,10 +123,19 @@ impl ProxyConfig {
         self.anthropic.as_deref()
     }
 
-    /// Other routes forwarded unchanged, as `(METHOD, /path)`, to the
-    /// upstream that serves the path's API (OpenAI's unless named).
-    pub fn forward(&self) -> &[(String, String)] {
+    /// Other routes forwarded unchanged (patterns: see [`ForwardRoute`]),
+    /// to the upstream that serves the path's API (Anthropic's for
+    /// `/v1/messages/…`, else OpenAI's).
+    pub fn forward(&self) -> &[ForwardRoute] {
         &self.forward
+    }
+
+    /// Whether `method path` (without its query) is one of the `forward`
+    /// routes; a route answered from a model's stored output never is
+    /// ([`is_stored_output_route`]).
+    pub fn forwards(&self, method: &str, path: &str) -> bool {
+        !is_stored_output_route(method, path)
+            && self.forward.iter().any(|r| r.matches(method, path))
     }
 
     /// What a call the gate does not allow becomes.
@@ -229,29 +239,15 @@ impl Loader<'_> {
         }
         if let Some(list) = &p.forward {
             for item in list.get_ref() {
-                let route = item.get_ref().split_once(' ').filter(|(m, path)| {
-                    ["GET", "POST", "DELETE"].contains(m)
-                        && path.starts_with("/v1/")
-                        && !path.contains(['?', '#', ' ', '*'])
-                        && !path.contains("/../")
-                });
-                let Some((method, path)) = route else {
-                    return Err(self.at_value(
-                        ErrorCode::InvalidValue,
-                        item.span().start,
-                        "forward",
-                        "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\" (an exact path)",
-                    ));
-                };
-                if ["/v1/chat/completions", "/v1/responses", "/v1/messages"].contains(&path) {
-                    return Err(self.at_value(
-                        ErrorCode::InvalidValue,
-                        item.span().start,
-                        "forward",
-                        "a gated route cannot be forwarded unchanged",
-                    ));
-                }
-                proxy.forward.push((method.to_owned(), path.to_owned()));
+                let route = ForwardRoute::parse(item.get_ref()).map_err(|e| {
+                    let why = match e {
+                        RouteError::Syntax => "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\": a path of plain segments, where `*` stands for exactly one segment",
+                        RouteError::Gated => "a gated route cannot be forwarded unchanged",
+                        RouteError::StoredOutput => "this route hands back a model's stored output (a stored response or completion, a batch's results, a file's content), whose calls the gate never decided: it is never forwarded",
+                    };
+                    self.at_value(ErrorCode::InvalidValue, item.span().start, "forward", why)
+                })?;
+                proxy.forward.push(route);
             }
         }
         if let Some(v) = &p.on_deny {
@@ -381,5 +377,55 @@ impl Loader<'_> {
             sha256,
             user: t.user.get_ref().clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, ErrorCode};
+
+    fn load(text: &str) -> Result<Config, crate::config::Error> {
+        Config::parse(text, "toolgate.toml")
+    }
+
+    #[test]
+    fn forward_patterns_are_read() {
+        let c = load(
+            "[proxy]\nforward = [\"GET /v1/models/*\", \"POST /v1/messages/count_tokens\", \"POST /v1/responses/input_tokens\", \"POST /v1/embeddings\"]\n",
+        )
+        .unwrap();
+        let p = c.proxy();
+        assert_eq!(p.forward().len(), 4);
+        assert_eq!(p.forward()[0].method(), "GET");
+        assert_eq!(p.forward()[0].pattern(), "/v1/models/*");
+        assert!(p.forwards("GET", "/v1/models/gpt-4.1"));
+        assert!(p.forwards("POST", "/v1/messages/count_tokens"));
+        assert!(p.forwards("POST", "/v1/responses/input_tokens"));
+        assert!(!p.forwards("GET", "/v1/models"));
+        assert!(!p.forwards("GET", "/v1/embeddings"));
+    }
+
+    #[test]
+    fn forwarding_a_stored_output_route_is_refused_with_its_position() {
+        let e =
+            load("[proxy]\nforward = [\"GET /v1/models\", \"GET /v1/responses/*\"]\n").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidValue);
+        let text = e.to_string();
+        assert!(text.contains("stored output"), "{text}");
+        assert!(text.contains("2:"), "the position is named: {text}");
+        for (table, says) in [
+            ("[proxy]\nforward = [\"POST /v1/*\"]\n", "gated route"),
+            (
+                "[proxy]\nforward = [\"GET /v1/models/**\"]\n",
+                "plain segments",
+            ),
+            (
+                "[proxy]\nforward = [\"GET /v1/chat/completions/*\"]\n",
+                "stored output",
+            ),
+        ] {
+            let e = load(table).unwrap_err();
+            assert!(e.to_string().contains(says), "{table}: {e}");
+        }
     }
 }

@@ -1,0 +1,155 @@
+//! The upstream's response headers an SDK reads, passed on to the caller
+//! on every route: an allowlist, never the upstream's whole header set.
+//!
+//! | header | read by |
+//! |---|---|
+//! | `x-request-id` | `openai`: `response._request_id` |
+//! | `request-id` | `anthropic`: `message._request_id` |
+//! | `openai-processing-ms`, `openai-version`, `openai-organization`, `openai-project` | OpenAI's own metadata |
+//! | `anthropic-organization-id` | Anthropic's own metadata |
+//! | `x-ratelimit-*`, `anthropic-ratelimit-*` | rate-limit state |
+//! | `retry-after`, `retry-after-ms`, `x-should-retry` | the SDKs' retry logic |
+//!
+//! A value passes only as visible ASCII (and spaces) of at most
+//! [`MAX_VALUE_BYTES`], and at most [`MAX_HEADERS`] headers pass.
+//!
+//! The gated routes' handlers run inside [`scoped`]: the upstream request
+//! ([`record`]) notes the upstream's headers, and whatever response the
+//! handler builds (rewritten, refused, or a stream) leaves with the
+//! allowlisted ones.
+
+use std::cell::RefCell;
+use std::future::Future;
+
+use axum::http::{HeaderMap, HeaderName};
+use axum::response::Response;
+
+/// Headers passed by name.
+const EXACT: &[&str] = &[
+    "x-request-id",
+    "request-id",
+    "openai-processing-ms",
+    "openai-version",
+    "openai-organization",
+    "openai-project",
+    "anthropic-organization-id",
+    "retry-after",
+    "retry-after-ms",
+    "x-should-retry",
+];
+
+/// Headers passed by prefix.
+const PREFIXES: &[&str] = &["x-ratelimit-", "anthropic-ratelimit-"];
+
+/// The longest value passed on.
+pub const MAX_VALUE_BYTES: usize = 256;
+/// The most headers passed on from one response.
+pub const MAX_HEADERS: usize = 32;
+
+/// Whether the upstream header `name` (lower-case) is passed on.
+pub fn passes(name: &str) -> bool {
+    EXACT.contains(&name)
+        || PREFIXES
+            .iter()
+            .any(|p| name.starts_with(p) && name.len() > p.len())
+}
+
+/// The allowlisted headers of `upstream`.
+pub fn passed_on(upstream: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in upstream {
+        if out.len() >= MAX_HEADERS {
+            break;
+        }
+        let clean = value.len() <= MAX_VALUE_BYTES
+            && value.as_bytes().iter().all(|b| (0x20..0x7f).contains(b));
+        if clean && passes(name.as_str()) {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+tokio::task_local! {
+    static UPSTREAM: RefCell<Option<HeaderMap>>;
+}
+
+/// Notes the upstream response's headers for the handler running in
+/// [`scoped`] (nothing outside it).
+pub fn record(upstream: &HeaderMap) {
+    let _outside = UPSTREAM.try_with(|slot| {
+        *slot.borrow_mut() = Some(passed_on(upstream));
+    });
+}
+
+/// Runs a handler; its response carries the allowlisted headers of the
+/// upstream response it was built from, if any.
+pub async fn scoped(handler: impl Future<Output = Response>) -> Response {
+    UPSTREAM
+        .scope(RefCell::new(None), async move {
+            let mut r = handler.await;
+            let noted = UPSTREAM.with(|slot| slot.borrow_mut().take());
+            if let Some(h) = noted {
+                for (name, value) in &h {
+                    let name: HeaderName = name.clone();
+                    r.headers_mut().insert(name, value.clone());
+                }
+            }
+            r
+        })
+        .await
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "test code")]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    #[test]
+    fn only_the_allowlist_passes() {
+        let mut h = HeaderMap::new();
+        for (n, v) in [
+            ("x-request-id", "req_1"),
+            ("request-id", "req_2"),
+            ("x-ratelimit-remaining-requests", "99"),
+            ("anthropic-ratelimit-tokens-remaining", "1000"),
+            ("retry-after", "3"),
+            ("set-cookie", "s=1"),
+            ("server", "upstream/1.2"),
+            ("x-ratelimit-", "bare prefix"),
+            ("x-internal-host", "10.0.0.7"),
+        ] {
+            h.insert(HeaderName::from_static(n), HeaderValue::from_static(v));
+        }
+        h.insert(
+            "openai-processing-ms",
+            HeaderValue::from_str(&"9".repeat(MAX_VALUE_BYTES + 1)).unwrap(),
+        );
+        let out = passed_on(&h);
+        let mut names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "anthropic-ratelimit-tokens-remaining",
+                "request-id",
+                "retry-after",
+                "x-ratelimit-remaining-requests",
+                "x-request-id"
+            ]
+        );
+    }
+
+    #[test]
+    fn at_most_max_headers_pass() {
+        let mut h = HeaderMap::new();
+        for i in 0..100 {
+            h.insert(
+                HeaderName::from_bytes(format!("x-ratelimit-n{i}").as_bytes()).unwrap(),
+                HeaderValue::from_static("1"),
+            );
+        }
+        assert_eq!(passed_on(&h).len(), MAX_HEADERS);
+    }
+}
