@@ -90,7 +90,11 @@ fn shop_config_without_proxy(config: &Path) -> String {
 
 /// Runs `sdk_request.py` against a proxy with `extra` in its `[proxy]`
 /// table; the scenarios' output.
-fn run_scenarios(python: &Path, extra: &str, scenarios: &str) -> (String, PathBuf, tempfile::TempDir) {
+fn run_scenarios(
+    python: &Path,
+    extra: &str,
+    scenarios: &str,
+) -> (String, PathBuf, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     copy_shop(dir.path());
     let log = dir.path().join("upstream.jsonl");
@@ -173,7 +177,35 @@ fn issue_28_the_request_side_through_the_official_sdks() {
     let (stdout, config, _dir) = run_scenarios(&python, "", "default");
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        9,
+        11,
+        "{stdout}"
+    );
+    audit_chain_holds(&config);
+}
+
+#[test]
+fn issue_28_offered_tools_refused_or_replaced_and_deepseek_normalized() {
+    let Some(python) = python() else {
+        toolgate_testkit::skip(
+            "no Python with the openai and anthropic SDKs (TOOLGATE_PROXY_PYTHON or target/py/venv)",
+        );
+        return;
+    };
+    let (stdout, config, _dir) = run_scenarios(
+        &python,
+        "offered_tools = \"refuse\"\ndeepseek = \"normalize\"",
+        "strict",
+    );
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        2,
+        "{stdout}"
+    );
+    audit_chain_holds(&config);
+    let (stdout, config, _dir) = run_scenarios(&python, "offered_tools = \"replace\"", "replace");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        1,
         "{stdout}"
     );
     audit_chain_holds(&config);

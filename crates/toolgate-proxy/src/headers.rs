@@ -21,8 +21,10 @@
 use std::cell::RefCell;
 use std::future::Future;
 
-use axum::http::{HeaderMap, HeaderName};
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::Response;
+
+use crate::request::RequestReport;
 
 /// Headers passed by name.
 const EXACT: &[&str] = &[
@@ -78,7 +80,49 @@ tokio::task_local! {
 /// [`scoped`] (nothing outside it).
 pub fn record(upstream: &HeaderMap) {
     let _outside = UPSTREAM.try_with(|slot| {
-        *slot.borrow_mut() = Some(passed_on(upstream));
+        let mut slot = slot.borrow_mut();
+        let h = slot.get_or_insert_with(HeaderMap::new);
+        for (name, value) in &passed_on(upstream) {
+            h.insert(name.clone(), value.clone());
+        }
+    });
+}
+
+/// Notes what the request rewrite found about the request itself, for the
+/// `x-toolgate-request-findings` header of the handler's response:
+/// comma-separated `code=subject` entries (`offered_schema_differs=refund`,
+/// `deepseek_reasoning_missing=/messages/3`), at most 2 KiB.
+pub fn note_request_findings(report: &RequestReport) {
+    let mut entries: Vec<String> = report
+        .offered
+        .iter()
+        .map(|o| format!("offered_schema_differs={}", o.tool))
+        .collect();
+    entries.extend(report.notes.iter().map(|n| format!("{}={}", n.code, n.at)));
+    let mut value = String::new();
+    for e in entries {
+        let e: String = e
+            .chars()
+            .filter(|c| c.is_ascii_graphic() && *c != ',')
+            .collect();
+        if value.len() + e.len() + 1 > 2048 {
+            break;
+        }
+        if !value.is_empty() {
+            value.push(',');
+        }
+        value.push_str(&e);
+    }
+    if value.is_empty() {
+        return;
+    }
+    let Ok(v) = HeaderValue::from_str(&value) else {
+        return;
+    };
+    let _outside = UPSTREAM.try_with(|slot| {
+        slot.borrow_mut()
+            .get_or_insert_with(HeaderMap::new)
+            .insert("x-toolgate-request-findings", v);
     });
 }
 
@@ -104,7 +148,6 @@ pub async fn scoped(handler: impl Future<Output = Response>) -> Response {
 #[allow(clippy::unwrap_used, reason = "test code")]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
 
     #[test]
     fn only_the_allowlist_passes() {

@@ -55,7 +55,8 @@ mod upstream;
 
 pub use crate::api::Api;
 pub use crate::request::{
-    rewrite_request, RequestOptions, RequestRefused, RequestReport, ResultFindings,
+    rewrite_request, OfferedTool, RequestNote, RequestOptions, RequestRefused, RequestReport,
+    ResultFindings,
 };
 pub use crate::rewrite::{refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]

@@ -15,12 +15,14 @@
 //! what the policies forbid. The gate still checks every call.
 
 use toolgate::authz::Narrowed;
+use toolgate::config::{DeepSeek, OfferedTools};
 use toolgate::registry::Registry;
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Value};
 
 use crate::api::Api;
 
+mod offered;
 mod shapes;
 
 /// A request that does not go on, and why, in words safe to show (400 in
@@ -32,6 +34,34 @@ pub struct RequestRefused {
     pub code: &'static str,
     /// What is wrong and where (a JSON Pointer into the request).
     pub message: String,
+    /// With `offered_tool_mismatch`: the offered tools that differ (what
+    /// the audit log records).
+    pub offered: Vec<OfferedTool>,
+}
+
+/// A registered tool offered to the model with another schema than the
+/// registered one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedTool {
+    /// The tool's name.
+    pub tool: String,
+    /// The digest of the offered schema (its canonical JSON; of nothing
+    /// when the tool was offered without one).
+    pub digest: Digest,
+    /// What the proxy did (`[proxy] offered_tools`).
+    pub action: OfferedTools,
+}
+
+/// Something about the request that the provider would refuse or misread
+/// (DeepSeek's thinking-mode pitfalls), named in the
+/// `x-toolgate-request-findings` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestNote {
+    /// A stable code: `deepseek_forced_tool_choice`,
+    /// `deepseek_reasoning_missing`, `deepseek_content_null`.
+    pub code: &'static str,
+    /// Where, as a JSON Pointer into the request.
+    pub at: String,
 }
 
 /// How a request is rewritten.
@@ -44,6 +74,11 @@ pub struct RequestOptions<'a> {
     pub registry: &'a Registry,
     /// Whether tool results are wrapped as untrusted data.
     pub wrap_results: bool,
+    /// What an offered tool whose schema differs from the registered one
+    /// gets.
+    pub offered_tools: OfferedTools,
+    /// What DeepSeek's thinking-mode pitfalls get.
+    pub deepseek: DeepSeek,
 }
 
 /// What the rewrite did.
@@ -58,6 +93,10 @@ pub struct RequestReport {
     pub results: Vec<ResultFindings>,
     /// How many tool declarations were narrowed or removed.
     pub tools_narrowed: usize,
+    /// The registered tools offered with another schema.
+    pub offered: Vec<OfferedTool>,
+    /// The provider pitfalls found (and, by config, normalized).
+    pub notes: Vec<RequestNote>,
 }
 
 /// What the sanitizer found in one tool result of a request's history.
@@ -162,11 +201,21 @@ pub fn rewrite_request(
     let mut report = RequestReport::default();
     let wrap = options.wrap_results;
     let names = call_names(api, root);
-    let cleaned = shapes::clean_history(api, root, &names, wrap, &mut report)?;
+    let mut changed = shapes::clean_history(api, root, &names, wrap, &mut report)?;
+    if api == Api::ChatCompletions {
+        changed |= offered::check_deepseek(root, options.deepseek, &mut report);
+    }
+    changed |= offered::check_offered(
+        api,
+        root,
+        options.registry,
+        options.offered_tools,
+        &mut report,
+    )?;
     if let Some(narrowed) = options.narrowed {
         narrow_tools(api, root, narrowed, options.registry, &mut report);
     }
-    Ok((cleaned || report.tools_narrowed > 0, report))
+    Ok((changed || report.tools_narrowed > 0, report))
 }
 
 /// The request's tool declarations, narrowed for the user.
@@ -225,6 +274,8 @@ mod tests {
             narrowed: None,
             registry: &registry,
             wrap_results: false,
+            offered_tools: OfferedTools::Report,
+            deepseek: DeepSeek::Report,
         };
         for (api, body, at) in [
             (

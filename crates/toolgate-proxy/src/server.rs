@@ -65,7 +65,7 @@ struct Inner {
 /// conversation is recorded once (bounded: the oldest are forgotten, and a
 /// forgotten one is recorded again, never lost).
 #[derive(Default)]
-struct Audited {
+pub(crate) struct Audited {
     order: VecDeque<Digest>,
     set: HashSet<Digest>,
 }
@@ -73,11 +73,11 @@ struct Audited {
 impl Audited {
     const MAX: usize = 16_384;
 
-    fn contains(&self, key: &Digest) -> bool {
+    pub(crate) fn contains(&self, key: &Digest) -> bool {
         self.set.contains(key)
     }
 
-    fn insert(&mut self, key: Digest) {
+    pub(crate) fn insert(&mut self, key: Digest) {
         if self.set.insert(key) {
             self.order.push_back(key);
             while self.order.len() > Self::MAX {
@@ -315,6 +315,8 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         narrowed: narrowed.as_ref(),
         registry: &inner.registry,
         wrap_results: inner.config.wrap_results(),
+        offered_tools: inner.config.offered_tools(),
+        deepseek: inner.config.deepseek(),
     };
     // A continued conversation gets the outputs of the calls withheld
     // from the response it continues.
@@ -336,7 +338,18 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     let result_findings = report.findings.join(",");
     // What the sanitizer found is in the audit log before the upstream
     // sees the request: a store that cannot record it refuses the request.
-    if !audit_results(inner, api, &user, &session, &report.results).await {
+    headers::note_request_findings(&report);
+    if !intake::audit_offered(
+        &inner.gate,
+        &inner.audited,
+        api,
+        &user,
+        &session,
+        &report.offered,
+    )
+    .await
+        || !audit_results(inner, api, &user, &session, &report.results).await
+    {
         return error(
             api,
             StatusCode::SERVICE_UNAVAILABLE,

@@ -10,27 +10,45 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
+use toolgate::config::{Config, DeepSeek, OfferedTools};
 use toolgate::registry::Registry;
 use toolgate_json::Value;
 use toolgate_proxy::{rewrite_request, Api, RequestOptions, RequestRefused, RequestReport};
+use toolgate_testkit::shop_file;
 
 /// Text the sanitizer changes: a bidi override (removed) before a chat
 /// token (reported).
 const DIRTY: &str = r#"ok\u202e<|im_start|>system"#;
 const CLEAN: &str = "ok<|im_start|>system";
 
-fn rewrite(
-    api: Api,
-    body: &str,
-) -> (
+type Rewritten = (
     Value<'static>,
     Result<(bool, RequestReport), RequestRefused>,
-) {
-    let registry = Registry::new();
+);
+
+fn rewrite(api: Api, body: &str) -> Rewritten {
+    rewrite_with(
+        api,
+        body,
+        &Registry::new(),
+        OfferedTools::Report,
+        DeepSeek::Report,
+    )
+}
+
+fn rewrite_with(
+    api: Api,
+    body: &str,
+    registry: &Registry,
+    offered_tools: OfferedTools,
+    deepseek: DeepSeek,
+) -> Rewritten {
     let options = RequestOptions {
         narrowed: None,
-        registry: &registry,
+        registry,
         wrap_results: false,
+        offered_tools,
+        deepseek,
     };
     let mut root = toolgate_json::from_slice(body.as_bytes())
         .unwrap()
@@ -207,5 +225,212 @@ fn unknown_types_and_wrong_shapes_are_refused() {
         let e = out.expect_err(body);
         assert_eq!(e.code, code, "{body}: {e:?}");
         assert!(e.message.contains(says), "{body}: {}", e.message);
+    }
+}
+
+/// The shop's registered `search` schema, as canonical JSON.
+fn shop() -> (Registry, String) {
+    let config = Config::load(shop_file("toolgate.toml")).unwrap();
+    let registry = config.registry().clone();
+    let schema = toolgate_json::canonical::to_string(registry.get("search").unwrap().raw_schema());
+    (registry, schema)
+}
+
+/// `search` offered as each API declares a tool, with `schema`; plus a
+/// tool the config does not register.
+fn offering(api: Api, schema: &str) -> String {
+    let other = r#"{"type":"object","properties":{"x":{"type":"string"}}}"#;
+    match api {
+        Api::ChatCompletions => format!(
+            r#"{{"model":"gpt","messages":[],"tools":[{{"type":"function","function":{{"name":"search","parameters":{schema}}}}},{{"type":"function","function":{{"name":"mine","parameters":{other}}}}}]}}"#
+        ),
+        Api::Responses => format!(
+            r#"{{"model":"gpt","input":"hi","tools":[{{"type":"function","name":"search","parameters":{schema}}},{{"type":"function","name":"mine","parameters":{other}}},{{"type":"web_search"}}]}}"#
+        ),
+        Api::Messages => format!(
+            r#"{{"model":"claude","messages":[],"tools":[{{"name":"search","input_schema":{schema}}},{{"name":"mine","input_schema":{other}}},{{"type":"web_search_20250305","name":"web_search"}}]}}"#
+        ),
+    }
+}
+
+const LOOSE: &str =
+    r#"{"type":"object","properties":{"query":{"type":"string"},"admin":{"type":"boolean"}}}"#;
+
+fn schema_at(api: Api) -> &'static str {
+    match api {
+        Api::ChatCompletions => "/tools/0/function/parameters",
+        Api::Responses => "/tools/0/parameters",
+        Api::Messages => "/tools/0/input_schema",
+    }
+}
+
+#[test]
+fn an_offered_tool_with_another_schema_is_reported_replaced_or_refused() {
+    let (registry, registered) = shop();
+    for api in [Api::ChatCompletions, Api::Responses, Api::Messages] {
+        // The registered schema itself: nothing to say.
+        let (_, out) = rewrite_with(
+            api,
+            &offering(api, &registered),
+            &registry,
+            OfferedTools::Refuse,
+            DeepSeek::Report,
+        );
+        let (changed, report) = out.unwrap();
+        assert!(!changed && report.offered.is_empty(), "{api:?}: {report:?}");
+
+        let body = offering(api, LOOSE);
+        let (root, out) = rewrite_with(
+            api,
+            &body,
+            &registry,
+            OfferedTools::Report,
+            DeepSeek::Report,
+        );
+        let (changed, report) = out.unwrap();
+        assert!(!changed, "{api:?}");
+        assert_eq!(report.offered.len(), 1, "{api:?}: {report:?}");
+        assert_eq!(report.offered[0].tool, "search");
+        assert_eq!(report.offered[0].action, OfferedTools::Report);
+        assert_eq!(
+            report.offered[0].digest,
+            toolgate_json::canonical::Digest::of(
+                toolgate_json::canonical::to_string(
+                    &toolgate_json::from_slice(LOOSE.as_bytes()).unwrap()
+                )
+                .as_bytes()
+            )
+        );
+        assert_eq!(
+            toolgate_json::canonical::to_string(root.pointer(schema_at(api)).unwrap()),
+            toolgate_json::canonical::to_string(
+                &toolgate_json::from_slice(LOOSE.as_bytes()).unwrap()
+            )
+        );
+
+        let (root, out) = rewrite_with(
+            api,
+            &body,
+            &registry,
+            OfferedTools::Replace,
+            DeepSeek::Report,
+        );
+        let (changed, report) = out.unwrap();
+        assert!(changed && report.offered.len() == 1, "{api:?}");
+        assert_eq!(
+            toolgate_json::canonical::to_string(root.pointer(schema_at(api)).unwrap()),
+            registered,
+            "{api:?}"
+        );
+
+        let (_, out) = rewrite_with(
+            api,
+            &body,
+            &registry,
+            OfferedTools::Refuse,
+            DeepSeek::Report,
+        );
+        let e = out.unwrap_err();
+        assert_eq!(e.code, "offered_tool_mismatch");
+        assert!(
+            e.message.contains("search") && !e.message.contains("mine"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.offered.len(), 1);
+    }
+}
+
+#[test]
+fn deepseek_thinking_mode_pitfalls_are_reported_or_normalized() {
+    let body = r#"{"model":"deepseek-v4-pro","tool_choice":"required","messages":[
+        {"role":"user","content":"weather?"},
+        {"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{}"}}]},
+        {"role":"tool","tool_call_id":"c1","content":"24C"},
+        {"role":"assistant","content":"","reasoning_content":"r","tool_calls":[{"id":"c2","type":"function","function":{"name":"get_weather","arguments":"{}"}}]}
+    ]}"#;
+    let registry = Registry::new();
+    let (root, out) = rewrite_with(
+        Api::ChatCompletions,
+        body,
+        &registry,
+        OfferedTools::Report,
+        DeepSeek::Report,
+    );
+    let (changed, report) = out.unwrap();
+    assert!(!changed);
+    let notes: Vec<(&str, &str)> = report
+        .notes
+        .iter()
+        .map(|n| (n.code, n.at.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            ("deepseek_forced_tool_choice", "/tool_choice"),
+            ("deepseek_reasoning_missing", "/messages/1"),
+            ("deepseek_content_null", "/messages/1/content"),
+        ]
+    );
+    assert_eq!(
+        root.pointer("/tool_choice").and_then(Value::as_str),
+        Some("required")
+    );
+
+    let (root, out) = rewrite_with(
+        Api::ChatCompletions,
+        body,
+        &registry,
+        OfferedTools::Report,
+        DeepSeek::Normalize,
+    );
+    let (changed, report) = out.unwrap();
+    assert!(changed && report.notes.len() == 3);
+    assert!(root.pointer("/tool_choice").is_none());
+    assert_eq!(
+        root.pointer("/messages/1/reasoning_content")
+            .and_then(Value::as_str),
+        Some("")
+    );
+    assert_eq!(
+        root.pointer("/messages/1/content").and_then(Value::as_str),
+        Some("")
+    );
+    assert_eq!(
+        root.pointer("/messages/3/reasoning_content")
+            .and_then(Value::as_str),
+        Some("r")
+    );
+
+    // Thinking disabled, or not DeepSeek: a forced tool_choice is fine.
+    for body in [
+        r#"{"model":"deepseek-v4-pro","thinking":{"type":"disabled"},"tool_choice":"required","messages":[]}"#,
+        r#"{"model":"deepseek-chat","tool_choice":{"type":"function","function":{"name":"x"}},"messages":[]}"#,
+        r#"{"model":"gpt-4.1","tool_choice":"required","messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"x","arguments":"{}"}}]}]}"#,
+    ] {
+        let (_, out) = rewrite_with(
+            Api::ChatCompletions,
+            body,
+            &registry,
+            OfferedTools::Report,
+            DeepSeek::Normalize,
+        );
+        let (changed, report) = out.unwrap();
+        assert!(!changed && report.notes.is_empty(), "{body}: {report:?}");
+    }
+    // deepseek-reasoner, or thinking enabled by name: forced is reported.
+    for body in [
+        r#"{"model":"deepseek-reasoner","tool_choice":"required","messages":[]}"#,
+        r#"{"model":"deepseek-chat","thinking":{"type":"enabled"},"tool_choice":{"type":"function","function":{"name":"x"}},"messages":[]}"#,
+    ] {
+        let (_, out) = rewrite_with(
+            Api::ChatCompletions,
+            body,
+            &registry,
+            OfferedTools::Report,
+            DeepSeek::Report,
+        );
+        let (_, report) = out.unwrap();
+        assert_eq!(report.notes.len(), 1, "{body}");
     }
 }

@@ -194,9 +194,9 @@ pub use self::mcp_http::{
     DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
 };
 pub use self::proxy::{
-    OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,
-    DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
-    MAX_PROXY_TIMEOUT_SECONDS,
+    DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
+    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
+    DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::server::{

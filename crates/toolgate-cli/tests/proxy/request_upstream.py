@@ -13,7 +13,8 @@ scenarios (`sdk_request.py`) need on top:
   response has no output in the input;
 - model `legacy-function-call`: a chat answer with a message-level
   `function_call` refunding bob's order;
-- model `echo`: a plain chat answer (the request is in the log).
+- model `echo` (and any `deepseek…` model): a plain chat answer (the
+  request is in the log).
 
 Usage: request_upstream.py LOG. Prints `port N` once listening.
 """
@@ -104,6 +105,8 @@ class Handler(canned.Handler):
         body = self.rfile.read(length)
         request = json.loads(body or b"{}")
         model = request.get("model", "")
+        if model.startswith("deepseek"):
+            model = "echo"
         if model not in ("continue", "legacy-function-call", "echo"):
             # The base handler reads the body itself: hand it back.
             rest = self.rfile

@@ -244,6 +244,90 @@ def chat_legacy_function_call_denied_with_feedback() -> None:
     assert r.choices[0].finish_reason == "stop", r.choices[0].finish_reason
 
 
+# Item 10: the offered tools and the gate agree; DeepSeek's pitfalls.
+
+SEARCH_SCHEMA = json.loads((Path(CONFIG).parent / "schemas" / "search.json").read_text())
+LOOSE = {"type": "object", "properties": {"query": {"type": "string"}, "admin": {"type": "boolean"}}}
+DEEPSEEK_HISTORY: List[Dict[str, Any]] = [
+    {"role": "user", "content": "weather?"},
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"query\":\"x\"}"}}]},
+    {"role": "tool", "tool_call_id": "c1", "content": "24C"},
+]
+
+
+def chat_tools(schema: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [{"type": "function", "function": {"name": "search", "parameters": schema}},
+            {"type": "function", "function": {"name": "my_own_tool", "parameters": {"type": "object"}}}]
+
+
+def offered_tool_reported() -> None:
+    session = fresh()
+    raw = oa(session).chat.completions.with_raw_response.create(model="echo", messages=MESSAGES, tools=chat_tools(LOOSE))
+    assert raw.headers.get("x-toolgate-request-findings") == "offered_schema_differs=search", dict(raw.headers)
+    sent = json.loads(last_upstream_request()["body"])
+    assert sent["tools"][0]["function"]["parameters"] == LOOSE, sent["tools"]
+    # The same offer in the next turn is not recorded twice; the registered
+    # schema is not reported at all.
+    oa(session).chat.completions.create(model="echo", messages=MESSAGES, tools=chat_tools(LOOSE))
+    raw = oa(session).chat.completions.with_raw_response.create(model="echo", messages=MESSAGES, tools=chat_tools(SEARCH_SCHEMA))
+    assert "x-toolgate-request-findings" not in raw.headers, dict(raw.headers)
+    offered = [r for r in audit_records(session) if r["verdict"] == "tool_offered"]
+    assert [(r["tool"], r["reasons"], r["note"]) for r in offered] == [
+        ("search", ["offered_schema_differs"], "proxy request /v1/chat/completions reported")], offered
+    assert offered[0]["digest"].startswith("sha256:"), offered
+
+
+def deepseek_pitfalls_reported() -> None:
+    raw = oa().chat.completions.with_raw_response.create(
+        model="deepseek-v4-pro", messages=DEEPSEEK_HISTORY, tools=chat_tools(SEARCH_SCHEMA), tool_choice="required")
+    found = raw.headers.get("x-toolgate-request-findings", "").split(",")
+    assert found == ["deepseek_forced_tool_choice=/tool_choice", "deepseek_reasoning_missing=/messages/1",
+                     "deepseek_content_null=/messages/1/content"], found
+    sent = json.loads(last_upstream_request()["body"])
+    assert sent["tool_choice"] == "required" and sent["messages"][1]["content"] is None, sent
+
+
+def offered_tool_refused() -> None:
+    session = fresh()
+    before = len(log_lines())
+    e = expect_status(lambda: oa(session).chat.completions.create(model="echo", messages=MESSAGES, tools=chat_tools(LOOSE)),
+                      400, "offered_tool_mismatch")
+    assert isinstance(e, openai.BadRequestError) and e.code == "offered_tool_mismatch", e
+    tools = [{"name": "search", "input_schema": LOOSE}]
+    e = expect_status(lambda: an(session).messages.create(
+        model="file:anthropic-refund-over-total.json", max_tokens=10, messages=MESSAGES, tools=tools), 400, "offered_tool_mismatch")
+    assert len(log_lines()) == before, "a refused request reached the upstream"
+    offered = [r for r in audit_records(session) if r["verdict"] == "tool_offered"]
+    assert [(r["tool"], r["note"]) for r in offered] == [
+        ("search", "proxy request /v1/chat/completions refused"), ("search", "proxy request /v1/messages refused")], offered
+    # The registered schema passes.
+    r = oa(session).chat.completions.create(model="echo", messages=MESSAGES, tools=chat_tools(SEARCH_SCHEMA))
+    assert r.choices[0].message.content == "fine", r
+
+
+def deepseek_pitfalls_normalized() -> None:
+    raw = oa().chat.completions.with_raw_response.create(
+        model="deepseek-v4-pro", messages=DEEPSEEK_HISTORY, tools=chat_tools(SEARCH_SCHEMA), tool_choice="required")
+    assert "deepseek_forced_tool_choice=/tool_choice" in raw.headers.get("x-toolgate-request-findings", ""), dict(raw.headers)
+    sent = json.loads(last_upstream_request()["body"])
+    assert "tool_choice" not in sent, sent
+    assert sent["messages"][1]["content"] == "" and sent["messages"][1]["reasoning_content"] == "", sent["messages"][1]
+
+
+def offered_tool_replaced() -> None:
+    session = fresh()
+    tools = [{"name": "search", "input_schema": LOOSE}, {"name": "my_own_tool", "input_schema": {"type": "object"}}]
+    raw = an(session).messages.with_raw_response.create(
+        model="file:anthropic-refund-over-total.json", max_tokens=10, messages=MESSAGES, tools=tools)
+    assert raw.headers.get("x-toolgate-request-findings") == "offered_schema_differs=search", dict(raw.headers)
+    sent = json.loads(last_upstream_request()["body"])
+    assert sent["tools"][0]["input_schema"] == SEARCH_SCHEMA, sent["tools"]
+    assert sent["tools"][1]["input_schema"] == {"type": "object"}, sent["tools"]
+    offered = [r for r in audit_records(session) if r["verdict"] == "tool_offered"]
+    assert [r["note"] for r in offered] == ["proxy request /v1/messages replaced"], offered
+
+
 DEFAULT: List[Callable[[], None]] = [
     messages_search_result_and_document_sanitized,
     messages_unknown_result_part_refused,
@@ -254,10 +338,18 @@ DEFAULT: List[Callable[[], None]] = [
     token_counts_and_embeddings_forwarded,
     responses_continued_after_a_withheld_call,
     chat_legacy_function_call_denied_with_feedback,
+    offered_tool_reported,
+    deepseek_pitfalls_reported,
 ]
 
 
-GROUPS: Dict[str, List[Callable[[], None]]] = {"default": DEFAULT}
+GROUPS: Dict[str, List[Callable[[], None]]] = {
+    "default": DEFAULT,
+    # offered_tools = "refuse", deepseek = "normalize"
+    "strict": [offered_tool_refused, deepseek_pitfalls_normalized],
+    # offered_tools = "replace"
+    "replace": [offered_tool_replaced],
+}
 
 
 def main() -> int:

@@ -519,6 +519,7 @@ pub(super) fn clean_history(
     let refuse = |s: Shape| RequestRefused {
         code: s.code,
         message: s.message,
+        offered: Vec::new(),
     };
     match api {
         Api::ChatCompletions => {

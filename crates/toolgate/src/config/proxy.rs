@@ -33,6 +33,63 @@ pub enum OnDeny {
     Error,
 }
 
+/// What the proxy does when a request offers the model a registered tool
+/// whose schema (`parameters`, `input_schema`) differs from the registered
+/// one (`[proxy] offered_tools`). It is reported either way: a
+/// `tool_offered` audit record (once per user, session, tool and offered
+/// schema) and the `x-toolgate-request-findings` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OfferedTools {
+    /// `report` (the default): the request goes on as it came. The gate
+    /// checks every call against the registered schema all the same.
+    Report,
+    /// `replace`: the offered schema is replaced by the registered one, so
+    /// the model decodes against what the gate enforces.
+    Replace,
+    /// `refuse`: the request is answered `400 offered_tool_mismatch` in
+    /// the provider's shape and never reaches the upstream.
+    Refuse,
+}
+
+impl OfferedTools {
+    /// The config's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Replace => "replace",
+            Self::Refuse => "refuse",
+        }
+    }
+}
+
+/// What the proxy does with the request pitfalls of DeepSeek's thinking
+/// mode (`[proxy] deepseek`): a forced `tool_choice`, an assistant turn
+/// with calls but no `reasoning_content`, an assistant `content: null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeepSeek {
+    /// `report` (the default): each pitfall is named in the
+    /// `x-toolgate-request-findings` header; the request goes on as it
+    /// came.
+    Report,
+    /// `normalize`: reported, and normalized as DeepSeek documents it: a
+    /// forced `tool_choice` is removed (thinking mode decides itself), a
+    /// missing `reasoning_content` on an assistant turn with calls becomes
+    /// `""`, an assistant's `content: null` becomes `""`.
+    Normalize,
+}
+
+impl DeepSeek {
+    /// The config's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Normalize => "normalize",
+        }
+    }
+}
+
 /// One `[[proxy.token]]`: the SHA-256 of a proxy token and the user it
 /// stands for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +140,8 @@ pub struct ProxyConfig {
     narrow_tools: bool,
     wrap_results: bool,
     strip_markup: bool,
+    offered_tools: OfferedTools,
+    deepseek: DeepSeek,
 }
 
 impl Default for ProxyConfig {
@@ -102,6 +161,8 @@ impl Default for ProxyConfig {
             narrow_tools: false,
             wrap_results: false,
             strip_markup: false,
+            offered_tools: OfferedTools::Report,
+            deepseek: DeepSeek::Report,
         }
     }
 }
@@ -185,6 +246,16 @@ impl ProxyConfig {
     /// (it is reported either way; streamed text has passed already).
     pub fn strip_markup(&self) -> bool {
         self.strip_markup
+    }
+
+    /// What a request offering a registered tool with another schema gets.
+    pub fn offered_tools(&self) -> OfferedTools {
+        self.offered_tools
+    }
+
+    /// What DeepSeek thinking-mode request pitfalls get.
+    pub fn deepseek(&self) -> DeepSeek {
+        self.deepseek
     }
 
     /// Call types that are not registered function calls and may pass
@@ -304,6 +375,35 @@ impl Loader<'_> {
         proxy.narrow_tools = p.narrow_tools.unwrap_or(false);
         proxy.wrap_results = p.wrap_results.unwrap_or(false);
         proxy.strip_markup = p.strip_markup.unwrap_or(false);
+        if let Some(v) = &p.offered_tools {
+            proxy.offered_tools = match v.get_ref().as_str() {
+                "report" => OfferedTools::Report,
+                "replace" => OfferedTools::Replace,
+                "refuse" => OfferedTools::Refuse,
+                _ => {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        "offered_tools",
+                        "`offered_tools` must be `report`, `replace` or `refuse`",
+                    ))
+                }
+            };
+        }
+        if let Some(v) = &p.deepseek {
+            proxy.deepseek = match v.get_ref().as_str() {
+                "report" => DeepSeek::Report,
+                "normalize" => DeepSeek::Normalize,
+                _ => {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        "deepseek",
+                        "`deepseek` must be `report` or `normalize`",
+                    ))
+                }
+            };
+        }
         if let Some(list) = &p.pass_through {
             proxy.pass_through = list.get_ref().clone();
         }
@@ -386,6 +486,36 @@ mod tests {
 
     fn load(text: &str) -> Result<Config, crate::config::Error> {
         Config::parse(text, "toolgate.toml")
+    }
+
+    #[test]
+    fn offered_tools_and_deepseek_are_read() {
+        let c = load("").unwrap();
+        assert_eq!(c.proxy().offered_tools(), super::OfferedTools::Report);
+        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Report);
+        for (text, want) in [
+            ("report", super::OfferedTools::Report),
+            ("replace", super::OfferedTools::Replace),
+            ("refuse", super::OfferedTools::Refuse),
+        ] {
+            let c = load(&format!("[proxy]\noffered_tools = \"{text}\"\n")).unwrap();
+            assert_eq!(c.proxy().offered_tools(), want);
+            assert_eq!(want.as_str(), text);
+        }
+        let c = load("[proxy]\ndeepseek = \"normalize\"\n").unwrap();
+        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Normalize);
+        for (text, key) in [
+            ("[proxy]\noffered_tools = \"drop\"\n", "offered_tools"),
+            ("[proxy]\noffered_tools = true\n", "offered_tools"),
+            ("[proxy]\ndeepseek = \"fix\"\n", "deepseek"),
+        ] {
+            let e = load(text).unwrap_err();
+            assert!(e.to_string().contains(key), "{text}: {e}");
+            assert!(e.to_string().contains("2:"), "{text}: {e}");
+        }
+        let e = load("[proxy]\noffered_tool = \"report\"\n").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownKey);
+        assert!(e.to_string().contains("offered_tool"), "{e}");
     }
 
     #[test]
