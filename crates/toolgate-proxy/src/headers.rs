@@ -14,9 +14,10 @@
 //! [`MAX_VALUE_BYTES`], and at most [`MAX_HEADERS`] headers pass.
 //!
 //! The gated routes' handlers run inside [`scoped`]: the upstream request
-//! ([`record`]) notes the upstream's headers, and whatever response the
-//! handler builds (rewritten, refused, or a stream) leaves with the
-//! allowlisted ones.
+//! ([`record`]) notes the upstream's headers, the request rewrite notes
+//! what it found about the request ([`note_request_findings`]: the
+//! `x-toolgate-request-findings` header), and whatever response the
+//! handler builds (rewritten, refused, or a stream) leaves with them.
 
 use std::cell::RefCell;
 use std::future::Future;

@@ -73,7 +73,10 @@ fn overlaps(a: &[Segment], b: &[Segment]) -> bool {
 }
 
 /// Whether `method path` is answered from a model's stored output, and so
-/// is never forwarded (see [`STORED_OUTPUT`]).
+/// is never forwarded: every path under `/v1/responses/` but `POST
+/// /v1/responses/input_tokens`, `GET /v1/responses`, `GET
+/// /v1/chat/completions` and every path under `/v1/chat/completions/`,
+/// `/v1/messages/batches/{id}/results` and `/v1/files/{id}/content`.
 pub fn is_stored_output_route(method: &str, path: &str) -> bool {
     if NOT_STORED_OUTPUT.contains(&(method, path)) {
         return false;
