@@ -210,3 +210,39 @@ fn issue_28_offered_tools_refused_or_replaced_and_deepseek_normalized() {
     );
     audit_chain_holds(&config);
 }
+
+#[test]
+fn issue_28_a_forward_entry_for_stored_output_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let config = dir.path().join("toolgate.toml");
+    let base = shop_config_without_proxy(&config);
+    for (route, says) in [
+        ("GET /v1/responses/*", "stored output"),
+        ("GET /v1/chat/completions/*", "stored output"),
+        ("GET /v1/messages/batches/*/results", "stored output"),
+        ("POST /v1/*", "gated route"),
+        ("GET /v1/models/**", "`*` stands for exactly one segment"),
+        ("offered_tools", "offered_tools"),
+    ] {
+        let table = if route == "offered_tools" {
+            "[proxy]\nuser = \"alice\"\nopenai = \"http://127.0.0.1:9\"\noffered_tools = \"ignore\"\n".to_owned()
+        } else {
+            format!("[proxy]\nuser = \"alice\"\nopenai = \"http://127.0.0.1:9\"\nforward = [\"GET /v1/models\", \"{route}\"]\n")
+        };
+        std::fs::write(&config, format!("{base}\n{table}")).unwrap();
+        let out = toolgate(&[
+            "proxy",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{route}");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("toolgate: error: ") && err.contains(says),
+            "{route}: {err}"
+        );
+    }
+}

@@ -113,7 +113,8 @@ fn every_result_shape_is_sanitized() {
                 {{"type":"computer_call_output","call_id":"c4","output":{{"type":"computer_screenshot","image_url":"data:image/png;base64,AA=="}}}},
                 {{"type":"shell_call_output","call_id":"c5","output":[{{"stdout":"{d}","stderr":"{d}","outcome":{{"type":"exit","exit_code":0}}}}]}},
                 {{"type":"apply_patch_call_output","call_id":"c6","status":"completed","output":"{d}"}},
-                {{"role":"user","content":"next"}}
+                {{"role":"user","content":"next"}},
+                {{"id":"msg_earlier"}}
                 ]}}"#
             ),
             vec![

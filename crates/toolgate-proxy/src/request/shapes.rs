@@ -558,10 +558,11 @@ pub(super) fn clean_history(
             for (i, item) in items.iter_mut().enumerate() {
                 let at = format!("/input/{i}");
                 // An item without a type is a message (`EasyInputMessage`)
-                // when it has a role.
+                // when it has a role, else an `item_reference` by its id.
                 let kind = match type_of(item) {
                     Some(k) => k,
                     None if member(item, "role").is_some() => "message".to_owned(),
+                    None if member(item, "id").is_some() => "item_reference".to_owned(),
                     None => return Err(refuse(Shape::malformed(&at))),
                 };
                 changed |=
