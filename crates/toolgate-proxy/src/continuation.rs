@@ -6,7 +6,10 @@
 //! user and response id, the calls it withheld, with their feedback; when
 //! a request continues from that response without an output for such a
 //! call, the proxy supplies one (a `function_call_output` and its kin)
-//! whose output is the feedback text, before the upstream sees it.
+//! whose output is the feedback text, before the upstream sees it. The
+//! same holds for a conversation (`conversation`): what its responses
+//! withheld is supplied once, to the next request in it (the upstream then
+//! holds those outputs).
 //!
 //! Bounded: at most [`MAX_RESPONSES`] responses are remembered (the
 //! oldest are forgotten: a conversation continued from a forgotten one is
@@ -127,8 +130,23 @@ impl Continuations {
         if withheld.is_empty() {
             return;
         }
-        let key = (user.to_owned(), id.to_owned());
+        let conversation = conversation_id(upstream).map(str::to_owned);
         let mut m = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(c) = conversation {
+            // A conversation collects what each of its responses withheld,
+            // until a request in it is supplied with them.
+            let key = (user.to_owned(), format!("conversation:{c}"));
+            let mut list = m.calls.remove(&key).unwrap_or_default();
+            m.order.retain(|k| *k != key);
+            for w in &withheld {
+                if list.len() < MAX_CALLS && !list.iter().any(|l| l.call_id == w.call_id) {
+                    list.push(w.clone());
+                }
+            }
+            m.calls.insert(key.clone(), list);
+            m.order.push_back(key);
+        }
+        let key = (user.to_owned(), format!("response:{id}"));
         if m.calls.insert(key.clone(), withheld).is_none() {
             m.order.push_back(key);
         }
@@ -151,6 +169,7 @@ impl Continuations {
             events.extend(tail);
         }
         let mut id: Option<String> = None;
+        let mut conversation: Option<Value<'static>> = None;
         let mut items: Vec<Value<'static>> = Vec::new();
         for e in &events {
             let Ok(v) = toolgate_json::from_slice(e.data.as_bytes()) else {
@@ -167,6 +186,9 @@ impl Continuations {
                 if let Some(i) = r.pointer("/id").and_then(Value::as_str) {
                     id.get_or_insert_with(|| i.to_owned());
                 }
+                if let Some(c) = r.pointer("/conversation") {
+                    conversation.get_or_insert_with(|| c.clone().into_owned());
+                }
             }
             let kind = v.pointer("/type").and_then(Value::as_str).unwrap_or("");
             if kind == "response.output_item.done" || kind == "response.output_item.added" {
@@ -179,27 +201,43 @@ impl Continuations {
             let mut o = Object::new();
             o.insert("id", s(&id));
             o.insert("output", Value::Array(items));
+            if let Some(c) = conversation {
+                o.insert("conversation", c);
+            }
             self.note(user, &Value::Object(o), decisions);
         }
     }
 
     /// Supplies, in a Responses request that continues a remembered
-    /// response (`previous_response_id`), an output for each withheld call
-    /// the request does not answer, before its own input; the call ids
-    /// supplied.
+    /// response (`previous_response_id`) or conversation (`conversation`),
+    /// an output for each withheld call the request does not answer, before
+    /// its own input; the call ids supplied. A response's calls are
+    /// supplied to every request continuing from it; a conversation's only
+    /// once (the upstream then holds the outputs).
     pub fn supply(&self, user: &str, root: &mut Value<'static>) -> Vec<String> {
-        let Some(previous) = root
+        let previous = root
             .pointer("/previous_response_id")
             .and_then(Value::as_str)
-            .map(str::to_owned)
-        else {
-            return Vec::new();
-        };
+            .map(|p| format!("response:{p}"));
+        let conversation = conversation_id(root).map(|c| format!("conversation:{c}"));
         let withheld = {
-            let m = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            match m.calls.get(&(user.to_owned(), previous)) {
-                Some(w) => w.clone(),
-                None => return Vec::new(),
+            let mut m = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(p) = previous {
+                match m.calls.get(&(user.to_owned(), p)) {
+                    Some(w) => w.clone(),
+                    None => return Vec::new(),
+                }
+            } else if let Some(c) = conversation {
+                let key = (user.to_owned(), c);
+                match m.calls.remove(&key) {
+                    Some(w) => {
+                        m.order.retain(|k| *k != key);
+                        w
+                    }
+                    None => return Vec::new(),
+                }
+            } else {
+                return Vec::new();
             }
         };
         let Value::Object(o) = root else {
@@ -245,6 +283,14 @@ impl Continuations {
         o.insert("input", Value::Array(outputs));
         supplied
     }
+}
+
+/// The conversation a response belongs to or a request continues:
+/// `conversation` as an id or as `{"id": …}`.
+fn conversation_id<'v>(v: &'v Value<'_>) -> Option<&'v str> {
+    let c = v.pointer("/conversation")?;
+    let id = c.as_str().or_else(|| c.pointer("/id")?.as_str())?;
+    (!id.is_empty() && id.len() <= MAX_ID_BYTES).then_some(id)
 }
 
 /// The output item that answers a withheld call with its feedback.
@@ -381,6 +427,29 @@ mod tests {
     }
 
     #[test]
+    fn a_conversations_withheld_calls_are_supplied_once() {
+        let (mut upstream, d) = decided();
+        if let Value::Object(o) = &mut upstream {
+            let mut c = Object::new();
+            c.insert("id", s("conv_1"));
+            o.insert("conversation", Value::Object(c));
+        }
+        let c = Continuations::default();
+        c.note("alice", &upstream, &d);
+        let mut r = request(r#"{"conversation":"conv_1","input":"next"}"#);
+        assert_eq!(c.supply("alice", &mut r), ["call_fetch_7a"]);
+        assert_eq!(
+            r.pointer("/input/0/call_id").and_then(Value::as_str),
+            Some("call_fetch_7a")
+        );
+        let mut r = request(r#"{"conversation":{"id":"conv_1"},"input":"again"}"#);
+        assert!(c.supply("alice", &mut r).is_empty(), "{r:?}");
+        // The response itself still answers a continuation from it.
+        let mut r = request(r#"{"previous_response_id":"resp_shop_07","input":"x"}"#);
+        assert_eq!(c.supply("alice", &mut r), ["call_fetch_7a"]);
+    }
+
+    #[test]
     fn memory_is_bounded() {
         let (mut upstream, d) = decided();
         let c = Continuations::default();
@@ -395,9 +464,9 @@ mod tests {
         assert_eq!(m.order.len(), MAX_RESPONSES);
         assert!(!m
             .calls
-            .contains_key(&("alice".to_owned(), "resp_0".to_owned())));
+            .contains_key(&("alice".to_owned(), "response:resp_0".to_owned())));
         assert!(m
             .calls
-            .contains_key(&("alice".to_owned(), format!("resp_{MAX_RESPONSES}"))));
+            .contains_key(&("alice".to_owned(), format!("response:resp_{MAX_RESPONSES}"))));
     }
 }
