@@ -102,6 +102,14 @@ fn every_result_shape_is_sanitized() {
             ),
             vec!["/messages/0/content/0/content/stdout"],
         ),
+        // Anthropic (beta): an advisor's result; a compaction block passes.
+        (
+            Api::Messages,
+            format!(
+                r#"{{"messages":[{{"role":"assistant","content":[{{"type":"compaction","content":"summary"}},{{"type":"advisor_tool_result","tool_use_id":"a","content":{{"type":"advisor_result","text":"{d}"}}}}]}}]}}"#
+            ),
+            vec!["/messages/0/content/1/content/text"],
+        ),
         // Responses: every output item a client sends back.
         (
             Api::Responses,

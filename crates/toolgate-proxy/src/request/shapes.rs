@@ -149,7 +149,13 @@ const TOOL_SEARCH_PARTS: &[Part] = &[
     part("tool_search_tool_result_error", &[]),
 ];
 
-/// Anthropic: every content block type of a message.
+const ADVISOR_PARTS: &[Part] = &[
+    part("advisor_result", &[Slot::Text("text")]),
+    part("advisor_redacted_result", &[]),
+    part("advisor_tool_result_error", &[]),
+];
+
+/// Anthropic: every content block type of a message (the beta ones too).
 const MESSAGES_BLOCKS: &[(&str, Item)] = &[
     ("text", Item::Pass),
     ("image", Item::Pass),
@@ -161,6 +167,12 @@ const MESSAGES_BLOCKS: &[(&str, Item)] = &[
     ("server_tool_use", Item::Pass),
     ("mcp_tool_use", Item::Pass),
     ("container_upload", Item::Pass),
+    // Beta blocks that are no tool result.
+    ("compaction", Item::Pass),
+    ("tool_addition", Item::Pass),
+    ("tool_removal", Item::Pass),
+    ("mcp_tool_listing", Item::Pass),
+    ("fallback", Item::Pass),
     (
         "tool_result",
         result(
@@ -204,6 +216,10 @@ const MESSAGES_BLOCKS: &[(&str, Item)] = &[
             "tool_use_id",
             &[Slot::Content("content", TOOL_SEARCH_PARTS)],
         ),
+    ),
+    (
+        "advisor_tool_result",
+        result("tool_use_id", &[Slot::Content("content", ADVISOR_PARTS)]),
     ),
 ];
 
