@@ -16,7 +16,8 @@
 //! The gated routes' handlers run inside [`scoped`]: the upstream request
 //! ([`record`]) notes the upstream's headers, the request rewrite notes
 //! what it found about the request ([`note_request_findings`]: the
-//! `x-toolgate-request-findings` header), and whatever response the
+//! `x-toolgate-request-findings` header) and the outputs it supplied
+//! ([`note_supplied`]: `x-toolgate-supplied-outputs`), and whatever response the
 //! handler builds (rewritten, refused, or a stream) leaves with them.
 
 use std::cell::RefCell;
@@ -100,6 +101,19 @@ pub fn note_request_findings(report: &RequestReport) {
         .map(|o| format!("offered_schema_differs={}", o.tool))
         .collect();
     entries.extend(report.notes.iter().map(|n| format!("{}={}", n.code, n.at)));
+    note_list("x-toolgate-request-findings", &entries);
+}
+
+/// Notes the calls whose outputs the proxy supplied to a continued
+/// conversation, for the `x-toolgate-supplied-outputs` header
+/// (comma-separated call ids).
+pub fn note_supplied(call_ids: &[String]) {
+    note_list("x-toolgate-supplied-outputs", call_ids);
+}
+
+/// Notes a header of comma-separated entries (visible ASCII, no commas
+/// inside an entry, at most 2 KiB: entries past it are left out).
+fn note_list(name: &'static str, entries: &[String]) {
     let mut value = String::new();
     for e in entries {
         let e: String = e
@@ -123,7 +137,7 @@ pub fn note_request_findings(report: &RequestReport) {
     let _outside = UPSTREAM.try_with(|slot| {
         slot.borrow_mut()
             .get_or_insert_with(HeaderMap::new)
-            .insert("x-toolgate-request-findings", v);
+            .insert(name, v);
     });
 }
 

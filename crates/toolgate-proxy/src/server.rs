@@ -339,6 +339,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     // What the sanitizer found is in the audit log before the upstream
     // sees the request: a store that cannot record it refuses the request.
     headers::note_request_findings(&report);
+    headers::note_supplied(&supplied);
     if !intake::audit_offered(
         &inner.gate,
         &inner.audited,

@@ -213,10 +213,12 @@ def responses_continued_after_a_withheld_call() -> None:
     session = fresh()
     r = oa(session).responses.create(model="file:responses-fetch-metadata.json", input="fetch both")
     assert [o.call_id for o in r.output if o.type == "function_call"] == ["call_fetch_7b"], r.output
-    nxt = oa(session).responses.create(
+    raw = oa(session).responses.with_raw_response.create(
         model="continue", previous_response_id=r.id,
         input=[{"type": "function_call_output", "call_id": "call_fetch_7b", "output": "the returns page"}],
     )
+    assert raw.headers.get("x-toolgate-supplied-outputs") == "call_fetch_7a", dict(raw.headers)
+    nxt = raw.parse()
     assert nxt.output[0].content[0].text == "continued", nxt
     sent = json.loads(last_upstream_request()["body"])["input"]
     assert [(i["type"], i["call_id"]) for i in sent] == [
