@@ -117,7 +117,9 @@ pub struct ResultFindings {
 
 /// The calls the history itself names, `(id, tool)`, so that a result can
 /// be recorded with its tool's name: the assistant's `tool_calls` (chat),
-/// `tool_use` blocks (messages), `function_call` items (responses).
+/// `tool_use`, `server_tool_use` and `mcp_tool_use` blocks (messages),
+/// `function_call` and `custom_tool_call` items, and the built-in tools'
+/// calls by their type (responses).
 fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut push = |id: Option<&str>, name: Option<&str>| {
@@ -159,7 +161,10 @@ fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
                     .into_iter()
                     .flatten()
                 {
-                    if member(b, "type") == Some("tool_use") {
+                    if matches!(
+                        member(b, "type"),
+                        Some("tool_use" | "server_tool_use" | "mcp_tool_use")
+                    ) {
                         push(member(b, "id"), member(b, "name"));
                     }
                 }
@@ -172,11 +177,18 @@ fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
                 .into_iter()
                 .flatten()
             {
-                if matches!(
-                    member(i, "type"),
-                    Some("function_call" | "custom_tool_call")
-                ) {
-                    push(member(i, "call_id"), member(i, "name"));
+                match member(i, "type") {
+                    Some("function_call" | "custom_tool_call") => {
+                        push(member(i, "call_id"), member(i, "name"));
+                    }
+                    // The built-in tools' calls are named by their type.
+                    Some(
+                        kind @ ("local_shell_call" | "shell_call" | "apply_patch_call"
+                        | "computer_call"),
+                    ) => {
+                        push(member(i, "call_id"), kind.strip_suffix("_call"));
+                    }
+                    _ => {}
                 }
             }
         }

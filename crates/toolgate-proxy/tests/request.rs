@@ -164,6 +164,23 @@ fn results_are_named_by_their_call_and_tool() {
     assert_eq!(report.results[0].call_id.as_deref(), Some("c2"));
     assert_eq!(report.results[0].tool.as_deref(), Some("patch"));
     let (_, out) = rewrite(
+        Api::Responses,
+        &format!(
+            r#"{{"input":[{{"type":"local_shell_call","id":"ls","call_id":"c3","status":"completed","action":{{"type":"exec","command":["ls"],"env":{{}}}}}},{{"type":"local_shell_call_output","id":"c3","output":"{d}"}}]}}"#
+        ),
+    );
+    let (_, report) = out.unwrap();
+    assert_eq!(report.results[0].call_id.as_deref(), Some("c3"));
+    assert_eq!(report.results[0].tool.as_deref(), Some("local_shell"));
+    let (_, out) = rewrite(
+        Api::Messages,
+        &format!(
+            r#"{{"messages":[{{"role":"assistant","content":[{{"type":"server_tool_use","id":"s1","name":"web_search","input":{{}}}},{{"type":"web_search_tool_result","tool_use_id":"s1","content":[{{"type":"web_search_result","title":"{d}","url":"https://x.example","encrypted_content":"e"}}]}}]}}]}}"#
+        ),
+    );
+    let (_, report) = out.unwrap();
+    assert_eq!(report.results[0].tool.as_deref(), Some("web_search"));
+    let (_, out) = rewrite(
         Api::ChatCompletions,
         &format!(r#"{{"messages":[{{"role":"function","name":"search","content":"{d}"}}]}}"#),
     );
