@@ -11,9 +11,14 @@
 //! | `POST /v1/chat/completions` | `openai` | OpenAI Chat (also DeepSeek, Gemini's OpenAI endpoint, local servers) |
 //! | `POST /v1/responses` | `openai` | OpenAI Responses |
 //! | `POST /v1/messages` | `anthropic` | Anthropic Messages |
-//! | `forward = ["GET /v1/models", …]` | `openai` (`anthropic` for `/v1/messages/…` paths) | none: passed on unchanged |
+//! | `forward = ["GET /v1/models", "GET /v1/models/*", …]` | `openai` (`anthropic` for `/v1/messages/…` paths) | none: passed on unchanged |
 //!
-//! Everything else is answered 404 and never reaches an upstream.
+//! A route answered from a model's stored output (`responses.retrieve`,
+//! `chat.completions.retrieve`, batch results, …) is answered `403
+//! stored_output_refused` whatever `forward` lists: its calls were never
+//! decided. Everything else is answered 404 and never reaches an upstream.
+//! The upstream's SDK-facing headers (request ids, rate limits, retry
+//! hints) pass through an allowlist on every route.
 //!
 //! - **The user** comes from `[proxy]`: a proxy token in `token_header`
 //!   (`[[proxy.token]]`, stored as SHA-256), a header a trusted front sets
@@ -40,12 +45,26 @@
 //!   that breaks, times out or cannot be read ends with an error event,
 //!   never a partial call; its calls are decided (denied) and audited all
 //!   the same, one record per call ([`HeldCall`]).
+//! - **Requests** ([`rewrite_request`]): every item of the history is
+//!   looked up in a table of known shapes per API; tool results are
+//!   sanitized where their text sits, an unknown item or result part is
+//!   refused (`400`, audited). Offered tools whose schema differs from
+//!   the registered one are reported (and by `offered_tools` replaced or
+//!   refused); DeepSeek thinking-mode pitfalls are reported or normalized.
+//!   A Responses conversation continued (`previous_response_id`) past a
+//!   withheld call gets that call's output supplied, with the feedback.
 //! - **Faults**: an upstream that cannot be reached is `502
 //!   upstream_unreachable`, one that is too slow `504 upstream_timeout`,
 //!   garbage `502 response_refused`; an upstream error status is passed on
 //!   as it came (it carries no call).
 
 mod api;
+#[cfg(feature = "server")]
+mod continuation;
+#[cfg(feature = "server")]
+mod headers;
+#[cfg(feature = "server")]
+mod intake;
 mod items;
 #[cfg(feature = "server")]
 mod refused;
@@ -60,7 +79,10 @@ mod upstream;
 
 pub use crate::api::Api;
 pub use crate::items::{item_role, ItemRole, MESSAGES_BUILT_IN, RESPONSES_BUILT_IN};
-pub use crate::request::{rewrite_request, RequestOptions, RequestReport, ResultFindings};
+pub use crate::request::{
+    rewrite_request, OfferedTool, RequestNote, RequestOptions, RequestRefused, RequestReport,
+    ResultFindings,
+};
 pub use crate::rewrite::{check_items, refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, Proxy, StartError};

@@ -1,22 +1,68 @@
 //! What the upstream receives: the caller's request, with the tool results
-//! in its history sanitized (`tool` messages, `tool_result` blocks,
-//! `function_call_output` items: invisible and control characters removed,
+//! in its history sanitized (invisible and control characters removed,
 //! capped, and with `wrap_results` wrapped as untrusted data, as
-//! `toolgate::sanitize` does), and with `narrow_tools` its `tools` array
+//! `toolgate::sanitize` does). Which items are results, and where their
+//! text is, is one table per API (`request/shapes.rs`): chat `tool` and legacy
+//! `function` messages; Anthropic `tool_result` blocks (text, image,
+//! `search_result`, `document`, …) and the server tools' result blocks;
+//! Responses `function_call_output`, `custom_tool_call_output`,
+//! `local_shell_call_output`, `shell_call_output`, `computer_call_output`,
+//! … An item or a result part of a type the table does not know is
+//! refused, never passed unread. With `narrow_tools` its `tools` array
 //! narrowed to what the user may call (each resource argument an `enum` of
 //! the ids the policies let this user touch; a registered tool the user
 //! cannot call at all removed), so constrained decoding cannot even propose
 //! what the policies forbid. The gate still checks every call.
 
-use std::borrow::Cow;
-
 use toolgate::authz::Narrowed;
+use toolgate::config::{DeepSeek, OfferedTools};
 use toolgate::registry::Registry;
-use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Value};
 
 use crate::api::Api;
+
+mod offered;
+mod shapes;
+
+/// A request that does not go on, and why, in words safe to show (400 in
+/// the provider's error shape).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestRefused {
+    /// A stable code: `unknown_history_item`, `unknown_result_part`,
+    /// `malformed_result`.
+    pub code: &'static str,
+    /// What is wrong and where (a JSON Pointer into the request).
+    pub message: String,
+    /// With `offered_tool_mismatch`: the offered tools that differ (what
+    /// the audit log records).
+    pub offered: Vec<OfferedTool>,
+}
+
+/// A registered tool offered to the model with another schema than the
+/// registered one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OfferedTool {
+    /// The tool's name.
+    pub tool: String,
+    /// The digest of the offered schema (its canonical JSON; of nothing
+    /// when the tool was offered without one).
+    pub digest: Digest,
+    /// What the proxy did (`[proxy] offered_tools`).
+    pub action: OfferedTools,
+}
+
+/// Something about the request that the provider would refuse or misread
+/// (DeepSeek's thinking-mode pitfalls), named in the
+/// `x-toolgate-request-findings` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestNote {
+    /// A stable code: `deepseek_forced_tool_choice`,
+    /// `deepseek_reasoning_missing`, `deepseek_content_null`.
+    pub code: &'static str,
+    /// Where, as a JSON Pointer into the request.
+    pub at: String,
+}
 
 /// How a request is rewritten.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +74,11 @@ pub struct RequestOptions<'a> {
     pub registry: &'a Registry,
     /// Whether tool results are wrapped as untrusted data.
     pub wrap_results: bool,
+    /// What an offered tool whose schema differs from the registered one
+    /// gets.
+    pub offered_tools: OfferedTools,
+    /// What DeepSeek's thinking-mode pitfalls get.
+    pub deepseek: DeepSeek,
 }
 
 /// What the rewrite did.
@@ -42,6 +93,10 @@ pub struct RequestReport {
     pub results: Vec<ResultFindings>,
     /// How many tool declarations were narrowed or removed.
     pub tools_narrowed: usize,
+    /// The registered tools offered with another schema.
+    pub offered: Vec<OfferedTool>,
+    /// The provider pitfalls found (and, by config, normalized).
+    pub notes: Vec<RequestNote>,
 }
 
 /// What the sanitizer found in one tool result of a request's history.
@@ -54,92 +109,17 @@ pub struct ResultFindings {
     pub tool: Option<String>,
     /// The finding codes, each once, in the order found.
     pub findings: Vec<&'static str>,
-    /// The digest of the result's content (its canonical JSON) as the
-    /// request carried it: the same result repeated in later turns has the
-    /// same digest.
+    /// The digest of the result item (its canonical JSON) as the request
+    /// carried it: the same result repeated in later turns has the same
+    /// digest.
     pub digest: Digest,
-}
-
-/// One result being cleaned: where it is and what it found so far.
-struct Cleaning<'r> {
-    wrap: bool,
-    report: &'r mut RequestReport,
-    found: Vec<&'static str>,
-}
-
-impl Cleaning<'_> {
-    fn clean(&mut self, text: &str) -> Option<String> {
-        let s = sanitize_str(text, &SanitizeOptions::new());
-        for f in &s.findings {
-            let code = f.code.as_str();
-            if !self.report.findings.contains(&code) {
-                self.report.findings.push(code);
-            }
-            if !self.found.contains(&code) {
-                self.found.push(code);
-            }
-        }
-        let out = if self.wrap { s.wrapped } else { s.text };
-        (out != text).then(|| {
-            self.report.results_changed += 1;
-            out
-        })
-    }
-}
-
-/// Sanitizes a result's content in place: a string, or an array of text
-/// parts (`{"type": "text"|"input_text"|"output_text", "text": …}`), and
-/// notes the result in the report if anything was found.
-fn clean_content(
-    content: &mut Value<'static>,
-    call_id: Option<&str>,
-    names: &[(String, String)],
-    wrap: bool,
-    report: &mut RequestReport,
-) {
-    let digest = canonical::digest(content);
-    let mut c = Cleaning {
-        wrap,
-        report,
-        found: Vec::new(),
-    };
-    match content {
-        Value::String(t) => {
-            if let Some(clean) = c.clean(t) {
-                *t = Cow::Owned(clean);
-            }
-        }
-        Value::Array(parts) => {
-            for p in parts.iter_mut() {
-                if let Some(Value::String(t)) = p.pointer_mut("/text") {
-                    if let Some(clean) = c.clean(t) {
-                        *t = Cow::Owned(clean);
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    if c.found.is_empty() {
-        return;
-    }
-    let tool = call_id.and_then(|id| {
-        names
-            .iter()
-            .find(|(i, _)| i == id)
-            .map(|(_, name)| name.clone())
-    });
-    c.report.results.push(ResultFindings {
-        call_id: call_id.map(str::to_owned),
-        tool,
-        findings: c.found,
-        digest,
-    });
 }
 
 /// The calls the history itself names, `(id, tool)`, so that a result can
 /// be recorded with its tool's name: the assistant's `tool_calls` (chat),
-/// `tool_use` blocks (messages), `function_call` items (responses).
+/// `tool_use`, `server_tool_use` and `mcp_tool_use` blocks (messages),
+/// `function_call` and `custom_tool_call` items, and the built-in tools'
+/// calls by their type (responses).
 fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut push = |id: Option<&str>, name: Option<&str>| {
@@ -181,7 +161,10 @@ fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
                     .into_iter()
                     .flatten()
                 {
-                    if member(b, "type") == Some("tool_use") {
+                    if matches!(
+                        member(b, "type"),
+                        Some("tool_use" | "server_tool_use" | "mcp_tool_use")
+                    ) {
                         push(member(b, "id"), member(b, "name"));
                     }
                 }
@@ -194,8 +177,18 @@ fn call_names(api: Api, root: &Value<'_>) -> Vec<(String, String)> {
                 .into_iter()
                 .flatten()
             {
-                if member(i, "type") == Some("function_call") {
-                    push(member(i, "call_id"), member(i, "name"));
+                match member(i, "type") {
+                    Some("function_call" | "custom_tool_call") => {
+                        push(member(i, "call_id"), member(i, "name"));
+                    }
+                    // The built-in tools' calls are named by their type.
+                    Some(
+                        kind @ ("local_shell_call" | "shell_call" | "apply_patch_call"
+                        | "computer_call"),
+                    ) => {
+                        push(member(i, "call_id"), kind.strip_suffix("_call"));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -209,65 +202,32 @@ fn member<'v>(v: &'v Value<'_>, name: &str) -> Option<&'v str> {
 
 /// Rewrites the request `root` (already strictly parsed) in place; whether
 /// anything changed (if not, the caller's bytes go on as they are), and
-/// what was found.
+/// what was found; or why the request is refused (a history item or a
+/// result part of a type toolgate does not read, a result of the wrong
+/// shape).
 pub fn rewrite_request(
     api: Api,
     root: &mut Value<'static>,
     options: &RequestOptions<'_>,
-) -> (bool, RequestReport) {
+) -> Result<(bool, RequestReport), RequestRefused> {
     let mut report = RequestReport::default();
     let wrap = options.wrap_results;
     let names = call_names(api, root);
-    match api {
-        Api::ChatCompletions => {
-            if let Some(Value::Array(messages)) = root.pointer_mut("/messages") {
-                for m in messages.iter_mut() {
-                    if member(m, "role") == Some("tool") {
-                        let id = member(m, "tool_call_id").map(str::to_owned);
-                        if let Some(c) = m.pointer_mut("/content") {
-                            clean_content(c, id.as_deref(), &names, wrap, &mut report);
-                        }
-                    }
-                }
-            }
-        }
-        Api::Messages => {
-            if let Some(Value::Array(messages)) = root.pointer_mut("/messages") {
-                for m in messages.iter_mut() {
-                    let Some(Value::Array(blocks)) = m.pointer_mut("/content") else {
-                        continue;
-                    };
-                    for b in blocks.iter_mut() {
-                        if member(b, "type") == Some("tool_result") {
-                            let id = member(b, "tool_use_id").map(str::to_owned);
-                            if let Some(c) = b.pointer_mut("/content") {
-                                clean_content(c, id.as_deref(), &names, wrap, &mut report);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Api::Responses => {
-            if let Some(Value::Array(items)) = root.pointer_mut("/input") {
-                for i in items.iter_mut() {
-                    if member(i, "type") == Some("function_call_output") {
-                        let id = member(i, "call_id").map(str::to_owned);
-                        if let Some(c) = i.pointer_mut("/output") {
-                            clean_content(c, id.as_deref(), &names, wrap, &mut report);
-                        }
-                    }
-                }
-            }
-        }
+    let mut changed = shapes::clean_history(api, root, &names, wrap, &mut report)?;
+    if api == Api::ChatCompletions {
+        changed |= offered::check_deepseek(root, options.deepseek, &mut report);
     }
+    changed |= offered::check_offered(
+        api,
+        root,
+        options.registry,
+        options.offered_tools,
+        &mut report,
+    )?;
     if let Some(narrowed) = options.narrowed {
         narrow_tools(api, root, narrowed, options.registry, &mut report);
     }
-    (
-        report.results_changed > 0 || report.tools_narrowed > 0,
-        report,
-    )
+    Ok((changed || report.tools_narrowed > 0, report))
 }
 
 /// The request's tool declarations, narrowed for the user.
@@ -326,6 +286,8 @@ mod tests {
             narrowed: None,
             registry: &registry,
             wrap_results: false,
+            offered_tools: OfferedTools::Report,
+            deepseek: DeepSeek::Report,
         };
         for (api, body, at) in [
             (
@@ -347,7 +309,7 @@ mod tests {
             let mut root = toolgate_json::from_slice(body.as_bytes())
                 .unwrap()
                 .into_owned();
-            let (changed, report) = rewrite_request(api, &mut root, &options);
+            let (changed, report) = rewrite_request(api, &mut root, &options).unwrap();
             assert!(changed, "{api:?}");
             assert_eq!(report.results_changed, 1);
             assert!(report.findings.contains(&"chat_token"), "{report:?}");

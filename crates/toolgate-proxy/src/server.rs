@@ -21,10 +21,11 @@ use toolgate::authz::CedarAuthorizer;
 use toolgate::registry::Registry;
 
 use crate::api::Api;
+use crate::continuation::Continuations;
 use crate::request::{rewrite_request, RequestOptions, ResultFindings};
 use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
-use crate::{refused, rewrite, upstream};
+use crate::{headers, intake, refused, rewrite, upstream};
 
 /// Why the proxy cannot start.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +56,8 @@ struct Inner {
     max_response_bytes: usize,
     /// The tool results whose findings are already in the audit log.
     audited: Mutex<Audited>,
+    /// The calls withheld from recent Responses answers.
+    continuations: Continuations,
 }
 
 /// The tool results already audited, by (user, session, call, content)
@@ -62,7 +65,7 @@ struct Inner {
 /// conversation is recorded once (bounded: the oldest are forgotten, and a
 /// forgotten one is recorded again, never lost).
 #[derive(Default)]
-struct Audited {
+pub(crate) struct Audited {
     order: VecDeque<Digest>,
     set: HashSet<Digest>,
 }
@@ -70,11 +73,11 @@ struct Audited {
 impl Audited {
     const MAX: usize = 16_384;
 
-    fn contains(&self, key: &Digest) -> bool {
+    pub(crate) fn contains(&self, key: &Digest) -> bool {
         self.set.contains(key)
     }
 
-    fn insert(&mut self, key: Digest) {
+    pub(crate) fn insert(&mut self, key: Digest) {
         if self.set.insert(key) {
             self.order.push_back(key);
             while self.order.len() > Self::MAX {
@@ -144,6 +147,7 @@ impl Proxy {
                 max_request_bytes: config.server().max_body_bytes(),
                 max_response_bytes: config.gate().max_body_bytes(),
                 audited: Mutex::new(Audited::default()),
+                continuations: Continuations::default(),
             }),
         })
     }
@@ -151,9 +155,9 @@ impl Proxy {
     /// The routes.
     pub fn router(&self) -> Router {
         Router::new()
-            .route("/v1/chat/completions", post(chat))
-            .route("/v1/responses", post(responses))
-            .route("/v1/messages", post(messages))
+            .route("/v1/chat/completions", post(chat).fallback(other))
+            .route("/v1/responses", post(responses).fallback(other))
+            .route("/v1/messages", post(messages).fallback(other))
             .fallback(other)
             .with_state(self.clone())
     }
@@ -187,15 +191,15 @@ fn error(api: Api, status: StatusCode, code: &str, message: &str) -> Response {
 }
 
 async fn chat(State(p): State<Proxy>, req: Request) -> Response {
-    gated(p, Api::ChatCompletions, req).await
+    headers::scoped(gated(p, Api::ChatCompletions, req)).await
 }
 
 async fn responses(State(p): State<Proxy>, req: Request) -> Response {
-    gated(p, Api::Responses, req).await
+    headers::scoped(gated(p, Api::Responses, req)).await
 }
 
 async fn messages(State(p): State<Proxy>, req: Request) -> Response {
-    gated(p, Api::Messages, req).await
+    headers::scoped(gated(p, Api::Messages, req)).await
 }
 
 /// Who a request is for: `(user, session)`, or why it is refused.
@@ -311,10 +315,23 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         narrowed: narrowed.as_ref(),
         registry: &inner.registry,
         wrap_results: inner.config.wrap_results(),
+        offered_tools: inner.config.offered_tools(),
+        deepseek: inner.config.deepseek(),
     };
-    let (changed, report) = rewrite_request(api, &mut root, &options);
+    // A continued conversation gets the outputs of the calls withheld
+    // from the response it continues.
+    let supplied = match api {
+        Api::Responses => inner.continuations.supply(&user, &mut root),
+        _ => Vec::new(),
+    };
+    let (changed, report) = match rewrite_request(api, &mut root, &options) {
+        Ok(r) => r,
+        Err(refused) => {
+            return intake::refuse(&inner.gate, api, &user, &session, &refused).await;
+        }
+    };
     let changed = crate::items::strip_history_verdicts(api, &mut root) || changed;
-    let body = if changed {
+    let body = if changed || !supplied.is_empty() {
         Bytes::from(toolgate_json::canonical::to_string(&root))
     } else {
         body
@@ -322,7 +339,19 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     let result_findings = report.findings.join(",");
     // What the sanitizer found is in the audit log before the upstream
     // sees the request: a store that cannot record it refuses the request.
-    if !audit_results(inner, api, &user, &session, &report.results).await {
+    headers::note_request_findings(&report);
+    headers::note_supplied(&supplied);
+    if !intake::audit_offered(
+        &inner.gate,
+        &inner.audited,
+        api,
+        &user,
+        &session,
+        &report.offered,
+    )
+    .await
+        || !audit_results(inner, api, &user, &session, &report.results).await
+    {
         return error(
             api,
             StatusCode::SERVICE_UNAVAILABLE,
@@ -352,7 +381,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         *r.headers_mut() = upstream::returned_headers(&rparts.headers);
         return r;
     }
-    let context = Context::new(user, session, 1);
+    let context = Context::new(user.clone(), session, 1);
     if is_stream && streamed {
         return with_findings(
             stream_response(p.clone(), api, rbody, context),
@@ -387,6 +416,11 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
             )
         }
     };
+    if api == Api::Responses {
+        if let Ok(v) = toolgate_json::from_slice(&bytes) {
+            inner.continuations.note(&user, &v, &decisions);
+        }
+    }
     if let Some(r) = rewrite::refusal(&decisions, inner.config.on_deny()) {
         let status = if r.code == "call_denied" {
             StatusCode::UNPROCESSABLE_ENTITY
@@ -561,7 +595,10 @@ async fn send(
     *up.uri_mut() = uri;
     *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
     match tokio::time::timeout(inner.config.upstream_timeout(), inner.client.request(up)).await {
-        Ok(Ok(r)) => Ok(r),
+        Ok(Ok(r)) => {
+            headers::record(r.headers());
+            Ok(r)
+        }
         Ok(Err(_)) => Err(error(
             api,
             StatusCode::BAD_GATEWAY,
@@ -723,6 +760,9 @@ async fn pump(
     } else {
         decide(inner, raw.clone(), api.format(), context.clone()).await
     };
+    if let (Api::Responses, Some(d)) = (api, &decisions) {
+        inner.continuations.note_stream(&context.user, &raw, d);
+    }
     let outcome: Result<String, (&'static str, String)> = match (broken, decisions) {
         (Some(why), _) if refused_here => Err(("stream_refused", why.to_owned())),
         (Some(why), Some(d)) if d.rejected().is_none() => Ok(api.error_event(
@@ -777,12 +817,10 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
     } else {
         Api::ChatCompletions
     };
-    if !inner
-        .config
-        .forward()
-        .iter()
-        .any(|(m, f)| *m == method && *f == path)
-    {
+    if toolgate::config::is_stored_output_route(&method, &path) {
+        return intake::stored_output_refused(api);
+    }
+    if !inner.config.forwards(&method, &path) {
         return error(
             api,
             StatusCode::NOT_FOUND,

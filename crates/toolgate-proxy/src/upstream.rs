@@ -1,7 +1,7 @@
 //! The model API behind the proxy: an HTTP/1.1 client (TLS with the Web PKI
 //! roots for `https://` upstreams), and which request headers go on.
 
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -56,15 +56,15 @@ pub fn forwarded_headers(headers: &HeaderMap, own: &[&str]) -> HeaderMap {
     out
 }
 
-/// The response headers the caller receives from a response passed on
-/// unchanged.
+/// The response headers the caller receives with a body passed on as the
+/// upstream sent it (a forwarded route, an upstream error): its type and
+/// encoding, and the allowlisted headers ([`crate::headers`]).
 pub fn returned_headers(headers: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::new();
-    for (name, value) in headers {
-        if DROPPED.contains(&name.as_str()) {
-            continue;
+    let mut out = crate::headers::passed_on(headers);
+    for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
+        if let Some(v) = headers.get(&name) {
+            out.insert(name, v.clone());
         }
-        out.append(name.clone(), value.clone());
     }
     out
 }

@@ -17,7 +17,7 @@
 //! | `seq` | integer ≥ 1 | position in the log: in a single chain 1, 2, 3, … without gaps; in a segmented log increasing along each segment, with gaps (see [Segments](#segments)) |
 //! | `segment`, `sseq` | integers ≥ 1, version 3 only | the segment the record was appended to (the `seq` of the segment's first record) and its position in it: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
-//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected` |
+//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected`, `tool_offered` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
 //! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`; for `tool_result`: what was found in the result, e.g. `chat_token`, `truncated`, `output_schema_mismatch`, `upstream_timeout`; for `pin_pending`: the findings in the definition's text, e.g. `hidden:description:zero_width`; for `pin_approved`: `trust_on_first_use` when no human approved it) |
 //! | `policies` | array of strings | the ids of the policies that decided |
@@ -203,6 +203,12 @@ pub enum Verdict {
     PinApproved,
     /// `pin_rejected`: a human rejected (or revoked) a tool definition.
     PinRejected,
+    /// `tool_offered`: a request to the API proxy offered the model a
+    /// registered tool whose definition differs from the registered one;
+    /// `tool` is its name, `digest` the offered schema's digest, `reasons`
+    /// what differs (`offered_schema_differs`), `note` what the proxy did
+    /// (`reported`, `replaced`, `refused`).
+    ToolOffered,
 }
 
 impl Verdict {
@@ -223,6 +229,7 @@ impl Verdict {
             Self::PinPending => "pin_pending",
             Self::PinApproved => "pin_approved",
             Self::PinRejected => "pin_rejected",
+            Self::ToolOffered => "tool_offered",
         }
     }
 
@@ -243,6 +250,7 @@ impl Verdict {
             "pin_pending" => Self::PinPending,
             "pin_approved" => Self::PinApproved,
             "pin_rejected" => Self::PinRejected,
+            "tool_offered" => Self::ToolOffered,
             _ => return None,
         })
     }

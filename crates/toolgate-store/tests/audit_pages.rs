@@ -107,6 +107,7 @@ fn service_verdicts_round_trip_and_verify() {
         Verdict::Unauthorized,
         Verdict::Forbidden,
         Verdict::ConfigReload,
+        Verdict::ToolOffered,
     ] {
         assert_eq!(Verdict::parse(v.as_str()), Some(v));
     }

@@ -50,7 +50,10 @@
 //! listen = "127.0.0.1:8090"   # the default
 //! openai = "https://api.openai.com"        # /v1/chat/completions, /v1/responses
 //! anthropic = "https://api.anthropic.com"  # /v1/messages
-//! forward = ["GET /v1/models"] # other routes forwarded unchanged; the rest 404
+//! forward = ["GET /v1/models", "GET /v1/models/*"] # other routes forwarded
+//!                             # unchanged (`*`: one path segment); the rest
+//!                             # 404; stored output (responses.retrieve, …)
+//!                             # is never forwarded
 //! on_deny = "feedback"        # a denied call becomes assistant text ("error":
 //!                             # the whole response becomes an API error)
 //! user_header = "x-user"      # the user: a header a trusted front sets, or
@@ -66,6 +69,11 @@
 //! strip_markup = false        # replace text holding tool-call markup (JSON)
 //! wrap_results = false        # wrap tool results in the history as untrusted
 //!                             # data (sanitized and capped either way)
+//! offered_tools = "report"    # a registered tool offered with another schema:
+//!                             # "report" | "replace" (the registered one) |
+//!                             # "refuse" (400); reported and audited always
+//! deepseek = "report"         # DeepSeek thinking-mode request pitfalls:
+//!                             # "report" | "normalize"
 //!
 //! [mcp]                       # `toolgate mcp` (stdio; `--listen`: see
 //!                             # McpHttpConfig for listen, [[mcp.token]],
@@ -162,6 +170,7 @@ mod mcp;
 mod mcp_http;
 mod pointer;
 mod proxy;
+mod proxy_routes;
 mod raw;
 mod server;
 mod store;
@@ -200,10 +209,11 @@ pub use self::mcp_http::{
     DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
 };
 pub use self::proxy::{
-    OnDeny, ProxyAuth, ProxyConfig, ProxyToken, DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN,
-    DEFAULT_SESSION_HEADER, DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS,
-    MAX_PROXY_TIMEOUT_SECONDS,
+    DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
+    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
+    DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
 };
+pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
     DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,

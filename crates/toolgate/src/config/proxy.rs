@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
+use super::proxy_routes::{is_stored_output_route, ForwardRoute, RouteError};
 use super::raw::{RawConfig, RawOnDeny, RawProxyToken};
 use super::server::parse_sha256;
 
@@ -30,6 +31,63 @@ pub enum OnDeny {
     Feedback,
     /// The whole response is answered with an error in the provider's shape.
     Error,
+}
+
+/// What the proxy does when a request offers the model a registered tool
+/// whose schema (`parameters`, `input_schema`) differs from the registered
+/// one (`[proxy] offered_tools`). It is reported either way: a
+/// `tool_offered` audit record (once per user, session, tool and offered
+/// schema) and the `x-toolgate-request-findings` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OfferedTools {
+    /// `report` (the default): the request goes on as it came. The gate
+    /// checks every call against the registered schema all the same.
+    Report,
+    /// `replace`: the offered schema is replaced by the registered one, so
+    /// the model decodes against what the gate enforces.
+    Replace,
+    /// `refuse`: the request is answered `400 offered_tool_mismatch` in
+    /// the provider's shape and never reaches the upstream.
+    Refuse,
+}
+
+impl OfferedTools {
+    /// The config's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Replace => "replace",
+            Self::Refuse => "refuse",
+        }
+    }
+}
+
+/// What the proxy does with the request pitfalls of DeepSeek's thinking
+/// mode (`[proxy] deepseek`): a forced `tool_choice`, an assistant turn
+/// with calls but no `reasoning_content`, an assistant `content: null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeepSeek {
+    /// `report` (the default): each pitfall is named in the
+    /// `x-toolgate-request-findings` header; the request goes on as it
+    /// came.
+    Report,
+    /// `normalize`: reported, and normalized as DeepSeek documents it: a
+    /// forced `tool_choice` is removed (thinking mode decides itself), a
+    /// missing `reasoning_content` on an assistant turn with calls becomes
+    /// `""`, an assistant's `content: null` becomes `""`.
+    Normalize,
+}
+
+impl DeepSeek {
+    /// The config's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Report => "report",
+            Self::Normalize => "normalize",
+        }
+    }
 }
 
 /// One `[[proxy.token]]`: the SHA-256 of a proxy token and the user it
@@ -71,7 +129,7 @@ pub struct ProxyConfig {
     listen: std::net::SocketAddr,
     openai: Option<String>,
     anthropic: Option<String>,
-    forward: Vec<(String, String)>,
+    forward: Vec<ForwardRoute>,
     on_deny: OnDeny,
     auth: Option<ProxyAuth>,
     token_header: String,
@@ -82,6 +140,8 @@ pub struct ProxyConfig {
     narrow_tools: bool,
     wrap_results: bool,
     strip_markup: bool,
+    offered_tools: OfferedTools,
+    deepseek: DeepSeek,
 }
 
 impl Default for ProxyConfig {
@@ -101,6 +161,8 @@ impl Default for ProxyConfig {
             narrow_tools: false,
             wrap_results: false,
             strip_markup: false,
+            offered_tools: OfferedTools::Report,
+            deepseek: DeepSeek::Report,
         }
     }
 }
@@ -122,10 +184,19 @@ impl ProxyConfig {
         self.anthropic.as_deref()
     }
 
-    /// Other routes forwarded unchanged, as `(METHOD, /path)`, to the
-    /// upstream that serves the path's API (OpenAI's unless named).
-    pub fn forward(&self) -> &[(String, String)] {
+    /// Other routes forwarded unchanged (patterns: see [`ForwardRoute`]),
+    /// to the upstream that serves the path's API (Anthropic's for
+    /// `/v1/messages/…`, else OpenAI's).
+    pub fn forward(&self) -> &[ForwardRoute] {
         &self.forward
+    }
+
+    /// Whether `method path` (without its query) is one of the `forward`
+    /// routes; a route answered from a model's stored output never is
+    /// ([`is_stored_output_route`]).
+    pub fn forwards(&self, method: &str, path: &str) -> bool {
+        !is_stored_output_route(method, path)
+            && self.forward.iter().any(|r| r.matches(method, path))
     }
 
     /// What a call the gate does not allow becomes.
@@ -175,6 +246,16 @@ impl ProxyConfig {
     /// (it is reported either way; streamed text has passed already).
     pub fn strip_markup(&self) -> bool {
         self.strip_markup
+    }
+
+    /// What a request offering a registered tool with another schema gets.
+    pub fn offered_tools(&self) -> OfferedTools {
+        self.offered_tools
+    }
+
+    /// What DeepSeek thinking-mode request pitfalls get.
+    pub fn deepseek(&self) -> DeepSeek {
+        self.deepseek
     }
 
     /// Call types that are not registered function calls and may pass
@@ -229,29 +310,15 @@ impl Loader<'_> {
         }
         if let Some(list) = &p.forward {
             for item in list.get_ref() {
-                let route = item.get_ref().split_once(' ').filter(|(m, path)| {
-                    ["GET", "POST", "DELETE"].contains(m)
-                        && path.starts_with("/v1/")
-                        && !path.contains(['?', '#', ' ', '*'])
-                        && !path.contains("/../")
-                });
-                let Some((method, path)) = route else {
-                    return Err(self.at_value(
-                        ErrorCode::InvalidValue,
-                        item.span().start,
-                        "forward",
-                        "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\" (an exact path)",
-                    ));
-                };
-                if ["/v1/chat/completions", "/v1/responses", "/v1/messages"].contains(&path) {
-                    return Err(self.at_value(
-                        ErrorCode::InvalidValue,
-                        item.span().start,
-                        "forward",
-                        "a gated route cannot be forwarded unchanged",
-                    ));
-                }
-                proxy.forward.push((method.to_owned(), path.to_owned()));
+                let route = ForwardRoute::parse(item.get_ref()).map_err(|e| {
+                    let why = match e {
+                        RouteError::Syntax => "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\": a path of plain segments, where `*` stands for exactly one segment",
+                        RouteError::Gated => "a gated route cannot be forwarded unchanged",
+                        RouteError::StoredOutput => "this route hands back a model's stored output (a stored response or completion, a batch's results, a file's content), whose calls the gate never decided: it is never forwarded",
+                    };
+                    self.at_value(ErrorCode::InvalidValue, item.span().start, "forward", why)
+                })?;
+                proxy.forward.push(route);
             }
         }
         if let Some(v) = &p.on_deny {
@@ -308,6 +375,35 @@ impl Loader<'_> {
         proxy.narrow_tools = p.narrow_tools.unwrap_or(false);
         proxy.wrap_results = p.wrap_results.unwrap_or(false);
         proxy.strip_markup = p.strip_markup.unwrap_or(false);
+        if let Some(v) = &p.offered_tools {
+            proxy.offered_tools = match v.get_ref().as_str() {
+                "report" => OfferedTools::Report,
+                "replace" => OfferedTools::Replace,
+                "refuse" => OfferedTools::Refuse,
+                _ => {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        "offered_tools",
+                        "`offered_tools` must be `report`, `replace` or `refuse`",
+                    ))
+                }
+            };
+        }
+        if let Some(v) = &p.deepseek {
+            proxy.deepseek = match v.get_ref().as_str() {
+                "report" => DeepSeek::Report,
+                "normalize" => DeepSeek::Normalize,
+                _ => {
+                    return Err(self.at_value(
+                        ErrorCode::InvalidValue,
+                        v.span().start,
+                        "deepseek",
+                        "`deepseek` must be `report` or `normalize`",
+                    ))
+                }
+            };
+        }
         if let Some(list) = &p.pass_through {
             proxy.pass_through = list.get_ref().clone();
         }
@@ -381,5 +477,85 @@ impl Loader<'_> {
             sha256,
             user: t.user.get_ref().clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{Config, ErrorCode};
+
+    fn load(text: &str) -> Result<Config, crate::config::Error> {
+        Config::parse(text, "toolgate.toml")
+    }
+
+    #[test]
+    fn offered_tools_and_deepseek_are_read() {
+        let c = load("").unwrap();
+        assert_eq!(c.proxy().offered_tools(), super::OfferedTools::Report);
+        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Report);
+        for (text, want) in [
+            ("report", super::OfferedTools::Report),
+            ("replace", super::OfferedTools::Replace),
+            ("refuse", super::OfferedTools::Refuse),
+        ] {
+            let c = load(&format!("[proxy]\noffered_tools = \"{text}\"\n")).unwrap();
+            assert_eq!(c.proxy().offered_tools(), want);
+            assert_eq!(want.as_str(), text);
+        }
+        let c = load("[proxy]\ndeepseek = \"normalize\"\n").unwrap();
+        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Normalize);
+        for (text, key) in [
+            ("[proxy]\noffered_tools = \"drop\"\n", "offered_tools"),
+            ("[proxy]\noffered_tools = true\n", "offered_tools"),
+            ("[proxy]\ndeepseek = \"fix\"\n", "deepseek"),
+        ] {
+            let e = load(text).unwrap_err();
+            assert!(e.to_string().contains(key), "{text}: {e}");
+            assert!(e.to_string().contains("2:"), "{text}: {e}");
+        }
+        let e = load("[proxy]\noffered_tool = \"report\"\n").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::UnknownKey);
+        assert!(e.to_string().contains("offered_tool"), "{e}");
+    }
+
+    #[test]
+    fn forward_patterns_are_read() {
+        let c = load(
+            "[proxy]\nforward = [\"GET /v1/models/*\", \"POST /v1/messages/count_tokens\", \"POST /v1/responses/input_tokens\", \"POST /v1/embeddings\"]\n",
+        )
+        .unwrap();
+        let p = c.proxy();
+        assert_eq!(p.forward().len(), 4);
+        assert_eq!(p.forward()[0].method(), "GET");
+        assert_eq!(p.forward()[0].pattern(), "/v1/models/*");
+        assert!(p.forwards("GET", "/v1/models/gpt-4.1"));
+        assert!(p.forwards("POST", "/v1/messages/count_tokens"));
+        assert!(p.forwards("POST", "/v1/responses/input_tokens"));
+        assert!(!p.forwards("GET", "/v1/models"));
+        assert!(!p.forwards("GET", "/v1/embeddings"));
+    }
+
+    #[test]
+    fn forwarding_a_stored_output_route_is_refused_with_its_position() {
+        let e =
+            load("[proxy]\nforward = [\"GET /v1/models\", \"GET /v1/responses/*\"]\n").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidValue);
+        let text = e.to_string();
+        assert!(text.contains("stored output"), "{text}");
+        assert!(text.contains("2:"), "the position is named: {text}");
+        for (table, says) in [
+            ("[proxy]\nforward = [\"POST /v1/*\"]\n", "gated route"),
+            (
+                "[proxy]\nforward = [\"GET /v1/models/**\"]\n",
+                "plain segments",
+            ),
+            (
+                "[proxy]\nforward = [\"GET /v1/chat/completions/*\"]\n",
+                "stored output",
+            ),
+        ] {
+            let e = load(table).unwrap_err();
+            assert!(e.to_string().contains(says), "{table}: {e}");
+        }
     }
 }

@@ -93,6 +93,8 @@ pub(crate) struct RawProxy {
     pub(crate) narrow_tools: Option<bool>,
     pub(crate) wrap_results: Option<bool>,
     pub(crate) strip_markup: Option<bool>,
+    pub(crate) offered_tools: Option<Spanned<String>>,
+    pub(crate) deepseek: Option<Spanned<String>>,
     #[serde(default)]
     pub(crate) token: Vec<RawProxyToken>,
 }
