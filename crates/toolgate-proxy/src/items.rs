@@ -152,6 +152,7 @@ pub(crate) fn strip_toolgate(v: &mut toolgate_json::Value<'_>) {
 /// stream) from the messages of a request's history: toolgate's verdicts
 /// are for the application, not for the upstream or the model. Whether
 /// anything was removed.
+#[cfg(feature = "server")]
 pub(crate) fn strip_history_verdicts(api: Api, root: &mut toolgate_json::Value<'_>) -> bool {
     use toolgate_json::Value;
     if api != Api::ChatCompletions {
@@ -209,6 +210,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "server")]
     #[test]
     fn verdicts_kept_on_history_messages_are_not_sent_upstream() {
         let mut v = toolgate_json::from_slice(
