@@ -559,6 +559,22 @@ impl Rewriter {
                 {
                     return Err(Broken("a text block with a delta that is not text"));
                 }
+                // What the delta carries is of the type the gate reads.
+                let member = match delta {
+                    "text_delta" => Some("text"),
+                    "thinking_delta" => Some("thinking"),
+                    "signature_delta" => Some("signature"),
+                    _ => None,
+                };
+                if let Some(m) = member {
+                    let d = field(&v, "delta");
+                    if !d
+                        .and_then(|d| field(d, m))
+                        .is_some_and(|t| t.as_str().is_some())
+                    {
+                        return Err(Broken("a delta whose text is not a string"));
+                    }
+                }
                 match self.mapped(index) {
                     Some(out) => {
                         if let Value::Object(o) = &mut v {
@@ -723,6 +739,12 @@ impl Rewriter {
                 Some(index) => {
                     if !self.map.iter().any(|(u, _)| *u == index) {
                         return Err(Broken("an event for an item never added"));
+                    }
+                    // A text delta is a string, as the gate reads it.
+                    if kind.ends_with("text.delta") || kind == "response.refusal.delta" {
+                        if field(&v, "delta").and_then(Value::as_str).is_none() {
+                            return Err(Broken("a delta whose text is not a string"));
+                        }
                     }
                     // An item keeps the type it was added as, and a message
                     // or reasoning item carries only its own events.

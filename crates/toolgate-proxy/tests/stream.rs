@@ -355,3 +355,42 @@ fn a_final_output_call_that_differs_from_the_stream_refuses_it() {
         assert!(!r.sent.contains("function_call"));
     }
 }
+
+/// Issue 28, item 6: a Messages or Responses text delta of the wrong type
+/// is never sent on; the stream is refused.
+#[test]
+fn a_text_delta_of_the_wrong_type_is_never_sent() {
+    let messages = [
+        ev(
+            "message_start",
+            r#""message":{"id":"m","type":"message","role":"assistant","content":[]}"#,
+        ),
+        ev(
+            "content_block_start",
+            r#""index":0,"content_block":{"type":"text","text":""}"#,
+        ),
+        ev(
+            "content_block_delta",
+            r#""index":0,"delta":{"type":"text_delta","text":{"t":"UNREAD"}}"#,
+        ),
+    ]
+    .concat();
+    let r = run(Api::Messages, &messages, &[]);
+    assert!(
+        r.closing.is_err() && !r.sent.contains("UNREAD"),
+        "{}",
+        r.sent
+    );
+    let responses = [
+        ev("response.created", r#""sequence_number":1,"response":{"id":"r","object":"response","status":"in_progress","output":[]}"#),
+        ev("response.output_item.added", r#""sequence_number":2,"output_index":0,"item":{"type":"message","id":"m","role":"assistant","content":[]}"#),
+        ev("response.output_text.delta", r#""sequence_number":3,"output_index":0,"item_id":"m","content_index":0,"delta":["UNREAD"]"#),
+    ]
+    .concat();
+    let r = run(Api::Responses, &responses, &[]);
+    assert!(
+        r.closing.is_err() && !r.sent.contains("UNREAD"),
+        "{}",
+        r.sent
+    );
+}
