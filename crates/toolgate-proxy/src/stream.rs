@@ -568,9 +568,9 @@ impl Rewriter {
                 };
                 if let Some(m) = member {
                     let d = field(&v, "delta");
-                    if !d
-                        .and_then(|d| field(d, m))
-                        .is_some_and(|t| t.as_str().is_some())
+                    if d.and_then(|d| field(d, m))
+                        .and_then(Value::as_str)
+                        .is_none()
                     {
                         return Err(Broken("a delta whose text is not a string"));
                     }
