@@ -741,10 +741,10 @@ impl Rewriter {
                         return Err(Broken("an event for an item never added"));
                     }
                     // A text delta is a string, as the gate reads it.
-                    if kind.ends_with("text.delta") || kind == "response.refusal.delta" {
-                        if field(&v, "delta").and_then(Value::as_str).is_none() {
-                            return Err(Broken("a delta whose text is not a string"));
-                        }
+                    let text_delta =
+                        kind.ends_with("text.delta") || kind == "response.refusal.delta";
+                    if text_delta && field(&v, "delta").and_then(Value::as_str).is_none() {
+                        return Err(Broken("a delta whose text is not a string"));
                     }
                     // An item keeps the type it was added as, and a message
                     // or reasoning item carries only its own events.
