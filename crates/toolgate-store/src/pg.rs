@@ -28,7 +28,9 @@
 //! - Connections come from a small pool that reconnects by itself (see
 //!   `pool`): while the database is away every call fails with
 //!   `store_unavailable` (the gate denies), and the first call after it
-//!   returns succeeds.
+//!   returns succeeds. A connection cut while the database stays up costs
+//!   no call: it is noticed before use, its generation is replaced, and a
+//!   call that met it runs once more when nothing it did took effect.
 
 mod listen;
 mod pins;
@@ -525,8 +527,11 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs `f` in one read-committed transaction and commits it.
-    fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
+    /// Runs `f` in one read-committed transaction and commits it. If the
+    /// connection is found gone before the `COMMIT` was sent (the server
+    /// rolled the transaction back), `f` runs once more on a fresh
+    /// connection (see `pool`).
+    fn write<T>(&self, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.refuse_read_only()?;
         // Until this store has a segment, its writes go one at a time (each
         // may open one), so that it opens exactly one. Taken before a
@@ -538,7 +543,7 @@ impl PgStore {
             .is_some();
         let _opening =
             (!has_segment).then(|| self.opening.lock().unwrap_or_else(PoisonError::into_inner));
-        self.pool.with(|client, prepared| {
+        self.pool.run(|client, prepared, progress| {
             let tx = client
                 .transaction()
                 .map_err(|e| Error::pg("starting a write", e))?;
@@ -554,7 +559,24 @@ impl PgStore {
             };
             let out = f(&mut w)?;
             w.flush()?;
-            w.tx.commit().map_err(|e| Error::pg("committing", e))?;
+            // The transaction's id, to learn its outcome if the answer to
+            // the `COMMIT` is lost.
+            let xid: i64 =
+                w.tx.query_one("SELECT txid_current()", &[])
+                    .and_then(|r| r.try_get(0))
+                    .map_err(|e| Error::pg("committing", e))?;
+            progress.committing();
+            if let Err(e) = w.tx.commit() {
+                let e = Error::pg("committing", e);
+                match pool::connection_lost(&e).then(|| self.pool.outcome(xid)) {
+                    Some(Some(true)) => {}
+                    Some(Some(false)) => {
+                        progress.rolled_back();
+                        return Err(e);
+                    }
+                    Some(None) | None => return Err(e),
+                }
+            }
             if let Some((id, _)) = w.opened {
                 let mut known = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
                 known.get_or_insert(id);
@@ -566,7 +588,8 @@ impl PgStore {
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.write(|tx| {
             tx.reserve(entries.len())?;
-            entries.into_iter().map(|e| tx.append(e)).collect()
+            // Cloned: the transaction may run twice (see `write`).
+            entries.iter().cloned().map(|e| tx.append(e)).collect()
         })
     }
 
@@ -587,7 +610,7 @@ impl PgStore {
     /// snapshot while others append.
     fn snapshot<T>(
         &self,
-        f: impl FnOnce(&mut Transaction<'_>) -> Result<T, Error>,
+        mut f: impl FnMut(&mut Transaction<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
         self.pool.with(|client, _| {
             let mut tx = client
