@@ -38,11 +38,12 @@ impl From<ApprovalId> for toolgate::ApprovalRef {
     }
 }
 
+/// Reads an id exactly as issued (see [`crate::ParseIdError`]).
 impl FromStr for ApprovalId {
-    type Err = std::num::ParseIntError;
+    type Err = crate::id::ParseIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Self)
+        crate::id::parse_issued(s).map(Self)
     }
 }
 

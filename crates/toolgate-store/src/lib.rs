@@ -78,6 +78,7 @@ pub mod audit;
 mod changes;
 mod error;
 mod group;
+mod id;
 mod kill;
 mod persist;
 mod pg;
@@ -102,6 +103,7 @@ pub use crate::{
     },
     changes::{Change, ChangeListener},
     error::{Error, ErrorCode},
+    id::ParseIdError,
     kill::{KillMode, KillSwitchState},
     persist::{
         open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,

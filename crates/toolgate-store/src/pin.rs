@@ -35,11 +35,12 @@ impl fmt::Display for PinId {
     }
 }
 
+/// Reads an id exactly as issued (see [`crate::ParseIdError`]).
 impl FromStr for PinId {
-    type Err = std::num::ParseIntError;
+    type Err = crate::id::ParseIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Self)
+        crate::id::parse_issued(s).map(Self)
     }
 }
 

@@ -1,0 +1,141 @@
+//! Issue 29: the service under attack, third round. One test per hole,
+//! named by its item: ids in paths read exactly as issued, duplicate
+//! credentials, audit filters for every record kind.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    missing_docs,
+    reason = "test code"
+)]
+
+use axum::http::StatusCode;
+use toolgate_json::{Digest, Value};
+use toolgate_store::{PinFirst, SeenTool, SqliteOptions, Store};
+
+mod shop_copy;
+
+use shop_copy::{call, s, Fixture, AGENT, APPROVER};
+use toolgate_testkit::shop_dir;
+
+/// A `needs_approval` decision through `/v1/decide`: the approval's id.
+async fn held_call(f: &Fixture) -> String {
+    let response =
+        std::fs::read_to_string(shop_dir().join("responses/openai-refund-needs-approval.json"))
+            .unwrap();
+    let mut o = toolgate_json::Object::new();
+    o.insert("body", Value::String(response.into()));
+    o.insert("format", Value::String("auto".into()));
+    let ctx = toolgate_json::from_str(
+        r#"{"user":"alice","session":"sess-1","roles":["customer"],"turn":3,"entities":[]}"#,
+    )
+    .unwrap()
+    .into_owned();
+    o.insert("context", ctx);
+    let body = toolgate_json::canonical::to_string(&Value::Object(o));
+    let (status, v) = call(
+        &f.app,
+        "POST",
+        "/v1/decide",
+        Some(AGENT),
+        Some("application/json"),
+        &body,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    s(&v, "/decisions/1/approval").to_owned()
+}
+
+/// A pending tool pin in the fixture's store: its id.
+fn pending_pin(f: &Fixture) -> u64 {
+    let store = SqliteOptions::new()
+        .open(f.dir.path().join("toolgate.db"))
+        .unwrap();
+    let def = r#"{"description":"Add.","name":"add"}"#;
+    let states = store
+        .observe_catalog(
+            "calc",
+            &Digest::of(b"c1"),
+            &[SeenTool::new(
+                "add",
+                Digest::of(def.as_bytes()),
+                def,
+                vec![],
+            )],
+            PinFirst::Approve,
+        )
+        .unwrap();
+    assert_eq!(states.len(), 1);
+    store.list_pins(&Default::default()).unwrap()[0].id.get()
+}
+
+/// Item 5: `/v1/pins/02/approve` and `/v1/approvals/+1/...` acted on pin 2
+/// and approval 1. An id is read exactly as it was issued (decimal digits,
+/// no leading zero, sign or space), anything else is 404 and changes
+/// nothing.
+#[tokio::test]
+async fn issue_29_5_ids_in_paths_are_read_exactly_as_issued() {
+    let f = Fixture::copied(|t| t);
+    let approval = held_call(&f).await;
+    let pin = pending_pin(&f).to_string();
+    for (id, kind) in [(&approval, "approvals"), (&pin, "pins")] {
+        for spelled in [
+            format!("0{id}"),
+            format!("00{id}"),
+            format!("+{id}"),
+            format!("%2B{id}"),
+            format!("%20{id}"),
+            format!("{id}%20"),
+            format!("-{id}"),
+            format!("{id}.0"),
+            format!("{id}%00"),
+            "0".to_owned(),
+            "18446744073709551617".to_owned(),
+        ] {
+            let mut routes = vec![
+                ("GET", format!("/v1/{kind}/{spelled}")),
+                ("POST", format!("/v1/{kind}/{spelled}/approve")),
+            ];
+            if kind == "approvals" {
+                routes.push(("POST", format!("/v1/{kind}/{spelled}/deny")));
+                routes.push(("GET", format!("/v1/{kind}/{spelled}/wait?timeout=0")));
+            } else {
+                routes.push(("POST", format!("/v1/{kind}/{spelled}/reject")));
+            }
+            for (method, uri) in routes {
+                let body = if method == "POST" { "{}" } else { "" };
+                let ct = (method == "POST").then_some("application/json");
+                let (status, v) = call(&f.app, method, &uri, Some(APPROVER), ct, body).await;
+                assert_eq!(
+                    (status, s(&v, "/error/code")),
+                    (StatusCode::NOT_FOUND, "not_found"),
+                    "{method} {uri}"
+                );
+            }
+        }
+        // Still pending; the id as issued reads and decides it.
+        let (status, v) = call(
+            &f.app,
+            "GET",
+            &format!("/v1/{kind}/{id}"),
+            Some(APPROVER),
+            None,
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v:?}");
+        assert_eq!(s(&v, "/state"), "pending", "{kind}");
+        let (status, v) = call(
+            &f.app,
+            "POST",
+            &format!("/v1/{kind}/{id}/approve"),
+            Some(APPROVER),
+            Some("application/json"),
+            "{}",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v:?}");
+    }
+}
