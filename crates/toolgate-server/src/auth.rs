@@ -3,7 +3,9 @@
 //! decides what the caller may do.
 //!
 //! A refused request is audited: `unauthorized` (reason `missing_token`,
-//! `malformed_token` or `unknown_token`) or `forbidden` (the token's name
+//! `malformed_token`, `unknown_token`, or `duplicate_token` for a request
+//! with more than one `Authorization` header, refused `400
+//! duplicate_header` whatever the headers hold) or `forbidden` (the token's name
 //! as `actor`, never the token; reason `role:` and its role), with the
 //! method and route as `note`; at most [`AUDITED_REFUSALS_PER_SECOND`] a
 //! second.
@@ -94,6 +96,8 @@ enum Refusal {
     Malformed,
     /// A bearer token that is not configured.
     Unknown,
+    /// More than one `Authorization` header (refused `400`).
+    Duplicate,
 }
 
 impl Refusal {
@@ -102,6 +106,7 @@ impl Refusal {
             Self::Missing => "missing_token",
             Self::Malformed => "malformed_token",
             Self::Unknown => "unknown_token",
+            Self::Duplicate => "duplicate_token",
         }
     }
 }
@@ -184,10 +189,21 @@ async fn require(
     state: &AppState,
     allowed: &[ServerRole],
 ) -> Result<Caller, ApiError> {
-    let header = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .map(axum::http::HeaderValue::as_bytes);
+    let mut all = parts.headers.get_all(header::AUTHORIZATION).iter();
+    let header = all.next().map(axum::http::HeaderValue::as_bytes);
+    if all.next().is_some() {
+        // Which one counts would be up to each hop that reads them: none.
+        state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            .reason(Refusal::Duplicate.as_str())
+            .note(route(parts));
+        audit_refusal(state, entry).await;
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "duplicate_header",
+            "more than one `Authorization` header",
+        ));
+    }
     let caller = authenticate(state.tokens(), header);
     let Some(caller) = caller else {
         let why = match header {

@@ -25,7 +25,7 @@ use crate::error::json_response;
 use crate::state::AppState;
 
 /// Every stable error code (see the crate documentation).
-pub const ERROR_CODES: [&str; 15] = [
+pub const ERROR_CODES: [&str; 16] = [
     "invalid_json",
     "duplicate_key",
     "invalid_request",
@@ -41,6 +41,7 @@ pub const ERROR_CODES: [&str; 15] = [
     "invalid_config",
     "store_unavailable",
     "method_not_allowed",
+    "duplicate_header",
 ];
 
 const KILL_MODES: [KillMode; 3] = [KillMode::Off, KillMode::DenyWrites, KillMode::DenyAll];
@@ -920,9 +921,12 @@ fn operation(op: &Op) -> Value<'static> {
             out.insert("security", list([o([("bearer", list([]))])]));
             out.insert(
                 "description",
-                s(&format!("Roles: {roles}. Refusals (401, 403) are audited.")),
+                s(&format!(
+                    "Roles: {roles}. Refusals (401, 403) are audited; more than one \
+                     `Authorization` header is 400 `duplicate_header`."
+                )),
             );
-            errors.extend([401, 403, 503]);
+            errors.extend([400, 401, 403, 503]);
         }
     }
     if !op.params.is_empty() {

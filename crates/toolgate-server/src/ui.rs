@@ -370,7 +370,8 @@ async fn login(
     wire::only(o, &["token"])?;
     let token = wire::string_member(o, "token", true)?.unwrap_or_default();
     let mut bearer = b"Bearer ".to_vec();
-    bearer.extend_from_slice(token.trim().as_bytes());
+    // The token as given: a token is compared byte for byte, never trimmed.
+    bearer.extend_from_slice(token.as_bytes());
     let Some(caller) = authenticate(state.tokens(), Some(&bearer)) else {
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
         let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)

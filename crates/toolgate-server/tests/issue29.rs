@@ -17,7 +17,7 @@ use toolgate_store::{PinFirst, SeenTool, SqliteOptions, Store};
 
 mod shop_copy;
 
-use shop_copy::{call, s, Fixture, AGENT, APPROVER};
+use shop_copy::{call, s, Fixture, ADMIN, AGENT, APPROVER};
 use toolgate_testkit::shop_dir;
 
 /// A `needs_approval` decision through `/v1/decide`: the approval's id.
@@ -138,4 +138,111 @@ async fn issue_29_5_ids_in_paths_are_read_exactly_as_issued() {
         .await;
         assert_eq!(status, StatusCode::OK, "{v:?}");
     }
+}
+
+/// One request with exactly these headers: the status and the body as
+/// JSON.
+async fn raw(
+    f: &Fixture,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (StatusCode, Value<'static>) {
+    use tower::ServiceExt as _;
+    let mut req = axum::http::Request::builder().method(method).uri(uri);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let req = req.body(axum::body::Body::from(body.to_owned())).unwrap();
+    let res = f.app.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    let v = toolgate_json::from_slice(&bytes)
+        .map(Value::into_owned)
+        .unwrap_or(Value::Null);
+    (status, v)
+}
+
+/// Item 8: with two `Authorization` headers the first one won, and a hop
+/// in front that reads the last one sees another caller. Two are refused
+/// (`400 duplicate_header`) whichever they are, on every authenticated
+/// route; the login page compares the token it is given as given.
+#[tokio::test]
+async fn issue_29_8_duplicate_authorization_is_refused_and_login_does_not_trim() {
+    let f = Fixture::new("metrics_auth = \"token\"", "", "");
+    let bearer = |t: &str| format!("Bearer {t}");
+    let pairs = [
+        (bearer(ADMIN), bearer(ADMIN)),
+        (bearer(ADMIN), bearer("nobody")),
+        (bearer("nobody"), bearer(ADMIN)),
+        (bearer(ADMIN), String::new()),
+    ];
+    let routes = [
+        ("POST", "/v1/decide"),
+        ("GET", "/v1/approvals"),
+        ("GET", "/v1/approvals/1"),
+        ("GET", "/v1/pins"),
+        ("GET", "/v1/kill"),
+        ("POST", "/v1/kill"),
+        ("GET", "/v1/audit"),
+        ("POST", "/v1/results"),
+        ("POST", "/v1/reload"),
+        ("GET", "/metrics"),
+    ];
+    for (first, second) in &pairs {
+        for (method, uri) in routes {
+            let headers = [
+                ("authorization", first.as_str()),
+                ("authorization", second.as_str()),
+                ("content-type", "application/json"),
+            ];
+            let (status, v) = raw(&f, method, uri, &headers, "{}").await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{method} {uri}: {v:?}");
+            assert_eq!(s(&v, "/error/code"), "duplicate_header", "{method} {uri}");
+        }
+    }
+    // One header still works.
+    let (status, _) = raw(
+        &f,
+        "GET",
+        "/v1/kill",
+        &[("authorization", &bearer(ADMIN))],
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // The page's login: a token with spaces around it is another token.
+    let login = |token: String| {
+        let body = format!("{{\"token\":\"{token}\"}}");
+        let f = &f;
+        async move {
+            raw(
+                f,
+                "POST",
+                "/ui/login",
+                &[
+                    ("host", "toolgate.test:8080"),
+                    ("origin", "http://toolgate.test:8080"),
+                    ("content-type", "application/json"),
+                ],
+                &body,
+            )
+            .await
+        }
+    };
+    for padded in [
+        format!(" {APPROVER}"),
+        format!("{APPROVER} "),
+        format!("{APPROVER}\\n"),
+        format!("\\t{APPROVER}"),
+    ] {
+        let (status, v) = login(padded.clone()).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{padded:?}: {v:?}");
+    }
+    let (status, v) = login(APPROVER.to_owned()).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
 }
