@@ -370,10 +370,8 @@ fn kill() -> Value<'static> {
 }
 
 fn audit_verdicts() -> Vec<&'static str> {
-    crate::routes::audit::AUDIT_KINDS
+    toolgate_store::Verdict::ALL
         .iter()
-        .filter_map(|k| crate::routes::audit::kind_verdicts(k))
-        .flatten()
         .map(|v| v.as_str())
         .collect()
 }

@@ -246,3 +246,85 @@ async fn issue_29_8_duplicate_authorization_is_refused_and_login_does_not_trim()
     let (status, v) = login(APPROVER.to_owned()).await;
     assert_eq!(status, StatusCode::OK, "{v:?}");
 }
+
+/// Item 6: `/v1/audit?kind=pin` was a 400 and no kind returned the
+/// `pin_*` records. Every verdict a record can carry is filterable by its
+/// kind and by itself, and the OpenAPI document lists every kind and
+/// every verdict.
+#[tokio::test]
+async fn issue_29_6_every_record_kind_is_filterable_and_documented() {
+    let f = Fixture::copied(|t| t);
+    pending_pin(&f);
+    let (status, doc) = call(&f.app, "GET", "/openapi.json", None, None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    let params = doc
+        .pointer("/paths/~1v1~1audit/get/parameters")
+        .and_then(Value::as_array)
+        .unwrap();
+    let enum_of = |name: &str| -> Vec<String> {
+        let p = params
+            .iter()
+            .find(|p| p.pointer("/name").and_then(Value::as_str) == Some(name))
+            .unwrap();
+        p.pointer("/schema/enum")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let kinds = enum_of("kind");
+    let verdicts = enum_of("verdict");
+    assert!(kinds.iter().any(|k| k == "pin"), "{kinds:?}");
+    for v in ["pin_pending", "pin_approved", "pin_rejected", "tool_result"] {
+        assert!(verdicts.iter().any(|x| x == v), "{v} in {verdicts:?}");
+    }
+    // Every documented kind and verdict is accepted.
+    for k in &kinds {
+        let (status, v) = call(
+            &f.app,
+            "GET",
+            &format!("/v1/audit?kind={k}"),
+            Some(ADMIN),
+            None,
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "kind {k}: {v:?}");
+    }
+    for x in &verdicts {
+        let (status, v) = call(
+            &f.app,
+            "GET",
+            &format!("/v1/audit?verdict={x}"),
+            Some(ADMIN),
+            None,
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "verdict {x}: {v:?}");
+    }
+    // The pin's record is found by its kind, and only by it.
+    let (_, page) = call(&f.app, "GET", "/v1/audit?kind=pin", Some(ADMIN), None, "").await;
+    let records = page.pointer("/records").and_then(Value::as_array).unwrap();
+    assert_eq!(records.len(), 1, "{page:?}");
+    assert_eq!(s(&records[0], "/verdict"), "pin_pending");
+    for k in kinds.iter().filter(|k| *k != "pin") {
+        let (_, page) = call(
+            &f.app,
+            "GET",
+            &format!("/v1/audit?kind={k}"),
+            Some(ADMIN),
+            None,
+            "",
+        )
+        .await;
+        let records = page.pointer("/records").and_then(Value::as_array).unwrap();
+        assert!(
+            records
+                .iter()
+                .all(|r| !s(r, "/verdict").starts_with("pin_")),
+            "{k}"
+        );
+    }
+}

@@ -206,6 +206,40 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
+    pub const ALL: [Self; 14] = [
+        Self::Allow,
+        Self::Deny,
+        Self::NeedsApproval,
+        Self::ApprovalGranted,
+        Self::ApprovalDenied,
+        Self::ApprovalUsed,
+        Self::KillSwitch,
+        Self::Unauthorized,
+        Self::Forbidden,
+        Self::ConfigReload,
+        Self::ToolResult,
+        Self::PinPending,
+        Self::PinApproved,
+        Self::PinRejected,
+    ];
+
+    /// The kind of record this verdict belongs to (what `GET /v1/audit
+    /// ?kind=` filters by): `decision`, `approval`, `kill_switch`, `auth`,
+    /// `reload`, `result` or `pin`. Every verdict has one, so every record
+    /// can be found by its kind.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Self::Allow | Self::Deny | Self::NeedsApproval => "decision",
+            Self::ApprovalGranted | Self::ApprovalDenied | Self::ApprovalUsed => "approval",
+            Self::KillSwitch => "kill_switch",
+            Self::Unauthorized | Self::Forbidden => "auth",
+            Self::ConfigReload => "reload",
+            Self::ToolResult => "result",
+            Self::PinPending | Self::PinApproved | Self::PinRejected => "pin",
+        }
+    }
+
     /// The wire name, e.g. `needs_approval`.
     pub const fn as_str(self) -> &'static str {
         match self {
