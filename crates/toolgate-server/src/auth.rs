@@ -59,11 +59,22 @@ pub fn authenticate(tokens: &[ServerToken], authorization: Option<&[u8]>) -> Opt
     let token = value
         .strip_prefix(b"Bearer ")
         .or_else(|| value.strip_prefix(b"bearer "))?;
-    let digest: [u8; 32] = Sha256::digest(token).into();
+    caller_for(tokens, &token_digest(token))
+}
+
+/// The SHA-256 of a presented token (what the config holds).
+pub(crate) fn token_digest(token: &[u8]) -> [u8; 32] {
+    Sha256::digest(token).into()
+}
+
+/// The caller whose token has the SHA-256 `digest`, if one is configured
+/// (the page's sessions are checked again with it on every request, so a
+/// reload that revokes or rebinds a token ends or changes them).
+pub(crate) fn caller_for(tokens: &[ServerToken], digest: &[u8; 32]) -> Option<Caller> {
     // Every hash is compared: no early exit on a match.
     let mut found: Option<&ServerToken> = None;
     for t in tokens {
-        if constant_time_eq(t.sha256(), &digest) {
+        if constant_time_eq(t.sha256(), digest) {
             found = Some(t);
         }
     }
@@ -204,7 +215,7 @@ async fn require(
             "more than one `Authorization` header",
         ));
     }
-    let caller = authenticate(state.tokens(), header);
+    let caller = authenticate(state.server().tokens(), header);
     let Some(caller) = caller else {
         let why = match header {
             None => Refusal::Missing,

@@ -25,7 +25,7 @@ use crate::error::json_response;
 use crate::state::AppState;
 
 /// Every stable error code (see the crate documentation).
-pub const ERROR_CODES: [&str; 16] = [
+pub const ERROR_CODES: [&str; 17] = [
     "invalid_json",
     "duplicate_key",
     "invalid_request",
@@ -42,6 +42,7 @@ pub const ERROR_CODES: [&str; 16] = [
     "store_unavailable",
     "method_not_allowed",
     "duplicate_header",
+    "restart_required",
 ];
 
 const KILL_MODES: [KillMode; 3] = [KillMode::Off, KillMode::DenyWrites, KillMode::DenyAll];
@@ -827,7 +828,7 @@ fn operations() -> Vec<Op> {
             method: "post",
             path: "/v1/reload",
             summary:
-                "Re-read the config, policies, schemas and entities; swap the gate atomically.",
+                "Re-read the config, policies, schemas, entities and the [server] tokens and metrics_auth; swap them atomically. Other [server] changes are refused (409 restart_required, naming the keys).",
             access: admin,
             params: vec![],
             body: None,
@@ -835,6 +836,10 @@ fn operations() -> Vec<Op> {
                 ("status", one_of_enum(["applied"])),
                 ("config", ty("string")),
                 ("tools", int_range(0, SAFE_INTEGER)),
+                (
+                    "server",
+                    array_of(one_of_enum(["token", "metrics_auth"])),
+                ),
             ])),
             errors: &[409, 422],
         },

@@ -28,13 +28,14 @@ pub(crate) struct Inner {
     pub(crate) source: Option<live::Source>,
     pub(crate) reload_lock: tokio::sync::Mutex<()>,
     pub(crate) auth_failures: auth::FailureLimiter,
-    pub(crate) tokens: Vec<ServerToken>,
+    /// The `[server]` table in force: its tokens and `metrics_auth` are
+    /// swapped by a reload; the rest is what the service started with.
+    pub(crate) server: std::sync::RwLock<Arc<ServerConfig>>,
     pub(crate) max_body_bytes: usize,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
     pub(crate) metrics: Metrics,
-    pub(crate) metrics_auth: toolgate::config::MetricsAuth,
     /// The gauges (pending approvals, kill switch mode) of the last scrape.
     pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
     /// The last readiness probe: `Err` holds the store's error code.
@@ -71,13 +72,12 @@ impl AppState {
                 source: None,
                 reload_lock: tokio::sync::Mutex::new(()),
                 auth_failures: auth::FailureLimiter::default(),
-                tokens: server.tokens().to_vec(),
+                server: std::sync::RwLock::new(Arc::new(server.clone())),
                 max_body_bytes: server.max_body_bytes(),
                 header_timeout: server.header_timeout(),
                 body_timeout: server.body_timeout(),
                 max_connections: server.max_connections(),
                 metrics: Metrics::default(),
-                metrics_auth: server.metrics_auth(),
                 gauges: tokio::sync::Mutex::new(None),
                 ready: tokio::sync::Mutex::new(None),
                 decided: tokio::sync::Notify::new(),
@@ -133,9 +133,30 @@ impl AppState {
         Ok(state.subscribed())
     }
 
-    /// The configured tokens.
-    pub fn tokens(&self) -> &[ServerToken] {
-        &self.inner.tokens
+    /// The `[server]` table in force: the tokens (with their roles and
+    /// users) and `metrics_auth` as last reloaded, the rest as started.
+    pub fn server(&self) -> Arc<ServerConfig> {
+        Arc::clone(
+            &self
+                .inner
+                .server
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// The configured tokens, as last reloaded.
+    pub fn tokens(&self) -> Vec<ServerToken> {
+        self.server().tokens().to_vec()
+    }
+
+    /// Puts a reloaded `[server]` table in force (tokens, `metrics_auth`).
+    pub(crate) fn set_server(&self, server: ServerConfig) {
+        *self
+            .inner
+            .server
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(server);
     }
 
     /// The request body cap.

@@ -20,21 +20,24 @@ mod shop_copy;
 use shop_copy::{call, s, Fixture, ADMIN, AGENT, APPROVER};
 use toolgate_testkit::shop_dir;
 
-/// A `needs_approval` decision through `/v1/decide`: the approval's id.
-async fn held_call(f: &Fixture) -> String {
-    let response =
-        std::fs::read_to_string(shop_dir().join("responses/openai-refund-needs-approval.json"))
-            .unwrap();
+/// A decide request for `user` on the shop's response `file`.
+fn decide_body(file: &str, user: &str) -> String {
+    let response = std::fs::read_to_string(shop_dir().join("responses").join(file)).unwrap();
     let mut o = toolgate_json::Object::new();
     o.insert("body", Value::String(response.into()));
     o.insert("format", Value::String("auto".into()));
-    let ctx = toolgate_json::from_str(
-        r#"{"user":"alice","session":"sess-1","roles":["customer"],"turn":3,"entities":[]}"#,
-    )
+    let ctx = toolgate_json::from_str(&format!(
+        r#"{{"user":"{user}","session":"sess-1","roles":["customer"],"turn":3,"entities":[]}}"#
+    ))
     .unwrap()
     .into_owned();
     o.insert("context", ctx);
-    let body = toolgate_json::canonical::to_string(&Value::Object(o));
+    toolgate_json::canonical::to_string(&Value::Object(o))
+}
+
+/// A `needs_approval` decision through `/v1/decide`: the approval's id.
+async fn held_call(f: &Fixture) -> String {
+    let body = decide_body("openai-refund-needs-approval.json", "alice");
     let (status, v) = call(
         &f.app,
         "POST",
@@ -327,4 +330,155 @@ async fn issue_29_6_every_record_kind_is_filterable_and_documented() {
             "{k}"
         );
     }
+}
+
+/// Item 2: `POST /v1/reload` answered `applied` after a token was removed,
+/// a token's `users` or `metrics_auth` changed, and the old token kept
+/// working. A reload applies the tokens (their roles and users, the page's
+/// sessions included) and `metrics_auth`, and refuses what it cannot apply
+/// (`409 restart_required`, naming the keys) without applying anything.
+#[tokio::test]
+async fn issue_29_2_reload_applies_server_tokens_or_refuses_naming_the_keys() {
+    let f = Fixture::copied(|t| t);
+    let path = f.dir.path().join("toolgate.toml");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let decide_as = |token: &'static str, user: &'static str| {
+        let app = f.app.clone();
+        async move {
+            call(
+                &app,
+                "POST",
+                "/v1/decide",
+                Some(token),
+                Some("application/json"),
+                &decide_body("openai-search.json", user),
+            )
+            .await
+            .0
+        }
+    };
+    let reload = |text: String| {
+        let app = f.app.clone();
+        let path = path.clone();
+        async move {
+            std::fs::write(&path, text).unwrap();
+            call(&app, "POST", "/v1/reload", Some(ADMIN), None, "").await
+        }
+    };
+    let page_login = |token: &'static str| {
+        let f = &f;
+        async move {
+            let body = format!("{{\"token\":\"{token}\"}}");
+            let res = {
+                use tower::ServiceExt as _;
+                let req = axum::http::Request::builder()
+                    .method("POST")
+                    .uri("/ui/login")
+                    .header("host", "toolgate.test:8080")
+                    .header("origin", "http://toolgate.test:8080")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(body))
+                    .unwrap();
+                f.app.clone().oneshot(req).await.unwrap()
+            };
+            assert_eq!(res.status(), StatusCode::OK);
+            let cookie = res.headers()["set-cookie"].to_str().unwrap();
+            cookie.split(';').next().unwrap().to_owned()
+        }
+    };
+    let page_state = |cookie: String| {
+        let f = &f;
+        async move {
+            raw(
+                f,
+                "GET",
+                "/ui/api/state",
+                &[("host", "toolgate.test:8080"), ("cookie", &cookie)],
+                "",
+            )
+            .await
+            .0
+        }
+    };
+    assert_eq!(decide_as(AGENT, "carol").await, StatusCode::OK);
+    let approver_page = page_login(APPROVER).await;
+    assert_eq!(page_state(approver_page.clone()).await, StatusCode::OK);
+
+    // The agent's token bound to alice: carol is refused at once.
+    let bound = original.replace(
+        "role = \"agent\"\n",
+        "role = \"agent\"\nusers = [\"alice\"]\n",
+    );
+    assert_ne!(bound, original);
+    let (status, v) = reload(bound.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    assert_eq!(s(&v, "/status"), "applied");
+    assert_eq!(decide_as(AGENT, "carol").await, StatusCode::FORBIDDEN);
+    assert_eq!(decide_as(AGENT, "alice").await, StatusCode::OK);
+
+    // Metrics behind a token.
+    let (status, _) = call(&f.app, "GET", "/metrics", None, None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    let with_metrics = bound.replace(
+        "listen = \"127.0.0.1:0\"\n",
+        "listen = \"127.0.0.1:0\"\nmetrics_auth = \"token\"\n",
+    );
+    assert_ne!(with_metrics, bound);
+    let (status, v) = reload(with_metrics.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    let (status, _) = call(&f.app, "GET", "/metrics", None, None, "").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+
+    // Revoking tokens: the agent's and the approver's (whose page session
+    // ends with it).
+    let block = |role: &str, rest: &str| {
+        let start = rest.find(&format!("name = \"{role}-1\"")).unwrap();
+        let start = rest[..start].rfind("[[server.token]]").unwrap();
+        let end = rest[start + 1..]
+            .find("[[server.token]]")
+            .map_or(rest.len(), |e| start + 1 + e);
+        format!("{}{}", &rest[..start], &rest[end..])
+    };
+    let revoked = block("approver", &block("agent", &with_metrics));
+    let (status, v) = reload(revoked.clone()).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    assert_eq!(decide_as(AGENT, "alice").await, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        page_state(approver_page).await,
+        StatusCode::UNAUTHORIZED,
+        "a revoked token's page session"
+    );
+
+    // What a reload cannot apply: refused, naming the keys, and nothing
+    // of the file applied (the agent's token stays revoked).
+    let restart = with_metrics
+        .replace("listen = \"127.0.0.1:0\"", "listen = \"127.0.0.1:1\"")
+        .replace(
+            "metrics_auth = \"token\"\n",
+            "metrics_auth = \"token\"\nmax_connections = 7\n",
+        );
+    let (status, v) = reload(restart).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{v:?}");
+    assert_eq!(s(&v, "/error/code"), "restart_required");
+    let message = s(&v, "/error/message");
+    for key in ["listen", "max_connections"] {
+        assert!(message.contains(&format!("`{key}`")), "{message}");
+    }
+    assert_eq!(decide_as(AGENT, "alice").await, StatusCode::UNAUTHORIZED);
+    let (_, page) = call(
+        &f.app,
+        "GET",
+        "/v1/audit?kind=reload&limit=1",
+        Some(ADMIN),
+        None,
+        "",
+    )
+    .await;
+    let last = &page.pointer("/records").and_then(Value::as_array).unwrap()[0];
+    assert_eq!(s(last, "/reasons/0"), "refused");
+    assert!(s(last, "/note").contains("`listen`"), "{last:?}");
+    // Back to the original file: every token works again.
+    let (status, v) = reload(original).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    assert_eq!(decide_as(AGENT, "carol").await, StatusCode::OK);
 }
