@@ -25,7 +25,7 @@ use crate::error::json_response;
 use crate::state::AppState;
 
 /// Every stable error code (see the crate documentation).
-pub const ERROR_CODES: [&str; 17] = [
+pub const ERROR_CODES: [&str; 18] = [
     "invalid_json",
     "duplicate_key",
     "invalid_request",
@@ -43,6 +43,7 @@ pub const ERROR_CODES: [&str; 17] = [
     "method_not_allowed",
     "duplicate_header",
     "restart_required",
+    "identifier_too_long",
 ];
 
 const KILL_MODES: [KillMode; 3] = [KillMode::Off, KillMode::DenyWrites, KillMode::DenyAll];
@@ -455,8 +456,8 @@ fn result_request(tools: &[&str]) -> Value<'static> {
         &[
             ("tool", tool),
             ("result", o([])),
-            ("call_id", ty("string")),
-            ("session", ty("string")),
+            ("call_id", identifier()),
+            ("session", identifier()),
         ],
         &["tool", "result"],
         true,
@@ -589,7 +590,20 @@ fn operations() -> Vec<Op> {
     let approver = Access::Roles("approver, admin");
     let admin = Access::Roles("admin");
     let seq = int_range(0, u64::try_from(i64::MAX).unwrap_or(u64::MAX));
-    let note = object(&[("note", ty("string"))], &[], true);
+    let note = object(
+        &[(
+            "note",
+            o([
+                ("type", s("string")),
+                (
+                    "maxLength",
+                    n(u64::try_from(toolgate::identifier::MAX_NOTE_BYTES).unwrap_or(u64::MAX)),
+                ),
+            ]),
+        )],
+        &[],
+        true,
+    );
     let status = |values: &[&str]| answer(&[("status", one_of_enum(values.iter().copied()))]);
     vec![
         Op {
@@ -884,6 +898,18 @@ fn operations() -> Vec<Op> {
             errors: &[],
         },
     ]
+}
+
+/// A string of at most [`toolgate::identifier::MAX_IDENTIFIER_BYTES`]
+/// (characters bound it from above: every character is at least a byte).
+fn identifier() -> Value<'static> {
+    o([
+        ("type", s("string")),
+        (
+            "maxLength",
+            n(u64::try_from(toolgate::identifier::MAX_IDENTIFIER_BYTES).unwrap_or(u64::MAX)),
+        ),
+    ])
 }
 
 fn min_len_1() -> Value<'static> {

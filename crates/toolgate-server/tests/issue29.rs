@@ -482,3 +482,140 @@ async fn issue_29_2_reload_applies_server_tokens_or_refuses_naming_the_keys() {
     assert_eq!(status, StatusCode::OK, "{v:?}");
     assert_eq!(decide_as(AGENT, "carol").await, StatusCode::OK);
 }
+
+/// A decide request with this raw response `body` and context members.
+fn decide_raw(body: &str, user: &str, session: &str) -> String {
+    let mut o = toolgate_json::Object::new();
+    o.insert("body", Value::String(body.to_owned().into()));
+    o.insert("format", Value::String("auto".into()));
+    let mut ctx = toolgate_json::Object::new();
+    ctx.insert("user", Value::String(user.to_owned().into()));
+    ctx.insert("session", Value::String(session.to_owned().into()));
+    ctx.insert(
+        "roles",
+        Value::Array(vec![Value::String("customer".into())]),
+    );
+    ctx.insert("turn", Value::Number(toolgate_json::Number::from(1u64)));
+    ctx.insert("entities", Value::Array(vec![]));
+    o.insert("context", Value::Object(ctx));
+    toolgate_json::canonical::to_string(&Value::Object(o))
+}
+
+/// Item 3: call ids (the model's) and sessions and users (the caller's) of
+/// any length up to the parser's limits were stored and shown, so records
+/// and pages grew with them. Each identifier is bounded (256 bytes, notes
+/// 4,096) with the refusal code `identifier_too_long`, and what is
+/// recorded of a refused one has a fixed size.
+#[tokio::test]
+async fn issue_29_3_identifiers_are_bounded_with_their_own_code() {
+    let f = Fixture::copied(|t| t);
+    let search = std::fs::read_to_string(shop_dir().join("responses/openai-search.json")).unwrap();
+    let long = "x".repeat(100_000);
+    let at_bound = "y".repeat(toolgate::identifier::MAX_IDENTIFIER_BYTES);
+    let cases = [
+        // (call id, user, session)
+        (long.as_str(), "alice", "s-1"),
+        ("call_1", "alice", long.as_str()),
+        ("call_2", long.as_str(), "s-2"),
+    ];
+    for (call_id, user, session) in cases {
+        let body = search.replace("call_search_1", call_id);
+        let (status, v) = call(
+            &f.app,
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            Some("application/json"),
+            &decide_raw(&body, user, session),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(s(&v, "/verdict"), "deny");
+        assert_eq!(s(&v, "/decisions/0/reasons/0/code"), "identifier_too_long");
+        assert!(v.to_canonical_string().len() < 10_000);
+    }
+    // At the bound: decided as usual.
+    let body = search.replace("call_search_1", &at_bound);
+    let (_, v) = call(
+        &f.app,
+        "POST",
+        "/v1/decide",
+        Some(AGENT),
+        Some("application/json"),
+        &decide_raw(&body, "alice", &at_bound),
+    )
+    .await;
+    assert_eq!(s(&v, "/verdict"), "allow", "{v:?}");
+    // The records name the refused identifiers by digest: the page stays
+    // small.
+    let (status, page) = call(&f.app, "GET", "/v1/audit", Some(ADMIN), None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    let text = page.to_canonical_string();
+    assert!(text.len() < 20_000, "{} bytes", text.len());
+    assert_eq!(text.matches("oversized:").count(), 3, "{text}");
+
+    // Results: the caller's session and call id.
+    for member in ["session", "call_id"] {
+        let body = format!(r#"{{"tool":"search","result":"ok","{member}":"{long}"}}"#);
+        let (status, v) = call(
+            &f.app,
+            "POST",
+            "/v1/results",
+            Some(AGENT),
+            Some("application/json"),
+            &body,
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{member}");
+        assert_eq!(s(&v, "/error/code"), "identifier_too_long");
+        assert_eq!(s(&v, "/error/pointer"), format!("/{member}"));
+    }
+    // An approval's note.
+    let id = held_call(&f).await;
+    let note = "n".repeat(toolgate::identifier::MAX_NOTE_BYTES + 1);
+    let (status, v) = call(
+        &f.app,
+        "POST",
+        &format!("/v1/approvals/{id}/approve"),
+        Some(APPROVER),
+        Some("application/json"),
+        &format!(r#"{{"note":"{note}"}}"#),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v:?}");
+    assert_eq!(s(&v, "/error/code"), "identifier_too_long");
+    assert_eq!(s(&v, "/error/pointer"), "/note");
+
+    // The store refuses them whichever front end writes.
+    let store = SqliteOptions::new()
+        .open(f.dir.path().join("toolgate.db"))
+        .unwrap();
+    let entry = toolgate_store::AuditEntry::new(
+        toolgate_store::Timestamp::from_unix_millis(1),
+        toolgate_store::Verdict::ToolResult,
+    )
+    .session(long.clone());
+    assert_eq!(
+        store.append(entry).unwrap_err().code(),
+        toolgate_store::ErrorCode::InvalidInput
+    );
+    let digest = Digest::of(b"{}");
+    let until = toolgate_store::Timestamp::from_unix_millis(i64::MAX / 2);
+    assert_eq!(
+        store
+            .request_approval("alice", &long, "refund", &digest, until)
+            .unwrap_err()
+            .code(),
+        toolgate_store::ErrorCode::InvalidInput
+    );
+    let (status, v) = call(
+        &f.app,
+        "POST",
+        &format!("/v1/approvals/{id}/approve"),
+        Some(APPROVER),
+        Some("application/json"),
+        &format!(r#"{{"note":"{}"}}"#, &note[1..]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+}

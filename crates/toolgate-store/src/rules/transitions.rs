@@ -239,6 +239,11 @@ pub(crate) fn request_in(
     limits: PendingLimits,
     now: Timestamp,
 ) -> Result<ApprovalId, Error> {
+    crate::rules::record::check_identifiers(&[
+        ("user", call.user),
+        ("session", call.session),
+        ("tool", call.tool),
+    ])?;
     tx.lock_requests(call.user)?;
     tx.expire_stale(call, now)?;
     if let Some(id) = tx.find_pending(call)? {
@@ -292,6 +297,7 @@ pub(crate) fn decide_in(
     note: &str,
     now: Timestamp,
 ) -> Result<Approval, Error> {
+    crate::rules::record::check_note(note)?;
     let a = tx
         .approval(id)?
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
