@@ -112,7 +112,8 @@ pub use crate::{
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{
         approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange,
-        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin,
+        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin, MAX_DEFINITION_BYTES,
+        MAX_PENDING_PINS_PER_UPSTREAM,
     },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
