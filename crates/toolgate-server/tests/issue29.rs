@@ -619,3 +619,61 @@ async fn issue_29_3_identifiers_are_bounded_with_their_own_code() {
     .await;
     assert_eq!(status, StatusCode::OK, "{v:?}");
 }
+
+/// Item 4: one agent token naming a new user (or session) on each call
+/// filled the approvals queue. The pending approvals a token asked for are capped
+/// (`[approvals] max_pending_per_token`); past it a held call is denied
+/// `approval_queue_full`, and the approvals page still shows the others.
+#[tokio::test]
+async fn issue_29_4_one_token_naming_new_users_is_capped() {
+    let f = Fixture::new("", "", "\n[approvals]\nmax_pending_per_token = 3\n");
+    // A new session on each call (the store test names a new user on
+    // each: the shop's refund is only alice's to ask for).
+    let refund =
+        std::fs::read_to_string(shop_dir().join("responses/openai-refund-needs-approval.json"))
+            .unwrap();
+    let mut verdicts = Vec::new();
+    for i in 0..6 {
+        let (status, v) = call(
+            &f.app,
+            "POST",
+            "/v1/decide",
+            Some(AGENT),
+            Some("application/json"),
+            &decide_raw(&refund, "alice", &format!("s-{i}")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        verdicts.push(s(&v, "/decisions/1/verdict").to_owned());
+        if i >= 3 {
+            assert_eq!(s(&v, "/decisions/1/reasons/0/code"), "approval_queue_full");
+        }
+    }
+    assert_eq!(
+        verdicts,
+        [
+            "needs_approval",
+            "needs_approval",
+            "needs_approval",
+            "deny",
+            "deny",
+            "deny"
+        ]
+    );
+    let (_, page) = call(
+        &f.app,
+        "GET",
+        "/v1/approvals?state=pending",
+        Some(APPROVER),
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(
+        page.pointer("/approvals")
+            .and_then(Value::as_array)
+            .map(<[Value]>::len),
+        Some(3),
+        "{page:?}"
+    );
+}

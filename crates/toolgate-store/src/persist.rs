@@ -123,10 +123,13 @@ impl StoreGate {
     pub fn configured(self, config: &toolgate::config::Config) -> Self {
         let approvals = config.approvals();
         self.with_approval_expiry(approvals.expiry())
-            .with_pending_limits(PendingLimits::new(
-                approvals.max_pending_per_session(),
-                approvals.max_pending_per_user(),
-            ))
+            .with_pending_limits(
+                PendingLimits::new(
+                    approvals.max_pending_per_session(),
+                    approvals.max_pending_per_user(),
+                )
+                .with_per_requester(approvals.max_pending_per_token()),
+            )
             .with_refused_arguments(config.store().refused_arguments())
     }
 
@@ -566,6 +569,7 @@ impl StoreGate {
             &key,
             now.saturating_add(self.approval_expiry),
             self.pending_limits,
+            context.requester.as_deref(),
         )
     }
 

@@ -693,6 +693,28 @@ impl ApprovalTx for Tx<'_> {
         Ok(())
     }
 
+    fn lock_requester(&mut self, requester: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&REQUESTER_LOCK, &requester],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn count_requested(&mut self, requester: &str, now: Timestamp) -> Result<u64, Error> {
+        self.tx
+            .query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND requester = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&requester, &now.unix_millis()],
+            )
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map_err(requesting)
+            .and_then(to_u64)
+    }
+
     fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
         self.tx
             .execute(
@@ -763,8 +785,8 @@ impl ApprovalTx for Tx<'_> {
         let row = self
             .tx
             .query_opt(
-                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
-                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7) \
                  ON CONFLICT (\"user\", session, tool, digest) \
                  WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
                 &[
@@ -774,6 +796,7 @@ impl ApprovalTx for Tx<'_> {
                     &call.digest.as_bytes().as_slice(),
                     &now.unix_millis(),
                     &expires_at.unix_millis(),
+                    &call.requester,
                 ],
             )
             .map_err(requesting)?;
@@ -991,6 +1014,11 @@ impl Where {
 /// ("tgappr" in ASCII, cut to 32 bits: the two-key form takes two `int4`).
 const APPROVAL_LOCK: i32 = 0x7467_6170;
 
+/// The advisory lock class that serializes one requester's approval
+/// requests across replicas ("tgar" in ASCII); always taken after the
+/// user's, so the two never deadlock.
+const REQUESTER_LOCK: i32 = 0x7467_6172;
+
 /// The `WHERE` list of an approval filter, its state as of `now`.
 fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
     let mut w = Where::default();
@@ -1150,9 +1178,10 @@ impl Store for PgStore {
         digest: &Digest,
         expires_at: Timestamp,
         limits: PendingLimits,
+        requester: Option<&str>,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
-        let call = Call::new(user, session, tool, digest);
+        let call = Call::new(user, session, tool, digest).requested_by(requester);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 

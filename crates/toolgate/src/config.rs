@@ -24,9 +24,11 @@
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
 //! max_pending_per_session = 20  # approvals waiting per session (default 20)
-//! max_pending_per_user = 100    # approvals waiting per user (default 100);
-//!                               # a held call beyond either is denied
-//!                               # `approval_queue_full`
+//! max_pending_per_user = 100    # approvals waiting per user (default 100)
+//! max_pending_per_token = 200   # approvals waiting that one `serve` token
+//!                               # asked for, whatever users it names
+//!                               # (default 200); a held call beyond any
+//!                               # is denied `approval_queue_full`
 //!
 //! [server]                    # `toolgate serve`
 //! listen = "127.0.0.1:8080"   # the default

@@ -59,6 +59,7 @@ pub(crate) struct RawApprovals {
     pub(crate) expiry_seconds: Option<Spanned<u64>>,
     pub(crate) max_pending_per_session: Option<Spanned<u64>>,
     pub(crate) max_pending_per_user: Option<Spanned<u64>>,
+    pub(crate) max_pending_per_token: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
