@@ -648,6 +648,9 @@ fn operations() -> Vec<Op> {
                     seq.clone(),
                     "Only approvals before this id (the cursor of newest-first pages).",
                 ),
+                query("user", identifier_query(), "Only this user's approvals."),
+                query("session", identifier_query(), "Only this session's approvals."),
+                query("tool", identifier_query(), "Only this tool's approvals."),
             ],
             body: None,
             ok: json_ok(answer(&[
@@ -905,6 +908,18 @@ fn operations() -> Vec<Op> {
 fn identifier() -> Value<'static> {
     o([
         ("type", s("string")),
+        (
+            "maxLength",
+            n(u64::try_from(toolgate::identifier::MAX_IDENTIFIER_BYTES).unwrap_or(u64::MAX)),
+        ),
+    ])
+}
+
+/// A non-empty [`identifier`].
+fn identifier_query() -> Value<'static> {
+    o([
+        ("type", s("string")),
+        ("minLength", n(1)),
         (
             "maxLength",
             n(u64::try_from(toolgate::identifier::MAX_IDENTIFIER_BYTES).unwrap_or(u64::MAX)),

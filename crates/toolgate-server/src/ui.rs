@@ -500,12 +500,30 @@ fn asked_record(
     }
 }
 
-async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Response, ApiError> {
+/// The page's search of the pending calls: exact user, session or tool.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageQuery {
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+async fn page_state(
+    State(state): State<AppState>,
+    user: PageUser,
+    crate::extract::StrictQuery(q): crate::extract::StrictQuery<PageQuery>,
+) -> Result<Response, ApiError> {
     let inner = Arc::clone(&state.inner);
+    let waiting = crate::routes::approvals::narrowed(
+        ApprovalFilter::new().state(ApprovalState::Pending),
+        q.user,
+        q.session,
+        q.tool,
+    )?;
     let body = state
         .blocking(move |s| {
             let kill = s.kill_switch()?;
-            let waiting = ApprovalFilter::new().state(ApprovalState::Pending);
             let pending_total = s.count_approvals(&waiting)?;
             let pending = s.list_approvals(&waiting.newest_first().limit(PENDING_LIMIT))?;
             // The tools as configured now (a reload may have changed them).

@@ -677,3 +677,121 @@ async fn issue_29_4_one_token_naming_new_users_is_capped() {
         "{page:?}"
     );
 }
+
+/// Item 4: a real request pushed off the page by 150 others stays
+/// findable: `/v1/approvals` and the page's state filter pending calls by
+/// exact user, session or tool.
+#[tokio::test]
+async fn issue_29_4_a_real_request_stays_findable_on_a_flooded_queue() {
+    let f = Fixture::copied(|t| t);
+    let store = SqliteOptions::new()
+        .open(f.dir.path().join("toolgate.db"))
+        .unwrap();
+    let until = toolgate_store::Timestamp::from_unix_millis(i64::MAX / 2);
+    let real = store
+        .request_approval("carol", "real", "refund", &Digest::of(b"r"), until)
+        .unwrap();
+    for i in 0..150 {
+        store
+            .request_approval(
+                &format!("bot-{i}"),
+                "flood",
+                "search",
+                &Digest::of(format!("{i}").as_bytes()),
+                until,
+            )
+            .unwrap();
+    }
+    let ids = |page: &Value<'_>| -> Vec<String> {
+        page.pointer("/approvals")
+            .and_then(Value::as_array)
+            .unwrap()
+            .iter()
+            .map(|a| s(a, "/id").to_owned())
+            .collect()
+    };
+    let (_, page) = call(
+        &f.app,
+        "GET",
+        "/v1/approvals?limit=100",
+        Some(APPROVER),
+        None,
+        "",
+    )
+    .await;
+    assert!(!ids(&page).contains(&real.to_string()));
+    for q in ["user=carol", "session=real", "tool=refund"] {
+        let (status, page) = call(
+            &f.app,
+            "GET",
+            &format!("/v1/approvals?{q}"),
+            Some(APPROVER),
+            None,
+            "",
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{page:?}");
+        assert_eq!(ids(&page), [real.to_string()], "{q}");
+    }
+    let (status, v) = call(
+        &f.app,
+        "GET",
+        "/v1/approvals?user=",
+        Some(APPROVER),
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(
+        (status, s(&v, "/error/code")),
+        (StatusCode::BAD_REQUEST, "invalid_query")
+    );
+    let long = "u".repeat(300);
+    let (status, v) = call(
+        &f.app,
+        "GET",
+        &format!("/v1/approvals?user={long}"),
+        Some(APPROVER),
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(
+        (status, s(&v, "/error/code")),
+        (StatusCode::BAD_REQUEST, "identifier_too_long")
+    );
+    // The page's state, searched the same way.
+    let res = {
+        use tower::ServiceExt as _;
+        let req = axum::http::Request::builder()
+            .method("POST")
+            .uri("/ui/login")
+            .header("host", "toolgate.test:8080")
+            .header("origin", "http://toolgate.test:8080")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(format!(
+                "{{\"token\":\"{APPROVER}\"}}"
+            )))
+            .unwrap();
+        f.app.clone().oneshot(req).await.unwrap()
+    };
+    let cookie = res.headers()["set-cookie"].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let (status, state) = raw(
+        &f,
+        "GET",
+        "/ui/api/state?session=real",
+        &[("host", "toolgate.test:8080"), ("cookie", &cookie)],
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{state:?}");
+    assert_eq!(ids(&state), [real.to_string()]);
+    assert_eq!(
+        state
+            .pointer("/pending_total")
+            .and_then(Value::as_number)
+            .and_then(toolgate_json::Number::as_u64),
+        Some(1)
+    );
+}
