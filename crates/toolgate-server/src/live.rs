@@ -92,6 +92,8 @@ pub(crate) struct Source {
     pub(crate) store_url: String,
     /// `[gate] escalate_after`, which the store applies.
     pub(crate) escalate_after: u32,
+    /// `[store] checkpoint_*`, which the service reads at start.
+    pub(crate) checkpoint: Option<toolgate::config::CheckpointConfig>,
 }
 
 /// The gate a config describes, without its store.
@@ -215,6 +217,12 @@ fn rebuild(
             source.escalate_after,
         )
         .into());
+    }
+    if config.store().checkpoint() != source.checkpoint.as_ref() {
+        return Err(Refused::Restart(format!(
+            "{}: [store] `checkpoint_key`, `checkpoint_sink` or `checkpoint_seconds` changed: a reload does not apply them; restart the service to change them",
+            source.path.display()
+        )));
     }
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;

@@ -29,6 +29,15 @@ pub async fn serve(
     ));
     let router = app(state.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Some(c) = &state.inner.checkpoints {
+        tokio::spawn(checkpoints(
+            state.clone(),
+            Arc::clone(&c.key),
+            c.sink.clone(),
+            c.every,
+            stop_rx.clone(),
+        ));
+    }
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         let permit = tokio::select! {
@@ -84,6 +93,34 @@ pub async fn serve(
     // Every connection holds a permit until it is closed.
     let _all = permits.acquire_many(all).await;
     Ok(())
+}
+
+/// Writes a signed checkpoint of the audit chain every `every` (the first
+/// one at once) until the service stops; a checkpoint that cannot be
+/// written is reported on standard error and tried again at the next tick.
+async fn checkpoints(
+    state: AppState,
+    key: Arc<toolgate_store::CheckpointKey>,
+    sink: std::path::PathBuf,
+    every: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.wait_for(|stopping| *stopping) => return,
+        }
+        let (key, sink) = (Arc::clone(&key), sink.clone());
+        let written = state
+            .blocking(move |s| {
+                toolgate_store::write_checkpoint(s, &key, &sink, crate::state::now())
+            })
+            .await;
+        if let Err(e) = written {
+            eprintln!("toolgate serve: cannot write a checkpoint: {}", e.code());
+        }
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -51,6 +51,16 @@ pub(crate) struct Inner {
     /// Set when [`serve`](crate::serve) begins its graceful shutdown: waits
     /// end early.
     pub(crate) stopping: std::sync::atomic::AtomicBool,
+    /// Signed checkpoints of the audit chain (`[store] checkpoint_*`):
+    /// the key, the sink and how often.
+    pub(crate) checkpoints: Option<Checkpoints>,
+}
+
+/// What [`serve`](crate::serve) writes signed checkpoints with.
+pub(crate) struct Checkpoints {
+    pub(crate) key: Arc<toolgate_store::CheckpointKey>,
+    pub(crate) sink: std::path::PathBuf,
+    pub(crate) every: Duration,
 }
 
 /// Why the service could not be built from a config.
@@ -84,6 +94,7 @@ impl AppState {
                 store_poll: server.store_poll(),
                 gauges_stale: std::sync::atomic::AtomicBool::new(false),
                 stopping: std::sync::atomic::AtomicBool::new(false),
+                checkpoints: None,
             }),
         }
     }
@@ -128,7 +139,16 @@ impl AppState {
                 path: config.path().to_path_buf(),
                 store_url: config.store().url().to_owned(),
                 escalate_after: config.gate().escalate_after(),
+                checkpoint: config.store().checkpoint().cloned(),
             });
+            // A key that cannot be read stops the start, not the checkpoints.
+            if let Some(c) = config.store().checkpoint() {
+                inner.checkpoints = Some(Checkpoints {
+                    key: Arc::new(toolgate_store::CheckpointKey::from_file(c.key())?),
+                    sink: c.sink().to_path_buf(),
+                    every: c.every(),
+                });
+            }
         }
         Ok(state.subscribed())
     }

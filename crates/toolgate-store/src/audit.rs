@@ -203,11 +203,15 @@ pub enum Verdict {
     PinApproved,
     /// `pin_rejected`: a human rejected (or revoked) a tool definition.
     PinRejected,
+    /// `checkpoint`: a signed checkpoint of the chain's heads was written
+    /// (see [`crate::write_checkpoint`]); `note` holds its digest and how
+    /// many records it covers.
+    Checkpoint,
 }
 
 impl Verdict {
     /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
-    pub const ALL: [Self; 14] = [
+    pub const ALL: [Self; 15] = [
         Self::Allow,
         Self::Deny,
         Self::NeedsApproval,
@@ -222,11 +226,13 @@ impl Verdict {
         Self::PinPending,
         Self::PinApproved,
         Self::PinRejected,
+        Self::Checkpoint,
     ];
 
     /// The kind of record this verdict belongs to (what `GET /v1/audit
     /// ?kind=` filters by): `decision`, `approval`, `kill_switch`, `auth`,
-    /// `reload`, `result` or `pin`. Every verdict has one, so every record
+    /// `reload`, `result`, `pin` or `checkpoint`. Every verdict has one, so
+    /// every record
     /// can be found by its kind.
     pub const fn kind(self) -> &'static str {
         match self {
@@ -237,6 +243,7 @@ impl Verdict {
             Self::ConfigReload => "reload",
             Self::ToolResult => "result",
             Self::PinPending | Self::PinApproved | Self::PinRejected => "pin",
+            Self::Checkpoint => "checkpoint",
         }
     }
 
@@ -257,6 +264,7 @@ impl Verdict {
             Self::PinPending => "pin_pending",
             Self::PinApproved => "pin_approved",
             Self::PinRejected => "pin_rejected",
+            Self::Checkpoint => "checkpoint",
         }
     }
 
@@ -277,6 +285,7 @@ impl Verdict {
             "pin_pending" => Self::PinPending,
             "pin_approved" => Self::PinApproved,
             "pin_rejected" => Self::PinRejected,
+            "checkpoint" => Self::Checkpoint,
             _ => return None,
         })
     }

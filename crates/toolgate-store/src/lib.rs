@@ -76,6 +76,7 @@
 mod approval;
 pub mod audit;
 mod changes;
+mod checkpoint;
 mod error;
 mod group;
 mod id;
@@ -102,6 +103,10 @@ pub use crate::{
         Verdict, Verification, GENESIS,
     },
     changes::{Change, ChangeListener},
+    checkpoint::{
+        verify_checkpoints, write_checkpoint, ChainHead, Checkpoint, CheckpointKey,
+        CheckpointPublicKey, CheckpointReport,
+    },
     error::{Error, ErrorCode},
     id::ParseIdError,
     kill::{KillMode, KillSwitchState},

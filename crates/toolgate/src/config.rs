@@ -20,6 +20,11 @@
 //! refused_arguments = "text"    # arguments that never parsed are audited by
 //!                               # their first 4 KiB ("text", the default) or
 //!                               # their length and keyed digest ("digest")
+//! checkpoint_key = "audit.key"  # signed checkpoints of the audit chain: an
+//!                               # Ed25519 seed, 64 hex digits (optional)
+//! checkpoint_sink = "/var/lib/toolgate-checkpoints/serve.jsonl"
+//!                               # where they are appended (with the key)
+//! checkpoint_seconds = 300      # how often `serve` writes one (default 300)
 //!
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
@@ -205,7 +210,9 @@ pub use self::server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
     MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
 };
-pub use self::store::{RefusedArguments, StoreConfig, DEFAULT_STORE_URL};
+pub use self::store::{
+    CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
+};
 
 /// A loaded config: every value checked, every schema compiled.
 #[derive(Debug, Clone)]

@@ -39,7 +39,7 @@ pub(crate) fn kind_verdicts(kind: &str) -> Vec<Verdict> {
 
 /// The audit kinds `GET /v1/audit?kind=` accepts: the kind of every
 /// verdict ([`Verdict::kind`]), so that every record can be found by one.
-pub const AUDIT_KINDS: [&str; 7] = [
+pub const AUDIT_KINDS: [&str; 8] = [
     "decision",
     "approval",
     "kill_switch",
@@ -47,6 +47,7 @@ pub const AUDIT_KINDS: [&str; 7] = [
     "reload",
     "result",
     "pin",
+    "checkpoint",
 ];
 
 /// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages

@@ -51,6 +51,9 @@ pub(crate) struct RawGate {
 pub(crate) struct RawStore {
     pub(crate) url: Option<Spanned<String>>,
     pub(crate) refused_arguments: Option<Spanned<String>>,
+    pub(crate) checkpoint_key: Option<Spanned<String>>,
+    pub(crate) checkpoint_sink: Option<Spanned<String>>,
+    pub(crate) checkpoint_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
