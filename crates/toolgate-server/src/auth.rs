@@ -231,6 +231,10 @@ async fn require(
         audit_refusal(state, entry).await;
         return Err(ApiError::unauthorized());
     };
+    // An authenticated request: its connection is no longer anonymous.
+    if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
+        mark.authenticated();
+    }
     if allowed.contains(&caller.role) {
         Ok(caller)
     } else {

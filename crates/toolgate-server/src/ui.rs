@@ -346,6 +346,9 @@ impl FromRequestParts<AppState> for PageUser {
                 return Err(audited_csrf(state, e, Some(caller.actor), parts).await);
             }
         }
+        if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
+            mark.authenticated();
+        }
         Ok(Self { caller, csrf })
     }
 }

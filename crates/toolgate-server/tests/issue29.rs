@@ -795,3 +795,58 @@ async fn issue_29_4_a_real_request_stays_findable_on_a_flooded_queue() {
         Some(1)
     );
 }
+
+/// Item 7: idle anonymous connections took every connection the service
+/// serves, so decides waited in the backlog (3.7 s at 150 new idle
+/// connections a second). Connections that have not authenticated have a
+/// budget of their own: past it the oldest is closed, and an agent's new
+/// connection is served at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_29_7_idle_anonymous_connections_do_not_starve_callers() {
+    use std::io::{Read as _, Write as _};
+    let dir = tempfile::tempdir().unwrap();
+    let config = shop_copy::config_in(
+        dir.path(),
+        "max_connections = 16\nheader_timeout_seconds = 30",
+        "",
+        "",
+    );
+    let state = toolgate_server::AppState::from_config(&config).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(toolgate_server::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    let body = decide_body("openai-search.json", "alice");
+    let took = tokio::task::spawn_blocking(move || {
+        // Twice as many idle connections as the service serves.
+        let idle: Vec<_> = (0..32)
+            .map(|_| std::net::TcpStream::connect(addr).unwrap())
+            .collect();
+        let started = std::time::Instant::now();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        let request = format!(
+            "POST /v1/decide HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {AGENT}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        let took = started.elapsed();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        drop(idle);
+        took
+    })
+    .await
+    .unwrap();
+    let _ = stop.send(());
+    let _ = server.await;
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "the decide waited {took:?} behind idle connections"
+    );
+}
