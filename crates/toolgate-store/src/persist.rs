@@ -789,3 +789,44 @@ fn audit_verdict(v: Verdict) -> AuditVerdict {
         Verdict::Deny => AuditVerdict::Deny,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use std::sync::Arc;
+
+    use super::InFlight;
+
+    fn len(in_flight: &InFlight) -> usize {
+        in_flight.0.lock().unwrap().len()
+    }
+
+    /// Issue 29, item 9: the process's per-session state of the two-phase
+    /// path holds only the responses in flight: a million sessions through
+    /// it leave it empty (the store keeps the counts), and a session's
+    /// count is exact while its responses overlap, from several threads.
+    #[test]
+    fn issue_29_9_the_in_flight_map_holds_only_what_is_in_flight() {
+        let in_flight = Arc::new(InFlight::default());
+        for i in 0..1_000_000u32 {
+            let (reservation, before) = in_flight.reserve(&format!("s-{i}"));
+            assert_eq!(before, 0);
+            drop(reservation);
+        }
+        assert_eq!(len(&in_flight), 0);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let in_flight = &in_flight;
+                s.spawn(move || {
+                    for i in 0..50_000u32 {
+                        let a = in_flight.reserve(&format!("t{t}-{}", i % 64));
+                        let b = in_flight.reserve(&format!("t{t}-{}", i % 64));
+                        assert_eq!(b.1, a.1 + 1);
+                        assert!(in_flight.count(&format!("t{t}-{}", i % 64)) >= 2);
+                    }
+                });
+            }
+        });
+        assert_eq!(len(&in_flight), 0);
+    }
+}
