@@ -1,6 +1,8 @@
 //! Issue 29: the service under attack, third round. One test per hole,
-//! named by its item: ids in paths read exactly as issued, duplicate
-//! credentials, audit filters for every record kind.
+//! named by its item: reload, bounded identifiers, floods of approvals,
+//! ids in paths read exactly as issued, audit filters for every record
+//! kind, idle anonymous connections, duplicate credentials, signed
+//! checkpoints.
 
 #![allow(
     clippy::unwrap_used,
@@ -849,4 +851,65 @@ async fn issue_29_7_idle_anonymous_connections_do_not_starve_callers() {
         took < std::time::Duration::from_secs(5),
         "the decide waited {took:?} behind idle connections"
     );
+}
+
+/// Item 10: the service writes a signed checkpoint when it starts (and
+/// every `checkpoint_seconds`); a key it cannot read stops the start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_29_10_serve_writes_checkpoints_and_needs_its_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = dir.path().join("checkpoints.jsonl");
+    let key = dir.path().join("audit.key");
+    let extra = format!(
+        "checkpoint_key = \"{}\"\ncheckpoint_sink = \"{}\"\ncheckpoint_seconds = 3600\n",
+        key.display(),
+        sink.display()
+    );
+    let config_with = |extra: &str| {
+        let text = std::fs::read_to_string(shop_dir().join("toolgate.toml")).unwrap();
+        let db = dir.path().join("toolgate.db");
+        let text = text.replace(
+            "url = \"sqlite://toolgate.db\"",
+            &format!("url = \"sqlite://{}\"\n{extra}", db.display()),
+        );
+        let text = shop_copy::with_test_server(&text, "", "", "");
+        toolgate::config::Config::parse(&text, shop_dir().join("toolgate.toml")).unwrap()
+    };
+    // No key file: the service does not start.
+    let err = toolgate_server::AppState::from_config(&config_with(&extra))
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("checkpoint key"), "{err}");
+    std::fs::write(&key, "cd".repeat(32)).unwrap();
+    let state = toolgate_server::AppState::from_config(&config_with(&extra)).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(toolgate_server::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    // The first checkpoint is written at start.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let text = loop {
+        let text = std::fs::read_to_string(&sink).unwrap_or_default();
+        if text.ends_with('\n') {
+            break text;
+        }
+        assert!(std::time::Instant::now() < deadline, "no checkpoint");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let _ = stop.send(());
+    let _ = server.await;
+    let store = SqliteOptions::new()
+        .open(dir.path().join("toolgate.db"))
+        .unwrap();
+    let public = toolgate_store::CheckpointKey::from_file(&key)
+        .unwrap()
+        .verifying();
+    let report = toolgate_store::verify_checkpoints(&store, &public, &text).unwrap();
+    assert_eq!(report.checked, 1);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let page = store
+        .list(&toolgate_store::AuditFilter::new().verdict(toolgate_store::Verdict::Checkpoint))
+        .unwrap();
+    assert_eq!(page.len(), 1);
 }
