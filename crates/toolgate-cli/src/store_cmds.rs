@@ -163,9 +163,23 @@ enum Before {
 /// `toolgate audit …`.
 #[derive(Debug, clap::Subcommand)]
 pub enum AuditCommand {
-    /// Walk the hash chain; name the first broken record.
+    /// Walk the hash chain; name the first broken record. With
+    /// `--checkpoints`, also check the log against every signed checkpoint
+    /// in FILE (a log cut short and its head rewritten fails them).
     #[command(after_help = VERIFY_EXIT_CODES)]
     Verify {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// The checkpoints' sink (`[store] checkpoint_sink`, or a copy of
+        /// it), checked with the public key of the config's
+        /// `[store] checkpoint_key`.
+        #[arg(long, value_name = "FILE")]
+        checkpoints: Option<PathBuf>,
+    },
+    /// Write a signed checkpoint of the chain now, to the config's
+    /// `[store] checkpoint_sink` and to the log.
+    #[command(after_help = READ_EXIT_CODES)]
+    Checkpoint {
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -196,8 +210,9 @@ pub enum AuditCommand {
 
 const VERIFY_EXIT_CODES: &str = "\
 Exit codes:
-  0  the chain is intact
-  1  the chain is broken (the first broken record is named)
+  0  the chain is intact (and every checkpoint holds)
+  1  the chain is broken (the first broken record is named), or a
+     checkpoint does not hold (each one is named)
   2  usage error, or a store that cannot be read";
 
 const READ_EXIT_CODES: &str = "\
@@ -209,9 +224,31 @@ Exit codes:
 pub fn audit(command: &AuditCommand) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match command {
-        AuditCommand::Verify { store } => {
-            let v = store.open(true)?.verify().context("cannot verify")?;
+        AuditCommand::Verify { store, checkpoints } => {
+            let opened = store.open(true)?;
+            let v = opened.verify().context("cannot verify")?;
             let (seq, hash) = v.head;
+            let held = match checkpoints {
+                Some(file) => {
+                    let key = checkpoint_config(store)?.key().to_path_buf();
+                    let key = toolgate_store::CheckpointKey::from_file(&key)?.verifying();
+                    let text = std::fs::read_to_string(file)
+                        .with_context(|| format!("cannot read `{}`", file.display()))?;
+                    let report = toolgate_store::verify_checkpoints(opened.as_ref(), &key, &text)
+                        .context("cannot verify the checkpoints")?;
+                    for f in &report.failures {
+                        writeln!(out, "{f}")?;
+                    }
+                    writeln!(
+                        out,
+                        "checkpoints: {} read, {} do not hold",
+                        report.checked,
+                        report.failures.len()
+                    )?;
+                    report.failures.is_empty()
+                }
+                None => true,
+            };
             match v.broken {
                 None => {
                     writeln!(
@@ -219,7 +256,11 @@ pub fn audit(command: &AuditCommand) -> anyhow::Result<ExitCode> {
                         "audit log intact: {} records, head {seq} {hash}",
                         v.records
                     )?;
-                    Ok(ExitCode::SUCCESS)
+                    Ok(if held {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::from(1)
+                    })
                 }
                 Some(b) => {
                     writeln!(
@@ -246,6 +287,25 @@ pub fn audit(command: &AuditCommand) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        AuditCommand::Checkpoint { store } => {
+            let c = checkpoint_config(store)?.clone();
+            let key = toolgate_store::CheckpointKey::from_file(c.key())?;
+            let now = {
+                use toolgate_store::Clock as _;
+                toolgate_store::SystemClock::new().now()
+            };
+            let written =
+                toolgate_store::write_checkpoint(store.open(false)?.as_ref(), &key, c.sink(), now)
+                    .context("cannot write the checkpoint")?;
+            writeln!(
+                out,
+                "checkpoint {} of {} records written to {}",
+                written.digest(),
+                written.records,
+                c.sink().display()
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         AuditCommand::Export { store, .. } => {
             store
                 .open(true)?
@@ -255,6 +315,19 @@ pub fn audit(command: &AuditCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The config's `[store] checkpoint_*` (`--config` is needed).
+fn checkpoint_config(store: &StoreArgs) -> anyhow::Result<toolgate::config::CheckpointConfig> {
+    let path = store
+        .config_path()
+        .context("checkpoints need --config with [store] checkpoint_key and checkpoint_sink")?;
+    let config = Config::load(path)?;
+    config
+        .store()
+        .checkpoint()
+        .cloned()
+        .with_context(|| format!("{}: [store] sets no checkpoint_key", path.display()))
 }
 
 /// `toolgate approvals …`.

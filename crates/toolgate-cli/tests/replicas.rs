@@ -379,6 +379,100 @@ fn the_kill_switch_and_the_turn_limit_are_shared_by_every_replica() {
     shop.verify();
 }
 
+/// Issue 29, item 1: every backend of two replicas ended (a failover,
+/// `pg_terminate_backend`) while they serve decisions and the approval,
+/// audit, kill switch, results and readiness routes. The database stays
+/// up, so no call may fail: no `store_unavailable` deny, no 503; and every
+/// allow a client received has its record.
+#[test]
+fn issue_29_ended_backends_cost_no_call_on_any_route_of_two_replicas() {
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let shop = shop_on(&db);
+    let servers = replicas(&shop, 2);
+    let stop = AtomicBool::new(false);
+    let next = AtomicUsize::new(0);
+    let allowed = Mutex::new(Vec::new());
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        for t in 0..4 {
+            let (servers, stop, next, allowed, failures) =
+                (&servers, &stop, &next, &allowed, &failures);
+            sc.spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let server = &servers[(i + t) % 2];
+                    let call = format!("call-{i}");
+                    let body = decide_body(&search_response(&call), &format!("cut-{i}"));
+                    let r = server.decide(&body).unwrap();
+                    let (_, verdict, reasons) = first_decision(&r);
+                    if verdict == "allow" {
+                        allowed.lock().unwrap().push(call);
+                    } else {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("decide: {verdict} {reasons:?}"));
+                    }
+                    let result =
+                        format!(r#"{{"tool":"search","result":"ok","session":"cut-{i}"}}"#);
+                    let others: [(&str, &str, Option<&str>, &[u8]); 5] = [
+                        ("GET", "/v1/approvals", Some(APPROVER), b""),
+                        ("GET", "/v1/audit?limit=5", Some(ADMIN), b""),
+                        ("GET", "/v1/kill", Some(ADMIN), b""),
+                        ("GET", "/readyz", None, b""),
+                        (
+                            "POST",
+                            "/v1/results",
+                            Some(serve_support::AGENT),
+                            result.as_bytes(),
+                        ),
+                    ];
+                    let (method, path, token, body) = others[i % others.len()];
+                    let ct = (method == "POST").then_some("application/json");
+                    let r = server.call(method, path, token, ct, body).unwrap();
+                    if r.status != 200 {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{method} {path}: {} {}", r.status, r.body));
+                    }
+                }
+            });
+        }
+        let wait_for = |what: &str, n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while allowed.lock().unwrap().len() < n {
+                assert!(Instant::now() < deadline, "timed out waiting for {what}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        wait_for("a first load", 50);
+        for round in 0..3 {
+            assert!(db.terminate_connections() > 0);
+            let now = allowed.lock().unwrap().len();
+            wait_for(&format!("decisions after cut {round}"), now + 50);
+        }
+        stop.store(true, Ordering::SeqCst);
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:?}",
+        failures.len()
+    );
+    let records = shop.export();
+    let recorded: std::collections::HashSet<&str> = records
+        .iter()
+        .filter(|r| r.pointer("/verdict").and_then(Value::as_str) == Some("allow"))
+        .filter_map(|r| r.pointer("/call_id").and_then(Value::as_str))
+        .collect();
+    let allowed = allowed.into_inner().unwrap();
+    assert!(allowed.iter().all(|c| recorded.contains(c.as_str())));
+    shop.verify();
+}
+
 #[test]
 fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
     let Some(db) = PgDatabase::create() else {

@@ -3,7 +3,9 @@
 //! decides what the caller may do.
 //!
 //! A refused request is audited: `unauthorized` (reason `missing_token`,
-//! `malformed_token` or `unknown_token`) or `forbidden` (the token's name
+//! `malformed_token`, `unknown_token`, or `duplicate_token` for a request
+//! with more than one `Authorization` header, refused `400
+//! duplicate_header` whatever the headers hold) or `forbidden` (the token's name
 //! as `actor`, never the token; reason `role:` and its role), with the
 //! method and route as `note`; at most [`AUDITED_REFUSALS_PER_SECOND`] a
 //! second.
@@ -57,11 +59,22 @@ pub fn authenticate(tokens: &[ServerToken], authorization: Option<&[u8]>) -> Opt
     let token = value
         .strip_prefix(b"Bearer ")
         .or_else(|| value.strip_prefix(b"bearer "))?;
-    let digest: [u8; 32] = Sha256::digest(token).into();
+    caller_for(tokens, &token_digest(token))
+}
+
+/// The SHA-256 of a presented token (what the config holds).
+pub(crate) fn token_digest(token: &[u8]) -> [u8; 32] {
+    Sha256::digest(token).into()
+}
+
+/// The caller whose token has the SHA-256 `digest`, if one is configured
+/// (the page's sessions are checked again with it on every request, so a
+/// reload that revokes or rebinds a token ends or changes them).
+pub(crate) fn caller_for(tokens: &[ServerToken], digest: &[u8; 32]) -> Option<Caller> {
     // Every hash is compared: no early exit on a match.
     let mut found: Option<&ServerToken> = None;
     for t in tokens {
-        if constant_time_eq(t.sha256(), &digest) {
+        if constant_time_eq(t.sha256(), digest) {
             found = Some(t);
         }
     }
@@ -94,6 +107,8 @@ enum Refusal {
     Malformed,
     /// A bearer token that is not configured.
     Unknown,
+    /// More than one `Authorization` header (refused `400`).
+    Duplicate,
 }
 
 impl Refusal {
@@ -102,6 +117,7 @@ impl Refusal {
             Self::Missing => "missing_token",
             Self::Malformed => "malformed_token",
             Self::Unknown => "unknown_token",
+            Self::Duplicate => "duplicate_token",
         }
     }
 }
@@ -184,11 +200,22 @@ async fn require(
     state: &AppState,
     allowed: &[ServerRole],
 ) -> Result<Caller, ApiError> {
-    let header = parts
-        .headers
-        .get(header::AUTHORIZATION)
-        .map(axum::http::HeaderValue::as_bytes);
-    let caller = authenticate(state.tokens(), header);
+    let mut all = parts.headers.get_all(header::AUTHORIZATION).iter();
+    let header = all.next().map(axum::http::HeaderValue::as_bytes);
+    if all.next().is_some() {
+        // Which one counts would be up to each hop that reads them: none.
+        state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
+        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            .reason(Refusal::Duplicate.as_str())
+            .note(route(parts));
+        audit_refusal(state, entry).await;
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "duplicate_header",
+            "more than one `Authorization` header",
+        ));
+    }
+    let caller = authenticate(state.server().tokens(), header);
     let Some(caller) = caller else {
         let why = match header {
             None => Refusal::Missing,
@@ -204,6 +231,10 @@ async fn require(
         audit_refusal(state, entry).await;
         return Err(ApiError::unauthorized());
     };
+    // An authenticated request: its connection is no longer anonymous.
+    if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
+        mark.authenticated();
+    }
     if allowed.contains(&caller.role) {
         Ok(caller)
     } else {

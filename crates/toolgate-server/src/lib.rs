@@ -38,7 +38,10 @@
 //! `approval_used`), `kill_switch`, `auth` (`unauthorized`, `forbidden`:
 //! refused requests, see the `auth` module), `reload` (`config_reload`) or
 //! `result` (`tool_result`: a tool result checked by `toolgate proxy` or
-//! `toolgate mcp`); `since` and `until` are Unix milliseconds (`[since, until)`).
+//! `toolgate mcp`), `pin` (`pin_pending`, `pin_approved`, `pin_rejected`),
+//! `offered` (`tool_offered`: a request to `toolgate proxy` offered a
+//! registered tool with another schema) or `checkpoint` (a signed
+//! checkpoint of the chain's heads); `since` and `until` are Unix milliseconds (`[since, until)`).
 //!
 //! `/readyz` answers `503 store_unavailable` when the store does not answer
 //! or cannot take a write ([`Store::ping`](toolgate_store::Store::ping) commits a write to a probe row,

@@ -8,9 +8,15 @@
 //! answer says what is wrong and where (file, line, member). Either way the
 //! reload is audited (`config_reload`, reasons `applied` or `refused`).
 //!
-//! What a reload does not change: the store (a different `[store] url` or
-//! `[gate] escalate_after` is refused), the `[server]` table (listen address, body cap, timeouts,
-//! tokens). Those take a restart.
+//! The `[server]` table's tokens (with their roles and users) and
+//! `metrics_auth` are applied too: a revoked token is refused from the
+//! next request on, page sessions included. What a reload cannot change is
+//! refused, and nothing of that file is applied: the store (a different
+//! `[store] url` or `[gate] escalate_after`: `invalid_config`), and the
+//! `[server]` keys read once at start (`listen`, `max_body_bytes`,
+//! `header_timeout_seconds`, `body_timeout_seconds`, `max_connections`,
+//! `store_poll_ms`: `409 restart_required`, naming them). A reload never
+//! answers `applied` for a change it ignored.
 
 use std::ops::Deref;
 use std::path::PathBuf;
@@ -19,7 +25,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use toolgate::config::Config;
+use toolgate::config::{Config, ServerConfig};
 use toolgate::Gate;
 use toolgate_json::{canonical, Number, Object, Value};
 use toolgate_store::StoreGate;
@@ -86,6 +92,8 @@ pub(crate) struct Source {
     pub(crate) store_url: String,
     /// `[gate] escalate_after`, which the store applies.
     pub(crate) escalate_after: u32,
+    /// `[store] checkpoint_*`, which the service reads at start.
+    pub(crate) checkpoint: Option<toolgate::config::CheckpointConfig>,
 }
 
 /// The gate a config describes, without its store.
@@ -98,16 +106,108 @@ pub fn gate_from_config(config: &Config) -> Result<Gate, BuildError> {
     })
 }
 
-/// Loads the config at `source` and builds its gate on `store`.
-fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize), String> {
+/// Why a reload was refused.
+enum Refused {
+    /// The file does not load or build, or changes the store.
+    Invalid(String),
+    /// It changes what only a restart applies.
+    Restart(String),
+}
+
+impl Refused {
+    fn message(&self) -> &str {
+        match self {
+            Self::Invalid(m) | Self::Restart(m) => m,
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Self {
+        Self::Invalid(message)
+    }
+}
+
+/// A config that loaded: its gate, its number of tools, its `[server]`
+/// table and the `[server]` keys it changes that a reload applies.
+struct Rebuilt {
+    gate: StoreGate,
+    tools: usize,
+    server: ServerConfig,
+    applied: Vec<&'static str>,
+}
+
+/// The `[server]` keys read once, when the service starts, whose values
+/// differ between `running` and `new`.
+fn restart_keys(running: &ServerConfig, new: &ServerConfig) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    if running.listen() != new.listen() {
+        keys.push("listen");
+    }
+    if running.max_body_bytes() != new.max_body_bytes() {
+        keys.push("max_body_bytes");
+    }
+    if running.header_timeout() != new.header_timeout() {
+        keys.push("header_timeout_seconds");
+    }
+    if running.body_timeout() != new.body_timeout() {
+        keys.push("body_timeout_seconds");
+    }
+    if running.max_connections() != new.max_connections() {
+        keys.push("max_connections");
+    }
+    if running.store_poll() != new.store_poll() {
+        keys.push("store_poll_ms");
+    }
+    keys
+}
+
+/// The `[server]` keys a reload applies whose values differ.
+fn applied_keys(running: &ServerConfig, new: &ServerConfig) -> Vec<&'static str> {
+    let mut keys = Vec::new();
+    if running.tokens() != new.tokens() {
+        keys.push("token");
+    }
+    if running.metrics_auth() != new.metrics_auth() {
+        keys.push("metrics_auth");
+    }
+    keys
+}
+
+/// Loads the config at `source` and builds its gate on `store`; refuses
+/// what differs from the `running` `[server]` table and only a restart
+/// applies.
+fn rebuild(
+    source: &Source,
+    store: Arc<dyn Store>,
+    running: &ServerConfig,
+) -> Result<Rebuilt, Refused> {
     let config = Config::load(&source.path).map_err(|e| e.to_string())?;
+    let server = config.server();
+    let mut restart = restart_keys(running, server);
+    let applied = applied_keys(running, server);
+    if restart.is_empty() && applied.is_empty() && running != server {
+        // A key this version neither applies nor names: not "applied".
+        restart.push("[server]");
+    }
+    if !restart.is_empty() {
+        let keys: Vec<String> = restart.iter().map(|k| format!("`{k}`")).collect();
+        return Err(Refused::Restart(format!(
+            "{}: [server] {} changed: a reload does not apply {}; restart the service to change {}",
+            source.path.display(),
+            keys.join(", "),
+            if keys.len() == 1 { "it" } else { "them" },
+            if keys.len() == 1 { "it" } else { "them" },
+        )));
+    }
     if config.store().url() != source.store_url {
         return Err(format!(
             "{}: [store] url changed from `{}` to `{}`: a reload keeps the store; restart the service to change it",
             source.path.display(),
             source.store_url,
             config.store().url()
-        ));
+        )
+        .into());
     }
     let escalate_after = config.gate().escalate_after();
     if escalate_after != source.escalate_after {
@@ -115,17 +215,31 @@ fn rebuild(source: &Source, store: Arc<dyn Store>) -> Result<(StoreGate, usize),
             "{}: [gate] escalate_after changed from {} to {escalate_after}: the store applies it; restart the service to change it",
             source.path.display(),
             source.escalate_after,
-        ));
+        )
+        .into());
+    }
+    if config.store().checkpoint() != source.checkpoint.as_ref() {
+        return Err(Refused::Restart(format!(
+            "{}: [store] `checkpoint_key`, `checkpoint_sink` or `checkpoint_seconds` changed: a reload does not apply them; restart the service to change them",
+            source.path.display()
+        )));
     }
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;
     let tools = gate.registry().len();
     let gate = StoreGate::new(gate, store).configured(&config);
-    Ok((gate, tools))
+    Ok(Rebuilt {
+        gate,
+        tools,
+        server: server.clone(),
+        applied,
+    })
 }
 
-/// `POST /v1/reload` (admin): `200 {"status": "applied", "config", "tools"}`,
-/// or `422 invalid_config` with the running config kept.
+/// `POST /v1/reload` (admin): `200 {"status": "applied", "config", "tools",
+/// "server"}` (`server`: the `[server]` keys it changed, `token` and
+/// `metrics_auth`), or `422 invalid_config` / `409 restart_required` with
+/// the running config kept.
 pub(crate) async fn reload(
     State(state): State<AppState>,
     Admin(caller): Admin,
@@ -142,25 +256,31 @@ pub(crate) async fn reload(
     let inner = Arc::clone(&state.inner);
     let actor = caller.actor;
     let path = source.path.display().to_string();
+    let running = state.server();
+    let applied_state = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
-        let built = rebuild(&source, Arc::clone(&store));
+        let built = rebuild(&source, Arc::clone(&store), &running);
         let entry = AuditEntry::new(crate::state::now(), Verdict::ConfigReload).actor(actor);
         let entry = match &built {
-            Ok(_) => entry.reason("applied"),
-            Err(why) => entry.reason("refused").note(why.clone()),
+            Ok(b) if b.applied.is_empty() => entry.reason("applied"),
+            Ok(b) => entry
+                .reason("applied")
+                .note(format!("[server] {} applied", b.applied.join(", "))),
+            Err(why) => entry.reason("refused").note(why.message().to_owned()),
         };
         // The record first: a swap that cannot be recorded does not happen.
         store.append(entry)?;
-        Ok::<_, toolgate_store::Error>(built.map(|(gate, tools)| {
-            inner.gate.replace(gate);
-            tools
+        Ok::<_, toolgate_store::Error>(built.map(|b| {
+            inner.gate.replace(b.gate);
+            applied_state.set_server(b.server);
+            (b.tools, b.applied)
         }))
     })
     .await
     .map_err(|_| ApiError::store_unavailable("the reload did not finish"))??;
     match outcome {
-        Ok(tools) => {
+        Ok((tools, applied)) => {
             let mut o = Object::new();
             o.insert("status", Value::String("applied".into()));
             o.insert("config", Value::String(path.into()));
@@ -168,14 +288,28 @@ pub(crate) async fn reload(
                 "tools",
                 Value::Number(Number::from(u64::try_from(tools).unwrap_or(u64::MAX))),
             );
+            o.insert(
+                "server",
+                Value::Array(
+                    applied
+                        .into_iter()
+                        .map(|k| Value::String(k.into()))
+                        .collect(),
+                ),
+            );
             Ok(json_response(
                 StatusCode::OK,
                 canonical::to_string(&Value::Object(o)),
             ))
         }
-        Err(why) => Err(ApiError::new(
+        Err(Refused::Invalid(why)) => Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_config",
+            format!("the config was not reloaded; the running one is kept: {why}"),
+        )),
+        Err(Refused::Restart(why)) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "restart_required",
             format!("the config was not reloaded; the running one is kept: {why}"),
         )),
     }

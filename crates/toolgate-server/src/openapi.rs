@@ -25,7 +25,7 @@ use crate::error::json_response;
 use crate::state::AppState;
 
 /// Every stable error code (see the crate documentation).
-pub const ERROR_CODES: [&str; 15] = [
+pub const ERROR_CODES: [&str; 18] = [
     "invalid_json",
     "duplicate_key",
     "invalid_request",
@@ -41,6 +41,9 @@ pub const ERROR_CODES: [&str; 15] = [
     "invalid_config",
     "store_unavailable",
     "method_not_allowed",
+    "duplicate_header",
+    "restart_required",
+    "identifier_too_long",
 ];
 
 const KILL_MODES: [KillMode; 3] = [KillMode::Off, KillMode::DenyWrites, KillMode::DenyAll];
@@ -369,10 +372,8 @@ fn kill() -> Value<'static> {
 }
 
 fn audit_verdicts() -> Vec<&'static str> {
-    crate::routes::audit::AUDIT_KINDS
+    toolgate_store::Verdict::ALL
         .iter()
-        .filter_map(|k| crate::routes::audit::kind_verdicts(k))
-        .flatten()
         .map(|v| v.as_str())
         .collect()
 }
@@ -455,8 +456,8 @@ fn result_request(tools: &[&str]) -> Value<'static> {
         &[
             ("tool", tool),
             ("result", o([])),
-            ("call_id", ty("string")),
-            ("session", ty("string")),
+            ("call_id", identifier()),
+            ("session", identifier()),
         ],
         &["tool", "result"],
         true,
@@ -589,7 +590,20 @@ fn operations() -> Vec<Op> {
     let approver = Access::Roles("approver, admin");
     let admin = Access::Roles("admin");
     let seq = int_range(0, u64::try_from(i64::MAX).unwrap_or(u64::MAX));
-    let note = object(&[("note", ty("string"))], &[], true);
+    let note = object(
+        &[(
+            "note",
+            o([
+                ("type", s("string")),
+                (
+                    "maxLength",
+                    n(u64::try_from(toolgate::identifier::MAX_NOTE_BYTES).unwrap_or(u64::MAX)),
+                ),
+            ]),
+        )],
+        &[],
+        true,
+    );
     let status = |values: &[&str]| answer(&[("status", one_of_enum(values.iter().copied()))]);
     vec![
         Op {
@@ -634,6 +648,9 @@ fn operations() -> Vec<Op> {
                     seq.clone(),
                     "Only approvals before this id (the cursor of newest-first pages).",
                 ),
+                query("user", identifier_query(), "Only this user's approvals."),
+                query("session", identifier_query(), "Only this session's approvals."),
+                query("tool", identifier_query(), "Only this tool's approvals."),
             ],
             body: None,
             ok: json_ok(answer(&[
@@ -828,7 +845,7 @@ fn operations() -> Vec<Op> {
             method: "post",
             path: "/v1/reload",
             summary:
-                "Re-read the config, policies, schemas and entities; swap the gate atomically.",
+                "Re-read the config, policies, schemas, entities and the [server] tokens and metrics_auth; swap them atomically. Other [server] changes are refused (409 restart_required, naming the keys).",
             access: admin,
             params: vec![],
             body: None,
@@ -836,6 +853,10 @@ fn operations() -> Vec<Op> {
                 ("status", one_of_enum(["applied"])),
                 ("config", ty("string")),
                 ("tools", int_range(0, SAFE_INTEGER)),
+                (
+                    "server",
+                    array_of(one_of_enum(["token", "metrics_auth"])),
+                ),
             ])),
             errors: &[409, 422],
         },
@@ -882,6 +903,30 @@ fn operations() -> Vec<Op> {
     ]
 }
 
+/// A string of at most [`toolgate::identifier::MAX_IDENTIFIER_BYTES`]
+/// (characters bound it from above: every character is at least a byte).
+fn identifier() -> Value<'static> {
+    o([
+        ("type", s("string")),
+        (
+            "maxLength",
+            n(u64::try_from(toolgate::identifier::MAX_IDENTIFIER_BYTES).unwrap_or(u64::MAX)),
+        ),
+    ])
+}
+
+/// A non-empty [`identifier`].
+fn identifier_query() -> Value<'static> {
+    o([
+        ("type", s("string")),
+        ("minLength", n(1)),
+        (
+            "maxLength",
+            n(u64::try_from(toolgate::identifier::MAX_IDENTIFIER_BYTES).unwrap_or(u64::MAX)),
+        ),
+    ])
+}
+
 fn min_len_1() -> Value<'static> {
     o([("type", s("string")), ("minLength", n(1))])
 }
@@ -920,9 +965,12 @@ fn operation(op: &Op) -> Value<'static> {
             out.insert("security", list([o([("bearer", list([]))])]));
             out.insert(
                 "description",
-                s(&format!("Roles: {roles}. Refusals (401, 403) are audited.")),
+                s(&format!(
+                    "Roles: {roles}. Refusals (401, 403) are audited; more than one \
+                     `Authorization` header is 400 `duplicate_header`."
+                )),
             );
-            errors.extend([401, 403, 503]);
+            errors.extend([400, 401, 403, 503]);
         }
     }
     if !op.params.is_empty() {

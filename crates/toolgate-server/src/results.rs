@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use toolgate::identifier::MAX_IDENTIFIER_BYTES;
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Number, Object, Value};
@@ -33,7 +34,7 @@ use crate::auth::Agent;
 use crate::error::{json_response, ApiError};
 use crate::extract::StrictJson;
 use crate::state::AppState;
-use crate::wire::{object, only, string_member};
+use crate::wire::{bounded_member, object, only, string_member};
 
 /// A parsed `POST /v1/results` body.
 struct ResultRequest {
@@ -61,8 +62,8 @@ impl ResultRequest {
         Ok(Self {
             tool,
             result,
-            call_id: string_member(o, "call_id", false)?,
-            session: string_member(o, "session", false)?,
+            call_id: bounded_member(o, "call_id", false, MAX_IDENTIFIER_BYTES)?,
+            session: bounded_member(o, "session", false, MAX_IDENTIFIER_BYTES)?,
         })
     }
 }

@@ -28,13 +28,14 @@ pub(crate) struct Inner {
     pub(crate) source: Option<live::Source>,
     pub(crate) reload_lock: tokio::sync::Mutex<()>,
     pub(crate) auth_failures: auth::FailureLimiter,
-    pub(crate) tokens: Vec<ServerToken>,
+    /// The `[server]` table in force: its tokens and `metrics_auth` are
+    /// swapped by a reload; the rest is what the service started with.
+    pub(crate) server: std::sync::RwLock<Arc<ServerConfig>>,
     pub(crate) max_body_bytes: usize,
     pub(crate) header_timeout: Duration,
     pub(crate) body_timeout: Duration,
     pub(crate) max_connections: usize,
     pub(crate) metrics: Metrics,
-    pub(crate) metrics_auth: toolgate::config::MetricsAuth,
     /// The gauges (pending approvals, kill switch mode) of the last scrape.
     pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
     /// The last readiness probe: `Err` holds the store's error code.
@@ -50,6 +51,16 @@ pub(crate) struct Inner {
     /// Set when [`serve`](crate::serve) begins its graceful shutdown: waits
     /// end early.
     pub(crate) stopping: std::sync::atomic::AtomicBool,
+    /// Signed checkpoints of the audit chain (`[store] checkpoint_*`):
+    /// the key, the sink and how often.
+    pub(crate) checkpoints: Option<Checkpoints>,
+}
+
+/// What [`serve`](crate::serve) writes signed checkpoints with.
+pub(crate) struct Checkpoints {
+    pub(crate) key: Arc<toolgate_store::CheckpointKey>,
+    pub(crate) sink: std::path::PathBuf,
+    pub(crate) every: Duration,
 }
 
 /// Why the service could not be built from a config.
@@ -71,19 +82,19 @@ impl AppState {
                 source: None,
                 reload_lock: tokio::sync::Mutex::new(()),
                 auth_failures: auth::FailureLimiter::default(),
-                tokens: server.tokens().to_vec(),
+                server: std::sync::RwLock::new(Arc::new(server.clone())),
                 max_body_bytes: server.max_body_bytes(),
                 header_timeout: server.header_timeout(),
                 body_timeout: server.body_timeout(),
                 max_connections: server.max_connections(),
                 metrics: Metrics::default(),
-                metrics_auth: server.metrics_auth(),
                 gauges: tokio::sync::Mutex::new(None),
                 ready: tokio::sync::Mutex::new(None),
                 decided: tokio::sync::Notify::new(),
                 store_poll: server.store_poll(),
                 gauges_stale: std::sync::atomic::AtomicBool::new(false),
                 stopping: std::sync::atomic::AtomicBool::new(false),
+                checkpoints: None,
             }),
         }
     }
@@ -128,14 +139,44 @@ impl AppState {
                 path: config.path().to_path_buf(),
                 store_url: config.store().url().to_owned(),
                 escalate_after: config.gate().escalate_after(),
+                checkpoint: config.store().checkpoint().cloned(),
             });
+            // A key that cannot be read stops the start, not the checkpoints.
+            if let Some(c) = config.store().checkpoint() {
+                inner.checkpoints = Some(Checkpoints {
+                    key: Arc::new(toolgate_store::CheckpointKey::from_file(c.key())?),
+                    sink: c.sink().to_path_buf(),
+                    every: c.every(),
+                });
+            }
         }
         Ok(state.subscribed())
     }
 
-    /// The configured tokens.
-    pub fn tokens(&self) -> &[ServerToken] {
-        &self.inner.tokens
+    /// The `[server]` table in force: the tokens (with their roles and
+    /// users) and `metrics_auth` as last reloaded, the rest as started.
+    pub fn server(&self) -> Arc<ServerConfig> {
+        Arc::clone(
+            &self
+                .inner
+                .server
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    /// The configured tokens, as last reloaded.
+    pub fn tokens(&self) -> Vec<ServerToken> {
+        self.server().tokens().to_vec()
+    }
+
+    /// Puts a reloaded `[server]` table in force (tokens, `metrics_auth`).
+    pub(crate) fn set_server(&self, server: ServerConfig) {
+        *self
+            .inner
+            .server
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(server);
     }
 
     /// The request body cap.

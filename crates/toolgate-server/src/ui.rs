@@ -74,7 +74,7 @@ use toolgate_store::{
     PinState, Store, Timestamp, Verdict,
 };
 
-use crate::auth::{audit_refusal, authenticate, Caller};
+use crate::auth::{audit_refusal, caller_for, token_digest, Caller};
 use crate::error::{json_response, ApiError};
 use crate::extract::{MaybeJson, StrictJson};
 use crate::state::AppState;
@@ -106,7 +106,10 @@ const APP_CSS: &str = include_str!("../ui/app.css");
 const FAVICON: &str = include_str!("../ui/favicon.svg");
 
 struct Session {
-    caller: Caller,
+    /// The SHA-256 of the token that logged in: the caller is read from
+    /// the tokens in force on every request (a reload may revoke or rebind
+    /// it).
+    token: [u8; 32],
     csrf: String,
     expires: Instant,
 }
@@ -277,17 +280,27 @@ fn equal_in_constant_time(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
-/// The caller and CSRF token of the request's session, if it is live.
-fn live_session(sessions: &Sessions, headers: &HeaderMap) -> Option<(Caller, String)> {
+/// The caller and CSRF token of the request's session, if it is live and
+/// its token is still one of the service's with a role that may use the
+/// page (else the session ends).
+fn live_session(
+    state: &AppState,
+    sessions: &Sessions,
+    headers: &HeaderMap,
+) -> Option<(Caller, String)> {
     let key = session_key(cookie(headers)?);
     let now = Instant::now();
-    sessions.with(|map| match map.get(&key) {
-        Some(s) if s.expires > now => Some((s.caller.clone(), s.csrf.clone())),
-        Some(_) => {
+    let server = state.server();
+    sessions.with(|map| {
+        let live = map
+            .get(&key)
+            .filter(|s| s.expires > now)
+            .and_then(|s| Some((caller_for(server.tokens(), &s.token)?, s.csrf.clone())))
+            .filter(|(c, _)| c.role != ServerRole::Agent);
+        if live.is_none() {
             map.remove(&key);
-            None
         }
-        None => None,
+        live
     })
 }
 
@@ -308,7 +321,7 @@ impl FromRequestParts<AppState> for PageUser {
         let writes = parts.method != Method::GET && parts.method != Method::HEAD;
         if writes {
             if let Err(e) = same_origin(&parts.headers) {
-                let actor = live_session(&sessions, &parts.headers).map(|(c, _)| c.actor);
+                let actor = live_session(state, &sessions, &parts.headers).map(|(c, _)| c.actor);
                 return Err(audited_csrf(state, e, actor, parts).await);
             }
         }
@@ -319,7 +332,8 @@ impl FromRequestParts<AppState> for PageUser {
                 "log in first: no session, or it has expired",
             )
         };
-        let (caller, csrf) = live_session(&sessions, &parts.headers).ok_or_else(not_logged_in)?;
+        let (caller, csrf) =
+            live_session(state, &sessions, &parts.headers).ok_or_else(not_logged_in)?;
         if writes {
             let refusal = match parts.headers.get(HeaderName::from_static(CSRF_HEADER)) {
                 None => Some(csrf_rejected("the X-CSRF-Token header is missing")),
@@ -331,6 +345,9 @@ impl FromRequestParts<AppState> for PageUser {
             if let Some(e) = refusal {
                 return Err(audited_csrf(state, e, Some(caller.actor), parts).await);
             }
+        }
+        if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
+            mark.authenticated();
         }
         Ok(Self { caller, csrf })
     }
@@ -369,9 +386,9 @@ async fn login(
     let o = wire::object(&value)?;
     wire::only(o, &["token"])?;
     let token = wire::string_member(o, "token", true)?.unwrap_or_default();
-    let mut bearer = b"Bearer ".to_vec();
-    bearer.extend_from_slice(token.trim().as_bytes());
-    let Some(caller) = authenticate(state.tokens(), Some(&bearer)) else {
+    // The token as given: a token is compared byte for byte, never trimmed.
+    let digest = token_digest(token.as_bytes());
+    let Some(caller) = caller_for(state.server().tokens(), &digest) else {
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
         let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
             .reason("unknown_token")
@@ -408,7 +425,7 @@ async fn login(
         map.insert(
             session_key(&id),
             Session {
-                caller,
+                token: digest,
                 csrf,
                 expires: now + SESSION_TTL,
             },
@@ -428,8 +445,12 @@ async fn login(
 /// Whether the browser has a live session: `{"me": null}` or
 /// `{"me": {"actor", "role", "csrf"}}` (always 200, so that the page's first
 /// look is not an error).
-async fn who_am_i(Extension(sessions): Extension<Sessions>, headers: HeaderMap) -> Response {
-    let me = live_session(&sessions, &headers).map_or(Value::Null, |(caller, csrf)| {
+async fn who_am_i(
+    State(state): State<AppState>,
+    Extension(sessions): Extension<Sessions>,
+    headers: HeaderMap,
+) -> Response {
+    let me = live_session(&state, &sessions, &headers).map_or(Value::Null, |(caller, csrf)| {
         Value::Object(me_object(&caller, &csrf))
     });
     let mut o = Object::new();
@@ -482,12 +503,30 @@ fn asked_record(
     }
 }
 
-async fn page_state(State(state): State<AppState>, user: PageUser) -> Result<Response, ApiError> {
+/// The page's search of the pending calls: exact user, session or tool.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageQuery {
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+async fn page_state(
+    State(state): State<AppState>,
+    user: PageUser,
+    crate::extract::StrictQuery(q): crate::extract::StrictQuery<PageQuery>,
+) -> Result<Response, ApiError> {
     let inner = Arc::clone(&state.inner);
+    let waiting = crate::routes::approvals::narrowed(
+        ApprovalFilter::new().state(ApprovalState::Pending),
+        q.user,
+        q.session,
+        q.tool,
+    )?;
     let body = state
         .blocking(move |s| {
             let kill = s.kill_switch()?;
-            let waiting = ApprovalFilter::new().state(ApprovalState::Pending);
             let pending_total = s.count_approvals(&waiting)?;
             let pending = s.list_approvals(&waiting.newest_first().limit(PENDING_LIMIT))?;
             // The tools as configured now (a reload may have changed them).

@@ -62,6 +62,26 @@ pub(crate) fn string_member(
     }
 }
 
+/// [`string_member`] of at most `max` bytes: longer is `400
+/// identifier_too_long` at the member (see [`toolgate::identifier`]).
+pub(crate) fn bounded_member(
+    o: &Object<'_>,
+    name: &str,
+    required: bool,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
+    let value = string_member(o, name, required)?;
+    if value.as_ref().is_some_and(|v| v.len() > max) {
+        return Err(ApiError::new(
+            axum::http::StatusCode::BAD_REQUEST,
+            "identifier_too_long",
+            format!("`{name}` is longer than {max} bytes"),
+        )
+        .at(format!("/{name}")));
+    }
+    Ok(value)
+}
+
 impl DecideRequest {
     /// Reads a decide request.
     pub fn from_value(v: &Value<'static>) -> Result<Self, ApiError> {
@@ -160,7 +180,10 @@ pub fn note(v: Option<&Value<'static>>) -> Result<String, ApiError> {
         Some(v) => {
             let o = object(v)?;
             only(o, &["note"])?;
-            Ok(string_member(o, "note", false)?.unwrap_or_default())
+            Ok(
+                bounded_member(o, "note", false, toolgate::identifier::MAX_NOTE_BYTES)?
+                    .unwrap_or_default(),
+            )
         }
     }
 }

@@ -96,10 +96,16 @@
     if (timer === null) timer = setInterval(refresh, POLL_MS);
   }
 
+  // The pending calls' search: one exact field, or none.
+  let search = null;
+
   async function refresh() {
     let state;
+    const query = search
+      ? "?" + search.field + "=" + encodeURIComponent(search.value)
+      : "";
     try {
-      state = await api("GET", "/ui/api/state");
+      state = await api("GET", "/ui/api/state" + query);
     } catch (e) {
       if (e.status === 401) {
         showLogin("Your session has ended; log in again.");
@@ -224,8 +230,11 @@
       }
       previous = card;
     }
+    const matching = search ? " matching " + search.field : "";
     $("pending-count").textContent =
-      total > list.length ? "(" + list.length + " newest of " + total + ")" : "(" + total + ")";
+      total > list.length
+        ? "(" + list.length + " newest of " + total + matching + ")"
+        : "(" + total + matching + ")";
     $("no-approvals").hidden = list.length > 0;
   }
 
@@ -351,6 +360,19 @@
     } catch (e) {
       $("login-error").textContent = "Log in failed: " + e.message;
     }
+  });
+
+  $("approval-search").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const value = $("search-value").value;
+    search = value === "" ? null : { field: $("search-field").value, value };
+    await refresh();
+  });
+
+  $("search-clear").addEventListener("click", async () => {
+    $("search-value").value = "";
+    search = null;
+    await refresh();
   });
 
   $("logout").addEventListener("click", async () => {

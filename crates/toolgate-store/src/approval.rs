@@ -38,11 +38,12 @@ impl From<ApprovalId> for toolgate::ApprovalRef {
     }
 }
 
+/// Reads an id exactly as issued (see [`crate::ParseIdError`]).
 impl FromStr for ApprovalId {
-    type Err = std::num::ParseIntError;
+    type Err = crate::id::ParseIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Self)
+        crate::id::parse_issued(s).map(Self)
     }
 }
 
@@ -208,6 +209,10 @@ pub struct PendingLimits {
     pub per_session: u32,
     /// The most unexpired pending approvals of one user (all sessions).
     pub per_user: u32,
+    /// The most unexpired pending approvals one requester (a front end's
+    /// authenticated caller, such as the service's token) asked for,
+    /// whatever users it named.
+    pub per_requester: u32,
 }
 
 impl PendingLimits {
@@ -216,7 +221,16 @@ impl PendingLimits {
         Self {
             per_session: if per_session == 0 { 1 } else { per_session },
             per_user: if per_user == 0 { 1 } else { per_user },
+            per_requester: u32::MAX,
         }
+    }
+
+    /// The same caps, and at most `per_requester` (at least 1) for one
+    /// requester.
+    #[must_use]
+    pub const fn with_per_requester(mut self, per_requester: u32) -> Self {
+        self.per_requester = if per_requester == 0 { 1 } else { per_requester };
+        self
     }
 
     /// No caps (`u32::MAX` each): for tools and tests, never for a service.
@@ -370,6 +384,7 @@ pub(crate) fn check_pending_limits(
     limits: PendingLimits,
     in_session: u64,
     of_user: u64,
+    of_requester: u64,
 ) -> Result<(), Error> {
     if in_session >= u64::from(limits.per_session) {
         return Err(Error::new(
@@ -386,6 +401,15 @@ pub(crate) fn check_pending_limits(
             format!(
                 "the user already has {of_user} approvals waiting (at most {})",
                 limits.per_user
+            ),
+        ));
+    }
+    if of_requester >= u64::from(limits.per_requester) {
+        return Err(Error::new(
+            ErrorCode::QueueFull,
+            format!(
+                "the requester already has {of_requester} approvals waiting (at most {})",
+                limits.per_requester
             ),
         ));
     }

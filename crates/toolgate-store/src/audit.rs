@@ -209,9 +209,51 @@ pub enum Verdict {
     /// what differs (`offered_schema_differs`), `note` what the proxy did
     /// (`reported`, `replaced`, `refused`).
     ToolOffered,
+    /// `checkpoint`: a signed checkpoint of the chain's heads was written
+    /// (see [`crate::write_checkpoint`]); `note` holds its digest and how
+    /// many records it covers.
+    Checkpoint,
 }
 
 impl Verdict {
+    /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
+    pub const ALL: [Self; 16] = [
+        Self::Allow,
+        Self::Deny,
+        Self::NeedsApproval,
+        Self::ApprovalGranted,
+        Self::ApprovalDenied,
+        Self::ApprovalUsed,
+        Self::KillSwitch,
+        Self::Unauthorized,
+        Self::Forbidden,
+        Self::ConfigReload,
+        Self::ToolResult,
+        Self::PinPending,
+        Self::PinApproved,
+        Self::PinRejected,
+        Self::ToolOffered,
+        Self::Checkpoint,
+    ];
+
+    /// The kind of record this verdict belongs to (what `GET /v1/audit
+    /// ?kind=` filters by): `decision`, `approval`, `kill_switch`, `auth`,
+    /// `reload`, `result`, `pin`, `offered` or `checkpoint`. Every verdict
+    /// has one, so every record can be found by its kind.
+    pub const fn kind(self) -> &'static str {
+        match self {
+            Self::Allow | Self::Deny | Self::NeedsApproval => "decision",
+            Self::ApprovalGranted | Self::ApprovalDenied | Self::ApprovalUsed => "approval",
+            Self::KillSwitch => "kill_switch",
+            Self::Unauthorized | Self::Forbidden => "auth",
+            Self::ConfigReload => "reload",
+            Self::ToolResult => "result",
+            Self::PinPending | Self::PinApproved | Self::PinRejected => "pin",
+            Self::ToolOffered => "offered",
+            Self::Checkpoint => "checkpoint",
+        }
+    }
+
     /// The wire name, e.g. `needs_approval`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -230,6 +272,7 @@ impl Verdict {
             Self::PinApproved => "pin_approved",
             Self::PinRejected => "pin_rejected",
             Self::ToolOffered => "tool_offered",
+            Self::Checkpoint => "checkpoint",
         }
     }
 
@@ -251,6 +294,7 @@ impl Verdict {
             "pin_approved" => Self::PinApproved,
             "pin_rejected" => Self::PinRejected,
             "tool_offered" => Self::ToolOffered,
+            "checkpoint" => Self::Checkpoint,
             _ => return None,
         })
     }

@@ -145,6 +145,11 @@ impl GroupCommit {
     /// a blocked appender that leads). If the committer thread cannot be
     /// started, `done` gets an error and nothing is queued.
     pub(crate) fn submit_deferred(&self, entry: AuditEntry, done: AppendDone) {
+        // Refused before it joins a batch, whose other records it would fail.
+        if let Err(e) = crate::rules::record::check_bounds(&entry) {
+            done(Err(e));
+            return;
+        }
         if let Err(e) = self.start_committer() {
             done(Err(e));
             return;
@@ -188,6 +193,8 @@ impl GroupCommit {
     where
         F: Fn(Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error>,
     {
+        // Refused before it joins a batch, whose other records it would fail.
+        crate::rules::record::check_bounds(&entry)?;
         let slot = Slot::new();
         let lead_now = {
             let mut q = lock(&self.shared.queue);

@@ -17,13 +17,21 @@
 //! - The audit log holds one [`AuditRecord`] per decision or change of
 //!   state, built from an [`AuditEntry`] and chained by SHA-256; the exact
 //!   wire format and hash preimage are in [`audit`]. [`Store::verify`]
-//!   returns a [`Verification`] naming the first broken record.
+//!   returns a [`Verification`] naming the first broken record;
+//!   [`write_checkpoint`] signs the chain's heads with a [`CheckpointKey`]
+//!   (Ed25519) into a sink outside the store, and [`verify_checkpoints`]
+//!   finds a log cut short and its head rewritten, which the chain alone
+//!   cannot. A record naming an identifier longer than
+//!   [`toolgate::identifier::MAX_IDENTIFIER_BYTES`] is refused.
 //! - [`Approval`]s are bound to (user, session, tool, argument digest),
 //!   expire, and are used once ([`Store::consume`]); standing approvals cover
-//!   a tool for a user until a time.
+//!   a tool for a user until a time. Pending ones are capped per session,
+//!   user and requester ([`PendingLimits`]).
 //! - [`ToolPin`]s keep each tool definition an MCP server showed, per
 //!   upstream, by the digest of its canonical form, with what a human made
-//!   of it (approved, pending, rejected), and [`CatalogPin`]s each whole
+//!   of it (approved, pending, rejected; at most
+//!   [`MAX_PENDING_PINS_PER_UPSTREAM`] pending, the newest definition of a
+//!   tool replacing older pending ones), and [`CatalogPin`]s each whole
 //!   catalog by its digest ([`Store::observe_catalog`],
 //!   [`Store::approve_pin`]); an approval of a call made under a pinned
 //!   definition is bound to it too ([`bound_digest`]).
@@ -76,8 +84,10 @@
 mod approval;
 pub mod audit;
 mod changes;
+mod checkpoint;
 mod error;
 mod group;
+mod id;
 mod kill;
 mod persist;
 mod pg;
@@ -101,7 +111,12 @@ pub use crate::{
         Verdict, Verification, GENESIS,
     },
     changes::{Change, ChangeListener},
+    checkpoint::{
+        verify_checkpoints, write_checkpoint, ChainHead, Checkpoint, CheckpointKey,
+        CheckpointPublicKey, CheckpointReport,
+    },
     error::{Error, ErrorCode},
+    id::ParseIdError,
     kill::{KillMode, KillSwitchState},
     persist::{
         open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,
@@ -110,7 +125,8 @@ pub use crate::{
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{
         approved_before, diff_definitions, CatalogPin, DefinitionDiff, DiffOp, MemberChange,
-        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin,
+        PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin, MAX_DEFINITION_BYTES,
+        MAX_PENDING_PINS_PER_UPSTREAM,
     },
     session::SessionCounters,
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},

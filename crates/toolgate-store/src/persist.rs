@@ -123,10 +123,13 @@ impl StoreGate {
     pub fn configured(self, config: &toolgate::config::Config) -> Self {
         let approvals = config.approvals();
         self.with_approval_expiry(approvals.expiry())
-            .with_pending_limits(PendingLimits::new(
-                approvals.max_pending_per_session(),
-                approvals.max_pending_per_user(),
-            ))
+            .with_pending_limits(
+                PendingLimits::new(
+                    approvals.max_pending_per_session(),
+                    approvals.max_pending_per_user(),
+                )
+                .with_per_requester(approvals.max_pending_per_token()),
+            )
             .with_refused_arguments(config.store().refused_arguments())
     }
 
@@ -206,23 +209,33 @@ impl StoreGate {
 
     /// Decides every call of one raw response body and audits every
     /// decision before returning them. Never fails, never panics.
+    ///
+    /// A context whose user or session is longer than
+    /// [`toolgate::identifier::MAX_IDENTIFIER_BYTES`] has every call denied
+    /// `identifier_too_long` by the gate before it reads any state; the
+    /// store sees such a user or session only by digest
+    /// ([`toolgate::identifier::bounded`]), in the counters and records.
     pub fn decide_and_record(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
+        let safe = bounded_context(context);
+        let stored = safe.as_ref();
         let now = self.clock.now();
-        let responses = self.count_response(context);
-        let turn = effective_turn(&responses, context);
-        let state = StoreState::new(self.store.as_ref(), context, responses, now);
+        let responses = self.count_response(stored);
+        let turn = effective_turn(&responses, stored);
+        let state = StoreState::new(self.store.as_ref(), stored, responses, now);
         let decisions = self.gate.decide(body, format, context, &state);
-        self.record(decisions, context, turn, now, &state)
+        self.record(decisions, stored, turn, now, &state)
     }
 
     /// [`StoreGate::decide_and_record`] for an envelope already read.
     pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
+        let safe = bounded_context(context);
+        let stored = safe.as_ref();
         let now = self.clock.now();
-        let responses = self.count_response(context);
-        let turn = effective_turn(&responses, context);
-        let state = StoreState::new(self.store.as_ref(), context, responses, now);
+        let responses = self.count_response(stored);
+        let turn = effective_turn(&responses, stored);
+        let state = StoreState::new(self.store.as_ref(), stored, responses, now);
         let decisions = self.gate.decide_envelope(envelope, context, &state);
-        self.record(decisions, context, turn, now, &state)
+        self.record(decisions, stored, turn, now, &state)
     }
 
     /// The first half of [`StoreGate::decide_and_record`] for a caller that
@@ -267,7 +280,9 @@ impl StoreGate {
     /// [`Prepared::Decided`] through [`StoreGate::record_decided`] (it
     /// writes: call it where blocking is allowed), [`Prepared::Again`]
     /// through [`StoreGate::decide_and_record`].
-    pub fn prepare(&self, body: &[u8], format: Format, context: &Context) -> Prepared {
+    pub fn prepare(&self, body: &[u8], format: Format, original: &Context) -> Prepared {
+        let safe = bounded_context(original);
+        let context = safe.as_ref();
         let now = self.clock.now();
         let (reservation, others) = self.in_flight.reserve(&context.session);
         let reads = self.store.decision_reads(&context.session);
@@ -285,7 +300,7 @@ impl StoreGate {
             now,
         )
         .reads_only();
-        let ds = self.gate.decide(body, format, context, &state);
+        let ds = self.gate.decide(body, format, original, &state);
         if state.wanted_write() || !responses_read {
             // The gate wanted a write (using an approval, claiming a call
             // id): its decisions are not the ones a writing view gives.
@@ -338,7 +353,8 @@ impl StoreGate {
             consecutive,
             counting: true,
         };
-        self.write(decisions, context, &written, Some(reservation))
+        let safe = bounded_context(context);
+        self.write(decisions, &safe, &written, Some(reservation))
     }
 
     /// Counts the response in the store (a write), adding the session's
@@ -553,6 +569,7 @@ impl StoreGate {
             &key,
             now.saturating_add(self.approval_expiry),
             self.pending_limits,
+            context.requester.as_deref(),
         )
     }
 
@@ -742,6 +759,21 @@ impl fmt::Debug for StoreGate {
     }
 }
 
+/// `context` with its user and session as the store may keep them: itself
+/// when both are within [`toolgate::identifier::MAX_IDENTIFIER_BYTES`],
+/// else a copy naming the oversized ones by digest (the gate, given the
+/// original, denies every call `identifier_too_long`).
+fn bounded_context(context: &Context) -> std::borrow::Cow<'_, Context> {
+    use toolgate::identifier::{bounded, within};
+    if within(&context.user) && within(&context.session) {
+        return std::borrow::Cow::Borrowed(context);
+    }
+    let mut safe = context.clone();
+    safe.user = bounded(&context.user).into_owned();
+    safe.session = bounded(&context.session).into_owned();
+    std::borrow::Cow::Owned(safe)
+}
+
 /// The turn a response is decided at with the store: the store's count,
 /// or the context's turn if higher; the context's when the count failed
 /// (every call is then denied `store_unavailable` anyway).
@@ -755,5 +787,46 @@ fn audit_verdict(v: Verdict) -> AuditVerdict {
         Verdict::Allow => AuditVerdict::Allow,
         Verdict::NeedsApproval => AuditVerdict::NeedsApproval,
         Verdict::Deny => AuditVerdict::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use std::sync::Arc;
+
+    use super::InFlight;
+
+    fn len(in_flight: &InFlight) -> usize {
+        in_flight.0.lock().unwrap().len()
+    }
+
+    /// Issue 29, item 9: the process's per-session state of the two-phase
+    /// path holds only the responses in flight: a million sessions through
+    /// it leave it empty (the store keeps the counts), and a session's
+    /// count is exact while its responses overlap, from several threads.
+    #[test]
+    fn issue_29_9_the_in_flight_map_holds_only_what_is_in_flight() {
+        let in_flight = Arc::new(InFlight::default());
+        for i in 0..1_000_000u32 {
+            let (reservation, before) = in_flight.reserve(&format!("s-{i}"));
+            assert_eq!(before, 0);
+            drop(reservation);
+        }
+        assert_eq!(len(&in_flight), 0);
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let in_flight = &in_flight;
+                s.spawn(move || {
+                    for i in 0..50_000u32 {
+                        let a = in_flight.reserve(&format!("t{t}-{}", i % 64));
+                        let b = in_flight.reserve(&format!("t{t}-{}", i % 64));
+                        assert_eq!(b.1, a.1 + 1);
+                        assert!(in_flight.count(&format!("t{t}-{}", i % 64)) >= 2);
+                    }
+                });
+            }
+        });
+        assert_eq!(len(&in_flight), 0);
     }
 }

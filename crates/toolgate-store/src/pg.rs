@@ -28,7 +28,9 @@
 //! - Connections come from a small pool that reconnects by itself (see
 //!   `pool`): while the database is away every call fails with
 //!   `store_unavailable` (the gate denies), and the first call after it
-//!   returns succeeds.
+//!   returns succeeds. A connection cut while the database stays up costs
+//!   no call: it is noticed before use, its generation is replaced, and a
+//!   call that met it runs once more when nothing it did took effect.
 
 mod listen;
 mod pins;
@@ -525,8 +527,11 @@ impl PgStore {
         Ok(())
     }
 
-    /// Runs `f` in one read-committed transaction and commits it.
-    fn write<T>(&self, f: impl FnOnce(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
+    /// Runs `f` in one read-committed transaction and commits it. If the
+    /// connection is found gone before the `COMMIT` was sent (the server
+    /// rolled the transaction back), `f` runs once more on a fresh
+    /// connection (see `pool`).
+    fn write<T>(&self, mut f: impl FnMut(&mut Tx<'_>) -> Result<T, Error>) -> Result<T, Error> {
         self.refuse_read_only()?;
         // Until this store has a segment, its writes go one at a time (each
         // may open one), so that it opens exactly one. Taken before a
@@ -538,7 +543,7 @@ impl PgStore {
             .is_some();
         let _opening =
             (!has_segment).then(|| self.opening.lock().unwrap_or_else(PoisonError::into_inner));
-        self.pool.with(|client, prepared| {
+        self.pool.run(|client, prepared, progress| {
             let tx = client
                 .transaction()
                 .map_err(|e| Error::pg("starting a write", e))?;
@@ -554,7 +559,24 @@ impl PgStore {
             };
             let out = f(&mut w)?;
             w.flush()?;
-            w.tx.commit().map_err(|e| Error::pg("committing", e))?;
+            // The transaction's id, to learn its outcome if the answer to
+            // the `COMMIT` is lost.
+            let xid: i64 =
+                w.tx.query_one("SELECT txid_current()", &[])
+                    .and_then(|r| r.try_get(0))
+                    .map_err(|e| Error::pg("committing", e))?;
+            progress.committing();
+            if let Err(e) = w.tx.commit() {
+                let e = Error::pg("committing", e);
+                match pool::connection_lost(&e).then(|| self.pool.outcome(xid)) {
+                    Some(Some(true)) => {}
+                    Some(Some(false)) => {
+                        progress.rolled_back();
+                        return Err(e);
+                    }
+                    Some(None) | None => return Err(e),
+                }
+            }
             if let Some((id, _)) = w.opened {
                 let mut known = self.segment.lock().unwrap_or_else(PoisonError::into_inner);
                 known.get_or_insert(id);
@@ -566,7 +588,8 @@ impl PgStore {
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.write(|tx| {
             tx.reserve(entries.len())?;
-            entries.into_iter().map(|e| tx.append(e)).collect()
+            // Cloned: the transaction may run twice (see `write`).
+            entries.iter().cloned().map(|e| tx.append(e)).collect()
         })
     }
 
@@ -587,7 +610,7 @@ impl PgStore {
     /// snapshot while others append.
     fn snapshot<T>(
         &self,
-        f: impl FnOnce(&mut Transaction<'_>) -> Result<T, Error>,
+        mut f: impl FnMut(&mut Transaction<'_>) -> Result<T, Error>,
     ) -> Result<T, Error> {
         self.pool.with(|client, _| {
             let mut tx = client
@@ -670,6 +693,28 @@ impl ApprovalTx for Tx<'_> {
         Ok(())
     }
 
+    fn lock_requester(&mut self, requester: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&REQUESTER_LOCK, &requester],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn count_requested(&mut self, requester: &str, now: Timestamp) -> Result<u64, Error> {
+        self.tx
+            .query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND requester = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&requester, &now.unix_millis()],
+            )
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map_err(requesting)
+            .and_then(to_u64)
+    }
+
     fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
         self.tx
             .execute(
@@ -740,8 +785,8 @@ impl ApprovalTx for Tx<'_> {
         let row = self
             .tx
             .query_opt(
-                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state) \
-                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending') \
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7) \
                  ON CONFLICT (\"user\", session, tool, digest) \
                  WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
                 &[
@@ -751,6 +796,7 @@ impl ApprovalTx for Tx<'_> {
                     &call.digest.as_bytes().as_slice(),
                     &now.unix_millis(),
                     &expires_at.unix_millis(),
+                    &call.requester,
                 ],
             )
             .map_err(requesting)?;
@@ -968,6 +1014,11 @@ impl Where {
 /// ("tgappr" in ASCII, cut to 32 bits: the two-key form takes two `int4`).
 const APPROVAL_LOCK: i32 = 0x7467_6170;
 
+/// The advisory lock class that serializes one requester's approval
+/// requests across replicas ("tgar" in ASCII); always taken after the
+/// user's, so the two never deadlock.
+const REQUESTER_LOCK: i32 = 0x7467_6172;
+
 /// The `WHERE` list of an approval filter, its state as of `now`.
 fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
     let mut w = Where::default();
@@ -1127,9 +1178,10 @@ impl Store for PgStore {
         digest: &Digest,
         expires_at: Timestamp,
         limits: PendingLimits,
+        requester: Option<&str>,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
-        let call = Call::new(user, session, tool, digest);
+        let call = Call::new(user, session, tool, digest).requested_by(requester);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 

@@ -13,6 +13,18 @@ use crate::time::Timestamp;
 pub use self::diff::{diff_definitions, DefinitionDiff, DiffOp, MemberChange};
 pub use toolgate::config::PinFirst;
 
+/// The most pending pins one upstream holds (100): past it a new
+/// definition stays hidden and pending without a row (its `pin_pending`
+/// record carries the reason `pin_queue_full`). The newest pending
+/// definition of a tool replaces older pending ones, so a server changing
+/// a description on each run leaves one pending pin, not one a run.
+pub const MAX_PENDING_PINS_PER_UPSTREAM: usize = 100;
+
+/// The longest tool definition a pin stores (64 KiB, canonical JSON); a
+/// catalog with a longer one is refused (`invalid_input`), so its tools
+/// stay hidden.
+pub const MAX_DEFINITION_BYTES: usize = 64 * 1024;
+
 /// A pin's id: a positive integer, unique in the store and never reused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PinId(u64);
@@ -35,11 +47,12 @@ impl fmt::Display for PinId {
     }
 }
 
+/// Reads an id exactly as issued (see [`crate::ParseIdError`]).
 impl FromStr for PinId {
-    type Err = std::num::ParseIntError;
+    type Err = crate::id::ParseIdError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        s.parse().map(Self)
+        crate::id::parse_issued(s).map(Self)
     }
 }
 

@@ -525,6 +525,27 @@ impl ApprovalTx for Tx<'_> {
         Ok(())
     }
 
+    /// The write lock holds them back already.
+    fn lock_requester(&mut self, _requester: &str) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn count_requested(&mut self, requester: &str, now: Timestamp) -> Result<u64, Error> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND requester = ?1 \
+                 AND state = 'pending' AND expires_at > ?2",
+            )
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![requester, now.unix_millis()], |r| {
+                    r.get(0)
+                })
+            })
+            .map_err(requesting)?;
+        to_u64(n)
+    }
+
     fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
         self.conn
             .prepare_cached(
@@ -604,8 +625,8 @@ impl ApprovalTx for Tx<'_> {
     ) -> Result<Option<ApprovalId>, Error> {
         self.conn
             .prepare_cached(
-                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state) \
-                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending')",
+                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state, requester) \
+                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7)",
             )
             .and_then(|mut s| {
                 s.execute(rusqlite::params![
@@ -614,7 +635,8 @@ impl ApprovalTx for Tx<'_> {
                     call.tool,
                     call.digest.as_bytes().as_slice(),
                     now.unix_millis(),
-                    expires_at.unix_millis()
+                    expires_at.unix_millis(),
+                    call.requester
                 ])
             })
             .map_err(requesting)?;
@@ -966,9 +988,10 @@ impl Store for SqliteStore {
         digest: &Digest,
         expires_at: Timestamp,
         limits: PendingLimits,
+        requester: Option<&str>,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
-        let call = Call::new(user, session, tool, digest);
+        let call = Call::new(user, session, tool, digest).requested_by(requester);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.

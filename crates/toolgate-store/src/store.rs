@@ -113,6 +113,7 @@ pub trait Store: Send + Sync {
             digest,
             expires_at,
             PendingLimits::unlimited(),
+            None,
         )
     }
 
@@ -123,7 +124,12 @@ pub trait Store: Send + Sync {
     /// pending approval per call (a unique index), so identical calls
     /// arriving together, from threads or replicas, share one. A new one
     /// beyond `limits` (unexpired pending approvals of the session, of the
-    /// user) is refused with `approval_queue_full`.
+    /// user, and those `requester` asked for, whatever users it named) is
+    /// refused with `approval_queue_full`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call's key, its expiry and its caps"
+    )]
     fn request_approval_within(
         &self,
         user: &str,
@@ -132,6 +138,7 @@ pub trait Store: Send + Sync {
         digest: &Digest,
         expires_at: Timestamp,
         limits: PendingLimits,
+        requester: Option<&str>,
     ) -> Result<ApprovalId, Error>;
 
     /// A human approves a pending, unexpired approval (audited

@@ -510,6 +510,7 @@ fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
             &digest(&format!(r#"{{"n":{n}}}"#)),
             clock.now().saturating_add(Duration::from_secs(600)),
             limits,
+            None,
         )
     };
     let first = ask("s-1", 1).unwrap();
@@ -523,7 +524,15 @@ fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
     assert_eq!(ask("s-3", 5).unwrap_err().code(), ErrorCode::QueueFull);
     // Another user has a queue of their own.
     store
-        .request_approval_within("dave", "s-9", "refund", &digest("{}"), later(600), limits)
+        .request_approval_within(
+            "dave",
+            "s-9",
+            "refund",
+            &digest("{}"),
+            later(600),
+            limits,
+            None,
+        )
         .unwrap();
     // A decided one frees its place.
     store.deny(first, "bob", "").unwrap();
@@ -570,7 +579,63 @@ fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
     );
 }
 
+/// Issue 29, item 4: one agent token naming a new user on each call made
+/// 20,000 pending approvals in 42 s; the per-session and per-user caps
+/// never saw it. The approvals one requester asked for are capped too,
+/// whatever users it names, also when its requests race from threads;
+/// another requester keeps its own queue, and a decided one frees a place.
+fn issue_29_4_pending_approvals_are_capped_per_requester(db: &Db) {
+    let (store, _clock) = store(db);
+    let limits = PendingLimits::new(20, 100).with_per_requester(12);
+    let ask = |requester: &str, user: &str, n: u32| {
+        store.request_approval_within(
+            user,
+            "s-1",
+            "refund",
+            &digest(&format!(r#"{{"n":{n}}}"#)),
+            later(600),
+            limits,
+            Some(requester),
+        )
+    };
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4u32)
+            .map(|t| {
+                let ask = &ask;
+                s.spawn(move || {
+                    (0..10u32)
+                        .map(|i| ask("flood", &format!("user-{t}-{i}"), t * 100 + i))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    let granted: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(granted.len(), 12);
+    assert!(results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .all(|e| e.code() == ErrorCode::QueueFull));
+    // Another requester (and a caller without one) are not held back.
+    ask("reviewer", "carol", 1).unwrap();
+    store
+        .request_approval("carol", "s-2", "refund", &digest("{}"), later(600))
+        .unwrap();
+    // A decided approval frees a place.
+    store.deny(*granted[0], "bob", "").unwrap();
+    ask("flood", "user-new", 999).unwrap();
+    assert_eq!(
+        ask("flood", "user-newer", 1000).unwrap_err().code(),
+        ErrorCode::QueueFull
+    );
+}
+
 on_both_backends!(
+    issue_29_4_pending_approvals_are_capped_per_requester,
     identical_held_calls_racing_share_one_pending_approval,
     pending_approvals_are_capped_and_expire_everywhere,
     approval_lets_exactly_one_identical_call_through,

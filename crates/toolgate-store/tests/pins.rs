@@ -265,7 +265,107 @@ fn pins_survive_a_reopen(db: &Db) {
         .is_empty());
 }
 
+/// Issue 29, item 4: a server that changes a description on each run
+/// left a new pending pin each time (31 in 4 s), and one that names a new
+/// tool each run had no cap at all. The newest pending definition of a
+/// tool replaces the older pending ones; an upstream holds at most
+/// `MAX_PENDING_PINS_PER_UPSTREAM` pending pins (past it a new definition
+/// stays hidden without a row); a definition is at most
+/// `MAX_DEFINITION_BYTES`. Also from several threads at once.
+fn issue_29_4_pending_pins_are_capped_per_upstream(db: &Db) {
+    use toolgate_store::{MAX_DEFINITION_BYTES, MAX_PENDING_PINS_PER_UPSTREAM};
+    let store = db.open(&ManualClock::new(T0));
+    observe(&*store, &[tool("add", "Add.")], PinFirst::Trust);
+    let pending = |store: &dyn Store| {
+        store
+            .list_pins(&PinFilter::new().state(PinState::Pending).limit(10_000))
+            .unwrap()
+    };
+    for i in 0..31 {
+        assert_eq!(
+            observe(
+                &*store,
+                &[tool("add", &format!("Add {i}."))],
+                PinFirst::Trust
+            ),
+            [PinState::Pending]
+        );
+    }
+    let waiting = pending(&*store);
+    assert_eq!(waiting.len(), 1);
+    assert_eq!(waiting[0].definition, tool("add", "Add 30.").definition);
+    // The approved definition is kept, and still approved.
+    assert_eq!(
+        observe(&*store, &[tool("add", "Add.")], PinFirst::Trust),
+        [PinState::Approved]
+    );
+    // Concurrent catalogs changing the same tool: one pending pin.
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let store = &store;
+            s.spawn(move || {
+                for i in 0..10 {
+                    let seen = tool("add", &format!("Add {t}-{i}."));
+                    store
+                        .observe_catalog(
+                            "files",
+                            &catalog(std::slice::from_ref(&seen)),
+                            &[seen],
+                            PinFirst::Trust,
+                        )
+                        .unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(pending(&*store).len(), 1);
+    // A new tool name on each run: capped.
+    for i in 0..MAX_PENDING_PINS_PER_UPSTREAM + 20 {
+        assert_eq!(
+            observe(&*store, &[tool(&format!("t{i}"), "New.")], PinFirst::Trust),
+            [PinState::Pending]
+        );
+    }
+    assert_eq!(pending(&*store).len(), MAX_PENDING_PINS_PER_UPSTREAM);
+    // Another upstream has a cap of its own.
+    let other = tool("other", "Other.");
+    store
+        .observe_catalog(
+            "elsewhere",
+            &catalog(std::slice::from_ref(&other)),
+            &[other],
+            PinFirst::Approve,
+        )
+        .unwrap();
+    assert_eq!(pending(&*store).len(), MAX_PENDING_PINS_PER_UPSTREAM + 1);
+    // A definition past the bound is refused; at the bound it is kept.
+    let name = "big";
+    let fixed = format!(r#"{{"description":"","name":"{name}"}}"#).len();
+    let at = tool(name, &"d".repeat(MAX_DEFINITION_BYTES - fixed));
+    assert_eq!(at.definition.len(), MAX_DEFINITION_BYTES);
+    store
+        .observe_catalog(
+            "big",
+            &catalog(std::slice::from_ref(&at)),
+            &[at],
+            PinFirst::Approve,
+        )
+        .unwrap();
+    let past = tool(name, &"d".repeat(MAX_DEFINITION_BYTES - fixed + 1));
+    let err = store
+        .observe_catalog(
+            "big",
+            &catalog(std::slice::from_ref(&past)),
+            &[past],
+            PinFirst::Approve,
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
+    assert!(store.verify().unwrap().is_intact());
+}
+
 on_both_backends!(
+    issue_29_4_pending_pins_are_capped_per_upstream,
     trust_on_first_use_approves_the_first_catalog_only,
     approve_mode_makes_the_first_catalog_wait,
     humans_move_pins_by_the_table,

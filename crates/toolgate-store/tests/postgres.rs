@@ -285,13 +285,8 @@ fn approvals_and_kill_switch_flips_are_pushed_to_other_stores_and_survive_a_lost
             ),
         }
     }
-    // Store `a`'s pooled connections were cut as well: each fails its next
-    // call once (store_unavailable: the gate denies) and is replaced. Use
-    // them up (the pool takes its connections in turn), so that the writes
-    // below do not meet one.
-    for _ in 0..32 {
-        let _ = a.kill_switch();
-    }
+    // Store `a`'s pooled connections were cut as well: its next write
+    // finds that out and runs on a fresh connection (issue 29, item 1).
     a.set_kill_switch(KillMode::DenyAll, "again", "ops")
         .unwrap();
     assert_eq!(
@@ -319,4 +314,110 @@ fn approvals_and_kill_switch_flips_are_pushed_to_other_stores_and_survive_a_lost
         .open_in_memory()
         .unwrap();
     assert!(!sqlite.subscribe(std::sync::Arc::new(|_: &Change| true)));
+}
+
+/// One call of every kind a route makes (decide, results, approvals, kill
+/// switch, audit pages, readiness), the `k`th of worker `w`; returns the
+/// receipt of the allow it appended.
+fn every_route_once(
+    store: &PgStore,
+    w: u64,
+    k: u64,
+) -> Result<toolgate_store::AppendReceipt, toolgate_store::Error> {
+    let session = format!("w{w}");
+    store.kill_switch()?;
+    store.record_call(&session, k + 1, Verdict::Allow, &[])?;
+    assert!(store.claim_call(&session, &format!("call_{k}"))?);
+    let receipt = store.append(entry(w * 1_000_000 + k))?;
+    store.count_response(&session)?;
+    store.session(&session)?;
+    let digest = toolgate_json::canonical::digest(
+        &toolgate_json::from_str(&format!("{{\"k\":{k}}}")).unwrap(),
+    );
+    let until = Timestamp::from_unix_millis(i64::MAX / 2);
+    let id = store.request_approval(&format!("u{w}"), &session, "refund", &digest, until)?;
+    store.approve(id, "bob", "")?;
+    store.get_approval(id)?;
+    store.list_approvals(&toolgate_store::ApprovalFilter::new())?;
+    store.tail(5)?;
+    store.ping()?;
+    Ok(receipt)
+}
+
+/// Issue 29, item 1: all backends of two replicas are ended (as a failover
+/// or `pg_terminate_backend` does) while they serve calls of every kind.
+/// The database stays up, so no call may fail, and every allow the store
+/// acknowledged is in the chain.
+#[test]
+fn issue_29_ended_backends_cost_no_call_of_any_kind_on_two_replicas() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let Some(db) = PgDatabase::create() else {
+        return;
+    };
+    let stores = [open(&db), open(&db)];
+    let stop = AtomicBool::new(false);
+    let done = AtomicU64::new(0);
+    let workers = 6u64;
+    let (receipts, failures): (Vec<_>, Vec<_>) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let store = &stores[(w % 2) as usize];
+                let (stop, done) = (&stop, &done);
+                s.spawn(move || {
+                    let mut receipts = Vec::new();
+                    let mut failures = Vec::new();
+                    let mut k = 0;
+                    while !stop.load(Ordering::SeqCst) {
+                        match every_route_once(store, w, k) {
+                            Ok(r) => receipts.push(r),
+                            Err(e) => failures.push(e.to_string()),
+                        }
+                        k += 1;
+                        done.fetch_add(1, Ordering::SeqCst);
+                    }
+                    (receipts, failures)
+                })
+            })
+            .collect();
+        // Cut every backend five times, each after the workers got going
+        // again (every worker's pooled connections are in use by then).
+        for _ in 0..5 {
+            let before = done.load(Ordering::SeqCst);
+            while done.load(Ordering::SeqCst) < before + 4 * workers {
+                std::thread::yield_now();
+            }
+            assert!(db.terminate_connections() > 0);
+        }
+        let before = done.load(Ordering::SeqCst);
+        while done.load(Ordering::SeqCst) < before + 4 * workers {
+            std::thread::yield_now();
+        }
+        stop.store(true, Ordering::SeqCst);
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let receipts = results.iter().flat_map(|r| r.0.clone()).collect();
+        let failures = results.into_iter().flat_map(|r| r.1).collect();
+        (receipts, failures)
+    });
+    assert!(
+        failures.is_empty(),
+        "{} failed: {failures:?}",
+        failures.len()
+    );
+    let v = stores[0].verify().unwrap();
+    assert!(v.is_intact(), "{v:?}");
+    let chain: std::collections::HashMap<u64, _> = stores[1]
+        .tail(u32::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.seq, r.hash))
+        .collect();
+    assert!(!receipts.is_empty());
+    for r in &receipts {
+        assert_eq!(
+            chain.get(&r.seq),
+            Some(&r.hash),
+            "allow {} has no record",
+            r.seq
+        );
+    }
 }

@@ -417,12 +417,14 @@ fn a_schema_7_log_migrates_and_still_verifies() {
     let Some(db) = PgDatabase::create() else {
         return;
     };
-    // The schema-7 tables: version 8 only added these.
+    // The schema-7 tables: version 8 added these, version 9 the
+    // approvals' requester.
     drop(open(&db));
     db.execute(
         "DROP TABLE audit_segments; DROP SEQUENCE audit_seq;
          ALTER TABLE audit DROP COLUMN segment, DROP COLUMN sseq;
-         DELETE FROM schema_version WHERE version = 8;",
+         ALTER TABLE approvals DROP COLUMN requester;
+         DELETE FROM schema_version WHERE version >= 8;",
     );
     // Records as the schema-7 build wrote them: the single chain SQLite
     // still writes, the same bodies and hashes.

@@ -410,9 +410,10 @@ impl Store for AuditDown {
         digest: &Digest,
         expires_at: Timestamp,
         limits: toolgate_store::PendingLimits,
+        requester: Option<&str>,
     ) -> Result<ApprovalId, StoreError> {
         self.inner
-            .request_approval_within(user, session, tool, digest, expires_at, limits)
+            .request_approval_within(user, session, tool, digest, expires_at, limits, requester)
     }
     fn redaction_key(&self) -> Result<toolgate_store::RedactionKey, StoreError> {
         self.inner.redaction_key()

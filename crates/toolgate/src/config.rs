@@ -20,13 +20,20 @@
 //! refused_arguments = "text"    # arguments that never parsed are audited by
 //!                               # their first 4 KiB ("text", the default) or
 //!                               # their length and keyed digest ("digest")
+//! checkpoint_key = "audit.key"  # signed checkpoints of the audit chain: an
+//!                               # Ed25519 seed, 64 hex digits (optional)
+//! checkpoint_sink = "/var/lib/toolgate-checkpoints/serve.jsonl"
+//!                               # where they are appended (with the key)
+//! checkpoint_seconds = 300      # how often `serve` writes one (default 300)
 //!
 //! [approvals]
 //! expiry_seconds = 3600         # a pending approval's life (default one hour)
 //! max_pending_per_session = 20  # approvals waiting per session (default 20)
-//! max_pending_per_user = 100    # approvals waiting per user (default 100);
-//!                               # a held call beyond either is denied
-//!                               # `approval_queue_full`
+//! max_pending_per_user = 100    # approvals waiting per user (default 100)
+//! max_pending_per_token = 200   # approvals waiting that one `serve` token
+//!                               # asked for, whatever users it names
+//!                               # (default 200); a held call beyond any
+//!                               # is denied `approval_queue_full`
 //!
 //! [server]                    # `toolgate serve`
 //! listen = "127.0.0.1:8080"   # the default
@@ -220,7 +227,9 @@ pub use self::server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
     MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
 };
-pub use self::store::{RefusedArguments, StoreConfig, DEFAULT_STORE_URL};
+pub use self::store::{
+    CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
+};
 
 /// A loaded config: every value checked, every schema compiled.
 #[derive(Debug, Clone)]

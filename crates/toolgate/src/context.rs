@@ -310,6 +310,11 @@ pub struct Context {
     /// tool to this digest too, so an approval given under one definition
     /// never covers a call made after the server changed the tool.
     pub tool_definitions: Vec<(String, Digest)>,
+    /// Who asked for the decision, as the front end authenticated it (the
+    /// service's token name; not part of the JSON document): a store gate
+    /// caps the pending approvals one requester holds, whatever users it
+    /// names (`[approvals] max_pending_per_token`).
+    pub requester: Option<String>,
 }
 
 impl Context {
@@ -328,6 +333,7 @@ impl Context {
             allowed_calls: Vec::new(),
             entities: None,
             tool_definitions: Vec::new(),
+            requester: None,
         }
     }
 

@@ -219,8 +219,11 @@ impl Gate {
     ) -> Decision {
         let mut d = Decision {
             index: call.index,
-            call_id: call.call_id.clone(),
-            tool: call.tool_name().into_owned(),
+            call_id: call
+                .call_id
+                .as_deref()
+                .map(|id| crate::identifier::bounded(id).into_owned()),
+            tool: crate::identifier::bounded(&call.tool_name()).into_owned(),
             verdict: Verdict::Deny,
             reasons: Vec::new(),
             canonical_args: None,
@@ -232,6 +235,18 @@ impl Gate {
             feedback: String::new(),
             received_arguments: None,
         };
+        // 0. identifiers: what the model and the caller named, bounded
+        // before anything is read or written under them.
+        let ids = [
+            call.call_id.as_deref().unwrap_or_default(),
+            &call.name,
+            &run.context.user,
+            &run.context.session,
+        ];
+        if !ids.into_iter().all(crate::identifier::within) {
+            d.received_arguments = received_text(&call.arguments);
+            return deny(d, vec![Reason::whole(Code::IdentifierTooLong)], None);
+        }
         // 1. finish and response-level findings.
         if let Some(reason) = response_denial {
             d.received_arguments = received_text(&call.arguments);

@@ -54,6 +54,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `replayed_call` | replay | deny | a non-read call whose call id was already allowed in this session (a retried or replayed response must not run it twice) |
 /// | `store_unavailable` | any stateful stage | deny | the state (kill switch, approvals, counters) could not be read: fail closed |
 /// | `internal_error` | any | deny | the gate met a condition it cannot decide on (a panic caught at the boundary): fail closed |
+/// | `identifier_too_long` | identifiers | deny | the call id, the tool name, or the context's user or session is longer than [`crate::identifier::MAX_IDENTIFIER_BYTES`]; checked before any state is read or written, and recorded by digest ([`crate::identifier::bounded`]) |
 /// | `tool_changed` | MCP proxy | deny | the MCP server's definition of the tool (name, title, description, schemas, annotations) changed since it was pinned: the tool is hidden and its calls denied |
 ///
 /// Strict parse codes of the arguments (stage parse, verdict deny, pointer at
@@ -151,6 +152,10 @@ pub enum Code {
     /// (an MCP server's `tools/list`); its calls are denied until a human
     /// approves the new definition.
     ToolChanged,
+    /// `identifier_too_long`: the call id, the tool name, or the context's
+    /// user or session is longer than
+    /// [`crate::identifier::MAX_IDENTIFIER_BYTES`].
+    IdentifierTooLong,
     /// A strict-parse code of the arguments.
     Parse(JsonCode),
     /// A schema violation code.
@@ -188,6 +193,7 @@ impl Code {
             Self::StoreUnavailable => "store_unavailable",
             Self::InternalError => "internal_error",
             Self::ToolChanged => "tool_changed",
+            Self::IdentifierTooLong => "identifier_too_long",
             Self::Parse(c) => c.as_str(),
             Self::Schema(c) => c.as_str(),
             Self::Body(c) => c.as_str(),
@@ -197,7 +203,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 23] = [
+    pub const GATE: [Code; 24] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -221,6 +227,7 @@ impl Code {
         Self::StoreUnavailable,
         Self::InternalError,
         Self::ToolChanged,
+        Self::IdentifierTooLong,
     ];
 
     /// The schema codes this version knows, in a stable order.

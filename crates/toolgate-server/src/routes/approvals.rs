@@ -31,6 +31,41 @@ pub(super) struct ApprovalsQuery {
     limit: Option<u32>,
     after: Option<u64>,
     before: Option<u64>,
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+}
+
+/// `filter` narrowed to the `user`, `session` and `tool` asked for (exact
+/// matches, so that a real request stays findable on a flooded queue):
+/// each non-empty and at most
+/// [`toolgate::identifier::MAX_IDENTIFIER_BYTES`].
+pub(crate) fn narrowed(
+    mut filter: ApprovalFilter,
+    user: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+) -> Result<ApprovalFilter, ApiError> {
+    for (name, value) in [("user", &user), ("session", &session), ("tool", &tool)] {
+        let Some(v) = value else { continue };
+        if v.is_empty() {
+            return Err(invalid_query(format!("`{name}` must not be empty")));
+        }
+        if !toolgate::identifier::within(v) {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "identifier_too_long",
+                format!(
+                    "`{name}` is longer than {} bytes",
+                    toolgate::identifier::MAX_IDENTIFIER_BYTES
+                ),
+            ));
+        }
+    }
+    filter.user = user;
+    filter.session = session;
+    filter.tool = tool;
+    Ok(filter)
 }
 
 pub(super) async fn list_approvals(
@@ -68,6 +103,7 @@ pub(super) async fn list_approvals(
     if let Some(before) = q.before {
         filter = filter.before(ApprovalId::new(before));
     }
+    let filter = narrowed(filter, q.user, q.session, q.tool)?;
     let (list, total) = state
         .blocking(move |s| Ok((s.list_approvals(&filter)?, s.count_approvals(&filter)?)))
         .await?;

@@ -29,31 +29,26 @@ pub(crate) struct AuditQuery {
     until: Option<i64>,
 }
 
-/// The verdicts of an audit `kind`.
-pub(crate) fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
-    Some(match kind {
-        "decision" => &[Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval],
-        "approval" => &[
-            Verdict::ApprovalGranted,
-            Verdict::ApprovalDenied,
-            Verdict::ApprovalUsed,
-        ],
-        "kill_switch" => &[Verdict::KillSwitch],
-        "auth" => &[Verdict::Unauthorized, Verdict::Forbidden],
-        "reload" => &[Verdict::ConfigReload],
-        "result" => &[Verdict::ToolResult],
-        _ => return None,
-    })
+/// The verdicts of an audit `kind` (none for a kind that is not one).
+pub(crate) fn kind_verdicts(kind: &str) -> Vec<Verdict> {
+    Verdict::ALL
+        .into_iter()
+        .filter(|v| v.kind() == kind)
+        .collect()
 }
 
-/// The audit kinds `GET /v1/audit?kind=` accepts.
-pub const AUDIT_KINDS: [&str; 6] = [
+/// The audit kinds `GET /v1/audit?kind=` accepts: the kind of every
+/// verdict ([`Verdict::kind`]), so that every record can be found by one.
+pub const AUDIT_KINDS: [&str; 9] = [
     "decision",
     "approval",
     "kill_switch",
     "auth",
     "reload",
     "result",
+    "pin",
+    "offered",
+    "checkpoint",
 ];
 
 /// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages
@@ -73,10 +68,14 @@ pub(super) async fn audit(
         filter = filter.verdict(v);
     }
     if let Some(k) = q.kind.as_deref() {
-        let verdicts = kind_verdicts(k).ok_or_else(|| {
-            invalid_query(format!("`kind` must be one of {}", AUDIT_KINDS.join(", ")))
-        })?;
-        filter = filter.verdicts(verdicts.iter().copied());
+        let verdicts = kind_verdicts(k);
+        if verdicts.is_empty() {
+            return Err(invalid_query(format!(
+                "`kind` must be one of {}",
+                AUDIT_KINDS.join(", ")
+            )));
+        }
+        filter = filter.verdicts(verdicts);
     }
     for (name, value) in [
         ("user", &q.user),
@@ -124,4 +123,24 @@ pub(super) async fn audit(
         None
     };
     Ok(ok_json(wire::audit_page(&records, next_before, next_after)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{kind_verdicts, AUDIT_KINDS};
+    use toolgate_store::Verdict;
+
+    #[test]
+    fn every_verdict_is_in_exactly_one_listed_kind() {
+        for v in Verdict::ALL {
+            let kinds: Vec<_> = AUDIT_KINDS
+                .iter()
+                .filter(|k| kind_verdicts(k).contains(&v))
+                .collect();
+            assert_eq!(kinds.len(), 1, "{v}: {kinds:?}");
+        }
+        for k in AUDIT_KINDS {
+            assert!(!kind_verdicts(k).is_empty(), "{k}");
+        }
+    }
 }

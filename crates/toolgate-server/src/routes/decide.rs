@@ -25,10 +25,14 @@ pub(super) async fn decide(
     }
     let started = Instant::now();
     let gate = state.inner.gate.current();
+    // The token that asks: its pending approvals are capped, whatever
+    // users it names (`[approvals] max_pending_per_token`).
+    let mut context = request.context;
+    context.requester = Some(caller.actor.clone());
     // Decided once, audited before the answer: the store gate's one async
     // entry point.
     let decisions = gate
-        .decide_async(request.body.into_bytes(), request.format, request.context)
+        .decide_async(request.body.into_bytes(), request.format, context)
         .await
         .map_err(|e| ApiError::store_unavailable(e.to_string()))?;
     let m = &state.inner.metrics;

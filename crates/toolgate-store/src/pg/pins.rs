@@ -138,6 +138,29 @@ impl PinTx for Tx<'_> {
         Ok(PinId::new(to_u64(id)?))
     }
 
+    fn drop_pending(&mut self, upstream: &str, tool: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "DELETE FROM tool_pins WHERE upstream = $1 AND tool = $2 AND state = 'pending'",
+                &[&upstream, &tool],
+            )
+            .map_err(db)?;
+        Ok(())
+    }
+
+    fn count_pending(&mut self, upstream: &str) -> Result<u64, Error> {
+        let n: i64 = self
+            .tx
+            .query_one(
+                "SELECT COUNT(*) FROM tool_pins WHERE upstream = $1 AND state = 'pending'",
+                &[&upstream],
+            )
+            .map_err(db)?
+            .try_get(0)
+            .map_err(|_| corrupt())?;
+        to_u64(n)
+    }
+
     fn touch_pin(&mut self, id: PinId, now: Timestamp) -> Result<(), Error> {
         let id = to_i64(id.get(), "pin id")?;
         self.tx

@@ -10,14 +10,23 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 8;
+pub const PG_SCHEMA_VERSION: u32 = 9;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+
+/// Version 9: who asked for each pending approval (the front end's
+/// authenticated caller, such as the service's token name), so that the
+/// approvals one caller holds waiting are capped whatever users it names.
+const V9: &str = "
+ALTER TABLE approvals ADD COLUMN requester TEXT;
+CREATE INDEX approvals_pending_requester ON approvals (requester, expires_at)
+    WHERE kind = 'single' AND state = 'pending';
+";
 
 /// Version 8: a segmented audit log (see [`crate::audit#segments`]).
 /// Records get `seq` from a sequence, which holds no lock until the commit,

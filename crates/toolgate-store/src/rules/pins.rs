@@ -6,7 +6,10 @@ use toolgate_json::Digest;
 
 use crate::audit::{self, AppendReceipt, AuditEntry, Verdict};
 use crate::error::{Error, ErrorCode};
-use crate::pin::{PinFirst, PinId, PinState, SeenTool, ToolPin};
+use crate::pin::{
+    PinFirst, PinId, PinState, SeenTool, ToolPin, MAX_DEFINITION_BYTES,
+    MAX_PENDING_PINS_PER_UPSTREAM,
+};
 use crate::rules::record::digest;
 use crate::time::Timestamp;
 
@@ -16,6 +19,9 @@ pub(crate) const TRUST_ON_FIRST_USE: &str = "trust-on-first-use";
 /// The most tools one catalog may pin at once (a server listing more is
 /// refused: `invalid_input`).
 pub(crate) const MAX_CATALOG_TOOLS: usize = 10_000;
+
+/// [`MAX_PENDING_PINS_PER_UPSTREAM`] as the stores count.
+const MAX_PENDING_PINS_PER_UPSTREAM_U64: u64 = MAX_PENDING_PINS_PER_UPSTREAM as u64;
 
 /// The reads and writes the pin rules need, in one write transaction of a
 /// backend.
@@ -34,6 +40,11 @@ pub(crate) trait PinTx {
     ) -> Result<Option<(PinId, PinState)>, Error>;
     /// Stores a new pin.
     fn insert_pin(&mut self, row: NewPin<'_>) -> Result<PinId, Error>;
+    /// Removes the pending pins of `tool` of `upstream` (a newer pending
+    /// definition replaces them).
+    fn drop_pending(&mut self, upstream: &str, tool: &str) -> Result<(), Error>;
+    /// How many pending pins `upstream` has.
+    fn count_pending(&mut self, upstream: &str) -> Result<u64, Error>;
     /// Marks a pin seen at `now`.
     fn touch_pin(&mut self, id: PinId, now: Timestamp) -> Result<(), Error>;
     /// Records the catalog `digest` of `upstream` seen at `now`.
@@ -90,6 +101,18 @@ pub(crate) fn observe_in(
             format!("a catalog of more than {MAX_CATALOG_TOOLS} tools is refused"),
         ));
     }
+    if let Some(big) = tools
+        .iter()
+        .find(|t| t.definition.len() > MAX_DEFINITION_BYTES)
+    {
+        return Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!(
+                "the definition of tool `{}` is longer than {MAX_DEFINITION_BYTES} bytes: the catalog is refused",
+                toolgate::identifier::bounded(&big.tool).escape_debug()
+            ),
+        ));
+    }
     tx.lock_upstream(upstream)?;
     let trusting = first == PinFirst::Trust && !tx.has_pins(upstream)?;
     let count = u64::try_from(tools.len()).unwrap_or(u64::MAX);
@@ -111,14 +134,25 @@ pub(crate) fn observe_in(
         };
         let mut findings = String::new();
         audit::str_array(&mut findings, &seen.findings);
-        tx.insert_pin(NewPin {
-            upstream,
-            seen,
-            findings,
-            state,
-            now,
-            decided_by: trusting.then_some(TRUST_ON_FIRST_USE),
-        })?;
+        // The newest pending definition of a tool replaces older pending
+        // ones (a human is asked about what the server shows now), and an
+        // upstream's pending pins are capped: past the cap a definition
+        // stays hidden, pending, without a row, and its record says so.
+        let mut full = false;
+        if !trusting {
+            tx.drop_pending(upstream, &seen.tool)?;
+            full = tx.count_pending(upstream)? >= MAX_PENDING_PINS_PER_UPSTREAM_U64;
+        }
+        if !full {
+            tx.insert_pin(NewPin {
+                upstream,
+                seen,
+                findings,
+                state,
+                now,
+                decided_by: trusting.then_some(TRUST_ON_FIRST_USE),
+            })?;
+        }
         let mut e = AuditEntry::new(
             now,
             if trusting {
@@ -132,6 +166,9 @@ pub(crate) fn observe_in(
         .note(format!("upstream {upstream}"));
         if trusting {
             e = e.actor(TRUST_ON_FIRST_USE).reason("trust_on_first_use");
+        }
+        if full {
+            e = e.reason("pin_queue_full");
         }
         for f in &seen.findings {
             e = e.reason(f.as_str());

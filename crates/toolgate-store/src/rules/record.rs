@@ -118,6 +118,7 @@ pub(crate) struct EntryColumns {
 impl EntryColumns {
     /// Encodes `entry`'s lists and approval id.
     pub(crate) fn of(entry: &AuditEntry) -> Result<Self, Error> {
+        check_bounds(entry)?;
         let approval = match entry.approval {
             Some(id) => Some(
                 i64::try_from(id.get())
@@ -184,6 +185,56 @@ fn string_list(json: &str) -> Option<Vec<String>> {
 pub(crate) fn digest(bytes: &[u8]) -> Option<Digest> {
     let arr: [u8; 32] = bytes.try_into().ok()?;
     Some(Digest::from_bytes(arr))
+}
+
+/// Refuses (`invalid_input`) a record naming a user, session, tool, call id
+/// or actor longer than [`toolgate::identifier::MAX_IDENTIFIER_BYTES`], or
+/// with a note longer than [`toolgate::identifier::MAX_NOTE_BYTES`]: no
+/// record grows with a length a model or a caller chose, whichever front
+/// end wrote it.
+pub(crate) fn check_bounds(entry: &AuditEntry) -> Result<(), Error> {
+    use toolgate::identifier::{within, MAX_IDENTIFIER_BYTES};
+    for (name, value) in [
+        ("user", &entry.user),
+        ("session", &entry.session),
+        ("tool", &entry.tool),
+        ("call_id", &entry.call_id),
+        ("actor", &entry.actor),
+    ] {
+        if value.as_deref().is_some_and(|v| !within(v)) {
+            return Err(Error::new(
+                ErrorCode::InvalidInput,
+                format!("the record's `{name}` is longer than {MAX_IDENTIFIER_BYTES} bytes"),
+            ));
+        }
+    }
+    check_note(entry.note.as_deref().unwrap_or_default())
+}
+
+/// Refuses (`invalid_input`) a note longer than
+/// [`toolgate::identifier::MAX_NOTE_BYTES`].
+pub(crate) fn check_note(note: &str) -> Result<(), Error> {
+    let max = toolgate::identifier::MAX_NOTE_BYTES;
+    if note.len() > max {
+        return Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!("the note is longer than {max} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses (`invalid_input`) identifiers of an approval longer than
+/// [`toolgate::identifier::MAX_IDENTIFIER_BYTES`].
+pub(crate) fn check_identifiers(named: &[(&str, &str)]) -> Result<(), Error> {
+    let max = toolgate::identifier::MAX_IDENTIFIER_BYTES;
+    match named.iter().find(|(_, v)| v.len() > max) {
+        Some((name, _)) => Err(Error::new(
+            ErrorCode::InvalidInput,
+            format!("`{name}` is longer than {max} bytes"),
+        )),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

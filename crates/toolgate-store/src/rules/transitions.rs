@@ -138,6 +138,8 @@ pub(crate) struct Call<'a> {
     pub(crate) session: &'a str,
     pub(crate) tool: &'a str,
     pub(crate) digest: &'a Digest,
+    /// Who asked (the front end's authenticated caller), if known.
+    pub(crate) requester: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -148,7 +150,14 @@ impl<'a> Call<'a> {
             session,
             tool,
             digest,
+            requester: None,
         }
+    }
+
+    /// The same call, asked for by `requester`.
+    pub(crate) fn requested_by(mut self, requester: Option<&'a str>) -> Self {
+        self.requester = requester;
+        self
     }
 }
 
@@ -193,6 +202,11 @@ pub(crate) trait ApprovalTx {
     /// Holds back other transactions requesting approvals for `user` until
     /// this one ends, where the backend's write lock does not already.
     fn lock_requests(&mut self, user: &str) -> Result<(), Error>;
+    /// The same for the approvals `requester` asked for.
+    fn lock_requester(&mut self, requester: &str) -> Result<(), Error>;
+    /// The pending single approvals `requester` asked for, not past their
+    /// time at `now`.
+    fn count_requested(&mut self, requester: &str, now: Timestamp) -> Result<u64, Error>;
     /// Marks a pending approval for `call` past its time at `now` expired.
     fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error>;
     /// The pending single approval for `call`, if any.
@@ -239,14 +253,27 @@ pub(crate) fn request_in(
     limits: PendingLimits,
     now: Timestamp,
 ) -> Result<ApprovalId, Error> {
+    crate::rules::record::check_identifiers(&[
+        ("user", call.user),
+        ("session", call.session),
+        ("tool", call.tool),
+        ("requester", call.requester.unwrap_or_default()),
+    ])?;
     tx.lock_requests(call.user)?;
+    if let Some(r) = call.requester {
+        tx.lock_requester(r)?;
+    }
     tx.expire_stale(call, now)?;
     if let Some(id) = tx.find_pending(call)? {
         return Ok(id);
     }
     let in_session = tx.count_pending(call.user, Some(call.session), now)?;
     let of_user = tx.count_pending(call.user, None, now)?;
-    check_pending_limits(limits, in_session, of_user)?;
+    let of_requester = match call.requester {
+        Some(r) => tx.count_requested(r, now)?,
+        None => 0,
+    };
+    check_pending_limits(limits, in_session, of_user, of_requester)?;
     match tx.insert_pending(call, now, expires_at)? {
         Some(id) => Ok(id),
         None => tx.find_pending(call)?.ok_or_else(|| {
@@ -292,6 +319,7 @@ pub(crate) fn decide_in(
     note: &str,
     now: Timestamp,
 ) -> Result<Approval, Error> {
+    crate::rules::record::check_note(note)?;
     let a = tx
         .approval(id)?
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
@@ -412,6 +440,7 @@ mod tests {
             session: "s",
             tool: "t",
             digest: &d,
+            requester: None,
         };
         let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
         assert_eq!(single.verdict, Verdict::ApprovalUsed);
@@ -466,6 +495,12 @@ mod tests {
             self.log.push("lock");
             Ok(())
         }
+        fn lock_requester(&mut self, _: &str) -> Result<(), Error> {
+            Ok(())
+        }
+        fn count_requested(&mut self, _: &str, _: Timestamp) -> Result<u64, Error> {
+            Ok(0)
+        }
         fn expire_stale(&mut self, _: Call<'_>, _: Timestamp) -> Result<(), Error> {
             self.log.push("expire");
             Ok(())
@@ -512,6 +547,7 @@ mod tests {
     const LIMITS: PendingLimits = PendingLimits {
         per_session: 2,
         per_user: 3,
+        per_requester: u32::MAX,
     };
 
     fn request(tx: &mut Fake) -> Result<ApprovalId, Error> {
@@ -521,6 +557,7 @@ mod tests {
             session: "s-1",
             tool: "refund",
             digest: &d,
+            requester: None,
         };
         request_in(tx, call, Timestamp::from_unix_millis(9_000), LIMITS, NOW)
     }
@@ -532,6 +569,7 @@ mod tests {
             session: "s-1",
             tool: "refund",
             digest: &d,
+            requester: None,
         };
         consume_in(tx, call, NOW).unwrap()
     }

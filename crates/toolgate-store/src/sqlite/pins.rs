@@ -125,6 +125,27 @@ impl PinTx for Tx<'_> {
         Ok(PinId::new(to_u64(id)?))
     }
 
+    fn drop_pending(&mut self, upstream: &str, tool: &str) -> Result<(), Error> {
+        self.conn
+            .prepare_cached(
+                "DELETE FROM tool_pins WHERE upstream = ?1 AND tool = ?2 AND state = 'pending'",
+            )
+            .and_then(|mut s| s.execute([upstream, tool]))
+            .map_err(db)?;
+        Ok(())
+    }
+
+    fn count_pending(&mut self, upstream: &str) -> Result<u64, Error> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM tool_pins WHERE upstream = ?1 AND state = 'pending'",
+            )
+            .and_then(|mut s| s.query_row([upstream], |r| r.get(0)))
+            .map_err(db)?;
+        to_u64(n)
+    }
+
     fn touch_pin(&mut self, id: PinId, now: Timestamp) -> Result<(), Error> {
         let id = to_i64(id.get(), "pin id")?;
         self.conn

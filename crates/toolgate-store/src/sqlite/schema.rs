@@ -9,10 +9,19 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8];
+
+/// Version 8: who asked for each pending approval (the front end's
+/// authenticated caller, such as the service's token name), so that the
+/// approvals one caller holds waiting are capped whatever users it names.
+const V8: &str = "
+ALTER TABLE approvals ADD COLUMN requester TEXT;
+CREATE INDEX approvals_pending_requester ON approvals (requester, expires_at)
+    WHERE kind = 'single' AND state = 'pending';
+";
 
 /// Version 7: the MCP proxy's tool-definition pins, per upstream: each
 /// definition by the digest of its canonical form, with its text, what a

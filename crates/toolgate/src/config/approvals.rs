@@ -16,7 +16,12 @@ pub const DEFAULT_MAX_PENDING_PER_SESSION: u32 = 20;
 /// Unexpired pending approvals per user when `[approvals]` sets no
 /// `max_pending_per_user`.
 pub const DEFAULT_MAX_PENDING_PER_USER: u32 = 100;
-/// The largest `max_pending_per_session` / `max_pending_per_user` accepted.
+/// Unexpired pending approvals asked for through one token (a caller of
+/// `toolgate serve`, whatever users it names) when `[approvals]` sets no
+/// `max_pending_per_token`.
+pub const DEFAULT_MAX_PENDING_PER_TOKEN: u32 = 200;
+/// The largest `max_pending_per_session` / `max_pending_per_user` /
+/// `max_pending_per_token` accepted.
 pub const MAX_MAX_PENDING: u32 = 100_000;
 
 /// The `[approvals]` table.
@@ -25,6 +30,7 @@ pub struct ApprovalsConfig {
     expiry_seconds: u64,
     max_pending_per_session: u32,
     max_pending_per_user: u32,
+    max_pending_per_token: u32,
 }
 
 impl Default for ApprovalsConfig {
@@ -33,6 +39,7 @@ impl Default for ApprovalsConfig {
             expiry_seconds: DEFAULT_APPROVAL_EXPIRY_SECONDS,
             max_pending_per_session: DEFAULT_MAX_PENDING_PER_SESSION,
             max_pending_per_user: DEFAULT_MAX_PENDING_PER_USER,
+            max_pending_per_token: DEFAULT_MAX_PENDING_PER_TOKEN,
         }
     }
 }
@@ -52,6 +59,12 @@ impl ApprovalsConfig {
     /// The cap on unexpired pending approvals per user.
     pub fn max_pending_per_user(&self) -> u32 {
         self.max_pending_per_user
+    }
+
+    /// The cap on unexpired pending approvals asked for through one token
+    /// (however many users it names).
+    pub fn max_pending_per_token(&self) -> u32 {
+        self.max_pending_per_token
     }
 }
 
@@ -82,6 +95,11 @@ impl Loader<'_> {
                 "max_pending_per_user",
                 &raw.approvals.max_pending_per_user,
                 &mut approvals.max_pending_per_user,
+            ),
+            (
+                "max_pending_per_token",
+                &raw.approvals.max_pending_per_token,
+                &mut approvals.max_pending_per_token,
             ),
         ] {
             if let Some(v) = value {

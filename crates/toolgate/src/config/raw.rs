@@ -51,6 +51,9 @@ pub(crate) struct RawGate {
 pub(crate) struct RawStore {
     pub(crate) url: Option<Spanned<String>>,
     pub(crate) refused_arguments: Option<Spanned<String>>,
+    pub(crate) checkpoint_key: Option<Spanned<String>>,
+    pub(crate) checkpoint_sink: Option<Spanned<String>>,
+    pub(crate) checkpoint_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -59,6 +62,7 @@ pub(crate) struct RawApprovals {
     pub(crate) expiry_seconds: Option<Spanned<u64>>,
     pub(crate) max_pending_per_session: Option<Spanned<u64>>,
     pub(crate) max_pending_per_user: Option<Spanned<u64>>,
+    pub(crate) max_pending_per_token: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
