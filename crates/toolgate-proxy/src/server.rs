@@ -866,3 +866,27 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
     }
     .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Audited, Digest};
+
+    /// Issue 29, item 9: a million sessions' results leave the set at its
+    /// bound; a forgotten result is only recorded again, never skipped.
+    #[test]
+    fn the_audited_results_set_stays_bounded_over_a_million_sessions() {
+        let mut audited = Audited::default();
+        let key = |i: u32| {
+            let mut bytes = [0u8; 32];
+            bytes[..4].copy_from_slice(&i.to_le_bytes());
+            Digest::from_bytes(bytes)
+        };
+        for i in 0..1_000_000u32 {
+            audited.insert(key(i));
+        }
+        assert_eq!(audited.set.len(), Audited::MAX);
+        assert_eq!(audited.order.len(), Audited::MAX);
+        assert!(audited.contains(&key(999_999)));
+        assert!(!audited.contains(&key(0)), "the oldest are forgotten");
+    }
+}

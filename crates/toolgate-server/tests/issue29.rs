@@ -887,11 +887,26 @@ async fn issue_29_10_serve_writes_checkpoints_and_needs_its_key() {
     let server = tokio::spawn(toolgate_server::serve(listener, state, async {
         let _ = stopped.await;
     }));
-    // The first checkpoint is written at start.
+    // The first checkpoint is written at start: to the sink, then to the
+    // log (wait for both, or the server may stop between the two).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let logged = || {
+        SqliteOptions::new()
+            .open(dir.path().join("toolgate.db"))
+            .ok()
+            .and_then(|store| {
+                store
+                    .list(
+                        &toolgate_store::AuditFilter::new()
+                            .verdict(toolgate_store::Verdict::Checkpoint),
+                    )
+                    .ok()
+            })
+            .is_some_and(|page| !page.is_empty())
+    };
     let text = loop {
         let text = std::fs::read_to_string(&sink).unwrap_or_default();
-        if text.ends_with('\n') {
+        if text.ends_with('\n') && logged() {
             break text;
         }
         assert!(std::time::Instant::now() < deadline, "no checkpoint");
