@@ -68,6 +68,7 @@ mod decision;
 pub mod feedback;
 mod fsread;
 mod gate;
+pub mod hook;
 mod reason;
 pub mod registry;
 pub mod sanitize;
