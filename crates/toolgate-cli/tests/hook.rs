@@ -390,7 +390,7 @@ fn codex_held_call_is_approved_with_toolgate_and_retried_headless() {
     let again = stdout_json(&hook("codex", &test_config(), &db, &[], &body));
     assert!(str_at(&again, "/systemMessage").contains(&id));
     let approved = toolgate_cli()
-        .args(&["approvals", "approve", &id, "--store", &db.url])
+        .args(["approvals", "approve", &id, "--store", &db.url])
         .run();
     assert_eq!(
         approved.status.code(),
@@ -548,7 +548,7 @@ fn an_event_that_never_ends_is_blocked_at_the_timeout() {
 fn the_kill_switch_denies_every_call() {
     let db = db();
     let on = toolgate_cli()
-        .args(&["kill", "on", "--store", &db.url, "--reason", "incident"])
+        .args(["kill", "on", "--store", &db.url, "--reason", "incident"])
         .run();
     assert_eq!(
         on.status.code(),
@@ -658,7 +658,7 @@ fn results_are_sanitized_reported_and_audited() {
     );
     // Every result is in the audit log, the poisoned ones with their codes.
     let audit = toolgate_cli()
-        .args(&["audit", "export", "--jsonl", "--store", &db.url])
+        .args(["audit", "export", "--jsonl", "--store", &db.url])
         .run();
     let text = String::from_utf8(audit.stdout).unwrap();
     let results: Vec<&str> = text
@@ -693,7 +693,7 @@ fn every_decision_is_audited_in_the_agents_session() {
     );
     let _ = hook("claude", &agents_config(), &db, &[], &body);
     let audit = toolgate_cli()
-        .args(&["audit", "export", "--jsonl", "--store", &db.url])
+        .args(["audit", "export", "--jsonl", "--store", &db.url])
         .run();
     let text = String::from_utf8(audit.stdout).unwrap();
     assert!(
@@ -706,4 +706,43 @@ fn every_decision_is_audited_in_the_agents_session() {
             .any(|l| l.contains("path_outside_project") && l.contains("\"deny\"")),
         "{text}"
     );
+}
+
+#[test]
+fn agents_without_an_ask_get_a_toolgate_approval_even_with_on_hold_ask() {
+    // Codex runs a call whose hook answers "ask" (unsupported, the hook is
+    // taken as failed); Gemini documents no "ask": both get a block.
+    let db = db();
+    let codex = event_with(
+        "codex-pre-bash.json",
+        r#""tool_name":"Bash","tool_input":{"command":"git status"}"#,
+        r#""tool_name":"deploy","tool_input":{"env":"staging"}"#,
+    );
+    let v = stdout_json(&hook(
+        "codex",
+        &test_config(),
+        &db,
+        &["--on-hold", "ask"],
+        &codex,
+    ));
+    assert_eq!(str_at(&v, "/hookSpecificOutput/permissionDecision"), "deny");
+    let text = v.to_canonical_string();
+    assert!(
+        !text.contains("\"ask\"") && !text.contains("updatedInput"),
+        "{text}"
+    );
+    let gemini = event_with(
+        "gemini-before-shell.json",
+        r#""tool_name":"run_shell_command","tool_input":{"description":"List the sources","command":"ls -la src"}"#,
+        r#""tool_name":"deploy","tool_input":{"env":"staging"}"#,
+    );
+    let v = stdout_json(&hook(
+        "gemini",
+        &test_config(),
+        &db,
+        &["--on-hold", "ask"],
+        &gemini,
+    ));
+    assert_eq!(str_at(&v, "/decision"), "deny");
+    assert_eq!(str_at(&v, "/reason"), toolgate::hook::HELD_RETRY_FEEDBACK);
 }
