@@ -276,3 +276,119 @@ fn non_empty(s: String, pointer: &'static str) -> Result<String, HookError> {
         Ok(s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLAUDE: &str = r#"{"session_id":"s1","transcript_path":"/t","cwd":"/p","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_use_id":"toolu_1"}"#;
+
+    #[test]
+    fn a_claude_event_is_read() {
+        let e = HookEvent::parse(Agent::Claude, CLAUDE.as_bytes()).unwrap();
+        assert_eq!(e.phase(), Phase::Before);
+        assert_eq!(e.session(), "claude:s1");
+        assert_eq!(e.tool_name(), "Bash");
+        assert_eq!(e.tool_use_id(), Some("toolu_1"));
+        assert_eq!(e.cwd(), Some("/p"));
+        assert_eq!(
+            String::from_utf8(e.call_body()).unwrap(),
+            r#"{"id":"toolu_1","jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"command":"ls"},"name":"Bash"}}"#
+        );
+    }
+
+    #[test]
+    fn the_event_name_must_be_the_agents() {
+        assert_eq!(
+            HookEvent::parse(Agent::Gemini, CLAUDE.as_bytes()).unwrap_err(),
+            HookError::new("unsupported_event", "/hook_event_name")
+        );
+        let before = CLAUDE.replace("PreToolUse", "BeforeTool");
+        assert_eq!(
+            HookEvent::parse(Agent::Gemini, before.as_bytes())
+                .unwrap()
+                .session(),
+            "gemini:s1"
+        );
+        let other = CLAUDE.replace("PreToolUse", "UserPromptSubmit");
+        assert!(HookEvent::parse(Agent::Claude, other.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn unreadable_events_name_their_member_and_never_their_text() {
+        for (text, code, pointer) in [
+            ("{", "not_json", ""),
+            (r#"{"a":1,"a":2}"#, "not_json", ""),
+            ("[]", "not_object", ""),
+            (
+                r#"{"session_id":"s"}"#,
+                "missing_member",
+                "/hook_event_name",
+            ),
+        ] {
+            assert_eq!(
+                HookEvent::parse(Agent::Claude, text.as_bytes()).unwrap_err(),
+                HookError::new(code, pointer),
+                "{text}"
+            );
+        }
+        for (from, to, code, pointer) in [
+            (
+                r#""session_id":"s1""#,
+                r#""session_id":"""#,
+                "empty",
+                "/session_id",
+            ),
+            (
+                r#""session_id":"s1""#,
+                r#""session_id":1"#,
+                "wrong_type",
+                "/session_id",
+            ),
+            (
+                r#""tool_name":"Bash""#,
+                r#""tool_name":"""#,
+                "empty",
+                "/tool_name",
+            ),
+            (
+                r#""tool_input":{"command":"ls"}"#,
+                r#""tool_input":["ls"]"#,
+                "wrong_type",
+                "/tool_input",
+            ),
+            (
+                r#","tool_use_id":"toolu_1""#,
+                r#","tool_use_id":7"#,
+                "wrong_type",
+                "/tool_use_id",
+            ),
+        ] {
+            let text = CLAUDE.replace(from, to);
+            let e = HookEvent::parse(Agent::Claude, text.as_bytes()).unwrap_err();
+            assert_eq!(e, HookError::new(code, pointer), "{text}");
+            assert!(!e.to_string().contains("ls"));
+        }
+        let long = CLAUDE.replace("s1", &"x".repeat(MAX_ID_BYTES + 1));
+        assert_eq!(
+            HookEvent::parse(Agent::Claude, long.as_bytes()).unwrap_err(),
+            HookError::new("too_long", "/session_id")
+        );
+    }
+
+    #[test]
+    fn an_after_event_needs_its_result() {
+        let after = CLAUDE.replace("PreToolUse", "PostToolUse");
+        assert_eq!(
+            HookEvent::parse(Agent::Claude, after.as_bytes()).unwrap_err(),
+            HookError::new("missing_member", "/tool_response")
+        );
+        let with = after.replace(
+            r#""tool_use_id""#,
+            r#""tool_response":{"stdout":"a"},"tool_use_id""#,
+        );
+        let e = HookEvent::parse(Agent::Claude, with.as_bytes()).unwrap();
+        assert_eq!(e.phase(), Phase::After);
+        assert_eq!(e.result_text().unwrap(), r#"{"stdout":"a"}"#);
+    }
+}
