@@ -44,7 +44,10 @@ use toolgate::hook::{outside_project, Agent, Answer, HookEvent, OnHold, Phase};
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate::{Context, Format};
 use toolgate_json::canonical::{self, Digest};
-use toolgate_store::{AuditEntry, Clock, StoreGate, StoreOptions, SystemClock, Verdict};
+use toolgate_store::{
+    ApprovalId, AuditEntry, AuditFilter, Clock, Store, StoreGate, StoreOptions, SystemClock,
+    Verdict,
+};
 
 /// Flags of `toolgate hook`.
 #[derive(Debug, clap::Args)]
@@ -160,7 +163,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
     match event.phase() {
         Phase::Before => {
             if let Some(pointer) = outside_project(&event) {
-                let entry = entry(&args.user, &event, Verdict::Deny, &note)
+                let entry = entry_for(&args.user, &event, Verdict::Deny, &note)
                     .reason("path_outside_project")
                     .digest(canonical::digest(event.tool_input()));
                 if store.append(entry).is_err() {
@@ -177,7 +180,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
             let rejected = decisions
                 .rejected()
                 .map_or("internal_error", |r| r.code.as_str());
-            let hold = if args.on_hold == "ask" || args.ask.iter().any(|t| t == event.tool_name()) {
+            let hold = if asks(args, &event) {
                 OnHold::Ask
             } else {
                 OnHold::Approval
@@ -187,7 +190,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
         Phase::After => {
             let text = event.result_text().unwrap_or_default();
             let clean = sanitize_str(&text, &SanitizeOptions::new());
-            let mut entry = entry(&args.user, &event, Verdict::ToolResult, &note)
+            let mut entry = entry_for(&args.user, &event, Verdict::ToolResult, &note)
                 .digest(Digest::of(text.as_bytes()));
             let mut codes: Vec<&str> = Vec::new();
             for f in &clean.findings {
@@ -201,13 +204,26 @@ fn decide(args: &Args, agent: Agent) -> Answer {
             if store.append(entry).is_err() {
                 return Answer::blocked("store_unavailable");
             }
+            // A call held and answered with the agent's own "ask" ran: its
+            // user approved it at the agent's prompt. Recorded as such.
+            if agent == Agent::Claude && asks(args, &event) {
+                if let Some(id) = asked_approval(store.as_ref(), &event) {
+                    let granted = entry_for(&args.user, &event, Verdict::ApprovalGranted, &note)
+                        .approval(id)
+                        .actor(format!("agent:{agent}"))
+                        .note("approved at the agent's own prompt; the tool ran");
+                    if store.append(granted).is_err() {
+                        return Answer::blocked("store_unavailable");
+                    }
+                }
+            }
             Answer::after(agent, &clean)
         }
     }
 }
 
 /// The audit record of a hook event decided here (not by the gate).
-fn entry(user: &str, event: &HookEvent, verdict: Verdict, note: &str) -> AuditEntry {
+fn entry_for(user: &str, event: &HookEvent, verdict: Verdict, note: &str) -> AuditEntry {
     let mut e = AuditEntry::new(SystemClock::new().now(), verdict)
         .user(user)
         .session(event.session())
@@ -217,4 +233,28 @@ fn entry(user: &str, event: &HookEvent, verdict: Verdict, note: &str) -> AuditEn
         e = e.call_id(id);
     }
     e
+}
+
+/// Whether held calls of this event's tool are answered with the agent's
+/// own "ask".
+fn asks(args: &Args, event: &HookEvent) -> bool {
+    args.on_hold == "ask" || args.ask.iter().any(|t| t == event.tool_name())
+}
+
+/// The pending approval the gate opened for this very call (its session,
+/// tool and call id) when it was held, if any.
+fn asked_approval(store: &dyn Store, event: &HookEvent) -> Option<ApprovalId> {
+    let call_id = event.tool_use_id()?;
+    let filter = AuditFilter::new()
+        .session(event.session())
+        .tool(event.tool_name())
+        .verdict(Verdict::NeedsApproval)
+        .newest_first()
+        .limit(50);
+    store
+        .list(&filter)
+        .ok()?
+        .into_iter()
+        .find(|r| r.entry.call_id.as_deref() == Some(call_id))
+        .and_then(|r| r.entry.approval)
 }

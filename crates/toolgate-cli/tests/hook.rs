@@ -330,6 +330,39 @@ fn claude_held_call_uses_the_agents_ask_with_the_canonical_input() {
         at(&v, "/hookSpecificOutput/updatedInput").to_canonical_string(),
         r#"{"env":"staging"}"#
     );
+    // The human said yes at Claude Code's prompt: the tool ran, and its
+    // PostToolUse records that the agent's user approved the held call.
+    let post = String::from_utf8(body)
+        .unwrap()
+        .replace("PreToolUse", "PostToolUse")
+        .replace(
+            r#""tool_use_id""#,
+            r#""tool_response":"deployed","tool_use_id""#,
+        );
+    let out = hook(
+        "claude",
+        &test_config(),
+        &db,
+        &["--ask", "deploy"],
+        post.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let audit = toolgate_cli()
+        .args(["audit", "export", "--jsonl", "--store", &db.url])
+        .run();
+    let text = String::from_utf8(audit.stdout).unwrap();
+    let held = text
+        .lines()
+        .find(|l| l.contains("\"needs_approval\""))
+        .unwrap();
+    let id = toolgate_json::from_str(held).unwrap().into_owned();
+    let id = id.pointer("/approval").unwrap().to_canonical_string();
+    assert!(
+        text.lines().any(|l| l.contains("\"approval_granted\"")
+            && l.contains("\"actor\":\"agent:claude\"")
+            && l.contains(&format!("\"approval\":{id}"))),
+        "{text}"
+    );
 }
 
 // --- Codex CLI -------------------------------------------------------------
