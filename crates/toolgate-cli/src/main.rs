@@ -7,6 +7,7 @@
 //! standard error, `toolgate: error: …`, each cause said once.
 
 mod check;
+mod hook;
 mod json_check;
 mod lint_config;
 mod mcp;
@@ -144,7 +145,25 @@ enum Command {
     /// `[[mcp.upstream]]` servers.
     #[command(after_help = MCP_HELP)]
     Mcp(mcp::Args),
+    /// The command hook of a coding agent (Claude Code, Codex CLI, Gemini
+    /// CLI): reads one PreToolUse/BeforeTool or PostToolUse/AfterTool event
+    /// on standard input, decides it, prints the agent's answer.
+    #[command(after_help = HOOK_HELP)]
+    Hook(hook::Args),
 }
+
+const HOOK_HELP: &str = "\
+The README's \"Coding agents\" section has each agent's setup. Before a
+tool: the call is decided as `toolgate check --format mcp` decides a
+tools/call (over the config's store, in session AGENT:SESSION_ID); an
+allowed call is answered with the canonical arguments where the agent
+takes a replaced input. After a tool: the result is sanitized and audited.
+
+Exit codes:
+  0  answered on standard output (allow, deny or ask, in the agent's JSON)
+  2  blocked: any error (a config, store or event that cannot be read, a
+     decision later than --timeout-ms), with `toolgate: blocked: CODE` on
+     standard error; all three agents block the call on exit code 2";
 
 const MCP_HELP: &str = "\
 Every frame from either side is read by the strict parser first; a frame it
@@ -271,6 +290,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(&args),
         Command::Proxy(args) => proxy::run(&args),
         Command::Mcp(args) => mcp::run(&args),
+        Command::Hook(args) => hook::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@ pub(crate) mod approvals;
 pub(crate) mod audit;
 mod decide;
 pub(crate) mod health;
+mod hooks;
 mod kill;
 mod metrics;
 pub(crate) mod pins;
@@ -43,6 +44,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/kill", get(get_kill).post(set_kill))
         .route("/v1/audit", get(audit))
         .route("/v1/results", post(results::results))
+        .route("/v1/hooks/claude", post(hooks::claude))
         .route("/v1/reload", post(live::reload))
         .route("/openapi.json", get(openapi::document))
         .route("/healthz", get(healthz))
