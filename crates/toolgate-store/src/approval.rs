@@ -111,6 +111,10 @@ pub enum ApprovalState {
     /// duplicate of another pending approval for the same call in a
     /// database written before the store enforced one per call.
     Expired,
+    /// `withdrawn`: the call it was requested for is gone (its client
+    /// cancelled it or went away) before a human decided; no approval
+    /// given afterwards runs anything ([`crate::Store::withdraw`]).
+    Withdrawn,
 }
 
 impl ApprovalState {
@@ -121,6 +125,7 @@ impl ApprovalState {
             Self::Approved => "approved",
             Self::Denied => "denied",
             Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
         }
     }
 
@@ -130,6 +135,7 @@ impl ApprovalState {
             "approved" => Some(Self::Approved),
             "denied" => Some(Self::Denied),
             "expired" => Some(Self::Expired),
+            "withdrawn" => Some(Self::Withdrawn),
             _ => None,
         }
     }
@@ -360,7 +366,7 @@ pub(crate) const fn approval_state_clause(state: ApprovalState) -> Option<&'stat
         ApprovalState::Expired => {
             Some("(state = 'expired' OR (state = 'pending' AND expires_at <= ?))")
         }
-        ApprovalState::Approved | ApprovalState::Denied => None,
+        ApprovalState::Approved | ApprovalState::Denied | ApprovalState::Withdrawn => None,
     }
 }
 

@@ -176,6 +176,10 @@ pub enum Verdict {
     ApprovalDenied,
     /// `approval_used`: an approval let a call through.
     ApprovalUsed,
+    /// `approval_withdrawn`: a pending approval was withdrawn because the
+    /// call it was requested for is gone (its client cancelled it or went
+    /// away); `actor` names who withdrew it, `note` why.
+    ApprovalWithdrawn,
     /// `kill_switch`: the kill switch changed; `reasons` holds the new mode.
     KillSwitch,
     /// `unauthorized`: a request to the service without a valid token;
@@ -215,6 +219,7 @@ impl Verdict {
             Self::ApprovalGranted => "approval_granted",
             Self::ApprovalDenied => "approval_denied",
             Self::ApprovalUsed => "approval_used",
+            Self::ApprovalWithdrawn => "approval_withdrawn",
             Self::KillSwitch => "kill_switch",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
@@ -235,6 +240,7 @@ impl Verdict {
             "approval_granted" => Self::ApprovalGranted,
             "approval_denied" => Self::ApprovalDenied,
             "approval_used" => Self::ApprovalUsed,
+            "approval_withdrawn" => Self::ApprovalWithdrawn,
             "kill_switch" => Self::KillSwitch,
             "unauthorized" => Self::Unauthorized,
             "forbidden" => Self::Forbidden,
