@@ -37,6 +37,7 @@ pub(crate) fn kind_verdicts(kind: &str) -> Option<&'static [Verdict]> {
             Verdict::ApprovalGranted,
             Verdict::ApprovalDenied,
             Verdict::ApprovalUsed,
+            Verdict::ApprovalWithdrawn,
         ],
         "kill_switch" => &[Verdict::KillSwitch],
         "auth" => &[Verdict::Unauthorized, Verdict::Forbidden],
