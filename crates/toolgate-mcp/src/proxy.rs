@@ -11,20 +11,20 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use toolgate::authz::Narrowed;
-use toolgate::registry::Registry;
 use toolgate::{Format, Verdict};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
-use toolgate_store::{
-    ApprovalId, ApprovalState, AuditEntry, Clock as _, StoreGate, SystemClock,
-    Verdict as AuditVerdict,
-};
+use toolgate_store::{ApprovalId, StoreGate};
 
 use crate::frame::{self, Line, Message, RequestId};
 use crate::pins;
 use crate::results::{self, OutputSchema};
 
+mod answers;
+mod hold;
 mod mrtr;
 mod pinning;
+
+use hold::Held;
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
 /// `max_result_bytes`, `hold_seconds`).
@@ -594,55 +594,6 @@ impl Shared {
         }
     }
 
-    /// Holds a call that needs `approval` until a human decides it or the
-    /// configured hold ends, polling the store; sends the client a progress
-    /// notification each second when its request carried a
-    /// `_meta.progressToken`.
-    async fn hold(
-        &self,
-        id: &RequestId,
-        value: &Value<'static>,
-        approval: ApprovalId,
-        sides: &Sides,
-    ) -> Held {
-        let token = value.pointer("/params/_meta/progressToken").cloned();
-        let start = tokio::time::Instant::now();
-        let deadline = start + self.options.hold;
-        let mut next_progress = start;
-        let mut progress: u64 = 0;
-        loop {
-            let gate = Arc::clone(&self.gate);
-            let state = tokio::task::spawn_blocking(move || gate.store().get_approval(approval))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .flatten()
-                .map(|a| a.state);
-            match state {
-                Some(ApprovalState::Approved) => return Held::Approved,
-                Some(ApprovalState::Denied | ApprovalState::Expired) | None => {
-                    return Held::Refused
-                }
-                Some(_) => {}
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                finding(&format!(
-                    "tools/call {id}: approval {approval} not decided within the hold"
-                ));
-                return Held::Waiting;
-            }
-            if let (Some(t), true) = (&token, now >= next_progress) {
-                progress += 1;
-                sides
-                    .to_client(progress_notification(t, progress, approval))
-                    .await;
-                next_progress = now + Duration::from_secs(1);
-            }
-            tokio::time::sleep(Duration::from_millis(200).min(deadline - now)).await;
-        }
-    }
-
     /// After the call timeout, a call still pending is answered with an
     /// error result, and the server is told to cancel it.
     fn spawn_timeout(self: &Arc<Self>, id: RequestId, sides: Sides) {
@@ -660,248 +611,6 @@ impl Shared {
                 sides.to_server(cancel).await;
             }
         });
-    }
-
-    /// Answers every pending request: calls with an error result, other
-    /// requests with a JSON-RPC error.
-    async fn fail_pending(&self, sides: &Sides, code: &'static str) {
-        let pending: Vec<(RequestId, Pending)> = self.lock().pending.drain().collect();
-        for (id, p) in pending {
-            let line = match p {
-                Pending::Call { tool, call_id } => {
-                    self.record_result_failure(tool, call_id, code).await;
-                    frame::result_answer(
-                        &id,
-                        results::text_result(&format!("refused by toolgate: {code}"), true),
-                    )
-                }
-                Pending::OwnList => {
-                    self.own_list_failed();
-                    continue;
-                }
-                Pending::List | Pending::Other => frame::error_answer(
-                    Some(&id),
-                    frame::INTERNAL_ERROR,
-                    &format!("refused by toolgate: {code}"),
-                ),
-            };
-            sides.to_client(line).await;
-        }
-    }
-
-    /// The audit record of a forwarded call whose result was refused or
-    /// never came (`tool_result`, the code as its reason).
-    async fn record_result_failure(&self, tool: String, call_id: String, code: &'static str) {
-        if !self
-            .record_result(tool, call_id, vec![code.to_owned()], None)
-            .await
-        {
-            finding("the audit record of a refused result could not be written");
-        }
-    }
-
-    /// Writes the `tool_result` audit record of a forwarded call's result
-    /// (what was found in it as its reasons, the digest of what the client
-    /// gets); whether it is committed.
-    async fn record_result(
-        &self,
-        tool: String,
-        call_id: String,
-        reasons: Vec<String>,
-        digest: Option<toolgate_json::canonical::Digest>,
-    ) -> bool {
-        let gate = Arc::clone(&self.gate);
-        let user = self.user.clone();
-        let session = self.session.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::ToolResult)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .call_id(call_id)
-                .note("mcp result");
-            for r in reasons {
-                entry = entry.reason(r);
-            }
-            if let Some(d) = digest {
-                entry = entry.digest(d);
-            }
-            gate.store().append(entry).is_ok()
-        })
-        .await;
-        matches!(done, Ok(true))
-    }
-
-    /// An audit record of a denial the proxy made itself.
-    fn audit(&self, tool: &str, call_id: &str, code: &str, note: Option<&str>) -> bool {
-        let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
-            .user(self.user.as_str())
-            .session(self.session.as_str())
-            .tool(tool)
-            .call_id(call_id)
-            .reason(code);
-        if let Some(n) = note {
-            entry = entry.note(n);
-        }
-        self.gate.store().append(entry).is_ok()
-    }
-
-    /// The server's answer to a forwarded call, checked.
-    async fn call_result(
-        &self,
-        id: &RequestId,
-        value: &Value<'static>,
-        tool: &str,
-        call_id: &str,
-    ) -> String {
-        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
-            // A JSON-RPC error from the server: its message may carry the
-            // server's internals; the model gets the code alone.
-            let code = value
-                .pointer("/error/code")
-                .and_then(Value::as_number)
-                .and_then(toolgate_json::Number::as_i64)
-                .unwrap_or(0);
-            let text = format!("the tool server refused the call (error {code})");
-            let answer = results::text_result(&text, true);
-            let reasons = vec![format!("server_error:{code}")];
-            let digest = canonical::digest(&answer);
-            if !self
-                .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
-                .await
-            {
-                return store_unavailable(id);
-            }
-            return frame::result_answer(id, answer);
-        };
-        let output = self.lock().outputs.get(tool).cloned();
-        let (checked, report) =
-            results::check_result(result, output.as_deref(), self.options.max_result_bytes);
-        let mut reasons: Vec<String> = Vec::new();
-        if let Some(code) = report.refused {
-            finding(&format!("result of `{}` refused: {code}", printable(tool)));
-            reasons.push(code.to_owned());
-        }
-        if report.truncated {
-            finding(&format!(
-                "result of `{}` cut at {} bytes",
-                printable(tool),
-                self.options.max_result_bytes
-            ));
-        }
-        if !report.findings.is_empty() {
-            let codes: Vec<&str> = report.findings.iter().map(|c| c.as_str()).collect();
-            finding(&format!(
-                "result of `{}`: {}",
-                printable(tool),
-                codes.join(", ")
-            ));
-            reasons.extend(codes.iter().map(|c| (*c).to_owned()));
-        }
-        if report.truncated && !reasons.iter().any(|r| r == "truncated") {
-            reasons.push("truncated".to_owned());
-        }
-        // The result is audited before the client sees it; a result that
-        // cannot be recorded does not pass.
-        let digest = canonical::digest(&checked);
-        if !self
-            .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
-            .await
-        {
-            finding("the audit record of a result could not be written");
-            return store_unavailable(id);
-        }
-        frame::result_answer(id, checked)
-    }
-
-    /// A `tools/list` result: only the config's tools, each pinned; the
-    /// changed ones hidden; hidden characters in descriptions reported.
-    async fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
-        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
-            // An error answer: forwarded as it is (it lists no tool).
-            return canonical::to_string(value);
-        };
-        let Some(tools) = result.pointer("/tools").and_then(Value::as_array) else {
-            return frame::error_answer(
-                Some(id),
-                frame::INTERNAL_ERROR,
-                "refused by toolgate: invalid_result",
-            );
-        };
-        let pinned = self.check_catalog(tools).await;
-        let registry: &Registry = self.gate.gate().registry();
-        let mut kept = Vec::new();
-        let mut state = self.lock();
-        for tool in tools {
-            let Some(o) = tool.as_object() else { continue };
-            let Some(name) = o.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let Some(registered) = registry.get(name) else {
-                finding(&format!(
-                    "tools/list: `{}` hidden: not registered in the config",
-                    printable(name)
-                ));
-                continue;
-            };
-            for member in ["title", "description"] {
-                if let Some(text) = o.get(member).and_then(Value::as_str) {
-                    report_hidden(name, member, text);
-                }
-            }
-            if let Some(text) = tool.pointer("/annotations/title").and_then(Value::as_str) {
-                report_hidden(name, "annotations.title", text);
-            }
-            // Only a definition a human (or trust on first use) approved.
-            let pin = pinned.get(name).copied().flatten();
-            if pin != Some(toolgate_store::PinState::Approved) {
-                pinning::report_unapproved(&state.catalog, name, o, pin);
-                continue;
-            }
-            match o.get("outputSchema") {
-                Some(schema) => {
-                    state
-                        .outputs
-                        .insert(name.to_owned(), Arc::new(OutputSchema::compile(schema)));
-                }
-                None => {
-                    state.outputs.remove(name);
-                }
-            }
-            // Narrowed for the user: a tool the user may not call at all
-            // is not shown; a resource argument lists the user's ids.
-            let narrowed = match &state.narrowed {
-                None => None,
-                Some(n) => match n.tools.iter().find(|t| t.name == name) {
-                    Some(t) => t.ids.as_ref().map(|_| &t.schema),
-                    None => {
-                        finding(&format!(
-                            "tools/list: `{}` hidden: the policies let this user call it with nothing",
-                            printable(name)
-                        ));
-                        continue;
-                    }
-                },
-            };
-            // The config wins: the model is shown the schema the gate
-            // enforces, and the config's description when it has one.
-            let mut shown = o.clone();
-            shown.insert(
-                "inputSchema",
-                narrowed.unwrap_or(registered.raw_schema()).clone(),
-            );
-            if let Some(d) = registered.description() {
-                shown.insert(
-                    "description",
-                    Value::String(std::borrow::Cow::Owned(d.to_owned())),
-                );
-            }
-            kept.push(Value::Object(shown));
-        }
-        drop(state);
-        let mut out = result.as_object().cloned().unwrap_or_default();
-        out.insert("tools", Value::Array(kept));
-        frame::result_answer(id, Value::Object(out))
     }
 }
 
@@ -938,24 +647,6 @@ fn cancelled_notification(id: &RequestId) -> String {
 /// by then: the parser refuses anything else).
 fn lossless(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-fn report_hidden(tool: &str, member: &str, text: &str) {
-    for (kind, count, first) in pins::hidden_characters(text) {
-        finding(&format!(
-            "tools/list: `{}` {member} has hidden characters: {} ({count}, the first at character {first})",
-            printable(tool),
-            kind.as_str()
-        ));
-    }
-    let cues = pins::instruction_like(text);
-    if !cues.is_empty() {
-        finding(&format!(
-            "tools/list: `{}` {member} has instruction-like text: {}",
-            printable(tool),
-            cues.join(", ")
-        ));
-    }
 }
 
 /// A line on standard error (the MCP client's log); never on the client's
@@ -1003,46 +694,4 @@ pub fn spawn_server(
         }
     }
     cmd.spawn()
-}
-
-/// The answer to a call whose result could not be recorded.
-fn store_unavailable(id: &RequestId) -> String {
-    frame::result_answer(
-        id,
-        results::text_result("refused by toolgate: store_unavailable", true),
-    )
-}
-
-/// How a held call's wait ended.
-enum Held {
-    /// A human approved it: decide it again.
-    Approved,
-    /// A human denied it, or the approval expired or is gone.
-    Refused,
-    /// Nobody decided within the hold: answer it as pending.
-    Waiting,
-}
-
-/// `notifications/progress` for a held call.
-fn progress_notification(token: &Value<'static>, progress: u64, approval: ApprovalId) -> String {
-    let mut params = Object::new();
-    params.insert("progressToken", token.clone());
-    params.insert(
-        "progress",
-        Value::Number(toolgate_json::Number::from(progress)),
-    );
-    params.insert(
-        "message",
-        Value::String(std::borrow::Cow::Owned(format!(
-            "waiting for a human to approve approval {approval}"
-        ))),
-    );
-    let mut o = Object::new();
-    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
-    o.insert(
-        "method",
-        Value::String(std::borrow::Cow::Borrowed("notifications/progress")),
-    );
-    o.insert("params", Value::Object(params));
-    canonical::to_string(&Value::Object(o))
 }
