@@ -1335,3 +1335,37 @@ fn a_modern_http_client_gets_input_required_and_only_the_store_approves() {
     assert_eq!(replay.pointer("/result/isError"), Some(&Value::Bool(true)));
     assert_eq!(dir.seen_canonical().len(), 1, "{:?}", dir.seen_canonical());
 }
+
+/// Issue 28, item 11 over HTTP: an SDK user abandons a held call, in both
+/// eras (2025-11-25: the SDK POSTs `notifications/cancelled`; 2026-07-28:
+/// it aborts the request's POST, and the dropped request is the
+/// cancellation). The approval is withdrawn at once, a later approval is
+/// refused, and the server never sees the call.
+#[test]
+fn a_cancelled_or_dropped_held_call_is_withdrawn_and_never_runs() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    for mode in ["legacy", "2026-07-28"] {
+        let dir = shop("", &stdio_upstream(&python));
+        let config = std::fs::read_to_string(dir.config()).unwrap();
+        std::fs::write(
+            dir.config(),
+            config.replacen("[mcp]\n", "[mcp]\nhold_seconds = 120\n", 1),
+        )
+        .unwrap();
+        let e = Endpoint::start(&dir);
+        let out = Command::new(&python)
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/cancel_client.py"))
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(dir.config())
+            .arg(e.url())
+            .arg(mode)
+            .arg(ALICE)
+            .output()
+            .unwrap();
+        let steps = Steps::of(&out, mode);
+        mcp_support::assert_cancelled_and_withdrawn(&steps, &dir);
+    }
+}

@@ -1182,3 +1182,42 @@ fn a_client_that_leaves_while_its_call_is_held_runs_nothing() {
     assert!(audit.contains("needs_approval"), "{audit}");
     assert!(!audit.contains("approval_used"), "{audit}");
 }
+
+/// Issue 28, item 11: an SDK user abandons a call toolgate holds for a
+/// human (`tests/mcp/cancel_client.py` cancels the task awaiting
+/// `call_tool`; the SDK sends `notifications/cancelled`). The hold ends at
+/// once: the approval is withdrawn (audited, `withdrawn` in the CLI), a
+/// human approving it afterwards is refused, and the call never reaches
+/// the server. Run in both eras over stdio.
+#[test]
+fn a_cancelled_held_call_is_withdrawn_and_never_runs() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    for mode in ["legacy", "2026-07-28"] {
+        let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
+        let text = std::fs::read_to_string(dir.config()).unwrap();
+        std::fs::write(
+            dir.config(),
+            text.replace(
+                "max_result_bytes = 4096",
+                "max_result_bytes = 4096\nhold_seconds = 120",
+            ),
+        )
+        .unwrap();
+        let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/cancel_client.py");
+        let server = examples_dir().join("mcp/server.py");
+        let out = Command::new(&python)
+            .arg(client)
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(dir.config())
+            .arg(format!("stdio:{}", server.display()))
+            .arg(mode)
+            .env("MCP_TEST_SEEN", dir.seen_file())
+            .output()
+            .unwrap();
+        let steps = Steps::of(&out, mode);
+        mcp_support::assert_cancelled_and_withdrawn(&steps, &dir);
+    }
+}

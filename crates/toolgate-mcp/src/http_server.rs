@@ -383,6 +383,7 @@ impl Inner {
             alive: AtomicBool::new(true),
             tasks: Mutex::new(Vec::new()),
             used: Mutex::new(tokio::time::Instant::now()),
+            canceller: proxy.canceller(),
         });
         let run = tokio::spawn(async move {
             let link = link;
@@ -648,6 +649,21 @@ async fn legacy(
                 .pointer("/params/_meta/progressToken")
                 .map(canonical::to_string);
             exchange(p, &session, id, None, line, token, accept).await
+        }
+        Message::Notification { method } if method == "notifications/cancelled" => {
+            // The cancelled request's own exchange ends: no answer comes.
+            let sent = session.send(&line).await;
+            if let Some(id) = toolgate_json::from_str(&line).ok().and_then(|v| {
+                v.pointer("/params/requestId")
+                    .and_then(RequestId::from_value)
+            }) {
+                session::forget(&session, &id);
+            }
+            if sent {
+                accepted()
+            } else {
+                not_found_session()
+            }
         }
         Message::Notification { .. } | Message::Response { .. } => {
             if session.send(&line).await {

@@ -79,6 +79,18 @@ pub struct Proxy {
     shared: Arc<Shared>,
 }
 
+/// Cancels the live calls of a running [`Proxy`] (an HTTP session that
+/// ends): each is withdrawn as if its client had cancelled it.
+#[derive(Clone)]
+pub(crate) struct Canceller(Arc<Shared>);
+
+impl Canceller {
+    /// Cancels every live call; returns once their approvals are withdrawn.
+    pub(crate) async fn cancel_all(&self, why: &'static str) {
+        self.0.cancel_all(why).await;
+    }
+}
+
 /// What both pumps share.
 struct Shared {
     gate: Arc<StoreGate>,
@@ -90,6 +102,8 @@ struct Shared {
     /// `input_required` for 2026-07-28 clients, when an approvals page is
     /// configured ([`Proxy::with_approvals_url`]).
     mrtr: std::sync::OnceLock<mrtr::Mrtr>,
+    /// Woken when the last live call ended.
+    idle: tokio::sync::Notify,
 }
 
 /// The proxy's memory for one connection.
@@ -103,6 +117,8 @@ struct State {
     narrowed: Option<Narrowed>,
     /// The declared `outputSchema`s of the latest list, by tool.
     outputs: HashMap<String, Arc<OutputSchema>>,
+    /// Client calls not yet forwarded or answered ([`hold`]).
+    live: HashMap<RequestId, Arc<hold::CallCtl>>,
 }
 
 /// What a forwarded client request was.
@@ -142,6 +158,7 @@ impl Proxy {
                 options,
                 state: Mutex::new(State::default()),
                 mrtr: std::sync::OnceLock::new(),
+                idle: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -163,6 +180,7 @@ impl Proxy {
                 options,
                 state: Mutex::new(State::default()),
                 mrtr: std::sync::OnceLock::new(),
+                idle: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -200,6 +218,11 @@ impl Proxy {
         // Set once, before the proxy serves: a second call keeps the first.
         let _ = self.shared.mrtr.set(m);
         Ok(self)
+    }
+
+    /// What cancels this proxy's live calls from outside its run.
+    pub(crate) fn canceller(&self) -> Canceller {
+        Canceller(Arc::clone(&self.shared))
     }
 
     /// Serves one connection: frames from `client_in` go to `server_in`,
@@ -240,6 +263,8 @@ impl Proxy {
         ));
         let ended = tokio::select! {
             _ = &mut from_client => {
+                // Its held calls are withdrawn: nobody waits for them.
+                self.shared.cancel_all("the client went away").await;
                 // The client is gone: the server's input ends, and the
                 // server is given a moment to finish.
                 let _ = to_server.send(Out::Close).await;
@@ -319,7 +344,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // error with its id; anything else with a null id.
                 sides.to_client(e.answer()).await;
             }
-            Ok(Message::Request { id, .. }) if shared.lock().pending.contains_key(&id) => {
+            Ok(Message::Request { id, .. }) if shared.is_taken(&id) => {
                 // The id of a request still pending: its answer would be
                 // taken for the other's (a result would skip the checks of
                 // a call's result, or get them wrongly).
@@ -336,7 +361,15 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 let shared = Arc::clone(&shared);
                 let sides = sides.clone();
                 // Decided off the pump: the store writes block.
-                tokio::spawn(async move { shared.call(id, value, bytes, sides).await });
+                let Some(ctl) = shared.start_call(&id) else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    Arc::clone(&shared)
+                        .call(id.clone(), value, bytes, sides, Arc::clone(&ctl))
+                        .await;
+                    shared.end_call(&id, &ctl);
+                });
             }
             Ok(Message::Request { id, method, value }) => {
                 shared.remember_envelope(&value);
@@ -347,6 +380,18 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 };
                 shared.lock().pending.insert(id, kind);
                 sides.to_server(lossless(bytes)).await;
+            }
+            Ok(Message::Notification { method }) if method == "notifications/cancelled" => {
+                // A call of the client's not forwarded yet is cancelled
+                // here (the server never heard of it); any other goes on.
+                let target = cancelled_request(&bytes, &shared.parse);
+                let mine = match &target {
+                    Some(id) => shared.cancel(id, "the client cancelled the call").await,
+                    None => false,
+                };
+                if !mine {
+                    sides.to_server(lossless(bytes)).await;
+                }
             }
             Ok(Message::Notification { .. } | Message::Response { .. }) => {
                 sides.to_server(lossless(bytes)).await;
@@ -413,6 +458,13 @@ impl Shared {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether a request with id `id` is pending or a live call: another
+    /// with that id is refused.
+    fn is_taken(&self, id: &RequestId) -> bool {
+        let state = self.lock();
+        state.pending.contains_key(id) || state.live.contains_key(id)
+    }
+
     /// One `tools/call` from the client: denied `tool_changed` if the
     /// server changed the tool's definition since it was pinned; otherwise
     /// decided by the store gate on the frame itself (as `toolgate check
@@ -424,6 +476,7 @@ impl Shared {
         value: Value<'static>,
         frame_bytes: Vec<u8>,
         sides: Sides,
+        ctl: Arc<hold::CallCtl>,
     ) {
         let tool = value
             .pointer("/params/name")
@@ -454,10 +507,12 @@ impl Shared {
             }
         }
         if mrtr::carried_state(&value).is_some() {
-            self.retry_with_state(id, value, frame_bytes, sides).await;
+            self.retry_with_state(id, value, frame_bytes, sides, ctl)
+                .await;
             return;
         }
-        self.decide_call(id, value, frame_bytes, sides, false).await;
+        self.decide_call(id, value, frame_bytes, sides, false, ctl)
+            .await;
     }
 
     /// A `tools/call` decided by the store gate and answered (`retried`: the
@@ -470,6 +525,7 @@ impl Shared {
         frame_bytes: Vec<u8>,
         sides: Sides,
         retried: bool,
+        ctl: Arc<hold::CallCtl>,
     ) {
         let me = Arc::clone(&self);
         let context = self.call_context(&value);
@@ -512,21 +568,31 @@ impl Shared {
                     return;
                 };
                 let tool = d.tool().to_owned();
-                let taken = {
+                // Forwarded only if not cancelled meanwhile: from here on a
+                // cancellation goes to the server, which knows the id.
+                let (taken, cancelled) = {
                     let mut state = self.lock();
-                    if state.pending.contains_key(&id) {
-                        true
+                    if ctl.is_cancelled() {
+                        (false, true)
+                    } else if state.pending.contains_key(&id) {
+                        (true, false)
                     } else {
+                        state.live.remove(&id);
                         state.pending.insert(
                             id.clone(),
                             Pending::Call {
-                                tool,
+                                tool: tool.clone(),
                                 call_id: id.to_string(),
                             },
                         );
-                        false
+                        (false, false)
                     }
                 };
+                if cancelled {
+                    self.record_result_failure(tool, id.to_string(), "cancelled")
+                        .await;
+                    return;
+                }
                 if taken {
                     // Another request with this id got in while this one
                     // was decided: this one does not run.
@@ -542,16 +608,24 @@ impl Shared {
                 sides.to_server(forward).await;
             }
             Verdict::NeedsApproval => {
+                let approval = d
+                    .approval()
+                    .and_then(|a| a.as_str().parse::<ApprovalId>().ok());
+                if let (Some(a), true) = (approval, ctl.is_cancelled()) {
+                    // Cancelled while it was decided: nobody waits for it.
+                    self.withdraw(a, "the client cancelled the call").await;
+                    return;
+                }
                 if let Some(line) = self.input_required(&id, &value, d).await {
                     sides.to_client(line).await;
                     return;
                 }
-                let held = d
-                    .approval()
-                    .and_then(|a| a.as_str().parse::<ApprovalId>().ok())
-                    .filter(|_| !self.options.hold.is_zero() && !retried);
+                let held = approval.filter(|_| !self.options.hold.is_zero() && !retried);
                 if let Some(approval) = held {
-                    match self.hold(&id, &value, approval, &sides).await {
+                    if self.held_for(&ctl, approval).await {
+                        return;
+                    }
+                    match self.hold(&id, &value, approval, &sides, &ctl).await {
                         Held::Approved => {
                             // Decided again: the approval in the store is
                             // what lets the call through, once.
@@ -561,6 +635,7 @@ impl Shared {
                                 frame_bytes,
                                 sides,
                                 true,
+                                ctl,
                             ))
                             .await;
                             return;
@@ -573,6 +648,7 @@ impl Shared {
                             sides.to_client(frame::result_answer(&id, answer)).await;
                             return;
                         }
+                        Held::Cancelled => return,
                         Held::Waiting => {}
                     }
                 }
@@ -641,6 +717,12 @@ fn cancelled_notification(id: &RequestId) -> String {
     );
     o.insert("params", Value::Object(params));
     canonical::to_string(&Value::Object(o))
+}
+
+/// The request a `notifications/cancelled` frame names (`params.requestId`).
+fn cancelled_request(bytes: &[u8], parse: &ParseOptions) -> Option<RequestId> {
+    let value = parse.parse(bytes).ok()?;
+    RequestId::from_value(value.pointer("/params/requestId")?)
 }
 
 /// A frame the strict parser accepted, as the text it was (valid UTF-8

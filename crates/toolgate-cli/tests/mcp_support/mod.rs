@@ -242,3 +242,40 @@ impl Folder {
         )
     }
 }
+
+/// What every run of `tests/mcp/cancel_client.py` must show: the held
+/// call withdrawn, a later approval refused, the server never called.
+pub fn assert_cancelled_and_withdrawn(steps: &Steps, dir: &Folder) {
+    assert!(!steps.has("cancel_ignored"), "{}", steps.output());
+    assert_eq!(
+        text_at(&steps["withdrawn"], "/state"),
+        "withdrawn",
+        "{}",
+        steps.output()
+    );
+    let after = &steps["approve_after"];
+    assert_eq!(
+        after.pointer("/code"),
+        Some(&json("1")),
+        "{}",
+        steps.output()
+    );
+    assert!(
+        text_at(after, "/stderr").contains("withdrawn"),
+        "{}",
+        steps.output()
+    );
+    assert_eq!(text_at(&steps["add_after"], "/text"), "5");
+    // The server saw the add, never the refund.
+    let seen = dir.seen_canonical();
+    assert_eq!(
+        seen,
+        [r#"{"arguments":{"a":2,"b":3},"tool":"add"}"#],
+        "{}",
+        steps.output()
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("approval_withdrawn"), "{audit}");
+    assert!(!audit.contains("approval_used"), "{audit}");
+    assert!(!audit.contains("approval_granted"), "{audit}");
+}

@@ -34,6 +34,8 @@ pub(super) struct Session {
     pub(super) tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// When it was last used.
     pub(super) used: Mutex<tokio::time::Instant>,
+    /// Withdraws the held calls of the session's proxy when it ends.
+    pub(super) canceller: crate::proxy::Canceller,
 }
 
 /// Where the proxy's messages for the client go.
@@ -82,6 +84,9 @@ impl Session {
     /// streams.
     pub(super) fn end(&self) {
         self.alive.store(false, Ordering::Relaxed);
+        // Nobody will get the answers of its held calls: withdrawn.
+        let canceller = self.canceller.clone();
+        tokio::spawn(async move { canceller.cancel_all("the session ended").await });
         let mut routes = self.routes();
         routes.waiters.clear();
         routes.progress.clear();
@@ -275,9 +280,14 @@ pub(super) async fn exchange(
     }
     let wait = p.inner.wait;
     if !accept.sse {
+        // The client dropping its request (this future dropped with it)
+        // cancels the request.
+        let mut abandoned = Abandoned::new(session, &id);
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            match tokio::time::timeout_at(deadline, rx.recv()).await {
+            let next = tokio::time::timeout_at(deadline, rx.recv()).await;
+            abandoned.disarm_unless(matches!(next, Ok(Some(Routed { last: false, .. }))));
+            match next {
                 Ok(Some(Routed { line, last: true })) => {
                     return json_response(StatusCode::OK, line)
                 }
@@ -303,13 +313,23 @@ pub(super) async fn exchange(
         }
     }
     let (mut body_tx, body) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(16);
+    let (body, mut dropped) = Watched::new(body);
     let session = Arc::clone(session);
     tokio::spawn(async move {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
-            // A comment every 15 s: a client that went away is noticed.
+            // A comment every 15 s keeps intermediaries from closing the
+            // stream; a client that went away is noticed at once (its
+            // body is dropped) and its request cancelled.
             let beat = (tokio::time::Instant::now() + KEEP_ALIVE).min(deadline);
-            let next = match tokio::time::timeout_at(beat, rx.recv()).await {
+            let waited = tokio::select! {
+                _ = &mut dropped => {
+                    gone(&session, &id).await;
+                    return;
+                }
+                waited = tokio::time::timeout_at(beat, rx.recv()) => waited,
+            };
+            let next = match waited {
                 Err(_) if tokio::time::Instant::now() < deadline => {
                     if body_tx
                         .send_data(Bytes::from_static(b": keep-alive\n\n"))
@@ -357,27 +377,95 @@ pub(super) async fn exchange(
     sse_response(body)
 }
 
-/// A client closed a request's stream: its answer is not waited for; for
-/// a 2026-07-28 client, closing the stream is cancelling the request (the
-/// upstream is told).
+/// A response body that says when it is dropped (the client went away).
+pub(super) struct Watched {
+    inner: http_body_util::channel::Channel<Bytes, std::io::Error>,
+    _dropped: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Watched {
+    /// `inner`, and what completes once the body is dropped.
+    pub(super) fn new(
+        inner: http_body_util::channel::Channel<Bytes, std::io::Error>,
+    ) -> (Self, tokio::sync::oneshot::Receiver<()>) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        (
+            Self {
+                inner,
+                _dropped: tx,
+            },
+            rx,
+        )
+    }
+}
+
+impl http_body::Body for Watched {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+}
+
+/// Cancels a request whose exchange is dropped before its answer (the
+/// client dropped its HTTP request) unless disarmed.
+struct Abandoned {
+    session: Arc<Session>,
+    id: RequestId,
+    armed: bool,
+}
+
+impl Abandoned {
+    fn new(session: &Arc<Session>, id: &RequestId) -> Self {
+        Self {
+            session: Arc::clone(session),
+            id: id.clone(),
+            armed: true,
+        }
+    }
+
+    /// Disarmed unless `keep` (the request is still waiting).
+    fn disarm_unless(&mut self, keep: bool) {
+        self.armed &= keep;
+    }
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if self.armed {
+            let session = Arc::clone(&self.session);
+            let id = self.id.clone();
+            tokio::spawn(async move { gone(&session, &id).await });
+        }
+    }
+}
+
+/// A client closed a request's stream or dropped its request: its answer
+/// is not waited for, and the request is cancelled (`notifications/
+/// cancelled` into the session's proxy: a call not forwarded yet is
+/// withdrawn there, one forwarded is cancelled upstream). No transport of
+/// this endpoint resumes a request's stream, so its answer could never be
+/// delivered.
 pub(super) async fn gone(session: &Session, id: &RequestId) {
     forget(session, id);
-    if session.modern {
-        let mut params = Object::new();
-        params.insert("requestId", id.to_value());
-        params.insert(
-            "reason",
-            Value::String(std::borrow::Cow::Borrowed("the client closed its stream")),
-        );
-        let mut o = Object::new();
-        o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
-        o.insert(
-            "method",
-            Value::String(std::borrow::Cow::Borrowed("notifications/cancelled")),
-        );
-        o.insert("params", Value::Object(params));
-        let _ = session.send(&canonical::to_string(&Value::Object(o))).await;
-    }
+    let mut params = Object::new();
+    params.insert("requestId", id.to_value());
+    params.insert(
+        "reason",
+        Value::String(std::borrow::Cow::Borrowed("the client closed its stream")),
+    );
+    let mut o = Object::new();
+    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
+    o.insert(
+        "method",
+        Value::String(std::borrow::Cow::Borrowed("notifications/cancelled")),
+    );
+    o.insert("params", Value::Object(params));
+    let _ = session.send(&canonical::to_string(&Value::Object(o))).await;
 }
 
 /// Forgets a request's waiter.
@@ -445,7 +533,7 @@ pub(super) fn sse_event(line: &str) -> Bytes {
 }
 
 pub(super) fn sse_response(
-    body: http_body_util::channel::Channel<Bytes, std::io::Error>,
+    body: impl http_body::Body<Data = Bytes, Error = std::io::Error> + Send + 'static,
 ) -> Response {
     let mut r = Response::new(Body::new(body));
     let h = r.headers_mut();
