@@ -240,19 +240,14 @@ impl Shared {
                     }
                 },
             };
-            // The config wins: the model is shown the schema the gate
-            // enforces, and the config's description when it has one.
-            let mut shown = o.clone();
-            shown.insert(
-                "inputSchema",
-                narrowed.unwrap_or(registered.raw_schema()).clone(),
+            // Built from the pass list (`pins::shown_definition`): the
+            // schema the gate enforces, the config's description when it
+            // has one, every shown text without hidden characters.
+            let shown = pins::shown_definition(
+                o,
+                narrowed.unwrap_or(registered.raw_schema()),
+                registered.description(),
             );
-            if let Some(d) = registered.description() {
-                shown.insert(
-                    "description",
-                    Value::String(std::borrow::Cow::Owned(d.to_owned())),
-                );
-            }
             kept.push(Value::Object(shown));
         }
         drop(state);
