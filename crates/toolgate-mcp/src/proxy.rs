@@ -23,6 +23,7 @@ mod answers;
 mod hold;
 mod mrtr;
 mod pinning;
+mod reads;
 
 use hold::Held;
 
@@ -132,6 +133,8 @@ enum Pending {
         tool: String,
         call_id: String,
     },
+    /// A request whose answer is read before it passes ([`reads`]).
+    Read(reads::Read),
     Other,
 }
 
@@ -372,11 +375,19 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 });
             }
             Ok(Message::Request { id, method, value }) => {
+                // Only the documented methods pass ([`reads`]).
+                let read = match reads::client_request(&method, &value) {
+                    Ok(read) => read,
+                    Err(()) => {
+                        sides.to_client(reads::refused_method(&id, &method)).await;
+                        continue;
+                    }
+                };
                 shared.remember_envelope(&value);
-                let kind = if method == "tools/list" {
-                    Pending::List
-                } else {
-                    Pending::Other
+                let kind = match read {
+                    _ if method == "tools/list" => Pending::List,
+                    Some(read) => Pending::Read(read),
+                    None => Pending::Other,
                 };
                 shared.lock().pending.insert(id, kind);
                 sides.to_server(lossless(bytes)).await;
@@ -429,6 +440,10 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                         "server response to no pending request dropped (id {id})"
                     )),
                     Some(Pending::Other) => sides.to_client(lossless(bytes)).await,
+                    Some(Pending::Read(read)) => {
+                        let line = shared.read_answer(&id, &value, read).await;
+                        sides.to_client(line).await;
+                    }
                     Some(Pending::List) => {
                         let line = shared.filter_list(&id, &value).await;
                         sides.to_client(line).await;
@@ -446,7 +461,20 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // Checked before the client hears of it.
                 shared.relist(&sides, Some(lossless(bytes))).await;
             }
-            Ok(Message::Request { .. } | Message::Notification { .. }) => {
+            Ok(Message::Request { id, method, value }) => {
+                // Only the documented server requests pass, read first.
+                match shared
+                    .server_request(&id, &method, &value, lossless(bytes))
+                    .await
+                {
+                    Ok(line) => sides.to_client(line).await,
+                    Err(answer) => sides.to_server(answer).await,
+                }
+            }
+            Ok(Message::Notification { method }) if method.starts_with("notifications/tasks/") => {
+                finding("server notification dropped: toolgate does not support tasks");
+            }
+            Ok(Message::Notification { .. }) => {
                 sides.to_client(lossless(bytes)).await;
             }
         }
@@ -483,6 +511,32 @@ impl Shared {
             .and_then(Value::as_str)
             .map(str::to_owned);
         self.remember_envelope(&value);
+        if value.pointer("/params/task").is_some() {
+            // A task-augmented call: toolgate does not check task results
+            // (`tasks/result`), so it runs no task.
+            let me = Arc::clone(&self);
+            let entry_tool = tool.clone().unwrap_or_default();
+            let call_id = id.to_string();
+            let recorded = tokio::task::spawn_blocking(move || {
+                me.audit(
+                    &entry_tool,
+                    &call_id,
+                    "tasks_not_supported",
+                    Some("mcp task-augmented call"),
+                )
+            })
+            .await;
+            if !matches!(recorded, Ok(true)) {
+                finding("the audit record of a refused task could not be written");
+            }
+            let answer = frame::error_answer(
+                Some(&id),
+                frame::INVALID_PARAMS,
+                "refused by toolgate: tasks_not_supported",
+            );
+            sides.to_client(answer).await;
+            return;
+        }
         if let Some(tool) = tool.as_deref() {
             if let Err(refused) = self.pin_check(tool, &sides).await {
                 let me = Arc::clone(&self);

@@ -31,7 +31,7 @@ impl Shared {
                     self.own_list_failed();
                     continue;
                 }
-                Pending::List | Pending::Other => frame::error_answer(
+                Pending::List | Pending::Other | Pending::Read(_) => frame::error_answer(
                     Some(&id),
                     frame::INTERNAL_ERROR,
                     &format!("refused by toolgate: {code}"),
@@ -67,6 +67,20 @@ impl Shared {
         reasons: Vec<String>,
         digest: Option<toolgate_json::canonical::Digest>,
     ) -> bool {
+        self.record_note(tool, call_id, reasons, digest, "mcp result")
+            .await
+    }
+
+    /// Writes a `tool_result` audit record with `note` saying where it
+    /// passed; whether it is committed.
+    pub(super) async fn record_note(
+        &self,
+        tool: String,
+        call_id: String,
+        reasons: Vec<String>,
+        digest: Option<toolgate_json::canonical::Digest>,
+        note: &'static str,
+    ) -> bool {
         let gate = Arc::clone(&self.gate);
         let user = self.user.clone();
         let session = self.session.clone();
@@ -76,7 +90,7 @@ impl Shared {
                 .session(session)
                 .tool(tool)
                 .call_id(call_id)
-                .note("mcp result");
+                .note(note);
             for r in reasons {
                 entry = entry.reason(r);
             }
