@@ -369,6 +369,17 @@ impl Mux {
         }
     }
 
+    /// The upstream whose namespace `name` is in: the one with the longest
+    /// prefix `name` starts with; `None` when no prefix matches.
+    fn namespace_of(&self, name: &str) -> Option<usize> {
+        self.prefixes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.is_empty() && name.starts_with(p.as_str()))
+            .max_by_key(|(_, p)| p.len())
+            .map(|(i, _)| i)
+    }
+
     /// The upstream a call of `name` goes to.
     fn route(&self, name: &str) -> Option<usize> {
         let state = self.state();
@@ -484,6 +495,19 @@ impl Mux {
         let mut kept = Vec::new();
         for (_, t) in tools {
             let name = t.pointer("/name").and_then(Value::as_str).unwrap_or("");
+            if let Some(Some(u)) = seen.get(name) {
+                // Routing is identity: a name in another upstream's
+                // namespace is that upstream's, whoever lists it.
+                if let Some(owner) = self.namespace_of(name).filter(|o| o != u) {
+                    let shown: String = name.chars().take(64).collect();
+                    let owner = self.names.get(owner).map_or("?", String::as_str);
+                    let _ = writeln_stderr(&format!(
+                        "tools/list: `{}` hidden: its name is in the namespace of the upstream `{owner}`",
+                        shown.escape_debug()
+                    ));
+                    seen.insert(name.to_owned(), None);
+                }
+            }
             match seen.get(name) {
                 Some(Some(u)) => {
                     state.routes.insert(name.to_owned(), *u);
