@@ -1448,3 +1448,105 @@ fn a_name_spelling_another_upstreams_namespace_is_refused() {
         e.stderr()
     );
 }
+
+/// Issue 28, item 17: requests the endpoint refuses before any decision
+/// (no or a wrong token, a foreign `Origin`, a frame the strict parser
+/// refuses, a mirrored header that does not match, an unknown session)
+/// leave audit records, aggregated so a flood cannot grow the log: one
+/// record at the first refusal of a kind, one with the count of the rest
+/// when its 10 s window ends.
+#[test]
+fn refused_requests_are_audited_and_a_flood_is_aggregated() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let dir = shop("", &stdio_upstream(&python));
+    let e = Endpoint::start(&dir);
+    let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}"#;
+    for _ in 0..30 {
+        let a = e.http(
+            "POST",
+            &[
+                ("authorization", "Bearer wrong"),
+                ("content-type", "application/json"),
+            ],
+            call,
+        );
+        assert_eq!(a.status, 401);
+        let a = e.post(&[("origin", "https://evil.example")], call);
+        assert_eq!(a.status, 403);
+        let a = e.post(
+            &[("mcp-session-id", "no-such-session")],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":2}}}"#,
+        );
+        assert_eq!(a.status, 400);
+        let a = e.post(
+            &[
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "weather"),
+            ],
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+        );
+        assert_eq!(a.status, 400);
+        let a = e.post(&[("mcp-session-id", "no-such-session")], call);
+        assert_eq!(a.status, 404);
+    }
+    let kinds = [
+        ("unauthorized", "invalid_token"),
+        ("forbidden", "origin_not_allowed"),
+        ("deny", "duplicate_key"),
+        ("deny", "header_mismatch"),
+        ("deny", "unknown_session"),
+    ];
+    // (verdict, reason, note) of every record.
+    let records = || -> Vec<(String, String, String)> {
+        let config = dir.config();
+        let out = toolgate(&[
+            "audit",
+            "tail",
+            "--jsonl",
+            "-n",
+            "500",
+            "--config",
+            config.to_str().unwrap(),
+        ]);
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let v = toolgate_json::from_str(l).unwrap().into_owned();
+                let get = |p: &str| {
+                    v.pointer(p)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                (get("/verdict"), get("/reasons/0"), get("/note"))
+            })
+            .collect()
+    };
+    // The window ends within 10 s: then each kind has its count.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let all = loop {
+        let all = records();
+        if kinds.iter().all(|(_, reason)| {
+            all.iter()
+                .any(|(_, r, n)| r == reason && n.contains("more within 10 s"))
+        }) {
+            break all;
+        }
+        assert!(Instant::now() < deadline, "{all:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    for (verdict, reason) in kinds {
+        let mine: Vec<&(String, String, String)> =
+            all.iter().filter(|(_, r, _)| r == reason).collect();
+        assert_eq!(mine.len(), 2, "{reason}: {all:?}");
+        assert!(mine.iter().all(|(v, _, _)| v == verdict), "{all:?}");
+        assert_eq!(mine[0].2, "mcp http: refused", "{all:?}");
+        assert_eq!(mine[1].2, "mcp http: 29 more within 10 s", "{all:?}");
+    }
+    assert!(dir.seen_canonical().is_empty());
+}

@@ -382,6 +382,28 @@ fn frames_the_strict_parser_refuses_are_answered_and_never_forwarded() {
     );
     let seen = dir.seen_canonical();
     assert_eq!(seen, [r#"{"arguments":{"a":1,"b":2},"tool":"add"}"#]);
+    // Issue 28, item 17: each refused frame is audited, one record per
+    // kind (the second duplicate key is counted, not recorded again; the
+    // count is written when toolgate ends).
+    let audit = dir.audit();
+    for reason in [
+        "reasons=duplicate_key",
+        "reasons=invalid_utf8",
+        "reasons=frame_too_large",
+        "reasons=batch_not_supported",
+    ] {
+        assert!(
+            audit
+                .lines()
+                .any(|l| l.contains("  deny  user=desk  ") && l.contains(reason)),
+            "{reason}:\n{audit}"
+        );
+    }
+    let dup: Vec<&str> = audit
+        .lines()
+        .filter(|l| l.contains("reasons=duplicate_key"))
+        .collect();
+    assert_eq!(dup.len(), 2, "{audit}");
 }
 
 #[test]
@@ -1130,8 +1152,8 @@ fn a_modern_client_gets_input_required_and_only_the_store_approves() {
 
 /// Issue 17's fault test: the client leaves while its call is held for a
 /// human. toolgate ends with the client (it does not sit out the hold),
-/// the call never reaches the server, and a human approving it afterwards
-/// runs nothing: the approval is bound to a call nobody is waiting for.
+/// the call never reaches the server, and its approval is withdrawn
+/// (issue 28, item 11): a human approving it afterwards is refused.
 #[test]
 fn a_client_that_leaves_while_its_call_is_held_runs_nothing() {
     let python = match sdk_python() {
@@ -1175,11 +1197,16 @@ fn a_client_that_leaves_while_its_call_is_held_runs_nothing() {
         "--config",
         config.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text_of(&out.stderr));
-    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(out.status.code(), Some(1), "{}", text_of(&out.stderr));
+    assert!(
+        text_of(&out.stderr).contains("is already withdrawn"),
+        "{}",
+        text_of(&out.stderr)
+    );
     assert!(dir.seen().is_empty(), "{:?}", dir.seen());
     let audit = dir.audit();
     assert!(audit.contains("needs_approval"), "{audit}");
+    assert!(audit.contains("approval_withdrawn"), "{audit}");
     assert!(!audit.contains("approval_used"), "{audit}");
 }
 

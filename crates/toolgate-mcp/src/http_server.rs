@@ -55,17 +55,23 @@ use axum::routing::post;
 use axum::Router;
 use tokio::io::BufReader;
 use toolgate::config::{Config, McpToken, McpUpstream};
-use toolgate_json::{canonical, Object, ParseOptions, Value};
+use toolgate_json::{ParseOptions, Value};
 use toolgate_store::StoreGate;
 
 use crate::frame::{self, Message, RequestId};
 use crate::proxy::{Proxy, ProxyOptions};
+use crate::refusals::Kind;
 use crate::upstream::{self, HttpClient};
 
 mod admit;
+mod eras;
 mod session;
 
-use session::{dispatch, exchange, get_stream, Routes, Session};
+#[cfg(test)]
+use eras::header_value;
+use eras::{find_session, initialize, legacy, modern};
+
+use session::{dispatch, get_stream, Routes, Session};
 
 /// The 2026-07-28 protocol version this endpoint serves.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -133,6 +139,8 @@ struct Inner {
     /// `[mcp] approvals_url`: 2026-07-28 clients are answered
     /// `input_required` pointing there.
     approvals_url: Option<String>,
+    /// Audit records of refused requests, aggregated.
+    refusals: Arc<crate::refusals::Refusals>,
 }
 
 impl HttpProxy {
@@ -172,9 +180,11 @@ impl HttpProxy {
         } else {
             None
         };
+        let gate = Arc::new(gate);
+        let refusals = crate::refusals::Refusals::new(Arc::clone(&gate));
         Ok(Self {
             inner: Arc::new(Inner {
-                gate: Arc::new(gate),
+                gate,
                 options,
                 parse: frame::parse_options(mcp.max_frame_bytes()),
                 max_frame_bytes: mcp.max_frame_bytes(),
@@ -192,6 +202,7 @@ impl HttpProxy {
                 narrow,
                 pins: (mcp.upstream_name().to_owned(), mcp.pin_first()),
                 approvals_url: mcp.approvals_url().map(str::to_owned),
+                refusals,
             }),
         })
     }
@@ -273,6 +284,8 @@ pub async fn serve(
     }
     drop(listener);
     reaper.abort();
+    let refusals = Arc::clone(&proxy.inner.refusals);
+    let _ = tokio::task::spawn_blocking(move || refusals.flush()).await;
     // Open event streams would hold the shutdown: every session ends first.
     let all: Vec<Arc<Session>> = sessions.lock_sessions().drain().map(|(_, s)| s).collect();
     for s in all {
@@ -341,7 +354,8 @@ impl Inner {
                     ))
                 })?;
         let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options)
-            .with_pins(&self.pins.0, self.pins.1);
+            .with_pins(&self.pins.0, self.pins.1)
+            .with_refusals(Arc::clone(&self.refusals));
         if let Some(url) = &self.approvals_url {
             // The session's own requestState secret: a retry verifies in
             // the session that issued it.
@@ -442,6 +456,7 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
                 .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
         });
     if !json_type {
+        inner.refused(Kind::Deny, "unsupported_media_type", Some(token.user()));
         return rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
@@ -451,6 +466,7 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
     }
     let accept = Accept::of(&headers);
     if !accept.json && !accept.sse {
+        inner.refused(Kind::Deny, "not_acceptable", Some(token.user()));
         return rpc_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -467,6 +483,7 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
         Ok(Ok(b)) => b,
         Ok(Err(_)) => {
             note("client frame refused: frame_too_large");
+            inner.refused(Kind::Deny, "frame_too_large", Some(token.user()));
             return rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 None,
@@ -475,12 +492,13 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
             );
         }
         Err(_) => {
+            inner.refused(Kind::Deny, "body_timeout", Some(token.user()));
             return rpc_error(
                 StatusCode::REQUEST_TIMEOUT,
                 None,
                 frame::PARSE_ERROR,
                 "refused by toolgate: body_timeout",
-            )
+            );
         }
     };
     let message = match frame::decode(&bytes, &inner.parse) {
@@ -488,6 +506,7 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
         Err(e) => {
             // Never forwarded.
             note(&format!("client frame refused: {}", e.reason()));
+            inner.refused(Kind::Deny, e.reason(), Some(token.user()));
             return json_response(StatusCode::BAD_REQUEST, e.answer());
         }
     };
@@ -505,7 +524,10 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
         .map(|v| v.to_str().map(str::to_owned));
     match session_id {
         Some(Ok(id)) => legacy(&p, &token, &id, &headers, message, line, accept).await,
-        Some(Err(_)) => not_found_session(),
+        Some(Err(_)) => {
+            inner.refused(Kind::Deny, "unknown_session", Some(token.user()));
+            not_found_session()
+        }
         None => match &message {
             Message::Request { method, .. } if method == "initialize" => {
                 initialize(&p, &token, &headers, message, line, accept).await
@@ -513,12 +535,15 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
             _ if is_modern(&value, &headers) => {
                 modern(&p, &token, &headers, message, value, accept).await
             }
-            _ => rpc_error(
-                StatusCode::BAD_REQUEST,
-                message_id(&message),
-                frame::INVALID_REQUEST,
-                "refused by toolgate: missing Mcp-Session-Id (send initialize first, or a 2026-07-28 request)",
-            ),
+            _ => {
+                inner.refused(Kind::Deny, "missing_session", Some(token.user()));
+                rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    message_id(&message),
+                    frame::INVALID_REQUEST,
+                    "refused by toolgate: missing Mcp-Session-Id (send initialize first, or a 2026-07-28 request)",
+                )
+            }
         },
     }
 }
@@ -577,284 +602,6 @@ fn is_modern(value: &Value<'static>, headers: &HeaderMap) -> bool {
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| !LEGACY_VERSIONS.contains(&v))
-}
-
-/// `initialize` without a session: a new session, its id in the answer.
-async fn initialize(
-    p: &HttpProxy,
-    token: &McpToken,
-    headers: &HeaderMap,
-    message: Message,
-    line: String,
-    accept: Accept,
-) -> Response {
-    if let Err(r) = legacy_version_header(headers, &message) {
-        return *r;
-    }
-    let Message::Request { id, .. } = message else {
-        return not_found_session();
-    };
-    let mut random = [0u8; 16];
-    if getrandom::fill(&mut random).is_err() {
-        return rpc_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            Some(&id),
-            frame::INTERNAL_ERROR,
-            "refused by toolgate: internal_error",
-        );
-    }
-    let sid: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    let session = match p.inner.open(sid.clone(), token.user(), &sid, false) {
-        Ok(s) => s,
-        Err(r) => return *r,
-    };
-    note(&format!(
-        "session {sid} opened for `{}`",
-        printable(token.user())
-    ));
-    let mut r = exchange(p, &session, id, None, line, None, accept).await;
-    if let Ok(v) = HeaderValue::from_str(&sid) {
-        r.headers_mut().insert("mcp-session-id", v);
-    }
-    r
-}
-
-/// A message in an open session.
-async fn legacy(
-    p: &HttpProxy,
-    token: &McpToken,
-    sid: &str,
-    headers: &HeaderMap,
-    message: Message,
-    line: String,
-    accept: Accept,
-) -> Response {
-    if let Err(r) = legacy_version_header(headers, &message) {
-        return *r;
-    }
-    let Some(session) = find_session(p, token, sid) else {
-        return not_found_session();
-    };
-    match message {
-        Message::Request { id, method, value } => {
-            if method == "initialize" {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(&id),
-                    frame::INVALID_REQUEST,
-                    "refused by toolgate: the session is initialized already",
-                );
-            }
-            let token = value
-                .pointer("/params/_meta/progressToken")
-                .map(canonical::to_string);
-            exchange(p, &session, id, None, line, token, accept).await
-        }
-        Message::Notification { method } if method == "notifications/cancelled" => {
-            // The cancelled request's own exchange ends: no answer comes.
-            let sent = session.send(&line).await;
-            if let Some(id) = toolgate_json::from_str(&line).ok().and_then(|v| {
-                v.pointer("/params/requestId")
-                    .and_then(RequestId::from_value)
-            }) {
-                session::forget(&session, &id);
-            }
-            if sent {
-                accepted()
-            } else {
-                not_found_session()
-            }
-        }
-        Message::Notification { .. } | Message::Response { .. } => {
-            if session.send(&line).await {
-                accepted()
-            } else {
-                not_found_session()
-            }
-        }
-    }
-}
-
-/// The session `sid` if it exists and was opened by this token's user.
-fn find_session(p: &HttpProxy, token: &McpToken, sid: &str) -> Option<Arc<Session>> {
-    let session = p.inner.lock_sessions().get(sid).cloned()?;
-    (session.user == token.user() && !session.modern && session.alive.load(Ordering::Relaxed))
-        .then_some(session)
-}
-
-/// A session-era `MCP-Protocol-Version` header must be one of
-/// [`LEGACY_VERSIONS`].
-fn legacy_version_header(headers: &HeaderMap, message: &Message) -> Result<(), Box<Response>> {
-    match headers.get("mcp-protocol-version") {
-        None => Ok(()),
-        Some(v) if v.to_str().is_ok_and(|v| LEGACY_VERSIONS.contains(&v)) => Ok(()),
-        Some(_) => Err(Box::new(rpc_error(
-            StatusCode::BAD_REQUEST,
-            message_id(message),
-            frame::INVALID_REQUEST,
-            "refused by toolgate: unsupported MCP-Protocol-Version",
-        ))),
-    }
-}
-
-/// A 2026-07-28 message: the headers must mirror the body, the version must
-/// be served; a request goes to the user's connection under an id of the
-/// proxy's.
-async fn modern(
-    p: &HttpProxy,
-    token: &McpToken,
-    headers: &HeaderMap,
-    message: Message,
-    value: Value<'static>,
-    accept: Accept,
-) -> Response {
-    let inner = &p.inner;
-    let id = message_id(&message);
-    let method = value.pointer("/method").and_then(Value::as_str);
-    let version = value
-        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-        .and_then(Value::as_str);
-    if let Message::Request { .. } = &message {
-        let caps = value.pointer("/params/_meta/io.modelcontextprotocol~1clientCapabilities");
-        if version.is_none() || caps.is_none_or(|c| c.as_object().is_none()) {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                frame::INVALID_PARAMS,
-                "refused by toolgate: _meta must carry io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities",
-            );
-        }
-    }
-    // The mirrored headers.
-    let mut checks: Vec<(&str, Option<&str>)> = vec![("MCP-Protocol-Version", version)];
-    checks.push(("Mcp-Method", method));
-    let name = match method {
-        Some("tools/call" | "prompts/get") => Some(value.pointer("/params/name")),
-        Some("resources/read") => Some(value.pointer("/params/uri")),
-        _ => None,
-    };
-    if let Some(n) = name {
-        checks.push(("Mcp-Name", n.and_then(Value::as_str)));
-    }
-    for (header_name, body) in checks {
-        let given = headers
-            .get(header_name)
-            .and_then(|v| v.to_str().ok())
-            .and_then(header_value);
-        if body.is_none() && given.is_none() && header_name == "MCP-Protocol-Version" {
-            // A notification without a version: nothing to mirror.
-            continue;
-        }
-        if given.as_deref() != body {
-            note(&format!(
-                "request refused: {header_name} does not match the body"
-            ));
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                id,
-                HEADER_MISMATCH,
-                &format!("Header mismatch: the {header_name} header does not match the body"),
-            );
-        }
-    }
-    if let Some(v) = version {
-        if v != MODERN_VERSION {
-            return unsupported_version(id, v);
-        }
-    }
-    if !matches!(message, Message::Request { .. }) {
-        // 2026-07-28 defines no client-to-server notification over HTTP
-        // and no server request to answer: nothing to forward.
-        return accepted();
-    }
-    let gate_session = token
-        .session()
-        .map_or_else(|| format!("mcp-http-{}", token.user()), str::to_owned);
-    let key = format!("modern\u{0}{}\u{0}{gate_session}", token.user());
-    let existing = inner.lock_sessions().get(&key).cloned();
-    let session = match existing.filter(|s| s.alive.load(Ordering::Relaxed)) {
-        Some(s) => s,
-        None => match inner.open(key, token.user(), &gate_session, true) {
-            Ok(s) => s,
-            Err(r) => return *r,
-        },
-    };
-    match message {
-        Message::Request { id, value, .. } => {
-            // The proxy's own id on the shared connection.
-            let own = format!("tg-{}", inner.next());
-            let Some(mut o) = value.as_object().cloned() else {
-                return rpc_error(
-                    StatusCode::BAD_REQUEST,
-                    Some(&id),
-                    frame::INVALID_REQUEST,
-                    "refused by toolgate: not_a_message",
-                );
-            };
-            o.insert("id", Value::String(std::borrow::Cow::Owned(own.clone())));
-            let progress = value
-                .pointer("/params/_meta/progressToken")
-                .map(canonical::to_string);
-            let line = canonical::to_string(&Value::Object(o));
-            let Some(own_id) = RequestId::from_value(&Value::String(own.into())) else {
-                return not_found_session();
-            };
-            exchange(
-                p,
-                &session,
-                own_id,
-                Some(id.to_value()),
-                line,
-                progress,
-                accept,
-            )
-            .await
-        }
-        Message::Notification { .. } | Message::Response { .. } => accepted(),
-    }
-}
-
-/// A mirrored header's value: `=?base64?…?=` decoded.
-fn header_value(text: &str) -> Option<String> {
-    match text
-        .strip_prefix("=?base64?")
-        .and_then(|r| r.strip_suffix("?="))
-    {
-        Some(b64) => String::from_utf8(upstream::base64_decode(b64)?).ok(),
-        None => Some(text.to_owned()),
-    }
-}
-
-fn unsupported_version(id: Option<&RequestId>, requested: &str) -> Response {
-    let mut data = Object::new();
-    data.insert(
-        "supported",
-        Value::Array(vec![Value::String(std::borrow::Cow::Borrowed(
-            MODERN_VERSION,
-        ))]),
-    );
-    data.insert(
-        "requested",
-        Value::String(std::borrow::Cow::Owned(requested.to_owned())),
-    );
-    let mut error = Object::new();
-    error.insert(
-        "code",
-        Value::Number(toolgate_json::Number::from(UNSUPPORTED_PROTOCOL_VERSION)),
-    );
-    error.insert(
-        "message",
-        Value::String(std::borrow::Cow::Borrowed("Unsupported protocol version")),
-    );
-    error.insert("data", Value::Object(data));
-    let mut o = Object::new();
-    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
-    o.insert("id", id.map_or(Value::Null, RequestId::to_value));
-    o.insert("error", Value::Object(error));
-    json_response(
-        StatusCode::BAD_REQUEST,
-        canonical::to_string(&Value::Object(o)),
-    )
 }
 
 /// `DELETE /mcp`: ends the session.

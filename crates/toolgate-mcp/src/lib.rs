@@ -76,6 +76,8 @@ mod http_server;
 #[cfg(feature = "proxy")]
 mod proxy;
 #[cfg(feature = "proxy")]
+mod refusals;
+#[cfg(feature = "proxy")]
 mod upstream;
 
 pub mod frame;

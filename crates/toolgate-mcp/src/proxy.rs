@@ -105,6 +105,8 @@ struct Shared {
     mrtr: std::sync::OnceLock<mrtr::Mrtr>,
     /// Woken when the last live call ended.
     idle: tokio::sync::Notify,
+    /// Audit records of refused frames, aggregated.
+    refusals: Arc<crate::refusals::Refusals>,
 }
 
 /// The proxy's memory for one connection.
@@ -152,18 +154,7 @@ impl Proxy {
         session: impl Into<String>,
         options: ProxyOptions,
     ) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                gate: Arc::new(gate),
-                user: user.into(),
-                session: session.into(),
-                parse: frame::parse_options(options.max_frame_bytes),
-                options,
-                state: Mutex::new(State::default()),
-                mrtr: std::sync::OnceLock::new(),
-                idle: tokio::sync::Notify::new(),
-            }),
-        }
+        Self::with_gate(Arc::new(gate), user, session, options)
     }
 
     /// A proxy deciding with a gate shared with other proxies (one per
@@ -174,6 +165,7 @@ impl Proxy {
         session: impl Into<String>,
         options: ProxyOptions,
     ) -> Self {
+        let refusals = crate::refusals::Refusals::new(Arc::clone(&gate));
         Self {
             shared: Arc::new(Shared {
                 gate,
@@ -184,6 +176,7 @@ impl Proxy {
                 state: Mutex::new(State::default()),
                 mrtr: std::sync::OnceLock::new(),
                 idle: tokio::sync::Notify::new(),
+                refusals,
             }),
         }
     }
@@ -221,6 +214,16 @@ impl Proxy {
         // Set once, before the proxy serves: a second call keeps the first.
         let _ = self.shared.mrtr.set(m);
         Ok(self)
+    }
+
+    /// Records its refused frames through `refusals` (shared by the
+    /// sessions of one HTTP endpoint, so a flood across sessions is
+    /// aggregated as one).
+    pub(crate) fn with_refusals(mut self, refusals: Arc<crate::refusals::Refusals>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.refusals = refusals;
+        }
+        self
     }
 
     /// What cancels this proxy's live calls from outside its run.
@@ -288,6 +291,8 @@ impl Proxy {
         drop(to_server);
         let _ = tokio::time::timeout(Duration::from_secs(5), client_writer).await;
         let _ = tokio::time::timeout(Duration::from_secs(5), server_writer).await;
+        let refusals = Arc::clone(&self.shared.refusals);
+        let _ = tokio::task::spawn_blocking(move || refusals.flush()).await;
         ended
     }
 }
@@ -334,6 +339,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
             Line::Frame(bytes) => bytes,
             Line::TooLong => {
                 finding("client frame refused: frame_too_large");
+                shared.refuse_frame("frame_too_large");
                 sides
                     .to_client(frame::FrameError::too_long().answer())
                     .await;
@@ -343,6 +349,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
         match frame::decode(&bytes, &shared.parse) {
             Err(e) => {
                 finding(&format!("client frame refused: {}", e.reason()));
+                shared.refuse_frame(e.reason());
                 // Never forwarded. A request whose id can be told gets the
                 // error with its id; anything else with a null id.
                 sides.to_client(e.answer()).await;
@@ -484,6 +491,17 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The audit record of a client frame refused before any decision
+    /// (aggregated: [`crate::refusals`]).
+    fn refuse_frame(&self, code: &'static str) {
+        self.refusals.record(
+            crate::refusals::Kind::Deny,
+            "mcp frame",
+            code,
+            Some(&self.user),
+        );
     }
 
     /// Whether a request with id `id` is pending or a live call: another

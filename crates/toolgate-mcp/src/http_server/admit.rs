@@ -9,6 +9,7 @@ use toolgate::config::McpToken;
 
 use super::{note, plain, rpc_error, Inner};
 use crate::frame;
+use crate::refusals::Kind;
 
 impl Inner {
     /// The checks every request passes first: its `Host` and `Origin`
@@ -24,6 +25,7 @@ impl Inner {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
         if !host.is_some_and(|h| self.host_ok(h)) {
             note("request refused: the Host header does not name this endpoint");
+            self.refused(Kind::Forbidden, "host_not_allowed", None);
             return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Host")));
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
@@ -33,10 +35,17 @@ impl Inner {
             });
             if !ok {
                 note("request refused: its Origin is not allowed");
+                self.refused(Kind::Forbidden, "origin_not_allowed", None);
                 return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Origin")));
             }
         }
         Ok(())
+    }
+
+    /// The audit record of a refused request (aggregated:
+    /// [`crate::refusals`]).
+    pub(super) fn refused(&self, kind: Kind, code: &'static str, user: Option<&str>) {
+        self.refusals.record(kind, "mcp http", code, user);
     }
 
     pub(super) fn host_ok(&self, host: &str) -> bool {
@@ -55,6 +64,7 @@ impl Inner {
                     .then(|| token.trim().to_owned())
             });
         let Some(given) = given.filter(|t| !t.is_empty()) else {
+            self.refused(Kind::Unauthorized, "missing_token", None);
             return Err(Box::new(unauthorized(None)));
         };
         let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
@@ -70,9 +80,10 @@ impl Inner {
                 found = Some(t);
             }
         }
-        found
-            .cloned()
-            .ok_or_else(|| Box::new(unauthorized(Some("invalid_token"))))
+        found.cloned().ok_or_else(|| {
+            self.refused(Kind::Unauthorized, "invalid_token", None);
+            Box::new(unauthorized(Some("invalid_token")))
+        })
     }
 }
 
