@@ -1398,3 +1398,71 @@ fn every_answer_toward_the_model_is_read_first() {
     );
     assert!(dir.audit().contains("reasons=tasks_not_supported"));
 }
+
+/// Issue 28, item 14: a server whose `tools/list` is paginated. toolgate
+/// reads every page for its own checks, so a tool on a later page is
+/// pinned and callable though the SDK user read the first page only; with
+/// `pin_first = "approve"`, approving that tool's pending pin makes it
+/// callable at once, whatever page it is on.
+#[test]
+fn every_page_of_a_paginated_catalog_is_pinned() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let tools = r#"[{"name":"add","inputSchema":{"type":"object"}},{"name":"sum","inputSchema":{"type":"object"}},{"name":"temp","inputSchema":{"type":"object"}}]"#;
+    for first in ["trust", "approve"] {
+        let dir = Dir::with_config(&here.join("toolgate.toml"));
+        let text = std::fs::read_to_string(dir.config()).unwrap();
+        std::fs::write(
+            dir.config(),
+            text.replacen("[mcp]\n", &format!("[mcp]\npin_first = \"{first}\"\n"), 1),
+        )
+        .unwrap();
+        let mut cmd = Command::new(&python);
+        cmd.arg(here.join("paged_client.py"))
+            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(dir.config())
+            .arg(here.join("list_server.py"))
+            .arg(tools);
+        if first == "approve" {
+            cmd.arg("approve");
+        }
+        let out = cmd.output().unwrap();
+        let steps = Steps::of(&out, first);
+        assert_eq!(
+            steps["first_page"]
+                .pointer("/next")
+                .map(Value::to_canonical_string),
+            Some(r#""1""#.to_owned()),
+            "{}",
+            steps.output()
+        );
+        let (code, pins, err) = dir.pins(&["list", "--state", "all"]);
+        assert_eq!(code, 0, "{err}");
+        for tool in ["add", "sum", "temp"] {
+            assert!(pins.contains(tool), "{tool} not pinned:\n{pins}");
+        }
+        if first == "trust" {
+            assert_eq!(
+                text_at(&steps["temp"], "/text"),
+                "temp ran",
+                "{}",
+                steps.output()
+            );
+        } else {
+            assert_eq!(
+                text_at(&steps["temp"], "/text"),
+                "denied by toolgate: tool_changed"
+            );
+            assert_eq!(steps["approved"].pointer("/code"), Some(&json("0")));
+            assert_eq!(
+                text_at(&steps["temp_after"], "/text"),
+                "temp ran",
+                "{}",
+                steps.output()
+            );
+        }
+    }
+}

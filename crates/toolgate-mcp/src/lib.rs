@@ -74,9 +74,11 @@
 //! stdio child, or a streamable-HTTP server; several joined into one, with
 //! prefixed tool names).
 //!
-//! Not done yet: a paginated `tools/list` is pinned page by page; an
-//! upstream's own `input_required` result is refused as a result without
-//! content.
+//! A paginated `tools/list` is one catalog: the proxy reads every page
+//! itself and pins each tool across all of them.
+//!
+//! Not done yet: an upstream's own `input_required` result is refused as a
+//! result without content.
 
 #[cfg(feature = "proxy")]
 mod era;

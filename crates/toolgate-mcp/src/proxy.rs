@@ -127,7 +127,11 @@ struct State {
 /// What a forwarded client request was.
 #[derive(Debug, Clone)]
 enum Pending {
-    List,
+    /// The client's `tools/list`; `paged`: it asked for a page after the
+    /// first.
+    List {
+        paged: bool,
+    },
     /// The proxy's own `tools/list` (after `list_changed`, or before a
     /// call when no catalog of the run is fresh).
     OwnList,
@@ -392,7 +396,9 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 };
                 shared.remember_envelope(&value);
                 let kind = match read {
-                    _ if method == "tools/list" => Pending::List,
+                    _ if method == "tools/list" => Pending::List {
+                        paged: value.pointer("/params/cursor").is_some(),
+                    },
                     Some(read) => Pending::Read(read),
                     None => Pending::Other,
                 };
@@ -451,9 +457,22 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                         let line = shared.read_answer(&id, &value, read).await;
                         sides.to_client(line).await;
                     }
-                    Some(Pending::List) => {
-                        let line = shared.filter_list(&id, &value).await;
-                        sides.to_client(line).await;
+                    Some(Pending::List { paged }) => {
+                        let paged = paged || value.pointer("/result/nextCursor").is_some();
+                        if paged {
+                            // One page of several: checked against the
+                            // whole catalog, which the proxy reads itself
+                            // (off this pump, which reads those answers).
+                            let shared = Arc::clone(&shared);
+                            let sides = sides.clone();
+                            tokio::spawn(async move {
+                                let line = shared.filter_list(&id, &value, Some(&sides)).await;
+                                sides.to_client(line).await;
+                            });
+                        } else {
+                            let line = shared.filter_list(&id, &value, None).await;
+                            sides.to_client(line).await;
+                        }
                     }
                     Some(Pending::OwnList) => shared.own_list_answered(&value, &sides).await,
                     Some(Pending::Call { tool, call_id }) => {

@@ -2,7 +2,8 @@
 given as a JSON array in its first argument and answers every call with
 "NAME ran". Every tools/call it receives is appended to the file named by
 env MCP_TEST_SEEN, with the server's name (its second argument) as
-`server`.
+`server`. With a third argument N, tools/list is paginated: N tools a
+page, `nextCursor` naming the next page.
 """
 
 import json
@@ -11,6 +12,7 @@ import sys
 
 TOOLS = json.loads(sys.argv[1])
 NAME = sys.argv[2] if len(sys.argv) > 2 else "list"
+PAGE = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 
 
 def send(message):
@@ -27,6 +29,12 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
             "serverInfo": {"name": NAME, "version": "0"}}})
+    elif method == "tools/list" and PAGE:
+        start = int((msg.get("params") or {}).get("cursor") or 0)
+        result = {"tools": TOOLS[start:start + PAGE]}
+        if start + PAGE < len(TOOLS):
+            result["nextCursor"] = str(start + PAGE)
+        send({"jsonrpc": "2.0", "id": mid, "result": result})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":

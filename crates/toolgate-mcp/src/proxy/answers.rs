@@ -31,7 +31,7 @@ impl Shared {
                     self.own_list_failed();
                     continue;
                 }
-                Pending::List | Pending::Other | Pending::Read(_) => frame::error_answer(
+                Pending::List { .. } | Pending::Other | Pending::Read(_) => frame::error_answer(
                     Some(&id),
                     frame::INTERNAL_ERROR,
                     &format!("refused by toolgate: {code}"),
@@ -187,7 +187,14 @@ impl Shared {
 
     /// A `tools/list` result: only the config's tools, each pinned; the
     /// changed ones hidden; hidden characters in descriptions reported.
-    pub(super) async fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
+    /// `paged` (the sides to list every page on): the answer is one page of
+    /// several, checked against the whole catalog rather than taken for it.
+    pub(super) async fn filter_list(
+        &self,
+        id: &RequestId,
+        value: &Value<'static>,
+        paged: Option<&Sides>,
+    ) -> String {
         let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
             // An error answer: forwarded as it is (it lists no tool).
             return canonical::to_string(value);
@@ -199,7 +206,10 @@ impl Shared {
                 "refused by toolgate: invalid_result",
             );
         };
-        let pinned = self.check_catalog(tools).await;
+        let pinned = match paged {
+            Some(sides) => self.page_states(tools, sides).await,
+            None => self.check_catalog(tools).await,
+        };
         let registry: &Registry = self.gate.gate().registry();
         let mut kept = Vec::new();
         let mut state = self.lock();

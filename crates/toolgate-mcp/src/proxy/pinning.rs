@@ -63,7 +63,20 @@ pub(super) struct Catalog {
     /// members) of the client's latest request, sent with the proxy's own
     /// list: a server of that era refuses a request without it.
     envelope: Option<Object<'static>>,
+    /// The tools of the pages of the proxy's own list read so far (a
+    /// paginated `tools/list` is checked as one catalog once every page is
+    /// read).
+    partial: Vec<Value<'static>>,
+    /// How many pages of the proxy's own list were read so far.
+    pages: usize,
 }
+
+/// The most pages of a paginated `tools/list` the proxy reads for one
+/// catalog; the tools of later pages are in no checked catalog (their
+/// calls are denied `tool_changed`).
+pub(super) const MAX_PAGES: usize = 64;
+/// The most tools of one catalog the proxy reads.
+pub(super) const MAX_TOOLS: usize = 4096;
 
 impl Default for Catalog {
     fn default() -> Self {
@@ -80,6 +93,8 @@ impl Default for Catalog {
             checked: Arc::default(),
             failures: 0,
             envelope: None,
+            partial: Vec::new(),
+            pages: 0,
         }
     }
 }
@@ -148,39 +163,8 @@ impl Shared {
         if self.gate.gate().registry().get(tool).is_none() {
             return Ok(());
         }
-        let deadline = tokio::time::Instant::now() + self.options.call_timeout;
-        let digest = loop {
-            let checked = Arc::clone(&self.lock().catalog.checked);
-            let notified = checked.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let (fresh, digest, failures) = {
-                let state = self.lock();
-                (
-                    state.catalog.fresh,
-                    state.catalog.current.get(tool).copied(),
-                    state.catalog.failures,
-                )
-            };
-            if fresh {
-                break digest;
-            }
-            self.relist(sides, None).await;
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(Refused {
-                    code: "tool_changed",
-                    note: "no catalog of the server's was checked in time".to_owned(),
-                });
-            }
-            if self.lock().catalog.failures != failures {
-                // The server refused the list (or left): no catalog to
-                // check against; never asked again in a loop.
-                return Err(Refused {
-                    code: "tool_changed",
-                    note: "the server did not answer toolgate's own tools/list".to_owned(),
-                });
-            }
-        };
+        self.fresh_catalog(sides).await?;
+        let digest = self.lock().catalog.current.get(tool).copied();
         let Some(digest) = digest else {
             return Err(Refused {
                 code: "tool_changed",
@@ -213,6 +197,90 @@ impl Shared {
         }
     }
 
+    /// Waits (at most the call timeout) until a catalog of this run is
+    /// checked and fresh, listing the tools itself (every page) when none
+    /// is.
+    pub(super) async fn fresh_catalog(&self, sides: &Sides) -> Result<(), Refused> {
+        let deadline = tokio::time::Instant::now() + self.options.call_timeout;
+        loop {
+            let checked = Arc::clone(&self.lock().catalog.checked);
+            let notified = checked.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (fresh, failures) = {
+                let state = self.lock();
+                (state.catalog.fresh, state.catalog.failures)
+            };
+            if fresh {
+                return Ok(());
+            }
+            self.relist(sides, None).await;
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "no catalog of the server's was checked in time".to_owned(),
+                });
+            }
+            if self.lock().catalog.failures != failures {
+                // The server refused the list (or left): no catalog to
+                // check against; never asked again in a loop.
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "the server did not answer toolgate's own tools/list".to_owned(),
+                });
+            }
+        }
+    }
+
+    /// The pin state of each registered tool of one page of a paginated
+    /// list the client asked for, by name: read afresh from the store for
+    /// the definition on the page, once the whole catalog (every page,
+    /// read by the proxy itself) is checked; `None` for a tool the checked
+    /// catalog does not hold once (or when no catalog could be checked).
+    pub(super) async fn page_states(
+        &self,
+        tools: &[Value<'static>],
+        sides: &Sides,
+    ) -> HashMap<String, Option<PinState>> {
+        let mut out = HashMap::new();
+        if self.fresh_catalog(sides).await.is_err() {
+            return out;
+        }
+        let registry = self.gate.gate().registry();
+        let mut asked: Vec<(String, Digest)> = Vec::new();
+        {
+            let state = self.lock();
+            for tool in tools {
+                let Some(o) = tool.as_object() else { continue };
+                let Some(name) = o.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                if registry.get(name).is_none() || !state.catalog.current.contains_key(name) {
+                    continue;
+                }
+                asked.push((name.to_owned(), pins::definition_digest(o)));
+            }
+        }
+        let (store, upstream) = (
+            Arc::clone(self.gate.store()),
+            self.lock().catalog.upstream.clone(),
+        );
+        let read = tokio::task::spawn_blocking(move || {
+            asked
+                .into_iter()
+                .map(|(name, digest)| {
+                    let state = store.pin_state(&upstream, &name, &digest).ok().flatten();
+                    (name, state)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+        if let Ok(read) = read {
+            out.extend(read);
+        }
+        out
+    }
+
     /// The server's list may have changed: the latest catalog is stale
     /// until the proxy's own `tools/list` is answered and checked;
     /// `notification` (the server's `list_changed`) is passed on to the
@@ -237,22 +305,13 @@ impl Shared {
             if in_flight {
                 return;
             }
-            // An id no client request of this run holds.
-            let id = loop {
-                state.catalog.next_id = state.catalog.next_id.saturating_add(1);
-                let text = format!("toolgate-pins-{}", state.catalog.next_id);
-                let Some(id) = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))
-                else {
-                    return;
-                };
-                if !state.pending.contains_key(&id) {
-                    break id;
-                }
-            };
+            let Some(id) = own_id(state) else { return };
             state.pending.insert(id.clone(), Pending::OwnList);
             state.catalog.listing = Some(now);
             state.catalog.again = false;
-            list_request(&id, state.catalog.envelope.as_ref())
+            state.catalog.partial.clear();
+            state.catalog.pages = 0;
+            list_request(&id, state.catalog.envelope.as_ref(), None)
         };
         sides.to_server(line).await;
     }
@@ -262,14 +321,43 @@ impl Shared {
     /// changed meanwhile).
     pub(super) async fn own_list_answered(&self, value: &Value<'static>, sides: &Sides) {
         let tools = value.pointer("/result/tools").and_then(Value::as_array);
+        let cursor = value.pointer("/result/nextCursor").and_then(Value::as_str);
         match tools {
             Some(tools) => {
-                self.check_catalog(tools).await;
+                // A page: the next one is asked for; the catalog is every
+                // page's tools, checked once the last is read.
+                let next = {
+                    let mut state = self.lock();
+                    let state = &mut *state;
+                    state.catalog.pages = state.catalog.pages.saturating_add(1);
+                    let room = state.catalog.pages < MAX_PAGES
+                        && state.catalog.partial.len().saturating_add(tools.len()) <= MAX_TOOLS;
+                    state.catalog.partial.extend(tools.iter().cloned());
+                    match (cursor, room) {
+                        (Some(c), true) => own_id(state).map(|id| {
+                            state.pending.insert(id.clone(), Pending::OwnList);
+                            list_request(&id, state.catalog.envelope.as_ref(), Some(c))
+                        }),
+                        _ => None,
+                    }
+                };
+                if let Some(line) = next {
+                    sides.to_server(line).await;
+                    return;
+                }
+                if cursor.is_some() {
+                    finding(&format!(
+                        "tools/list: more than {MAX_PAGES} pages or {MAX_TOOLS} tools: the rest is in no checked catalog"
+                    ));
+                }
+                let all = std::mem::take(&mut self.lock().catalog.partial);
+                self.check_catalog(&all).await;
             }
             None => {
                 finding("the server refused toolgate's own tools/list");
                 let mut state = self.lock();
                 state.catalog.failures = state.catalog.failures.wrapping_add(1);
+                state.catalog.partial.clear();
             }
         }
         let (again, held) = {
@@ -410,13 +498,37 @@ pub(super) fn report_unapproved(
     ));
 }
 
-/// The proxy's own `tools/list` request, with the client's 2026-07-28
-/// envelope when it sent one.
-fn list_request(id: &RequestId, envelope: Option<&Object<'static>>) -> String {
+/// An id for the proxy's own request that no request of this run holds.
+fn own_id(state: &mut super::State) -> Option<RequestId> {
+    loop {
+        state.catalog.next_id = state.catalog.next_id.saturating_add(1);
+        let text = format!("toolgate-pins-{}", state.catalog.next_id);
+        let id = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))?;
+        if !state.pending.contains_key(&id) && !state.live.contains_key(&id) {
+            return Some(id);
+        }
+    }
+}
+
+/// The proxy's own `tools/list` request (of the page after `cursor`), with
+/// the client's 2026-07-28 envelope when it sent one.
+fn list_request(
+    id: &RequestId,
+    envelope: Option<&Object<'static>>,
+    cursor: Option<&str>,
+) -> String {
     let mut o = Object::new();
+    let mut params = Object::new();
     if let Some(meta) = envelope {
-        let mut params = Object::new();
         params.insert("_meta", Value::Object(meta.clone()));
+    }
+    if let Some(c) = cursor {
+        params.insert(
+            "cursor",
+            Value::String(std::borrow::Cow::Owned(c.to_owned())),
+        );
+    }
+    if !params.is_empty() {
         o.insert("params", Value::Object(params));
     }
     o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
