@@ -1447,6 +1447,12 @@ fn a_name_spelling_another_upstreams_namespace_is_refused() {
         "{}",
         e.stderr()
     );
+    // The pins name the upstream serving each tool.
+    let (code, out, err) = dir.pins(&["list", "--upstream", "shop", "--state", "all"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("shop__add"), "{out}");
+    let (_, out, _) = dir.pins(&["list", "--state", "all"]);
+    assert!(!out.contains("shop__add"), "{out}");
 }
 
 /// Issue 28, item 17: requests the endpoint refuses before any decision

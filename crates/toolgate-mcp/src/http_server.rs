@@ -356,6 +356,9 @@ impl Inner {
         let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options)
             .with_pins(&self.pins.0, self.pins.1)
             .with_refusals(Arc::clone(&self.refusals));
+        if self.upstreams.len() > 1 {
+            proxy = proxy.with_routed_pins();
+        }
         if let Some(url) = &self.approvals_url {
             // The session's own requestState secret: a retry verifies in
             // the session that issued it.

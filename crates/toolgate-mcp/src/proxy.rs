@@ -205,6 +205,15 @@ impl Proxy {
         self
     }
 
+    /// Pins each tool under the upstream serving it, as the join of several
+    /// upstreams names it in the list (HTTP mode), rather than all under
+    /// the one upstream name.
+    #[must_use]
+    pub(crate) fn with_routed_pins(self) -> Self {
+        self.shared.lock().catalog.route();
+        self
+    }
+
     /// Answers a call that needs a human's approval, from a client of the
     /// 2026-07-28 era that declares URL-mode elicitation, with
     /// `input_required`: an elicitation pointing at `approvals_url` (the

@@ -69,6 +69,13 @@ pub(super) struct Catalog {
     partial: Vec<Value<'static>>,
     /// How many pages of the proxy's own list were read so far.
     pages: usize,
+    /// Whether the server is several upstreams joined (HTTP mode): then
+    /// each tool is pinned under the upstream the join says serves it
+    /// ([`crate::upstream::ROUTE_META`]), else under `upstream`.
+    routed: bool,
+    /// The upstream each tool of the latest checked catalog is pinned
+    /// under.
+    upstreams: HashMap<String, String>,
 }
 
 /// The most pages of a paginated `tools/list` the proxy reads for one
@@ -95,6 +102,8 @@ impl Default for Catalog {
             envelope: None,
             partial: Vec::new(),
             pages: 0,
+            routed: false,
+            upstreams: HashMap::new(),
         }
     }
 }
@@ -105,6 +114,32 @@ impl Catalog {
     pub(super) fn configure(&mut self, upstream: &str, first: PinFirst) {
         upstream.clone_into(&mut self.upstream);
         self.first = first;
+    }
+
+    /// Each tool pinned under the upstream that serves it (several
+    /// upstreams joined).
+    pub(super) fn route(&mut self) {
+        self.routed = true;
+    }
+
+    /// The upstream `tool`'s pins are kept under.
+    pub(super) fn upstream_of(&self, tool: &str) -> String {
+        self.upstreams
+            .get(tool)
+            .cloned()
+            .unwrap_or_else(|| self.upstream.clone())
+    }
+
+    /// The upstream a listed definition is pinned under.
+    fn upstream_for(&self, o: &Object<'_>) -> String {
+        if !self.routed {
+            return self.upstream.clone();
+        }
+        o.get("_meta")
+            .and_then(|m| m.as_object())
+            .and_then(|m| m.get(crate::upstream::ROUTE_META))
+            .and_then(Value::as_str)
+            .map_or_else(|| self.upstream.clone(), str::to_owned)
     }
 
     /// The digest of `tool`'s definition in the latest checked catalog.
@@ -175,7 +210,7 @@ impl Shared {
             let state = self.lock();
             (
                 Arc::clone(self.gate.store()),
-                state.catalog.upstream.clone(),
+                state.catalog.upstream_of(tool),
             )
         };
         let name = tool.to_owned();
@@ -247,7 +282,7 @@ impl Shared {
             return out;
         }
         let registry = self.gate.gate().registry();
-        let mut asked: Vec<(String, Digest)> = Vec::new();
+        let mut asked: Vec<(String, Digest, String)> = Vec::new();
         {
             let state = self.lock();
             for tool in tools {
@@ -258,17 +293,15 @@ impl Shared {
                 if registry.get(name).is_none() || !state.catalog.current.contains_key(name) {
                     continue;
                 }
-                asked.push((name.to_owned(), pins::definition_digest(o)));
+                let upstream = state.catalog.upstream_of(name);
+                asked.push((name.to_owned(), pins::definition_digest(o), upstream));
             }
         }
-        let (store, upstream) = (
-            Arc::clone(self.gate.store()),
-            self.lock().catalog.upstream.clone(),
-        );
+        let store = Arc::clone(self.gate.store());
         let read = tokio::task::spawn_blocking(move || {
             asked
                 .into_iter()
-                .map(|(name, digest)| {
+                .map(|(name, digest, upstream)| {
                     let state = store.pin_state(&upstream, &name, &digest).ok().flatten();
                     (name, state)
                 })
@@ -404,6 +437,10 @@ impl Shared {
         let mut all: Vec<(String, Digest)> = Vec::new();
         let mut seen: Vec<SeenTool> = Vec::new();
         let mut twice: Vec<String> = Vec::new();
+        // Each definition's upstream (the catalog's, or the one serving it
+        // when several are joined).
+        let mut of: Vec<String> = Vec::new();
+        let mut upstreams: HashMap<String, String> = HashMap::new();
         for tool in tools {
             let Some(o) = tool.as_object() else { continue };
             let Some(name) = o.get("name").and_then(Value::as_str) else {
@@ -413,18 +450,20 @@ impl Shared {
             if all.iter().any(|(n, _)| n == name) {
                 twice.push(name.to_owned());
             }
+            let upstream = self.lock().catalog.upstream_for(o);
             all.push((name.to_owned(), digest));
+            of.push(upstream.clone());
             if registry.get(name).is_some() {
                 let findings = pins::definition_findings(o);
                 seen.push(SeenTool::new(name, digest, text, findings));
+                upstreams.insert(name.to_owned(), upstream);
             }
         }
         let catalog = pins::catalog_digest(all.iter().map(|(n, d)| (n.as_str(), *d)));
-        let (store, upstream, first, previous) = {
+        let (store, first, previous) = {
             let state = self.lock();
             (
                 Arc::clone(self.gate.store()),
-                state.catalog.upstream.clone(),
                 state.catalog.first,
                 state.catalog.catalog,
             )
@@ -435,13 +474,45 @@ impl Shared {
                 all.len()
             ));
         }
-        let definitions = seen.clone();
+        // One catalog per upstream, each with its own digest.
+        let mut groups: Vec<(String, Vec<(String, Digest)>, Vec<SeenTool>)> = Vec::new();
+        for ((name, digest), upstream) in all.iter().zip(&of) {
+            let at = match groups.iter().position(|(u, _, _)| u == upstream) {
+                Some(at) => at,
+                None => {
+                    groups.push((upstream.clone(), Vec::new(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            if let Some(g) = groups.get_mut(at) {
+                g.1.push((name.clone(), *digest));
+            }
+        }
+        for s in &seen {
+            let upstream = upstreams.get(&s.tool);
+            if let Some(g) = groups.iter_mut().find(|(u, _, _)| Some(u) == upstream) {
+                g.2.push(s.clone());
+            }
+        }
         let observed = tokio::task::spawn_blocking(move || {
-            store.observe_catalog(&upstream, &catalog, &definitions, first)
+            let mut by_name: HashMap<String, PinState> = HashMap::new();
+            for (upstream, tools, definitions) in groups {
+                let digest = pins::catalog_digest(tools.iter().map(|(n, d)| (n.as_str(), *d)));
+                let states = store
+                    .observe_catalog(&upstream, &digest, &definitions, first)
+                    .map_err(|_| ())?;
+                if states.len() != definitions.len() {
+                    return Err(());
+                }
+                for (d, state) in definitions.iter().zip(states) {
+                    by_name.insert(d.tool.clone(), state);
+                }
+            }
+            Ok(by_name)
         })
         .await;
         let states: Vec<Option<PinState>> = match observed {
-            Ok(Ok(states)) if states.len() == seen.len() => states.into_iter().map(Some).collect(),
+            Ok(Ok(by_name)) => seen.iter().map(|s| by_name.get(&s.tool).copied()).collect(),
             _ => {
                 finding("tools/list: the tool pins could not be written: every tool hidden");
                 vec![None; seen.len()]
@@ -460,6 +531,7 @@ impl Shared {
         let checked = {
             let mut state = self.lock();
             state.catalog.current = current;
+            state.catalog.upstreams = upstreams;
             state.catalog.catalog = Some(catalog);
             state.catalog.fresh = true;
             Arc::clone(&state.catalog.checked)
@@ -486,7 +558,7 @@ pub(super) fn report_unapproved(
     let why = match state {
         Some(PinState::Pending) => format!(
             "its definition {digest} waits for a human (`toolgate pins show --upstream {} {}`)",
-            catalog.upstream,
+            catalog.upstream_for(o),
             printable(name)
         ),
         Some(PinState::Rejected) => format!("its definition {digest} was rejected"),
