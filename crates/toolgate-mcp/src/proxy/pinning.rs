@@ -475,7 +475,7 @@ impl Shared {
             ));
         }
         // One catalog per upstream, each with its own digest.
-        let mut groups: Vec<(String, Vec<(String, Digest)>, Vec<SeenTool>)> = Vec::new();
+        let mut groups: Vec<UpstreamCatalog> = Vec::new();
         for ((name, digest), upstream) in all.iter().zip(&of) {
             let at = match groups.iter().position(|(u, _, _)| u == upstream) {
                 Some(at) => at,
@@ -546,6 +546,10 @@ impl Shared {
         out
     }
 }
+
+/// One upstream's part of a catalog: its name, every tool it listed (name
+/// and definition digest), the registered ones' definitions.
+type UpstreamCatalog = (String, Vec<(String, Digest)>, Vec<SeenTool>);
 
 /// Says on standard error why a registered tool is hidden from a list.
 pub(super) fn report_unapproved(
