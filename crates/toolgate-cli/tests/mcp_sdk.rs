@@ -1466,3 +1466,53 @@ fn every_page_of_a_paginated_catalog_is_pinned() {
         }
     }
 }
+
+/// Issue 28, item 15: a server's own `input_required` result (2026-07-28)
+/// is relayed to an SDK client, its elicitation read like any server text
+/// (the hidden characters removed) and audited; the SDK's retry with
+/// `inputResponses` and the server's `requestState` is decided as any call
+/// and forwarded with them, and the server answers it.
+#[test]
+fn a_servers_input_required_is_relayed_and_its_retry_forwarded() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let dir = Dir::with_config(&here.join("toolgate.toml"));
+    let out = Command::new(&python)
+        .arg(here.join("ask_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(dir.config())
+        .arg(here.join("ask_server.py"))
+        .env("MCP_TEST_SEEN", dir.seen_file())
+        .output()
+        .unwrap();
+    let steps = Steps::of(&out, "ask client");
+    assert_eq!(
+        text_at(&steps["sum"], "/text"),
+        "sum 5 confirmed=True state=srv-state-1",
+        "{}",
+        steps.output()
+    );
+    assert_eq!(
+        steps["sum"]
+            .pointer("/elicited")
+            .unwrap()
+            .to_canonical_string(),
+        r#"[{"message":"Confirm the sum?","mode":"form"}]"#
+    );
+    assert_eq!(
+        dir.seen_canonical(),
+        [
+            r#"{"arguments":{"a":2,"b":3},"name":"sum"}"#,
+            r#"{"arguments":{"a":2,"b":3},"inputResponses":{"confirm":{"action":"accept","content":{"ok":true}}},"name":"sum","requestState":"srv-state-1"}"#,
+        ]
+    );
+    let audit = dir.audit();
+    assert!(
+        audit.contains("tool=sum  call=")
+            && audit.contains("reasons=input_required,control_removed"),
+        "{audit}"
+    );
+}

@@ -77,8 +77,12 @@
 //! A paginated `tools/list` is one catalog: the proxy reads every page
 //! itself and pins each tool across all of them.
 //!
-//! Not done yet: an upstream's own `input_required` result is refused as a
-//! result without content.
+//! A server's own `input_required` result (2026-07-28) is relayed, read
+//! like a server request; the client's retry is decided as any call.
+//!
+//! Not done yet: a call held for a human whose server then answers
+//! `input_required` needs a second approval for the retry (the first was
+//! used when the call was let through).
 
 #[cfg(feature = "proxy")]
 mod era;

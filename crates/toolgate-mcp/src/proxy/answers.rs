@@ -145,6 +145,11 @@ impl Shared {
             }
             return frame::result_answer(id, answer);
         };
+        if result.pointer("/resultType").and_then(Value::as_str) == Some("input_required") {
+            // The server asks the client for input (2026-07-28): relayed,
+            // read first ([`super::reads`]).
+            return self.input_required_answer(id, result, tool, call_id).await;
+        }
         let output = self.lock().outputs.get(tool).cloned();
         let (checked, report) =
             results::check_result(result, output.as_deref(), self.options.max_result_bytes);

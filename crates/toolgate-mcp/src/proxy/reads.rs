@@ -260,6 +260,54 @@ impl Shared {
         Ok(canonical::to_string(&out))
     }
 
+    /// A forwarded call's `input_required` result (the server asks the
+    /// client for input, 2026-07-28): rebuilt from `inputRequests` (each an
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`
+    /// request, its texts read as a server request's) and `requestState`
+    /// (a string, passed as it is: the client sends it back to the server
+    /// with its retry, which toolgate decides as any call), audited
+    /// (`tool_result`, reason `input_required`). Anything else in it, or a
+    /// request of another method, refuses the result.
+    pub(super) async fn input_required_answer(
+        &self,
+        id: &RequestId,
+        result: &Value<'static>,
+        tool: &str,
+        call_id: &str,
+    ) -> String {
+        let mut reader = Reader::new(self.options.max_result_bytes);
+        let rebuilt = input_required(&mut reader, result);
+        let mut report = reader.into_report();
+        let answer = match rebuilt {
+            Ok(v) => v,
+            Err(code) => {
+                report.refused = Some(code);
+                crate::results::text_result(&format!("refused by toolgate: {code}"), true)
+            }
+        };
+        let mut report_codes = report.clone();
+        if report_codes.refused.is_none() {
+            report_codes.refused = Some("input_required");
+        }
+        let digest = Some(canonical::digest(&answer));
+        if !self
+            .record_read(
+                tool.to_owned(),
+                call_id.to_owned(),
+                "mcp result",
+                &report_codes,
+                digest,
+            )
+            .await
+        {
+            return frame::result_answer(
+                id,
+                crate::results::text_result("refused by toolgate: store_unavailable", true),
+            );
+        }
+        frame::result_answer(id, answer)
+    }
+
     /// The `tool_result` record of a read: what was found as its reasons.
     async fn record_read(
         &self,
@@ -339,6 +387,48 @@ fn elicitation(reader: &mut Reader, p: &Object<'static>) -> Result<Object<'stati
     let clean = reader.text(m);
     out.insert("message", Value::String(Cow::Owned(clean)));
     Ok(out)
+}
+
+/// An `input_required` result rebuilt from what was read.
+fn input_required(
+    reader: &mut Reader,
+    result: &Value<'static>,
+) -> Result<Value<'static>, &'static str> {
+    let o = result.as_object().ok_or("invalid_result")?;
+    let requests = o
+        .get("inputRequests")
+        .and_then(Value::as_object)
+        .ok_or("invalid_result")?;
+    let state = o
+        .get("requestState")
+        .map(|s| s.as_str().ok_or("invalid_result"))
+        .transpose()?;
+    let mut read = Object::new();
+    for (key, request) in requests.iter() {
+        let r = request.as_object().ok_or("invalid_result")?;
+        let method = r
+            .get("method")
+            .and_then(Value::as_str)
+            .ok_or("invalid_result")?;
+        let params = r.get("params").and_then(Value::as_object);
+        let params = match (method, params) {
+            ("elicitation/create", Some(p)) => elicitation(reader, p)?,
+            ("sampling/createMessage", Some(p)) => sampling(reader, p)?,
+            ("roots/list", p) => p.cloned().unwrap_or_default(),
+            _ => return Err("invalid_result"),
+        };
+        let mut out = Object::new();
+        out.insert("method", Value::String(Cow::Owned(method.to_owned())));
+        out.insert("params", Value::Object(params));
+        read.insert(crate::pins::clean_text(key), Value::Object(out));
+    }
+    let mut out = Object::new();
+    out.insert("resultType", Value::String(Cow::Borrowed("input_required")));
+    out.insert("inputRequests", Value::Object(read));
+    if let Some(s) = state {
+        out.insert("requestState", Value::String(Cow::Owned(s.to_owned())));
+    }
+    Ok(Value::Object(out))
 }
 
 /// An `initialize` or `server/discover` result without the `tasks`
