@@ -1516,3 +1516,54 @@ fn a_servers_input_required_is_relayed_and_its_retry_forwarded() {
         "{audit}"
     );
 }
+
+/// Issue 28, item 15 with a toolgate hold: a call a human approves while
+/// toolgate holds it, whose server then asks for input, is retried by the
+/// SDK's loop without a second approval (one approval, not two): the
+/// retry continues the approved call (audited `approved_continuation`,
+/// the new pending approval withdrawn).
+#[test]
+fn an_approved_call_the_server_asks_input_for_needs_one_approval() {
+    let python = match sdk_python() {
+        Ok(p) => p,
+        Err(why) => return toolgate_testkit::skip(&why),
+    };
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp");
+    let dir = Dir::with_config(&here.join("toolgate.toml"));
+    let text = std::fs::read_to_string(dir.config()).unwrap();
+    std::fs::write(
+        dir.config(),
+        text.replacen("[mcp]\n", "[mcp]\nhold_seconds = 30\n", 1),
+    )
+    .unwrap();
+    let out = Command::new(&python)
+        .arg(here.join("ask_client.py"))
+        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(dir.config())
+        .arg(here.join("ask_server.py"))
+        .arg("refund")
+        .env("MCP_TEST_SEEN", dir.seen_file())
+        .output()
+        .unwrap();
+    let steps = Steps::of(&out, "ask client");
+    assert_eq!(
+        text_at(&steps["refund"], "/text"),
+        "refunded 5 confirmed=True state=srv-state-1",
+        "{}",
+        steps.output()
+    );
+    assert_eq!(
+        steps["refund"]
+            .pointer("/approved")
+            .unwrap()
+            .to_canonical_string(),
+        r#"["1"]"#,
+        "{}",
+        steps.output()
+    );
+    let audit = dir.audit();
+    assert_eq!(audit.matches("approval_granted").count(), 1, "{audit}");
+    assert!(audit.contains("reasons=approved_continuation"), "{audit}");
+    assert!(audit.contains("approval_withdrawn"), "{audit}");
+    assert_eq!(dir.seen().len(), 4, "{:?}", dir.seen());
+}

@@ -78,11 +78,9 @@
 //! itself and pins each tool across all of them.
 //!
 //! A server's own `input_required` result (2026-07-28) is relayed, read
-//! like a server request; the client's retry is decided as any call.
-//!
-//! Not done yet: a call held for a human whose server then answers
-//! `input_required` needs a second approval for the retry (the first was
-//! used when the call was let through).
+//! like a server request; the client's retry is decided as any call, and
+//! the retry of a call a human approved continues it without a second
+//! approval.
 
 #[cfg(feature = "proxy")]
 mod era;

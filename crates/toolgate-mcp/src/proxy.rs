@@ -20,6 +20,7 @@ use crate::pins;
 use crate::results::{self, OutputSchema};
 
 mod answers;
+mod continuation;
 mod hold;
 mod mrtr;
 mod pinning;
@@ -118,6 +119,8 @@ struct State {
     catalog: pinning::Catalog,
     /// The tools as the user may call them, when `tools/list` is narrowed.
     narrowed: Option<Narrowed>,
+    /// Retries a server asked for of calls a human approved ([`continuation`]).
+    continuations: Vec<continuation::Continuation>,
     /// The declared `outputSchema`s of the latest list, by tool.
     outputs: HashMap<String, Arc<OutputSchema>>,
     /// Client calls not yet forwarded or answered ([`hold`]).
@@ -138,6 +141,10 @@ enum Pending {
     Call {
         tool: String,
         call_id: String,
+        /// Let through by a human's approval, with the digest of its
+        /// canonical arguments: a server's `input_required` for it makes
+        /// its retry a continuation ([`continuation`]).
+        approved: Option<toolgate_json::canonical::Digest>,
     },
     /// A request whose answer is read before it passes ([`reads`]).
     Read(reads::Read),
@@ -484,8 +491,14 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                         }
                     }
                     Some(Pending::OwnList) => shared.own_list_answered(&value, &sides).await,
-                    Some(Pending::Call { tool, call_id }) => {
-                        let line = shared.call_result(&id, &value, &tool, &call_id).await;
+                    Some(Pending::Call {
+                        tool,
+                        call_id,
+                        approved,
+                    }) => {
+                        let line = shared
+                            .call_result(&id, &value, &tool, &call_id, approved)
+                            .await;
                         sides.to_client(line).await;
                     }
                 }
@@ -627,6 +640,8 @@ impl Shared {
         retried: bool,
         ctl: Arc<hold::CallCtl>,
     ) {
+        // A retry the server asked for of a call a human approved.
+        let continued = !retried && self.take_continuation(&value);
         let me = Arc::clone(&self);
         let context = self.call_context(&value);
         let decided = tokio::task::spawn_blocking(move || {
@@ -668,44 +683,13 @@ impl Shared {
                     return;
                 };
                 let tool = d.tool().to_owned();
-                // Forwarded only if not cancelled meanwhile: from here on a
-                // cancellation goes to the server, which knows the id.
-                let (taken, cancelled) = {
-                    let mut state = self.lock();
-                    if ctl.is_cancelled() {
-                        (false, true)
-                    } else if state.pending.contains_key(&id) {
-                        (true, false)
-                    } else {
-                        state.live.remove(&id);
-                        state.pending.insert(
-                            id.clone(),
-                            Pending::Call {
-                                tool: tool.clone(),
-                                call_id: id.to_string(),
-                            },
-                        );
-                        (false, false)
-                    }
-                };
-                if cancelled {
-                    self.record_result_failure(tool, id.to_string(), "cancelled")
-                        .await;
-                    return;
-                }
-                if taken {
-                    // Another request with this id got in while this one
-                    // was decided: this one does not run.
-                    let answer = frame::error_answer(
-                        Some(&id),
-                        frame::INVALID_REQUEST,
-                        "refused by toolgate: duplicate_request_id",
-                    );
-                    sides.to_client(answer).await;
-                    return;
-                }
-                self.spawn_timeout(id, sides.clone());
-                sides.to_server(forward).await;
+                // Let through by an approval: a server's input_required
+                // for it makes its retry a continuation.
+                let approved = d.digest().filter(|_| d.approval().is_some());
+                self.forward(id, tool, forward, approved, sides, &ctl).await;
+            }
+            Verdict::NeedsApproval if continued => {
+                self.continue_approved(id, value, d, sides, &ctl).await;
             }
             Verdict::NeedsApproval => {
                 let approval = d
@@ -716,43 +700,123 @@ impl Shared {
                     self.withdraw(a, "the client cancelled the call").await;
                     return;
                 }
-                if let Some(line) = self.input_required(&id, &value, d).await {
-                    sides.to_client(line).await;
+                self.needs_approval(id, value, frame_bytes, sides, retried, ctl, d, approval)
+                    .await;
+            }
+            Verdict::Deny => {
+                let answer = results::text_result(d.feedback(), true);
+                sides.to_client(frame::result_answer(&id, answer)).await;
+            }
+        }
+    }
+
+    /// Forwards an allowed call (`forward`, its frame with the canonical
+    /// arguments) unless it was cancelled meanwhile; from then on it is
+    /// pending and a cancellation goes to the server, which knows the id.
+    async fn forward(
+        self: &Arc<Self>,
+        id: RequestId,
+        tool: String,
+        forward: String,
+        approved: Option<toolgate_json::canonical::Digest>,
+        sides: Sides,
+        ctl: &hold::CallCtl,
+    ) {
+        {
+            let (taken, cancelled) = {
+                let mut state = self.lock();
+                if ctl.is_cancelled() {
+                    (false, true)
+                } else if state.pending.contains_key(&id) {
+                    (true, false)
+                } else {
+                    state.live.remove(&id);
+                    state.pending.insert(
+                        id.clone(),
+                        Pending::Call {
+                            tool: tool.clone(),
+                            call_id: id.to_string(),
+                            approved,
+                        },
+                    );
+                    (false, false)
+                }
+            };
+            if cancelled {
+                self.record_result_failure(tool, id.to_string(), "cancelled")
+                    .await;
+                return;
+            }
+            if taken {
+                // Another request with this id got in while this one
+                // was decided: this one does not run.
+                let answer = frame::error_answer(
+                    Some(&id),
+                    frame::INVALID_REQUEST,
+                    "refused by toolgate: duplicate_request_id",
+                );
+                sides.to_client(answer).await;
+                return;
+            }
+            self.spawn_timeout(id, sides.clone());
+            sides.to_server(forward).await;
+        }
+    }
+
+    /// A call that needs a human's approval: `input_required` for a client
+    /// that takes it, held for the configured time, or answered pending.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call's parts, as decide_call has them"
+    )]
+    async fn needs_approval(
+        self: Arc<Self>,
+        id: RequestId,
+        value: Value<'static>,
+        frame_bytes: Vec<u8>,
+        sides: Sides,
+        retried: bool,
+        ctl: Arc<hold::CallCtl>,
+        d: &toolgate::Decision,
+        approval: Option<ApprovalId>,
+    ) {
+        if let Some(line) = self.input_required(&id, &value, d).await {
+            sides.to_client(line).await;
+            return;
+        }
+        let held = approval.filter(|_| !self.options.hold.is_zero() && !retried);
+        if let Some(approval) = held {
+            if self.held_for(&ctl, approval).await {
+                return;
+            }
+            match self.hold(&id, &value, approval, &sides, &ctl).await {
+                Held::Approved => {
+                    // Decided again: the approval in the store is
+                    // what lets the call through, once.
+                    Box::pin(Arc::clone(&self).decide_call(
+                        id,
+                        value,
+                        frame_bytes,
+                        sides,
+                        true,
+                        ctl,
+                    ))
+                    .await;
                     return;
                 }
-                let held = approval.filter(|_| !self.options.hold.is_zero() && !retried);
-                if let Some(approval) = held {
-                    if self.held_for(&ctl, approval).await {
-                        return;
-                    }
-                    match self.hold(&id, &value, approval, &sides, &ctl).await {
-                        Held::Approved => {
-                            // Decided again: the approval in the store is
-                            // what lets the call through, once.
-                            Box::pin(Arc::clone(&self).decide_call(
-                                id,
-                                value,
-                                frame_bytes,
-                                sides,
-                                true,
-                                ctl,
-                            ))
-                            .await;
-                            return;
-                        }
-                        Held::Refused => {
-                            let text = format!(
+                Held::Refused => {
+                    let text = format!(
                                 "denied by a human: approval {approval} was not granted; the call did not run"
                             );
-                            let answer = results::text_result(&text, true);
-                            sides.to_client(frame::result_answer(&id, answer)).await;
-                            return;
-                        }
-                        Held::Cancelled => return,
-                        Held::Waiting => {}
-                    }
+                    let answer = results::text_result(&text, true);
+                    sides.to_client(frame::result_answer(&id, answer)).await;
+                    return;
                 }
-                let text = match d.approval() {
+                Held::Cancelled => return,
+                Held::Waiting => {}
+            }
+        }
+        let text = match d.approval() {
                     Some(a) => format!(
                         "held by toolgate for human approval: approval {}; the call did not run. \
                          Ask a human to approve it, then retry the same call with the same arguments",
@@ -760,14 +824,8 @@ impl Shared {
                     ),
                     None => d.feedback().to_owned(),
                 };
-                let answer = results::text_result(&text, true);
-                sides.to_client(frame::result_answer(&id, answer)).await;
-            }
-            Verdict::Deny => {
-                let answer = results::text_result(d.feedback(), true);
-                sides.to_client(frame::result_answer(&id, answer)).await;
-            }
-        }
+        let answer = results::text_result(&text, true);
+        sides.to_client(frame::result_answer(&id, answer)).await;
     }
 
     /// After the call timeout, a call still pending is answered with an
@@ -777,7 +835,7 @@ impl Shared {
         tokio::spawn(async move {
             tokio::time::sleep(me.options.call_timeout).await;
             let pending = me.lock().pending.remove(&id);
-            if let Some(Pending::Call { tool, call_id }) = pending {
+            if let Some(Pending::Call { tool, call_id, .. }) = pending {
                 finding(&format!("tools/call {id} timed out"));
                 me.record_result_failure(tool, call_id, "upstream_timeout")
                     .await;

@@ -2,16 +2,22 @@
 calling a tool whose server asks for input first (tests/mcp/ask_server.py),
 through `toolgate mcp` over stdio:
 
-    python ask_client.py TOOLGATE_BIN CONFIG SERVER_PY
+    python ask_client.py TOOLGATE_BIN CONFIG SERVER_PY [refund]
 
 The SDK's own loop answers the server's elicitation (the callback accepts
 with {"ok": true}) and retries. One JSON object per step on standard
 output: `sum` with the result and the elicitations the callback was given.
+With `refund`, it then calls `refund`, which toolgate holds for a human:
+the progress callback approves the approval its message names (`toolgate
+approvals approve`), then the server asks for input as for `sum`
+(`refund` step, with the approvals approved).
 """
 
 import asyncio
 import json
 import os
+import re
+import subprocess
 import sys
 
 from mcp import Client, StdioServerParameters
@@ -41,6 +47,21 @@ async def main() -> None:
         result = await client.call_tool("sum", {"a": 2, "b": 3})
         texts = [b.text for b in result.content if getattr(b, "type", None) == "text"]
         emit("sum", is_error=bool(result.is_error), text="\n".join(texts), elicited=elicited)
+        if len(sys.argv) > 4 and sys.argv[4] == "refund":
+            approved: list = []
+
+            async def on_progress(progress, total, message):
+                m = re.search(r"approve approval (\d+)$", message or "")
+                if m and m.group(1) not in approved:
+                    approved.append(m.group(1))
+                    subprocess.run(
+                        [toolgate, "approvals", "approve", m.group(1), "--config", config],
+                        capture_output=True,
+                    )
+
+            result = await client.call_tool("refund", {"amount": 5}, progress_callback=on_progress)
+            texts = [b.text for b in result.content if getattr(b, "type", None) == "text"]
+            emit("refund", is_error=bool(result.is_error), text="\n".join(texts), approved=approved)
     emit("done")
 
 

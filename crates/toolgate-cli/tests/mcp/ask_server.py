@@ -1,5 +1,5 @@
 """A bare 2026-07-28 MCP stdio server (standard library only) whose `sum`
-tool asks the client for input first (a multi round-trip request): its
+and `refund` tools ask the client for input first (a multi round-trip request): its
 first call is answered `input_required` with a form elicitation carrying
 hidden characters and a `requestState`; the retry carrying
 `inputResponses` and that state is answered with the sum. Every tools/call
@@ -31,7 +31,8 @@ for line in sys.stdin:
             "serverInfo": {"name": "ask", "version": "0"}, **CACHE}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [
-            {"name": "sum", "description": "Sum.", "inputSchema": {"type": "object"}}], **CACHE}})
+            {"name": "sum", "description": "Sum.", "inputSchema": {"type": "object"}},
+            {"name": "refund", "description": "Refund.", "inputSchema": {"type": "object"}}], **CACHE}})
     elif method == "tools/call":
         path = os.environ.get("MCP_TEST_SEEN")
         if path:
@@ -51,7 +52,10 @@ for line in sys.stdin:
             ok = responses.get("confirm", {}).get("content", {}).get("ok")
             state = params.get("requestState")
             args = params.get("arguments", {})
-            text = f"sum {args.get('a', 0) + args.get('b', 0)} confirmed={ok} state={state}"
+            if params.get("name") == "refund":
+                text = f"refunded {args.get('amount')} confirmed={ok} state={state}"
+            else:
+                text = f"sum {args.get('a', 0) + args.get('b', 0)} confirmed={ok} state={state}"
             send({"jsonrpc": "2.0", "id": mid, "result": {
                 "content": [{"type": "text", "text": text}], "resultType": "complete"}})
     else:

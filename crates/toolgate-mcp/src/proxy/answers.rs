@@ -20,7 +20,7 @@ impl Shared {
         let pending: Vec<(RequestId, Pending)> = self.lock().pending.drain().collect();
         for (id, p) in pending {
             let line = match p {
-                Pending::Call { tool, call_id } => {
+                Pending::Call { tool, call_id, .. } => {
                     self.record_result_failure(tool, call_id, code).await;
                     frame::result_answer(
                         &id,
@@ -117,13 +117,16 @@ impl Shared {
         self.gate.store().append(entry).is_ok()
     }
 
-    /// The server's answer to a forwarded call, checked.
+    /// The server's answer to a forwarded call, checked (`approved`: the
+    /// call was let through by a human's approval, with its arguments'
+    /// digest).
     pub(super) async fn call_result(
         &self,
         id: &RequestId,
         value: &Value<'static>,
         tool: &str,
         call_id: &str,
+        approved: Option<toolgate_json::canonical::Digest>,
     ) -> String {
         let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
             // A JSON-RPC error from the server: its message may carry the
@@ -148,7 +151,9 @@ impl Shared {
         if result.pointer("/resultType").and_then(Value::as_str) == Some("input_required") {
             // The server asks the client for input (2026-07-28): relayed,
             // read first ([`super::reads`]).
-            return self.input_required_answer(id, result, tool, call_id).await;
+            return self
+                .input_required_answer(id, result, tool, call_id, approved)
+                .await;
         }
         let output = self.lock().outputs.get(tool).cloned();
         let (checked, report) =

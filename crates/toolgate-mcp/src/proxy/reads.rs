@@ -274,9 +274,16 @@ impl Shared {
         result: &Value<'static>,
         tool: &str,
         call_id: &str,
+        approved: Option<toolgate_json::canonical::Digest>,
     ) -> String {
         let mut reader = Reader::new(self.options.max_result_bytes);
         let rebuilt = input_required(&mut reader, result);
+        if let (Ok(v), Some(digest)) = (&rebuilt, approved) {
+            // A human approved this call: its retry continues it.
+            if let Some(state) = v.pointer("/requestState").and_then(Value::as_str) {
+                self.note_continuation(tool, digest, state);
+            }
+        }
         let mut report = reader.into_report();
         let answer = match rebuilt {
             Ok(v) => v,
