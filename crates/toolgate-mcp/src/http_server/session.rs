@@ -85,8 +85,10 @@ impl Session {
     pub(super) fn end(&self) {
         self.alive.store(false, Ordering::Relaxed);
         // Nobody will get the answers of its held calls: withdrawn.
-        let canceller = self.canceller.clone();
-        tokio::spawn(async move { canceller.cancel_all("the session ended").await });
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let canceller = self.canceller.clone();
+            runtime.spawn(async move { canceller.cancel_all("the session ended").await });
+        }
         let mut routes = self.routes();
         routes.waiters.clear();
         routes.progress.clear();
@@ -436,10 +438,11 @@ impl Abandoned {
 
 impl Drop for Abandoned {
     fn drop(&mut self) {
-        if self.armed {
+        // Not when the runtime itself is going away (nothing to tell).
+        if let (true, Ok(runtime)) = (self.armed, tokio::runtime::Handle::try_current()) {
             let session = Arc::clone(&self.session);
             let id = self.id.clone();
-            tokio::spawn(async move { gone(&session, &id).await });
+            runtime.spawn(async move { gone(&session, &id).await });
         }
     }
 }
