@@ -14,6 +14,9 @@ use toolgate_testkit::examples_dir;
 
 use crate::cli_support::toolgate;
 
+pub mod endpoint;
+pub mod raw;
+
 /// A Python with the official SDK (`mcp==2.3.0`, its server and both client
 /// transports importable), or why there is none: env `TOOLGATE_MCP_PYTHON`,
 /// else the workspace's `target/py/venv/bin/python` (as `.ci/run` makes it).
