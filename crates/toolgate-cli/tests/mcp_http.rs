@@ -913,13 +913,15 @@ fn a_name_spelling_another_upstreams_namespace_is_refused() {
         v.to_canonical_string()
     );
     assert!(dir.seen_canonical().is_empty(), "{:?}", dir.seen());
-    assert!(
-        e.stderr().contains(
-            "`shop__weather` hidden: its name is in the namespace of the upstream `shop`"
-        ),
-        "{}",
-        e.stderr()
-    );
+    // Said on standard error (read by another thread: waited for).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !e
+        .stderr()
+        .contains("`shop__weather` hidden: its name is in the namespace of the upstream `shop`")
+    {
+        assert!(Instant::now() < deadline, "{}", e.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // The pins name the upstream serving each tool.
     let (code, out, err) = dir.pins(&["list", "--upstream", "shop", "--state", "all"]);
     assert_eq!(code, 0, "{err}");
