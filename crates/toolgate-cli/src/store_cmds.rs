@@ -341,7 +341,7 @@ pub enum ApprovalsCommand {
         /// Which: pending (unexpired), approved, denied, expired (no one
         /// decided in time) or all.
         #[arg(long, default_value = "pending",
-              value_parser = ["pending", "approved", "denied", "expired", "all"])]
+              value_parser = ["pending", "approved", "denied", "expired", "withdrawn", "all"])]
         state: String,
         /// At most this many.
         #[arg(long, default_value_t = 100)]
@@ -439,6 +439,7 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 "approved" => filter.state(ApprovalState::Approved),
                 "denied" => filter.state(ApprovalState::Denied),
                 "expired" => filter.state(ApprovalState::Expired),
+                "withdrawn" => filter.state(ApprovalState::Withdrawn),
                 _ => filter,
             };
             let list = store

@@ -19,6 +19,8 @@ use toolgate_json::{canonical, Limit, Limits, Object, ParseOptions, Value};
 pub const PARSE_ERROR: i64 = -32700;
 /// JSON-RPC `-32600`: the frame is JSON but not a JSON-RPC message.
 pub const INVALID_REQUEST: i64 = -32600;
+/// JSON-RPC `-32601`: the method is not served (or not passed on).
+pub const METHOD_NOT_FOUND: i64 = -32601;
 /// JSON-RPC `-32602`: the parameters of a request are malformed.
 pub const INVALID_PARAMS: i64 = -32602;
 /// JSON-RPC `-32603`: the proxy could not answer.

@@ -18,6 +18,9 @@
 //!   model-safe feedback. Held for approval: answered with an `isError: true` text result naming the
 //!   pending approval's id (the call did not run); once a human approves it
 //!   (`toolgate approvals approve ID`), the same call retried passes, once.
+//!   A call its client cancels (`notifications/cancelled`) or abandons
+//!   before it is forwarded is never forwarded: its pending approval is
+//!   withdrawn in the store (`toolgate_store::Store::withdraw`).
 //!   A 2026-07-28 client that declares URL elicitation is answered
 //!   `input_required` instead, when an approvals page is configured
 //!   ([`Proxy::with_approvals_url`]): its retry carries a MACed
@@ -34,24 +37,28 @@
 //!   text (hidden Unicode, instruction-like text), and the catalog by its
 //!   own digest; only approved definitions are shown (the first catalog of
 //!   an upstream is approved on trust, or waits too: `[mcp] pin_first`);
-//!   a shown tool's `inputSchema` is replaced by the config's (the schema
-//!   the gate enforces) and its description by the config's when it has
-//!   one. A human approves a waiting definition from a diff (`toolgate pins
+//!   a shown tool is built from a pass list ([`pins::shown_definition`]):
+//!   the config's `inputSchema` (the schema the gate enforces) and
+//!   description when it has one, every text without hidden characters,
+//!   nothing the pass list does not name. A human approves a waiting definition from a diff (`toolgate pins
 //!   approve`, `POST /v1/pins/{id}/approve`); it is shown from the next
 //!   list, without a restart.
 //! - **`notifications/tools/list_changed`** (from the server): the proxy
 //!   lists the tools itself (request id `toolgate-pins-N`), checks the pins,
 //!   then passes the notification on. A call made before any list of the
 //!   run waits for the same check.
-//! - **results** of forwarded calls ([`results`]): `structuredContent`
+//! - **results** of forwarded calls ([`results`]): rebuilt from what was
+//!   read: every content block type read (an unknown one refuses the
+//!   result), texts sanitized and capped, `structuredContent` sanitized and
 //!   validated against the tool's declared `outputSchema` (a mismatch is an
-//!   error result, audited), text blocks sanitized and capped; a JSON-RPC
-//!   error from the server becomes an error result with its code only. A
-//!   call the server does not answer within the timeout, or that is pending
-//!   when the server exits, gets an error result (audited).
-//! - everything else (initialize, pings, notifications, other methods,
-//!   server requests and the client's answers to them) is forwarded as it
-//!   was read.
+//!   error result, audited); a JSON-RPC error from the server becomes an
+//!   error result with its code only. A call the server does not answer
+//!   within the timeout, or that is pending when the server exits, gets an
+//!   error result (audited).
+//! - everything else passes only on a pass list: client methods (tasks are
+//!   refused), server requests; `resources/read` and `prompts/get` answers
+//!   and sampling and elicitation requests are read like results and
+//!   audited. Refused frames are audited, aggregated per kind and window.
 //!
 //! # Features
 //!
@@ -67,7 +74,13 @@
 //! stdio child, or a streamable-HTTP server; several joined into one, with
 //! prefixed tool names).
 //!
-//! Not done yet: a paginated `tools/list` is pinned page by page.
+//! A paginated `tools/list` is one catalog: the proxy reads every page
+//! itself and pins each tool across all of them.
+//!
+//! A server's own `input_required` result (2026-07-28) is relayed, read
+//! like a server request; the client's retry is decided as any call, and
+//! the retry of a call a human approved continues it without a second
+//! approval.
 
 #[cfg(feature = "proxy")]
 mod era;
@@ -75,6 +88,8 @@ mod era;
 mod http_server;
 #[cfg(feature = "proxy")]
 mod proxy;
+#[cfg(feature = "proxy")]
+mod refusals;
 #[cfg(feature = "proxy")]
 mod upstream;
 

@@ -305,6 +305,88 @@ pub fn instruction_like(text: &str) -> Vec<String> {
     out
 }
 
+/// The definition a client is shown of a registered tool whose definition
+/// in the server's list is `server`: built from a pass list, never the
+/// server's object filtered. `name`; `title` and `annotations.title` with
+/// hidden and control characters ([`hidden_kind`], C0/C1 controls but line
+/// breaks and tabs) removed; `description` as the config gives it
+/// (`description`), else the server's, cleaned the same way; `inputSchema`
+/// as the gate enforces it (`input_schema`); `outputSchema` with every
+/// string in it (keys and values) cleaned the same way; the `annotations`
+/// hints that are booleans (`readOnlyHint`, `destructiveHint`,
+/// `idempotentHint`, `openWorldHint`). Any other member (`icons`, `_meta`,
+/// `execution`, and whatever a later spec adds) is not shown: none is
+/// pinned or checked.
+pub fn shown_definition(
+    server: &Object<'_>,
+    input_schema: &Value<'_>,
+    description: Option<&str>,
+) -> Object<'static> {
+    use std::borrow::Cow;
+    let mut out = Object::new();
+    if let Some(name) = server.get("name").and_then(Value::as_str) {
+        out.insert("name", Value::String(Cow::Owned(name.to_owned())));
+    }
+    if let Some(title) = server.get("title").and_then(Value::as_str) {
+        out.insert("title", Value::String(Cow::Owned(clean_text(title))));
+    }
+    let described = description.map(str::to_owned).or_else(|| {
+        server
+            .get("description")
+            .and_then(Value::as_str)
+            .map(clean_text)
+    });
+    if let Some(d) = described {
+        out.insert("description", Value::String(Cow::Owned(d)));
+    }
+    out.insert("inputSchema", input_schema.clone().into_owned());
+    if let Some(schema) = server.get("outputSchema") {
+        out.insert("outputSchema", clean_value(schema));
+    }
+    if let Some(a) = server.get("annotations").and_then(Value::as_object) {
+        let mut shown = Object::new();
+        if let Some(t) = a.get("title").and_then(Value::as_str) {
+            shown.insert("title", Value::String(Cow::Owned(clean_text(t))));
+        }
+        for hint in [
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        ] {
+            if let Some(Value::Bool(b)) = a.get(hint) {
+                shown.insert(hint, Value::Bool(*b));
+            }
+        }
+        out.insert("annotations", Value::Object(shown));
+    }
+    out
+}
+
+/// `text` without hidden characters and controls (line breaks and tabs
+/// kept).
+pub fn clean_text(text: &str) -> String {
+    text.chars()
+        .filter(|&c| hidden_kind(c).is_none() && !(c.is_control() && c != '\n' && c != '\t'))
+        .collect()
+}
+
+/// `v` with every string in it, keys included, cleaned ([`clean_text`]).
+fn clean_value(v: &Value<'_>) -> Value<'static> {
+    match v {
+        Value::String(s) => Value::String(std::borrow::Cow::Owned(clean_text(s))),
+        Value::Array(items) => Value::Array(items.iter().map(clean_value).collect()),
+        Value::Object(o) => {
+            let mut out = Object::new();
+            for (k, v) in o.iter() {
+                out.insert(clean_text(k), clean_value(v));
+            }
+            Value::Object(out)
+        }
+        other => other.clone().into_owned(),
+    }
+}
+
 /// The kinds of hidden characters in `text`, each with how many and the
 /// character offset of the first, in [`HiddenKind`] order.
 pub fn hidden_characters(text: &str) -> Vec<(HiddenKind, usize, usize)> {

@@ -11,20 +11,22 @@ use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 use toolgate::authz::Narrowed;
-use toolgate::registry::Registry;
 use toolgate::{Format, Verdict};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
-use toolgate_store::{
-    ApprovalId, ApprovalState, AuditEntry, Clock as _, StoreGate, SystemClock,
-    Verdict as AuditVerdict,
-};
+use toolgate_store::{ApprovalId, StoreGate};
 
 use crate::frame::{self, Line, Message, RequestId};
 use crate::pins;
 use crate::results::{self, OutputSchema};
 
+mod answers;
+mod continuation;
+mod hold;
 mod mrtr;
 mod pinning;
+mod reads;
+
+use hold::Held;
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
 /// `max_result_bytes`, `hold_seconds`).
@@ -79,6 +81,18 @@ pub struct Proxy {
     shared: Arc<Shared>,
 }
 
+/// Cancels the live calls of a running [`Proxy`] (an HTTP session that
+/// ends): each is withdrawn as if its client had cancelled it.
+#[derive(Clone)]
+pub(crate) struct Canceller(Arc<Shared>);
+
+impl Canceller {
+    /// Cancels every live call; returns once their approvals are withdrawn.
+    pub(crate) async fn cancel_all(&self, why: &'static str) {
+        self.0.cancel_all(why).await;
+    }
+}
+
 /// What both pumps share.
 struct Shared {
     gate: Arc<StoreGate>,
@@ -90,6 +104,10 @@ struct Shared {
     /// `input_required` for 2026-07-28 clients, when an approvals page is
     /// configured ([`Proxy::with_approvals_url`]).
     mrtr: std::sync::OnceLock<mrtr::Mrtr>,
+    /// Woken when the last live call ended.
+    idle: tokio::sync::Notify,
+    /// Audit records of refused frames, aggregated.
+    refusals: Arc<crate::refusals::Refusals>,
 }
 
 /// The proxy's memory for one connection.
@@ -101,21 +119,35 @@ struct State {
     catalog: pinning::Catalog,
     /// The tools as the user may call them, when `tools/list` is narrowed.
     narrowed: Option<Narrowed>,
+    /// Retries a server asked for of calls a human approved ([`continuation`]).
+    continuations: Vec<continuation::Continuation>,
     /// The declared `outputSchema`s of the latest list, by tool.
     outputs: HashMap<String, Arc<OutputSchema>>,
+    /// Client calls not yet forwarded or answered ([`hold`]).
+    live: HashMap<RequestId, Arc<hold::CallCtl>>,
 }
 
 /// What a forwarded client request was.
 #[derive(Debug, Clone)]
 enum Pending {
-    List,
+    /// The client's `tools/list`; `paged`: it asked for a page after the
+    /// first.
+    List {
+        paged: bool,
+    },
     /// The proxy's own `tools/list` (after `list_changed`, or before a
     /// call when no catalog of the run is fresh).
     OwnList,
     Call {
         tool: String,
         call_id: String,
+        /// Let through by a human's approval, with the digest of its
+        /// canonical arguments: a server's `input_required` for it makes
+        /// its retry a continuation ([`continuation`]).
+        approved: Option<toolgate_json::canonical::Digest>,
     },
+    /// A request whose answer is read before it passes ([`reads`]).
+    Read(reads::Read),
     Other,
 }
 
@@ -133,17 +165,7 @@ impl Proxy {
         session: impl Into<String>,
         options: ProxyOptions,
     ) -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                gate: Arc::new(gate),
-                user: user.into(),
-                session: session.into(),
-                parse: frame::parse_options(options.max_frame_bytes),
-                options,
-                state: Mutex::new(State::default()),
-                mrtr: std::sync::OnceLock::new(),
-            }),
-        }
+        Self::with_gate(Arc::new(gate), user, session, options)
     }
 
     /// A proxy deciding with a gate shared with other proxies (one per
@@ -154,6 +176,7 @@ impl Proxy {
         session: impl Into<String>,
         options: ProxyOptions,
     ) -> Self {
+        let refusals = crate::refusals::Refusals::new(Arc::clone(&gate));
         Self {
             shared: Arc::new(Shared {
                 gate,
@@ -163,6 +186,8 @@ impl Proxy {
                 options,
                 state: Mutex::new(State::default()),
                 mrtr: std::sync::OnceLock::new(),
+                idle: tokio::sync::Notify::new(),
+                refusals,
             }),
         }
     }
@@ -187,6 +212,15 @@ impl Proxy {
         self
     }
 
+    /// Pins each tool under the upstream serving it, as the join of several
+    /// upstreams names it in the list (HTTP mode), rather than all under
+    /// the one upstream name.
+    #[must_use]
+    pub(crate) fn with_routed_pins(self) -> Self {
+        self.shared.lock().catalog.route();
+        self
+    }
+
     /// Answers a call that needs a human's approval, from a client of the
     /// 2026-07-28 era that declares URL-mode elicitation, with
     /// `input_required`: an elicitation pointing at `approvals_url` (the
@@ -200,6 +234,21 @@ impl Proxy {
         // Set once, before the proxy serves: a second call keeps the first.
         let _ = self.shared.mrtr.set(m);
         Ok(self)
+    }
+
+    /// Records its refused frames through `refusals` (shared by the
+    /// sessions of one HTTP endpoint, so a flood across sessions is
+    /// aggregated as one).
+    pub(crate) fn with_refusals(mut self, refusals: Arc<crate::refusals::Refusals>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.refusals = refusals;
+        }
+        self
+    }
+
+    /// What cancels this proxy's live calls from outside its run.
+    pub(crate) fn canceller(&self) -> Canceller {
+        Canceller(Arc::clone(&self.shared))
     }
 
     /// Serves one connection: frames from `client_in` go to `server_in`,
@@ -240,6 +289,8 @@ impl Proxy {
         ));
         let ended = tokio::select! {
             _ = &mut from_client => {
+                // Its held calls are withdrawn: nobody waits for them.
+                self.shared.cancel_all("the client went away").await;
                 // The client is gone: the server's input ends, and the
                 // server is given a moment to finish.
                 let _ = to_server.send(Out::Close).await;
@@ -260,6 +311,8 @@ impl Proxy {
         drop(to_server);
         let _ = tokio::time::timeout(Duration::from_secs(5), client_writer).await;
         let _ = tokio::time::timeout(Duration::from_secs(5), server_writer).await;
+        let refusals = Arc::clone(&self.shared.refusals);
+        let _ = tokio::task::spawn_blocking(move || refusals.flush()).await;
         ended
     }
 }
@@ -306,6 +359,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
             Line::Frame(bytes) => bytes,
             Line::TooLong => {
                 finding("client frame refused: frame_too_large");
+                shared.refuse_frame("frame_too_large");
                 sides
                     .to_client(frame::FrameError::too_long().answer())
                     .await;
@@ -315,11 +369,12 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
         match frame::decode(&bytes, &shared.parse) {
             Err(e) => {
                 finding(&format!("client frame refused: {}", e.reason()));
+                shared.refuse_frame(e.reason());
                 // Never forwarded. A request whose id can be told gets the
                 // error with its id; anything else with a null id.
                 sides.to_client(e.answer()).await;
             }
-            Ok(Message::Request { id, .. }) if shared.lock().pending.contains_key(&id) => {
+            Ok(Message::Request { id, .. }) if shared.is_taken(&id) => {
                 // The id of a request still pending: its answer would be
                 // taken for the other's (a result would skip the checks of
                 // a call's result, or get them wrongly).
@@ -336,17 +391,47 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 let shared = Arc::clone(&shared);
                 let sides = sides.clone();
                 // Decided off the pump: the store writes block.
-                tokio::spawn(async move { shared.call(id, value, bytes, sides).await });
+                let Some(ctl) = shared.start_call(&id) else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    Arc::clone(&shared)
+                        .call(id.clone(), value, bytes, sides, Arc::clone(&ctl))
+                        .await;
+                    shared.end_call(&id, &ctl);
+                });
             }
             Ok(Message::Request { id, method, value }) => {
+                // Only the documented methods pass ([`reads`]).
+                let read = match reads::client_request(&method, &value) {
+                    Ok(read) => read,
+                    Err(()) => {
+                        sides.to_client(reads::refused_method(&id, &method)).await;
+                        continue;
+                    }
+                };
                 shared.remember_envelope(&value);
-                let kind = if method == "tools/list" {
-                    Pending::List
-                } else {
-                    Pending::Other
+                let kind = match read {
+                    _ if method == "tools/list" => Pending::List {
+                        paged: value.pointer("/params/cursor").is_some(),
+                    },
+                    Some(read) => Pending::Read(read),
+                    None => Pending::Other,
                 };
                 shared.lock().pending.insert(id, kind);
                 sides.to_server(lossless(bytes)).await;
+            }
+            Ok(Message::Notification { method }) if method == "notifications/cancelled" => {
+                // A call of the client's not forwarded yet is cancelled
+                // here (the server never heard of it); any other goes on.
+                let target = cancelled_request(&bytes, &shared.parse);
+                let mine = match &target {
+                    Some(id) => shared.cancel(id, "the client cancelled the call").await,
+                    None => false,
+                };
+                if !mine {
+                    sides.to_server(lossless(bytes)).await;
+                }
             }
             Ok(Message::Notification { .. } | Message::Response { .. }) => {
                 sides.to_server(lossless(bytes)).await;
@@ -384,13 +469,36 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                         "server response to no pending request dropped (id {id})"
                     )),
                     Some(Pending::Other) => sides.to_client(lossless(bytes)).await,
-                    Some(Pending::List) => {
-                        let line = shared.filter_list(&id, &value).await;
+                    Some(Pending::Read(read)) => {
+                        let line = shared.read_answer(&id, &value, read).await;
                         sides.to_client(line).await;
                     }
+                    Some(Pending::List { paged }) => {
+                        let paged = paged || value.pointer("/result/nextCursor").is_some();
+                        if paged {
+                            // One page of several: checked against the
+                            // whole catalog, which the proxy reads itself
+                            // (off this pump, which reads those answers).
+                            let shared = Arc::clone(&shared);
+                            let sides = sides.clone();
+                            tokio::spawn(async move {
+                                let line = shared.filter_list(&id, &value, Some(&sides)).await;
+                                sides.to_client(line).await;
+                            });
+                        } else {
+                            let line = shared.filter_list(&id, &value, None).await;
+                            sides.to_client(line).await;
+                        }
+                    }
                     Some(Pending::OwnList) => shared.own_list_answered(&value, &sides).await,
-                    Some(Pending::Call { tool, call_id }) => {
-                        let line = shared.call_result(&id, &value, &tool, &call_id).await;
+                    Some(Pending::Call {
+                        tool,
+                        call_id,
+                        approved,
+                    }) => {
+                        let line = shared
+                            .call_result(&id, &value, &tool, &call_id, approved)
+                            .await;
                         sides.to_client(line).await;
                     }
                 }
@@ -401,7 +509,20 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // Checked before the client hears of it.
                 shared.relist(&sides, Some(lossless(bytes))).await;
             }
-            Ok(Message::Request { .. } | Message::Notification { .. }) => {
+            Ok(Message::Request { id, method, value }) => {
+                // Only the documented server requests pass, read first.
+                match shared
+                    .server_request(&id, &method, &value, lossless(bytes))
+                    .await
+                {
+                    Ok(line) => sides.to_client(line).await,
+                    Err(answer) => sides.to_server(answer).await,
+                }
+            }
+            Ok(Message::Notification { method }) if method.starts_with("notifications/tasks/") => {
+                finding("server notification dropped: toolgate does not support tasks");
+            }
+            Ok(Message::Notification { .. }) => {
                 sides.to_client(lossless(bytes)).await;
             }
         }
@@ -411,6 +532,24 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The audit record of a client frame refused before any decision
+    /// (aggregated: [`crate::refusals`]).
+    fn refuse_frame(&self, code: &'static str) {
+        self.refusals.record(
+            crate::refusals::Kind::Deny,
+            "mcp frame",
+            code,
+            Some(&self.user),
+        );
+    }
+
+    /// Whether a request with id `id` is pending or a live call: another
+    /// with that id is refused.
+    fn is_taken(&self, id: &RequestId) -> bool {
+        let state = self.lock();
+        state.pending.contains_key(id) || state.live.contains_key(id)
     }
 
     /// One `tools/call` from the client: denied `tool_changed` if the
@@ -424,12 +563,39 @@ impl Shared {
         value: Value<'static>,
         frame_bytes: Vec<u8>,
         sides: Sides,
+        ctl: Arc<hold::CallCtl>,
     ) {
         let tool = value
             .pointer("/params/name")
             .and_then(Value::as_str)
             .map(str::to_owned);
         self.remember_envelope(&value);
+        if value.pointer("/params/task").is_some() {
+            // A task-augmented call: toolgate does not check task results
+            // (`tasks/result`), so it runs no task.
+            let me = Arc::clone(&self);
+            let entry_tool = tool.clone().unwrap_or_default();
+            let call_id = id.to_string();
+            let recorded = tokio::task::spawn_blocking(move || {
+                me.audit(
+                    &entry_tool,
+                    &call_id,
+                    "tasks_not_supported",
+                    Some("mcp task-augmented call"),
+                )
+            })
+            .await;
+            if !matches!(recorded, Ok(true)) {
+                finding("the audit record of a refused task could not be written");
+            }
+            let answer = frame::error_answer(
+                Some(&id),
+                frame::INVALID_PARAMS,
+                "refused by toolgate: tasks_not_supported",
+            );
+            sides.to_client(answer).await;
+            return;
+        }
         if let Some(tool) = tool.as_deref() {
             if let Err(refused) = self.pin_check(tool, &sides).await {
                 let me = Arc::clone(&self);
@@ -454,10 +620,12 @@ impl Shared {
             }
         }
         if mrtr::carried_state(&value).is_some() {
-            self.retry_with_state(id, value, frame_bytes, sides).await;
+            self.retry_with_state(id, value, frame_bytes, sides, ctl)
+                .await;
             return;
         }
-        self.decide_call(id, value, frame_bytes, sides, false).await;
+        self.decide_call(id, value, frame_bytes, sides, false, ctl)
+            .await;
     }
 
     /// A `tools/call` decided by the store gate and answered (`retried`: the
@@ -470,7 +638,10 @@ impl Shared {
         frame_bytes: Vec<u8>,
         sides: Sides,
         retried: bool,
+        ctl: Arc<hold::CallCtl>,
     ) {
+        // A retry the server asked for of a call a human approved.
+        let continued = !retried && self.take_continuation(&value);
         let me = Arc::clone(&self);
         let context = self.call_context(&value);
         let decided = tokio::task::spawn_blocking(move || {
@@ -512,80 +683,25 @@ impl Shared {
                     return;
                 };
                 let tool = d.tool().to_owned();
-                let taken = {
-                    let mut state = self.lock();
-                    if state.pending.contains_key(&id) {
-                        true
-                    } else {
-                        state.pending.insert(
-                            id.clone(),
-                            Pending::Call {
-                                tool,
-                                call_id: id.to_string(),
-                            },
-                        );
-                        false
-                    }
-                };
-                if taken {
-                    // Another request with this id got in while this one
-                    // was decided: this one does not run.
-                    let answer = frame::error_answer(
-                        Some(&id),
-                        frame::INVALID_REQUEST,
-                        "refused by toolgate: duplicate_request_id",
-                    );
-                    sides.to_client(answer).await;
-                    return;
-                }
-                self.spawn_timeout(id, sides.clone());
-                sides.to_server(forward).await;
+                // Let through by an approval: a server's input_required
+                // for it makes its retry a continuation.
+                let approved = d.digest().filter(|_| d.approval().is_some());
+                self.forward(id, tool, forward, approved, sides, &ctl).await;
+            }
+            Verdict::NeedsApproval if continued => {
+                self.continue_approved(id, value, d, sides, &ctl).await;
             }
             Verdict::NeedsApproval => {
-                if let Some(line) = self.input_required(&id, &value, d).await {
-                    sides.to_client(line).await;
+                let approval = d
+                    .approval()
+                    .and_then(|a| a.as_str().parse::<ApprovalId>().ok());
+                if let (Some(a), true) = (approval, ctl.is_cancelled()) {
+                    // Cancelled while it was decided: nobody waits for it.
+                    self.withdraw(a, "the client cancelled the call").await;
                     return;
                 }
-                let held = d
-                    .approval()
-                    .and_then(|a| a.as_str().parse::<ApprovalId>().ok())
-                    .filter(|_| !self.options.hold.is_zero() && !retried);
-                if let Some(approval) = held {
-                    match self.hold(&id, &value, approval, &sides).await {
-                        Held::Approved => {
-                            // Decided again: the approval in the store is
-                            // what lets the call through, once.
-                            Box::pin(Arc::clone(&self).decide_call(
-                                id,
-                                value,
-                                frame_bytes,
-                                sides,
-                                true,
-                            ))
-                            .await;
-                            return;
-                        }
-                        Held::Refused => {
-                            let text = format!(
-                                "denied by a human: approval {approval} was not granted; the call did not run"
-                            );
-                            let answer = results::text_result(&text, true);
-                            sides.to_client(frame::result_answer(&id, answer)).await;
-                            return;
-                        }
-                        Held::Waiting => {}
-                    }
-                }
-                let text = match d.approval() {
-                    Some(a) => format!(
-                        "held by toolgate for human approval: approval {}; the call did not run. \
-                         Ask a human to approve it, then retry the same call with the same arguments",
-                        a.as_str()
-                    ),
-                    None => d.feedback().to_owned(),
-                };
-                let answer = results::text_result(&text, true);
-                sides.to_client(frame::result_answer(&id, answer)).await;
+                self.needs_approval(id, value, frame_bytes, sides, retried, ctl, d, approval)
+                    .await;
             }
             Verdict::Deny => {
                 let answer = results::text_result(d.feedback(), true);
@@ -594,53 +710,122 @@ impl Shared {
         }
     }
 
-    /// Holds a call that needs `approval` until a human decides it or the
-    /// configured hold ends, polling the store; sends the client a progress
-    /// notification each second when its request carried a
-    /// `_meta.progressToken`.
-    async fn hold(
-        &self,
-        id: &RequestId,
-        value: &Value<'static>,
-        approval: ApprovalId,
-        sides: &Sides,
-    ) -> Held {
-        let token = value.pointer("/params/_meta/progressToken").cloned();
-        let start = tokio::time::Instant::now();
-        let deadline = start + self.options.hold;
-        let mut next_progress = start;
-        let mut progress: u64 = 0;
-        loop {
-            let gate = Arc::clone(&self.gate);
-            let state = tokio::task::spawn_blocking(move || gate.store().get_approval(approval))
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .flatten()
-                .map(|a| a.state);
-            match state {
-                Some(ApprovalState::Approved) => return Held::Approved,
-                Some(ApprovalState::Denied | ApprovalState::Expired) | None => {
-                    return Held::Refused
+    /// Forwards an allowed call (`forward`, its frame with the canonical
+    /// arguments) unless it was cancelled meanwhile; from then on it is
+    /// pending and a cancellation goes to the server, which knows the id.
+    async fn forward(
+        self: &Arc<Self>,
+        id: RequestId,
+        tool: String,
+        forward: String,
+        approved: Option<toolgate_json::canonical::Digest>,
+        sides: Sides,
+        ctl: &hold::CallCtl,
+    ) {
+        {
+            let (taken, cancelled) = {
+                let mut state = self.lock();
+                if ctl.is_cancelled() {
+                    (false, true)
+                } else if state.pending.contains_key(&id) {
+                    (true, false)
+                } else {
+                    state.live.remove(&id);
+                    state.pending.insert(
+                        id.clone(),
+                        Pending::Call {
+                            tool: tool.clone(),
+                            call_id: id.to_string(),
+                            approved,
+                        },
+                    );
+                    (false, false)
                 }
-                Some(_) => {}
-            }
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                finding(&format!(
-                    "tools/call {id}: approval {approval} not decided within the hold"
-                ));
-                return Held::Waiting;
-            }
-            if let (Some(t), true) = (&token, now >= next_progress) {
-                progress += 1;
-                sides
-                    .to_client(progress_notification(t, progress, approval))
+            };
+            if cancelled {
+                self.record_result_failure(tool, id.to_string(), "cancelled")
                     .await;
-                next_progress = now + Duration::from_secs(1);
+                return;
             }
-            tokio::time::sleep(Duration::from_millis(200).min(deadline - now)).await;
+            if taken {
+                // Another request with this id got in while this one
+                // was decided: this one does not run.
+                let answer = frame::error_answer(
+                    Some(&id),
+                    frame::INVALID_REQUEST,
+                    "refused by toolgate: duplicate_request_id",
+                );
+                sides.to_client(answer).await;
+                return;
+            }
+            self.spawn_timeout(id, sides.clone());
+            sides.to_server(forward).await;
         }
+    }
+
+    /// A call that needs a human's approval: `input_required` for a client
+    /// that takes it, held for the configured time, or answered pending.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the call's parts, as decide_call has them"
+    )]
+    async fn needs_approval(
+        self: Arc<Self>,
+        id: RequestId,
+        value: Value<'static>,
+        frame_bytes: Vec<u8>,
+        sides: Sides,
+        retried: bool,
+        ctl: Arc<hold::CallCtl>,
+        d: &toolgate::Decision,
+        approval: Option<ApprovalId>,
+    ) {
+        if let Some(line) = self.input_required(&id, &value, d).await {
+            sides.to_client(line).await;
+            return;
+        }
+        let held = approval.filter(|_| !self.options.hold.is_zero() && !retried);
+        if let Some(approval) = held {
+            if self.held_for(&ctl, approval).await {
+                return;
+            }
+            match self.hold(&id, &value, approval, &sides, &ctl).await {
+                Held::Approved => {
+                    // Decided again: the approval in the store is
+                    // what lets the call through, once.
+                    Box::pin(Arc::clone(&self).decide_call(
+                        id,
+                        value,
+                        frame_bytes,
+                        sides,
+                        true,
+                        ctl,
+                    ))
+                    .await;
+                    return;
+                }
+                Held::Refused => {
+                    let text = format!(
+                                "denied by a human: approval {approval} was not granted; the call did not run"
+                            );
+                    let answer = results::text_result(&text, true);
+                    sides.to_client(frame::result_answer(&id, answer)).await;
+                    return;
+                }
+                Held::Cancelled => return,
+                Held::Waiting => {}
+            }
+        }
+        let text = match d.approval() {
+                    Some(a) => format!(
+                        "held by toolgate for human approval: approval {}; the call did not run. \
+                         Ask a human to approve it, then retry the same call with the same arguments",
+                        a.as_str()
+                    ),
+                    None => d.feedback().to_owned(),
+                };
+        let answer = results::text_result(&text, true);
+        sides.to_client(frame::result_answer(&id, answer)).await;
     }
 
     /// After the call timeout, a call still pending is answered with an
@@ -650,7 +835,7 @@ impl Shared {
         tokio::spawn(async move {
             tokio::time::sleep(me.options.call_timeout).await;
             let pending = me.lock().pending.remove(&id);
-            if let Some(Pending::Call { tool, call_id }) = pending {
+            if let Some(Pending::Call { tool, call_id, .. }) = pending {
                 finding(&format!("tools/call {id} timed out"));
                 me.record_result_failure(tool, call_id, "upstream_timeout")
                     .await;
@@ -660,248 +845,6 @@ impl Shared {
                 sides.to_server(cancel).await;
             }
         });
-    }
-
-    /// Answers every pending request: calls with an error result, other
-    /// requests with a JSON-RPC error.
-    async fn fail_pending(&self, sides: &Sides, code: &'static str) {
-        let pending: Vec<(RequestId, Pending)> = self.lock().pending.drain().collect();
-        for (id, p) in pending {
-            let line = match p {
-                Pending::Call { tool, call_id } => {
-                    self.record_result_failure(tool, call_id, code).await;
-                    frame::result_answer(
-                        &id,
-                        results::text_result(&format!("refused by toolgate: {code}"), true),
-                    )
-                }
-                Pending::OwnList => {
-                    self.own_list_failed();
-                    continue;
-                }
-                Pending::List | Pending::Other => frame::error_answer(
-                    Some(&id),
-                    frame::INTERNAL_ERROR,
-                    &format!("refused by toolgate: {code}"),
-                ),
-            };
-            sides.to_client(line).await;
-        }
-    }
-
-    /// The audit record of a forwarded call whose result was refused or
-    /// never came (`tool_result`, the code as its reason).
-    async fn record_result_failure(&self, tool: String, call_id: String, code: &'static str) {
-        if !self
-            .record_result(tool, call_id, vec![code.to_owned()], None)
-            .await
-        {
-            finding("the audit record of a refused result could not be written");
-        }
-    }
-
-    /// Writes the `tool_result` audit record of a forwarded call's result
-    /// (what was found in it as its reasons, the digest of what the client
-    /// gets); whether it is committed.
-    async fn record_result(
-        &self,
-        tool: String,
-        call_id: String,
-        reasons: Vec<String>,
-        digest: Option<toolgate_json::canonical::Digest>,
-    ) -> bool {
-        let gate = Arc::clone(&self.gate);
-        let user = self.user.clone();
-        let session = self.session.clone();
-        let done = tokio::task::spawn_blocking(move || {
-            let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::ToolResult)
-                .user(user)
-                .session(session)
-                .tool(tool)
-                .call_id(call_id)
-                .note("mcp result");
-            for r in reasons {
-                entry = entry.reason(r);
-            }
-            if let Some(d) = digest {
-                entry = entry.digest(d);
-            }
-            gate.store().append(entry).is_ok()
-        })
-        .await;
-        matches!(done, Ok(true))
-    }
-
-    /// An audit record of a denial the proxy made itself.
-    fn audit(&self, tool: &str, call_id: &str, code: &str, note: Option<&str>) -> bool {
-        let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
-            .user(self.user.as_str())
-            .session(self.session.as_str())
-            .tool(tool)
-            .call_id(call_id)
-            .reason(code);
-        if let Some(n) = note {
-            entry = entry.note(n);
-        }
-        self.gate.store().append(entry).is_ok()
-    }
-
-    /// The server's answer to a forwarded call, checked.
-    async fn call_result(
-        &self,
-        id: &RequestId,
-        value: &Value<'static>,
-        tool: &str,
-        call_id: &str,
-    ) -> String {
-        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
-            // A JSON-RPC error from the server: its message may carry the
-            // server's internals; the model gets the code alone.
-            let code = value
-                .pointer("/error/code")
-                .and_then(Value::as_number)
-                .and_then(toolgate_json::Number::as_i64)
-                .unwrap_or(0);
-            let text = format!("the tool server refused the call (error {code})");
-            let answer = results::text_result(&text, true);
-            let reasons = vec![format!("server_error:{code}")];
-            let digest = canonical::digest(&answer);
-            if !self
-                .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
-                .await
-            {
-                return store_unavailable(id);
-            }
-            return frame::result_answer(id, answer);
-        };
-        let output = self.lock().outputs.get(tool).cloned();
-        let (checked, report) =
-            results::check_result(result, output.as_deref(), self.options.max_result_bytes);
-        let mut reasons: Vec<String> = Vec::new();
-        if let Some(code) = report.refused {
-            finding(&format!("result of `{}` refused: {code}", printable(tool)));
-            reasons.push(code.to_owned());
-        }
-        if report.truncated {
-            finding(&format!(
-                "result of `{}` cut at {} bytes",
-                printable(tool),
-                self.options.max_result_bytes
-            ));
-        }
-        if !report.findings.is_empty() {
-            let codes: Vec<&str> = report.findings.iter().map(|c| c.as_str()).collect();
-            finding(&format!(
-                "result of `{}`: {}",
-                printable(tool),
-                codes.join(", ")
-            ));
-            reasons.extend(codes.iter().map(|c| (*c).to_owned()));
-        }
-        if report.truncated && !reasons.iter().any(|r| r == "truncated") {
-            reasons.push("truncated".to_owned());
-        }
-        // The result is audited before the client sees it; a result that
-        // cannot be recorded does not pass.
-        let digest = canonical::digest(&checked);
-        if !self
-            .record_result(tool.to_owned(), call_id.to_owned(), reasons, Some(digest))
-            .await
-        {
-            finding("the audit record of a result could not be written");
-            return store_unavailable(id);
-        }
-        frame::result_answer(id, checked)
-    }
-
-    /// A `tools/list` result: only the config's tools, each pinned; the
-    /// changed ones hidden; hidden characters in descriptions reported.
-    async fn filter_list(&self, id: &RequestId, value: &Value<'static>) -> String {
-        let Some(result) = value.as_object().and_then(|o| o.get("result")) else {
-            // An error answer: forwarded as it is (it lists no tool).
-            return canonical::to_string(value);
-        };
-        let Some(tools) = result.pointer("/tools").and_then(Value::as_array) else {
-            return frame::error_answer(
-                Some(id),
-                frame::INTERNAL_ERROR,
-                "refused by toolgate: invalid_result",
-            );
-        };
-        let pinned = self.check_catalog(tools).await;
-        let registry: &Registry = self.gate.gate().registry();
-        let mut kept = Vec::new();
-        let mut state = self.lock();
-        for tool in tools {
-            let Some(o) = tool.as_object() else { continue };
-            let Some(name) = o.get("name").and_then(Value::as_str) else {
-                continue;
-            };
-            let Some(registered) = registry.get(name) else {
-                finding(&format!(
-                    "tools/list: `{}` hidden: not registered in the config",
-                    printable(name)
-                ));
-                continue;
-            };
-            for member in ["title", "description"] {
-                if let Some(text) = o.get(member).and_then(Value::as_str) {
-                    report_hidden(name, member, text);
-                }
-            }
-            if let Some(text) = tool.pointer("/annotations/title").and_then(Value::as_str) {
-                report_hidden(name, "annotations.title", text);
-            }
-            // Only a definition a human (or trust on first use) approved.
-            let pin = pinned.get(name).copied().flatten();
-            if pin != Some(toolgate_store::PinState::Approved) {
-                pinning::report_unapproved(&state.catalog, name, o, pin);
-                continue;
-            }
-            match o.get("outputSchema") {
-                Some(schema) => {
-                    state
-                        .outputs
-                        .insert(name.to_owned(), Arc::new(OutputSchema::compile(schema)));
-                }
-                None => {
-                    state.outputs.remove(name);
-                }
-            }
-            // Narrowed for the user: a tool the user may not call at all
-            // is not shown; a resource argument lists the user's ids.
-            let narrowed = match &state.narrowed {
-                None => None,
-                Some(n) => match n.tools.iter().find(|t| t.name == name) {
-                    Some(t) => t.ids.as_ref().map(|_| &t.schema),
-                    None => {
-                        finding(&format!(
-                            "tools/list: `{}` hidden: the policies let this user call it with nothing",
-                            printable(name)
-                        ));
-                        continue;
-                    }
-                },
-            };
-            // The config wins: the model is shown the schema the gate
-            // enforces, and the config's description when it has one.
-            let mut shown = o.clone();
-            shown.insert(
-                "inputSchema",
-                narrowed.unwrap_or(registered.raw_schema()).clone(),
-            );
-            if let Some(d) = registered.description() {
-                shown.insert(
-                    "description",
-                    Value::String(std::borrow::Cow::Owned(d.to_owned())),
-                );
-            }
-            kept.push(Value::Object(shown));
-        }
-        drop(state);
-        let mut out = result.as_object().cloned().unwrap_or_default();
-        out.insert("tools", Value::Array(kept));
-        frame::result_answer(id, Value::Object(out))
     }
 }
 
@@ -934,28 +877,16 @@ fn cancelled_notification(id: &RequestId) -> String {
     canonical::to_string(&Value::Object(o))
 }
 
+/// The request a `notifications/cancelled` frame names (`params.requestId`).
+fn cancelled_request(bytes: &[u8], parse: &ParseOptions) -> Option<RequestId> {
+    let value = parse.parse(bytes).ok()?;
+    RequestId::from_value(value.pointer("/params/requestId")?)
+}
+
 /// A frame the strict parser accepted, as the text it was (valid UTF-8
 /// by then: the parser refuses anything else).
 fn lossless(bytes: Vec<u8>) -> String {
     String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-fn report_hidden(tool: &str, member: &str, text: &str) {
-    for (kind, count, first) in pins::hidden_characters(text) {
-        finding(&format!(
-            "tools/list: `{}` {member} has hidden characters: {} ({count}, the first at character {first})",
-            printable(tool),
-            kind.as_str()
-        ));
-    }
-    let cues = pins::instruction_like(text);
-    if !cues.is_empty() {
-        finding(&format!(
-            "tools/list: `{}` {member} has instruction-like text: {}",
-            printable(tool),
-            cues.join(", ")
-        ));
-    }
 }
 
 /// A line on standard error (the MCP client's log); never on the client's
@@ -1003,46 +934,4 @@ pub fn spawn_server(
         }
     }
     cmd.spawn()
-}
-
-/// The answer to a call whose result could not be recorded.
-fn store_unavailable(id: &RequestId) -> String {
-    frame::result_answer(
-        id,
-        results::text_result("refused by toolgate: store_unavailable", true),
-    )
-}
-
-/// How a held call's wait ended.
-enum Held {
-    /// A human approved it: decide it again.
-    Approved,
-    /// A human denied it, or the approval expired or is gone.
-    Refused,
-    /// Nobody decided within the hold: answer it as pending.
-    Waiting,
-}
-
-/// `notifications/progress` for a held call.
-fn progress_notification(token: &Value<'static>, progress: u64, approval: ApprovalId) -> String {
-    let mut params = Object::new();
-    params.insert("progressToken", token.clone());
-    params.insert(
-        "progress",
-        Value::Number(toolgate_json::Number::from(progress)),
-    );
-    params.insert(
-        "message",
-        Value::String(std::borrow::Cow::Owned(format!(
-            "waiting for a human to approve approval {approval}"
-        ))),
-    );
-    let mut o = Object::new();
-    o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));
-    o.insert(
-        "method",
-        Value::String(std::borrow::Cow::Borrowed("notifications/progress")),
-    );
-    o.insert("params", Value::Object(params));
-    canonical::to_string(&Value::Object(o))
 }

@@ -353,12 +353,13 @@ fn pin() -> Value<'static> {
     ])
 }
 
-fn approval_states() -> [&'static str; 4] {
+fn approval_states() -> [&'static str; 5] {
     [
         ApprovalState::Pending.as_str(),
         ApprovalState::Approved.as_str(),
         ApprovalState::Denied.as_str(),
         ApprovalState::Expired.as_str(),
+        ApprovalState::Withdrawn.as_str(),
     ]
 }
 

@@ -112,6 +112,10 @@ pub enum ApprovalState {
     /// duplicate of another pending approval for the same call in a
     /// database written before the store enforced one per call.
     Expired,
+    /// `withdrawn`: the call it was requested for is gone (its client
+    /// cancelled it or went away) before a human decided; no approval
+    /// given afterwards runs anything ([`crate::Store::withdraw`]).
+    Withdrawn,
 }
 
 impl ApprovalState {
@@ -122,6 +126,7 @@ impl ApprovalState {
             Self::Approved => "approved",
             Self::Denied => "denied",
             Self::Expired => "expired",
+            Self::Withdrawn => "withdrawn",
         }
     }
 
@@ -131,6 +136,7 @@ impl ApprovalState {
             "approved" => Some(Self::Approved),
             "denied" => Some(Self::Denied),
             "expired" => Some(Self::Expired),
+            "withdrawn" => Some(Self::Withdrawn),
             _ => None,
         }
     }
@@ -374,7 +380,7 @@ pub(crate) const fn approval_state_clause(state: ApprovalState) -> Option<&'stat
         ApprovalState::Expired => {
             Some("(state = 'expired' OR (state = 'pending' AND expires_at <= ?))")
         }
-        ApprovalState::Approved | ApprovalState::Denied => None,
+        ApprovalState::Approved | ApprovalState::Denied | ApprovalState::Withdrawn => None,
     }
 }
 

@@ -176,6 +176,10 @@ pub enum Verdict {
     ApprovalDenied,
     /// `approval_used`: an approval let a call through.
     ApprovalUsed,
+    /// `approval_withdrawn`: a pending approval was withdrawn because the
+    /// call it was requested for is gone (its client cancelled it or went
+    /// away); `actor` names who withdrew it, `note` why.
+    ApprovalWithdrawn,
     /// `kill_switch`: the kill switch changed; `reasons` holds the new mode.
     KillSwitch,
     /// `unauthorized`: a request to the service without a valid token;
@@ -217,13 +221,14 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
-    pub const ALL: [Self; 16] = [
+    pub const ALL: [Self; 17] = [
         Self::Allow,
         Self::Deny,
         Self::NeedsApproval,
         Self::ApprovalGranted,
         Self::ApprovalDenied,
         Self::ApprovalUsed,
+        Self::ApprovalWithdrawn,
         Self::KillSwitch,
         Self::Unauthorized,
         Self::Forbidden,
@@ -243,7 +248,10 @@ impl Verdict {
     pub const fn kind(self) -> &'static str {
         match self {
             Self::Allow | Self::Deny | Self::NeedsApproval => "decision",
-            Self::ApprovalGranted | Self::ApprovalDenied | Self::ApprovalUsed => "approval",
+            Self::ApprovalGranted
+            | Self::ApprovalDenied
+            | Self::ApprovalUsed
+            | Self::ApprovalWithdrawn => "approval",
             Self::KillSwitch => "kill_switch",
             Self::Unauthorized | Self::Forbidden => "auth",
             Self::ConfigReload => "reload",
@@ -263,6 +271,7 @@ impl Verdict {
             Self::ApprovalGranted => "approval_granted",
             Self::ApprovalDenied => "approval_denied",
             Self::ApprovalUsed => "approval_used",
+            Self::ApprovalWithdrawn => "approval_withdrawn",
             Self::KillSwitch => "kill_switch",
             Self::Unauthorized => "unauthorized",
             Self::Forbidden => "forbidden",
@@ -285,6 +294,7 @@ impl Verdict {
             "approval_granted" => Self::ApprovalGranted,
             "approval_denied" => Self::ApprovalDenied,
             "approval_used" => Self::ApprovalUsed,
+            "approval_withdrawn" => Self::ApprovalWithdrawn,
             "kill_switch" => Self::KillSwitch,
             "unauthorized" => Self::Unauthorized,
             "forbidden" => Self::Forbidden,

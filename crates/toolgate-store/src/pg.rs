@@ -1193,6 +1193,10 @@ impl Store for PgStore {
         self.decide(id, actor, note, Decision::Deny)
     }
 
+    fn withdraw(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, Decision::Withdraw)
+    }
+
     fn grant_standing(
         &self,
         user: &str,

@@ -1006,6 +1006,10 @@ impl Store for SqliteStore {
         self.decide(id, actor, note, Decision::Deny)
     }
 
+    fn withdraw(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.decide(id, actor, note, Decision::Withdraw)
+    }
+
     fn grant_standing(
         &self,
         user: &str,

@@ -149,6 +149,16 @@ pub trait Store: Send + Sync {
     /// not used yet (audited `approval_denied`).
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error>;
 
+    /// Withdraws a pending single approval whose call is gone (its client
+    /// cancelled it or went away) before a human decided, audited
+    /// `approval_withdrawn`: it is `withdrawn` from then on, and approving
+    /// it is refused (`conflict`). `conflict` when it is not pending (a
+    /// human decided first). The default, for stores without the state,
+    /// denies it instead (the call still never runs).
+    fn withdraw(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error> {
+        self.deny(id, actor, note)
+    }
+
     /// Grants a standing approval: `tool` for `user` until `until` (audited
     /// `approval_granted`).
     fn grant_standing(

@@ -634,8 +634,62 @@ fn issue_29_4_pending_approvals_are_capped_per_requester(db: &Db) {
     );
 }
 
+/// A pending approval whose call is gone is withdrawn (audited); a human's
+/// approval afterwards is refused and covers nothing, and only a pending
+/// approval can be withdrawn.
+fn a_withdrawn_approval_is_never_approved_or_used(db: &Db) {
+    let (store, _) = store(db);
+    let d = digest(ARGS);
+    let id = store
+        .request_approval("alice", "s-1", "refund", &d, later(3600))
+        .unwrap();
+    let withdrawn = store
+        .withdraw(id, "toolgate mcp", "the client cancelled the call")
+        .unwrap();
+    assert_eq!(withdrawn.state, ApprovalState::Withdrawn);
+    assert_eq!(withdrawn.decided_by.as_deref(), Some("toolgate mcp"));
+    let e = store.approve(id, "bob", "").unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Conflict);
+    assert!(e.message().contains("withdrawn"), "{}", e.message());
+    assert!(store
+        .consume("alice", "s-1", "refund", &d, later(10))
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        store.withdraw(id, "toolgate mcp", "").unwrap_err().code(),
+        ErrorCode::Conflict
+    );
+    let listed = store
+        .list_approvals(&ApprovalFilter::new().state(ApprovalState::Withdrawn))
+        .unwrap();
+    assert_eq!(listed.iter().map(|a| a.id).collect::<Vec<_>>(), [id]);
+    let records = store
+        .list(&AuditFilter::new().verdict(Verdict::ApprovalWithdrawn))
+        .unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].entry.approval, Some(id));
+    assert_eq!(
+        records[0].entry.note.as_deref(),
+        Some("the client cancelled the call")
+    );
+    // A decided approval is not withdrawn: the human was first.
+    let other = approved(&*store, r#"{"order_id":"o-9","amount":1}"#);
+    assert_eq!(
+        store
+            .withdraw(other, "toolgate mcp", "")
+            .unwrap_err()
+            .code(),
+        ErrorCode::Conflict
+    );
+    assert_eq!(
+        store.get_approval(other).unwrap().unwrap().state,
+        ApprovalState::Approved
+    );
+}
+
 on_both_backends!(
     issue_29_4_pending_approvals_are_capped_per_requester,
+    a_withdrawn_approval_is_never_approved_or_used,
     identical_held_calls_racing_share_one_pending_approval,
     pending_approvals_are_capped_and_expire_everywhere,
     approval_lets_exactly_one_identical_call_through,

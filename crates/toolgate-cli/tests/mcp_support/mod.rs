@@ -14,6 +14,9 @@ use toolgate_testkit::examples_dir;
 
 use crate::cli_support::toolgate;
 
+pub mod endpoint;
+pub mod raw;
+
 /// A Python with the official SDK (`mcp==2.3.0`, its server and both client
 /// transports importable), or why there is none: env `TOOLGATE_MCP_PYTHON`,
 /// else the workspace's `target/py/venv/bin/python` (as `.ci/run` makes it).
@@ -241,4 +244,41 @@ impl Folder {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
+}
+
+/// What every run of `tests/mcp/cancel_client.py` must show: the held
+/// call withdrawn, a later approval refused, the server never called.
+pub fn assert_cancelled_and_withdrawn(steps: &Steps, dir: &Folder) {
+    assert!(!steps.has("cancel_ignored"), "{}", steps.output());
+    assert_eq!(
+        text_at(&steps["withdrawn"], "/state"),
+        "withdrawn",
+        "{}",
+        steps.output()
+    );
+    let after = &steps["approve_after"];
+    assert_eq!(
+        after.pointer("/code"),
+        Some(&json("1")),
+        "{}",
+        steps.output()
+    );
+    assert!(
+        text_at(after, "/stderr").contains("withdrawn"),
+        "{}",
+        steps.output()
+    );
+    assert_eq!(text_at(&steps["add_after"], "/text"), "5");
+    // The server saw the add, never the refund.
+    let seen = dir.seen_canonical();
+    assert_eq!(
+        seen,
+        [r#"{"arguments":{"a":2,"b":3},"tool":"add"}"#],
+        "{}",
+        steps.output()
+    );
+    let audit = dir.audit();
+    assert!(audit.contains("approval_withdrawn"), "{audit}");
+    assert!(!audit.contains("approval_used"), "{audit}");
+    assert!(!audit.contains("approval_granted"), "{audit}");
 }

@@ -333,6 +333,7 @@ impl Shared {
         value: Value<'static>,
         frame_bytes: Vec<u8>,
         sides: Sides,
+        ctl: Arc<super::hold::CallCtl>,
     ) {
         let tool = value
             .pointer("/params/name")
@@ -342,7 +343,7 @@ impl Shared {
         let retry = self.check_retry(&value, &tool).await;
         let answer = match retry {
             Retry::Approved(cleaned) => {
-                self.decide_call(id, cleaned, frame_bytes, sides, true)
+                self.decide_call(id, cleaned, frame_bytes, sides, true, ctl)
                     .await;
                 return;
             }

@@ -63,7 +63,27 @@ pub(super) struct Catalog {
     /// members) of the client's latest request, sent with the proxy's own
     /// list: a server of that era refuses a request without it.
     envelope: Option<Object<'static>>,
+    /// The tools of the pages of the proxy's own list read so far (a
+    /// paginated `tools/list` is checked as one catalog once every page is
+    /// read).
+    partial: Vec<Value<'static>>,
+    /// How many pages of the proxy's own list were read so far.
+    pages: usize,
+    /// Whether the server is several upstreams joined (HTTP mode): then
+    /// each tool is pinned under the upstream the join says serves it
+    /// ([`crate::upstream::ROUTE_META`]), else under `upstream`.
+    routed: bool,
+    /// The upstream each tool of the latest checked catalog is pinned
+    /// under.
+    upstreams: HashMap<String, String>,
 }
+
+/// The most pages of a paginated `tools/list` the proxy reads for one
+/// catalog; the tools of later pages are in no checked catalog (their
+/// calls are denied `tool_changed`).
+pub(super) const MAX_PAGES: usize = 64;
+/// The most tools of one catalog the proxy reads.
+pub(super) const MAX_TOOLS: usize = 4096;
 
 impl Default for Catalog {
     fn default() -> Self {
@@ -80,6 +100,10 @@ impl Default for Catalog {
             checked: Arc::default(),
             failures: 0,
             envelope: None,
+            partial: Vec::new(),
+            pages: 0,
+            routed: false,
+            upstreams: HashMap::new(),
         }
     }
 }
@@ -90,6 +114,32 @@ impl Catalog {
     pub(super) fn configure(&mut self, upstream: &str, first: PinFirst) {
         upstream.clone_into(&mut self.upstream);
         self.first = first;
+    }
+
+    /// Each tool pinned under the upstream that serves it (several
+    /// upstreams joined).
+    pub(super) fn route(&mut self) {
+        self.routed = true;
+    }
+
+    /// The upstream `tool`'s pins are kept under.
+    pub(super) fn upstream_of(&self, tool: &str) -> String {
+        self.upstreams
+            .get(tool)
+            .cloned()
+            .unwrap_or_else(|| self.upstream.clone())
+    }
+
+    /// The upstream a listed definition is pinned under.
+    fn upstream_for(&self, o: &Object<'_>) -> String {
+        if !self.routed {
+            return self.upstream.clone();
+        }
+        o.get("_meta")
+            .and_then(|m| m.as_object())
+            .and_then(|m| m.get(crate::upstream::ROUTE_META))
+            .and_then(Value::as_str)
+            .map_or_else(|| self.upstream.clone(), str::to_owned)
     }
 
     /// The digest of `tool`'s definition in the latest checked catalog.
@@ -148,39 +198,8 @@ impl Shared {
         if self.gate.gate().registry().get(tool).is_none() {
             return Ok(());
         }
-        let deadline = tokio::time::Instant::now() + self.options.call_timeout;
-        let digest = loop {
-            let checked = Arc::clone(&self.lock().catalog.checked);
-            let notified = checked.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            let (fresh, digest, failures) = {
-                let state = self.lock();
-                (
-                    state.catalog.fresh,
-                    state.catalog.current.get(tool).copied(),
-                    state.catalog.failures,
-                )
-            };
-            if fresh {
-                break digest;
-            }
-            self.relist(sides, None).await;
-            if tokio::time::timeout_at(deadline, notified).await.is_err() {
-                return Err(Refused {
-                    code: "tool_changed",
-                    note: "no catalog of the server's was checked in time".to_owned(),
-                });
-            }
-            if self.lock().catalog.failures != failures {
-                // The server refused the list (or left): no catalog to
-                // check against; never asked again in a loop.
-                return Err(Refused {
-                    code: "tool_changed",
-                    note: "the server did not answer toolgate's own tools/list".to_owned(),
-                });
-            }
-        };
+        self.fresh_catalog(sides).await?;
+        let digest = self.lock().catalog.current.get(tool).copied();
         let Some(digest) = digest else {
             return Err(Refused {
                 code: "tool_changed",
@@ -191,7 +210,7 @@ impl Shared {
             let state = self.lock();
             (
                 Arc::clone(self.gate.store()),
-                state.catalog.upstream.clone(),
+                state.catalog.upstream_of(tool),
             )
         };
         let name = tool.to_owned();
@@ -211,6 +230,88 @@ impl Shared {
                 note: "the tool pins could not be read".to_owned(),
             }),
         }
+    }
+
+    /// Waits (at most the call timeout) until a catalog of this run is
+    /// checked and fresh, listing the tools itself (every page) when none
+    /// is.
+    pub(super) async fn fresh_catalog(&self, sides: &Sides) -> Result<(), Refused> {
+        let deadline = tokio::time::Instant::now() + self.options.call_timeout;
+        loop {
+            let checked = Arc::clone(&self.lock().catalog.checked);
+            let notified = checked.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (fresh, failures) = {
+                let state = self.lock();
+                (state.catalog.fresh, state.catalog.failures)
+            };
+            if fresh {
+                return Ok(());
+            }
+            self.relist(sides, None).await;
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "no catalog of the server's was checked in time".to_owned(),
+                });
+            }
+            if self.lock().catalog.failures != failures {
+                // The server refused the list (or left): no catalog to
+                // check against; never asked again in a loop.
+                return Err(Refused {
+                    code: "tool_changed",
+                    note: "the server did not answer toolgate's own tools/list".to_owned(),
+                });
+            }
+        }
+    }
+
+    /// The pin state of each registered tool of one page of a paginated
+    /// list the client asked for, by name: read afresh from the store for
+    /// the definition on the page, once the whole catalog (every page,
+    /// read by the proxy itself) is checked; `None` for a tool the checked
+    /// catalog does not hold once (or when no catalog could be checked).
+    pub(super) async fn page_states(
+        &self,
+        tools: &[Value<'static>],
+        sides: &Sides,
+    ) -> HashMap<String, Option<PinState>> {
+        let mut out = HashMap::new();
+        if self.fresh_catalog(sides).await.is_err() {
+            return out;
+        }
+        let registry = self.gate.gate().registry();
+        let mut asked: Vec<(String, Digest, String)> = Vec::new();
+        {
+            let state = self.lock();
+            for tool in tools {
+                let Some(o) = tool.as_object() else { continue };
+                let Some(name) = o.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                if registry.get(name).is_none() || !state.catalog.current.contains_key(name) {
+                    continue;
+                }
+                let upstream = state.catalog.upstream_of(name);
+                asked.push((name.to_owned(), pins::definition_digest(o), upstream));
+            }
+        }
+        let store = Arc::clone(self.gate.store());
+        let read = tokio::task::spawn_blocking(move || {
+            asked
+                .into_iter()
+                .map(|(name, digest, upstream)| {
+                    let state = store.pin_state(&upstream, &name, &digest).ok().flatten();
+                    (name, state)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+        if let Ok(read) = read {
+            out.extend(read);
+        }
+        out
     }
 
     /// The server's list may have changed: the latest catalog is stale
@@ -237,22 +338,13 @@ impl Shared {
             if in_flight {
                 return;
             }
-            // An id no client request of this run holds.
-            let id = loop {
-                state.catalog.next_id = state.catalog.next_id.saturating_add(1);
-                let text = format!("toolgate-pins-{}", state.catalog.next_id);
-                let Some(id) = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))
-                else {
-                    return;
-                };
-                if !state.pending.contains_key(&id) {
-                    break id;
-                }
-            };
+            let Some(id) = own_id(state) else { return };
             state.pending.insert(id.clone(), Pending::OwnList);
             state.catalog.listing = Some(now);
             state.catalog.again = false;
-            list_request(&id, state.catalog.envelope.as_ref())
+            state.catalog.partial.clear();
+            state.catalog.pages = 0;
+            list_request(&id, state.catalog.envelope.as_ref(), None)
         };
         sides.to_server(line).await;
     }
@@ -262,14 +354,43 @@ impl Shared {
     /// changed meanwhile).
     pub(super) async fn own_list_answered(&self, value: &Value<'static>, sides: &Sides) {
         let tools = value.pointer("/result/tools").and_then(Value::as_array);
+        let cursor = value.pointer("/result/nextCursor").and_then(Value::as_str);
         match tools {
             Some(tools) => {
-                self.check_catalog(tools).await;
+                // A page: the next one is asked for; the catalog is every
+                // page's tools, checked once the last is read.
+                let next = {
+                    let mut state = self.lock();
+                    let state = &mut *state;
+                    state.catalog.pages = state.catalog.pages.saturating_add(1);
+                    let room = state.catalog.pages < MAX_PAGES
+                        && state.catalog.partial.len().saturating_add(tools.len()) <= MAX_TOOLS;
+                    state.catalog.partial.extend(tools.iter().cloned());
+                    match (cursor, room) {
+                        (Some(c), true) => own_id(state).map(|id| {
+                            state.pending.insert(id.clone(), Pending::OwnList);
+                            list_request(&id, state.catalog.envelope.as_ref(), Some(c))
+                        }),
+                        _ => None,
+                    }
+                };
+                if let Some(line) = next {
+                    sides.to_server(line).await;
+                    return;
+                }
+                if cursor.is_some() {
+                    finding(&format!(
+                        "tools/list: more than {MAX_PAGES} pages or {MAX_TOOLS} tools: the rest is in no checked catalog"
+                    ));
+                }
+                let all = std::mem::take(&mut self.lock().catalog.partial);
+                self.check_catalog(&all).await;
             }
             None => {
                 finding("the server refused toolgate's own tools/list");
                 let mut state = self.lock();
                 state.catalog.failures = state.catalog.failures.wrapping_add(1);
+                state.catalog.partial.clear();
             }
         }
         let (again, held) = {
@@ -316,6 +437,10 @@ impl Shared {
         let mut all: Vec<(String, Digest)> = Vec::new();
         let mut seen: Vec<SeenTool> = Vec::new();
         let mut twice: Vec<String> = Vec::new();
+        // Each definition's upstream (the catalog's, or the one serving it
+        // when several are joined).
+        let mut of: Vec<String> = Vec::new();
+        let mut upstreams: HashMap<String, String> = HashMap::new();
         for tool in tools {
             let Some(o) = tool.as_object() else { continue };
             let Some(name) = o.get("name").and_then(Value::as_str) else {
@@ -325,18 +450,20 @@ impl Shared {
             if all.iter().any(|(n, _)| n == name) {
                 twice.push(name.to_owned());
             }
+            let upstream = self.lock().catalog.upstream_for(o);
             all.push((name.to_owned(), digest));
+            of.push(upstream.clone());
             if registry.get(name).is_some() {
                 let findings = pins::definition_findings(o);
                 seen.push(SeenTool::new(name, digest, text, findings));
+                upstreams.insert(name.to_owned(), upstream);
             }
         }
         let catalog = pins::catalog_digest(all.iter().map(|(n, d)| (n.as_str(), *d)));
-        let (store, upstream, first, previous) = {
+        let (store, first, previous) = {
             let state = self.lock();
             (
                 Arc::clone(self.gate.store()),
-                state.catalog.upstream.clone(),
                 state.catalog.first,
                 state.catalog.catalog,
             )
@@ -347,13 +474,45 @@ impl Shared {
                 all.len()
             ));
         }
-        let definitions = seen.clone();
+        // One catalog per upstream, each with its own digest.
+        let mut groups: Vec<UpstreamCatalog> = Vec::new();
+        for ((name, digest), upstream) in all.iter().zip(&of) {
+            let at = match groups.iter().position(|(u, _, _)| u == upstream) {
+                Some(at) => at,
+                None => {
+                    groups.push((upstream.clone(), Vec::new(), Vec::new()));
+                    groups.len() - 1
+                }
+            };
+            if let Some(g) = groups.get_mut(at) {
+                g.1.push((name.clone(), *digest));
+            }
+        }
+        for s in &seen {
+            let upstream = upstreams.get(&s.tool);
+            if let Some(g) = groups.iter_mut().find(|(u, _, _)| Some(u) == upstream) {
+                g.2.push(s.clone());
+            }
+        }
         let observed = tokio::task::spawn_blocking(move || {
-            store.observe_catalog(&upstream, &catalog, &definitions, first)
+            let mut by_name: HashMap<String, PinState> = HashMap::new();
+            for (upstream, tools, definitions) in groups {
+                let digest = pins::catalog_digest(tools.iter().map(|(n, d)| (n.as_str(), *d)));
+                let states = store
+                    .observe_catalog(&upstream, &digest, &definitions, first)
+                    .map_err(|_| ())?;
+                if states.len() != definitions.len() {
+                    return Err(());
+                }
+                for (d, state) in definitions.iter().zip(states) {
+                    by_name.insert(d.tool.clone(), state);
+                }
+            }
+            Ok(by_name)
         })
         .await;
         let states: Vec<Option<PinState>> = match observed {
-            Ok(Ok(states)) if states.len() == seen.len() => states.into_iter().map(Some).collect(),
+            Ok(Ok(by_name)) => seen.iter().map(|s| by_name.get(&s.tool).copied()).collect(),
             _ => {
                 finding("tools/list: the tool pins could not be written: every tool hidden");
                 vec![None; seen.len()]
@@ -372,6 +531,7 @@ impl Shared {
         let checked = {
             let mut state = self.lock();
             state.catalog.current = current;
+            state.catalog.upstreams = upstreams;
             state.catalog.catalog = Some(catalog);
             state.catalog.fresh = true;
             Arc::clone(&state.catalog.checked)
@@ -387,6 +547,10 @@ impl Shared {
     }
 }
 
+/// One upstream's part of a catalog: its name, every tool it listed (name
+/// and definition digest), the registered ones' definitions.
+type UpstreamCatalog = (String, Vec<(String, Digest)>, Vec<SeenTool>);
+
 /// Says on standard error why a registered tool is hidden from a list.
 pub(super) fn report_unapproved(
     catalog: &Catalog,
@@ -398,7 +562,7 @@ pub(super) fn report_unapproved(
     let why = match state {
         Some(PinState::Pending) => format!(
             "its definition {digest} waits for a human (`toolgate pins show --upstream {} {}`)",
-            catalog.upstream,
+            catalog.upstream_for(o),
             printable(name)
         ),
         Some(PinState::Rejected) => format!("its definition {digest} was rejected"),
@@ -410,13 +574,37 @@ pub(super) fn report_unapproved(
     ));
 }
 
-/// The proxy's own `tools/list` request, with the client's 2026-07-28
-/// envelope when it sent one.
-fn list_request(id: &RequestId, envelope: Option<&Object<'static>>) -> String {
+/// An id for the proxy's own request that no request of this run holds.
+fn own_id(state: &mut super::State) -> Option<RequestId> {
+    loop {
+        state.catalog.next_id = state.catalog.next_id.saturating_add(1);
+        let text = format!("toolgate-pins-{}", state.catalog.next_id);
+        let id = RequestId::from_value(&Value::String(std::borrow::Cow::Owned(text)))?;
+        if !state.pending.contains_key(&id) && !state.live.contains_key(&id) {
+            return Some(id);
+        }
+    }
+}
+
+/// The proxy's own `tools/list` request (of the page after `cursor`), with
+/// the client's 2026-07-28 envelope when it sent one.
+fn list_request(
+    id: &RequestId,
+    envelope: Option<&Object<'static>>,
+    cursor: Option<&str>,
+) -> String {
     let mut o = Object::new();
+    let mut params = Object::new();
     if let Some(meta) = envelope {
-        let mut params = Object::new();
         params.insert("_meta", Value::Object(meta.clone()));
+    }
+    if let Some(c) = cursor {
+        params.insert(
+            "cursor",
+            Value::String(std::borrow::Cow::Owned(c.to_owned())),
+        );
+    }
+    if !params.is_empty() {
         o.insert("params", Value::Object(params));
     }
     o.insert("jsonrpc", Value::String(std::borrow::Cow::Borrowed("2.0")));

@@ -80,11 +80,12 @@ pub(super) async fn list_approvals(
         "approved" => filter = filter.state(ApprovalState::Approved),
         "denied" => filter = filter.state(ApprovalState::Denied),
         "expired" => filter = filter.state(ApprovalState::Expired),
+        "withdrawn" => filter = filter.state(ApprovalState::Withdrawn),
         _ => {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "invalid_query",
-                "`state` must be pending, approved, denied, expired or all",
+                "`state` must be pending, approved, denied, expired, withdrawn or all",
             ))
         }
     }

@@ -8,7 +8,11 @@
 //! | `approved` single, unused | refused | `denied` (revoked) |
 //! | `approved` single, used | refused: used | refused: used |
 //! | `approved` standing | refused | `denied` (revoked), used or not |
-//! | `denied`, `expired` | refused | refused |
+//! | `denied`, `expired`, `withdrawn` | refused | refused |
+//!
+//! Withdrawing (the call's client cancelled it or went away) moves only a
+//! `pending` single approval, expired or not, to `withdrawn`; every other
+//! state refuses it.
 //!
 //! A refusal is a `conflict` error naming the approval and why.
 //!
@@ -38,6 +42,8 @@ pub(crate) enum Decision {
     Grant,
     /// Deny a pending approval, or revoke an approved one.
     Deny,
+    /// Withdraw a pending approval whose call is gone.
+    Withdraw,
 }
 
 impl Decision {
@@ -46,6 +52,7 @@ impl Decision {
         match self {
             Self::Grant => ApprovalState::Approved,
             Self::Deny => ApprovalState::Denied,
+            Self::Withdraw => ApprovalState::Withdrawn,
         }
     }
 
@@ -54,6 +61,7 @@ impl Decision {
         match self {
             Self::Grant => Verdict::ApprovalGranted,
             Self::Deny => Verdict::ApprovalDenied,
+            Self::Withdraw => Verdict::ApprovalWithdrawn,
         }
     }
 }
@@ -72,6 +80,7 @@ pub(crate) fn decide(
                 || (a.state == ApprovalState::Approved
                     && (a.kind == ApprovalKind::Standing || a.used_at.is_none()))
         }
+        Decision::Withdraw => a.state == ApprovalState::Pending && a.kind == ApprovalKind::Single,
     };
     let id = a.id;
     if !allowed {
@@ -370,7 +379,7 @@ mod tests {
     #[test]
     fn every_move_is_allowed_or_refused_as_the_table_says() {
         use ApprovalKind::{Single, Standing};
-        use ApprovalState::{Approved, Denied, Expired, Pending};
+        use ApprovalState::{Approved, Denied, Expired, Pending, Withdrawn};
         let live = 2_000;
         let past = 1_000; // expires_at == now: expired
         let ok = |s: ApprovalState| Ok::<_, String>(s);
@@ -397,6 +406,16 @@ mod tests {
             (Standing, Approved, true, past, Decision::Deny, ok(Denied)),
             (Standing, Denied, true, live, Decision::Grant, refused("is already used")),
             (Standing, Denied, false, live, Decision::Deny, refused("is already denied")),
+            (Single, Pending, false, live, Decision::Withdraw, ok(Withdrawn)),
+            (Single, Pending, false, past, Decision::Withdraw, ok(Withdrawn)),
+            (Single, Approved, false, live, Decision::Withdraw, refused("is already approved")),
+            (Single, Approved, true, live, Decision::Withdraw, refused("is already used")),
+            (Single, Denied, false, live, Decision::Withdraw, refused("is already denied")),
+            (Single, Expired, false, live, Decision::Withdraw, refused("is already expired")),
+            (Single, Withdrawn, false, live, Decision::Grant, refused("is already withdrawn")),
+            (Single, Withdrawn, false, live, Decision::Deny, refused("is already withdrawn")),
+            (Single, Withdrawn, false, live, Decision::Withdraw, refused("is already withdrawn")),
+            (Standing, Approved, false, live, Decision::Withdraw, refused("is already approved")),
         ];
         for (i, (kind, state, used, expires, decision, want)) in table.into_iter().enumerate() {
             let a = approval(kind, state, used, expires);

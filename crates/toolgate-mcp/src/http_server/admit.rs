@@ -1,0 +1,156 @@
+//! Admission: every request's `Host`, `Origin` and bearer token, checked
+//! before anything else is read.
+
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+use sha2::{Digest as _, Sha256};
+use std::net::IpAddr;
+use toolgate::config::McpToken;
+
+use super::{note, plain, rpc_error, Inner};
+use crate::frame;
+use crate::refusals::Kind;
+
+impl Inner {
+    /// The checks every request passes first: its `Host` and `Origin`
+    /// (`403`), then its bearer token (`401`); the token's entry.
+    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+        self.check_host_origin(headers)?;
+        self.authenticate(headers)
+    }
+
+    /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
+    /// is allowed.
+    pub(super) fn check_host_origin(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+        if !host.is_some_and(|h| self.host_ok(h)) {
+            note("request refused: the Host header does not name this endpoint");
+            self.refused(Kind::Forbidden, "host_not_allowed", None);
+            return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Host")));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let ok = origin.to_str().is_ok_and(|o| {
+                let o = o.trim_end_matches('/').to_ascii_lowercase();
+                self.origins.contains(&o)
+            });
+            if !ok {
+                note("request refused: its Origin is not allowed");
+                self.refused(Kind::Forbidden, "origin_not_allowed", None);
+                return Err(Box::new(plain(StatusCode::FORBIDDEN, "forbidden: Origin")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The audit record of a refused request (aggregated:
+    /// [`crate::refusals`]).
+    pub(super) fn refused(&self, kind: Kind, code: &'static str, user: Option<&str>) {
+        self.refusals.record(kind, "mcp http", code, user);
+    }
+
+    pub(super) fn host_ok(&self, host: &str) -> bool {
+        host_ok(host, self.port, &self.hosts)
+    }
+
+    /// The token of `Authorization: Bearer TOKEN`, or the `401` answer.
+    pub(super) fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.split_once(' ')?;
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| token.trim().to_owned())
+            });
+        let Some(given) = given.filter(|t| !t.is_empty()) else {
+            self.refused(Kind::Unauthorized, "missing_token", None);
+            return Err(Box::new(unauthorized(None)));
+        };
+        let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
+        let mut found: Option<&McpToken> = None;
+        for t in &self.tokens {
+            // Compared whole, whatever the first difference.
+            let diff = t
+                .sha256()
+                .iter()
+                .zip(digest.iter())
+                .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+            if diff == 0 {
+                found = Some(t);
+            }
+        }
+        found.cloned().ok_or_else(|| {
+            self.refused(Kind::Unauthorized, "invalid_token", None);
+            Box::new(unauthorized(Some("invalid_token")))
+        })
+    }
+}
+
+/// Whether a `Host` header names this endpoint: `localhost`, an IP
+/// literal or one of `hosts`, with the bound `port`.
+pub(super) fn host_ok(host: &str, port: u16, hosts: &[String]) -> bool {
+    let host = host.to_ascii_lowercase();
+    let (name, given) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((ip, after)) => (ip.to_owned(), after.strip_prefix(':').map(str::to_owned)),
+            None => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((n, p)) => (n.to_owned(), Some(p.to_owned())),
+            None => (host.clone(), None),
+        },
+    };
+    let port_ok = match given {
+        Some(p) => p.parse::<u16>().is_ok_and(|p| p == port),
+        None => port == 80,
+    };
+    port_ok && (name == "localhost" || name.parse::<IpAddr>().is_ok() || hosts.contains(&name))
+}
+
+pub(super) fn unauthorized(error: Option<&'static str>) -> Response {
+    let mut r = rpc_error(
+        StatusCode::UNAUTHORIZED,
+        None,
+        frame::INVALID_REQUEST,
+        "refused by toolgate: a bearer token is required",
+    );
+    let value = match error {
+        Some("invalid_token") => "Bearer realm=\"toolgate-mcp\", error=\"invalid_token\"",
+        _ => "Bearer realm=\"toolgate-mcp\"",
+    };
+    r.headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_names_this_endpoint_or_is_refused() {
+        let hosts = vec!["mcp.example.com".to_owned()];
+        for ok in [
+            "localhost:8070",
+            "127.0.0.1:8070",
+            "[::1]:8070",
+            "LOCALHOST:8070",
+            "10.0.0.5:8070",
+            "mcp.example.com:8070",
+        ] {
+            assert!(host_ok(ok, 8070, &hosts), "{ok}");
+        }
+        for bad in [
+            "evil.example:8070",
+            "localhost:8071",
+            "localhost",
+            "localhost.evil.example:8070",
+            "[::1",
+            "",
+        ] {
+            assert!(!host_ok(bad, 8070, &hosts), "{bad}");
+        }
+        assert!(host_ok("localhost", 80, &hosts));
+    }
+}
