@@ -239,6 +239,10 @@ pub(crate) struct RawTool {
     pub(crate) max_object_members: Option<Spanned<u64>>,
     pub(crate) max_array_items: Option<Spanned<u64>>,
     pub(crate) max_values: Option<Spanned<u64>>,
+    /// `round_numbers = true`: DANGER, admit numbers a double cannot hold,
+    /// rounded (refused by default, `number_too_precise`).
+    #[serde(default)]
+    pub(crate) round_numbers: bool,
 }
 
 #[derive(Debug, serde::Deserialize)]

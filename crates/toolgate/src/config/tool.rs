@@ -118,7 +118,9 @@ impl Loader<'_> {
             raw_schema,
             resource,
             url_policies,
-            parse_options: ParseOptions::new().with_limits(limits),
+            parse_options: ParseOptions::new()
+                .with_limits(limits)
+                .allow_rounding(raw.round_numbers),
             redact,
             origin: ToolOrigin::Config {
                 file: self.file().to_path_buf(),
