@@ -165,11 +165,12 @@ mod pointer;
 mod proxy;
 mod proxy_routes;
 mod raw;
+mod resolver;
 mod server;
 mod store;
 mod toml_json;
 mod tool;
-mod uri_args;
+pub(crate) mod uri_args;
 
 use std::path::{Path, PathBuf};
 
@@ -207,6 +208,7 @@ pub use self::proxy::{
     DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
+pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
     DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
@@ -226,6 +228,7 @@ pub struct Config {
     proxy: ProxyConfig,
     mcp: McpConfig,
     authorization: AuthorizationConfig,
+    resolver: Option<ResolverConfig>,
     registry: Registry,
 }
 
@@ -291,6 +294,13 @@ impl Config {
     /// The `[authorization]` table.
     pub fn authorization(&self) -> &AuthorizationConfig {
         &self.authorization
+    }
+
+    /// The `[resolver]` table, if the config has one: then URL policies
+    /// resolve hosts by default, and [`Gate::from_config`](crate::Gate::from_config)
+    /// gives the gate this resolver.
+    pub fn resolver(&self) -> Option<&ResolverConfig> {
+        self.resolver.as_ref()
     }
 
     /// The tools.

@@ -97,6 +97,7 @@
 mod address;
 pub mod danger;
 mod denial;
+mod looks;
 mod resolve;
 
 use std::collections::BTreeSet;
@@ -106,7 +107,8 @@ use url::{Host, Url};
 
 pub use self::address::{classify, AddressClass};
 pub use self::denial::{UrlDenial, UrlDenialCode, UrlPolicyError, UrlPolicyErrorCode};
-pub use self::resolve::{Resolve, SystemResolver};
+pub use self::looks::{is_url_like_name, looks_like_network_url};
+pub use self::resolve::{Resolve, StaticResolver, SystemResolver};
 
 /// The default for [`UrlPolicyConfig::max_url_bytes`].
 pub const DEFAULT_MAX_URL_BYTES: usize = 4096;
@@ -124,6 +126,25 @@ const METADATA_NAMES: [&str; 5] = [
     "metadata.goog",
     "instance-data",
     "instance-data.ec2.internal",
+];
+
+/// Wildcard-DNS services: every name under them resolves to the address
+/// it spells (`127.0.0.1.nip.io`, `7f000001.c0a80001.rbndr.us`) or to
+/// loopback (`localtest.me`), so a name check cannot tell where they lead.
+/// Forbidden under every policy, with the names below them.
+const WILDCARD_DNS: [&str; 12] = [
+    "nip.io",
+    "sslip.io",
+    "xip.io",
+    "xip.name",
+    "localtest.me",
+    "lvh.me",
+    "vcap.me",
+    "lacolhost.com",
+    "localho.st",
+    "traefik.me",
+    "1u.ms",
+    "rbndr.us",
 ];
 
 /// Suffixes of names that stay inside the local machine or network.
@@ -464,7 +485,7 @@ impl UrlPolicy {
     fn check_name(&self, host: &str) -> Result<(), UrlDenial> {
         let name = host.strip_suffix('.').unwrap_or(host);
         let forbidden = || UrlDenial::new(UrlDenialCode::ForbiddenHost);
-        if name.is_empty() || METADATA_NAMES.contains(&name) {
+        if name.is_empty() || METADATA_NAMES.contains(&name) || is_wildcard_dns(name) {
             return Err(forbidden());
         }
         let last = name.rsplit('.').next().unwrap_or(name);
@@ -500,6 +521,14 @@ fn default_port(scheme: &str) -> Option<u16> {
         "ftp" => Some(21),
         _ => None,
     }
+}
+
+/// Whether `name` (lower case, no trailing dot) is a wildcard-DNS service
+/// or a name below one.
+fn is_wildcard_dns(name: &str) -> bool {
+    WILDCARD_DNS
+        .iter()
+        .any(|d| name == *d || name.strip_suffix(d).is_some_and(|head| head.ends_with('.')))
 }
 
 /// The authority as written in `raw` (a URL the WHATWG parser accepted with

@@ -52,6 +52,11 @@ pub enum ErrorCode {
     /// `uri-reference`, `iri` or `iri-reference`) that no `url_policy`
     /// guards, and the tool does not opt out with `url_policy = "none"`.
     UnguardedUrl,
+    /// The `[resolver]` table is malformed (an unknown mode, a bad name or
+    /// address in the static table).
+    InvalidResolver,
+    /// A `url_unchecked` entry is malformed (no reason, a bad pointer).
+    InvalidUrlUnchecked,
 }
 
 impl ErrorCode {
@@ -78,6 +83,8 @@ impl ErrorCode {
             Self::InvalidUrlPolicy => "invalid_url_policy",
             Self::InvalidImport => "invalid_import",
             Self::UnguardedUrl => "unguarded_url",
+            Self::InvalidResolver => "invalid_resolver",
+            Self::InvalidUrlUnchecked => "invalid_url_unchecked",
         }
     }
 }

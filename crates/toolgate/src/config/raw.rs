@@ -29,6 +29,23 @@ pub(crate) struct RawConfig {
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
+    pub(crate) resolver: Option<RawResolver>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResolver {
+    pub(crate) mode: Spanned<String>,
+    pub(crate) hosts: Option<Spanned<std::collections::BTreeMap<String, Vec<String>>>>,
+}
+
+/// One `url_unchecked` entry: an argument the default URL guard leaves
+/// alone, and why.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUrlUnchecked {
+    pub(crate) arg: String,
+    pub(crate) reason: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -243,6 +260,10 @@ pub(crate) struct RawTool {
     /// rounded (refused by default, `number_too_precise`).
     #[serde(default)]
     pub(crate) round_numbers: bool,
+    /// `url_unchecked = [{ arg, reason }]`: DANGER, arguments the default
+    /// URL guard leaves alone.
+    #[serde(default)]
+    pub(crate) url_unchecked: Vec<Spanned<RawUrlUnchecked>>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -268,8 +289,7 @@ pub(crate) struct RawUrlPolicy {
     pub(crate) ports: Vec<u16>,
     #[serde(default)]
     pub(crate) allow_private: bool,
-    #[serde(default)]
-    pub(crate) resolve: bool,
+    pub(crate) resolve: Option<bool>,
 }
 
 /// A tool's `url_policy`: one table or an array of tables (`url_policy =
