@@ -54,9 +54,11 @@
 //!    (single-label like `localhost` or `intranet`, `*.localhost`,
 //!    `*.local`, `*.localdomain`, `*.internal`, `*.home.arpa`), a cloud
 //!    metadata name (`metadata`, `metadata.google.internal`,
-//!    `metadata.goog`, `instance-data`), or a numeric-looking name (its last
-//!    label starts with a digit: `1.2.3.4x`). One trailing dot is ignored
-//!    here, so `localhost.` is caught too.
+//!    `metadata.goog`, `instance-data`), a wildcard-DNS service or a name
+//!    below one (`127.0.0.1.nip.io`, `sslip.io`, `localtest.me`, `lvh.me`,
+//!    `rbndr.us`, …: they resolve to whatever address they spell), or a
+//!    numeric-looking name (its last label starts with a digit: `1.2.3.4x`).
+//!    One trailing dot is ignored here, so `localhost.` is caught too.
 //! 9. `url_host_not_allowed`: the host matches no allowlist entry. Entries
 //!    are exact names (`example.com`), wildcards (`*.example.com`: any name
 //!    strictly below `example.com`, at any depth; not `example.com`, not
@@ -74,7 +76,7 @@
 //! [`UrlPolicy::check_resolved`] also resolves the host (a [`Resolve`]; the
 //! [`SystemResolver`] uses the system's resolver), denies
 //! `url_forbidden_address` if ANY address is forbidden (a public name such
-//! as `169.254.169.254.nip.io` that points inside), `url_resolve_failed` if
+//! as `meta.attacker.example` that points at `169.254.169.254`), `url_resolve_failed` if
 //! there is none, and pins the addresses in [`CheckedUrl::pinned`]. A tool
 //! that connects only to the pinned addresses is safe from DNS rebinding.
 //!
@@ -82,11 +84,16 @@
 //!
 //! A tool's `url_policy` entries in the config (see [`crate::config`]) name
 //! the arguments by JSON Pointer, where a `*` token names every item of an
-//! array or value of a map (`/links/*/href`). The loader refuses a tool whose schema has
-//! a string with `format` `uri`, `uri-reference`, `iri` or `iri-reference`
-//! that no policy names (`unguarded_url`), unless the tool opts out with
-//! `url_policy = "none"`. A URL argument without such a `format` is guarded
-//! only if a policy names it.
+//! array or value of a map (`/links/*/href`). Every other string argument
+//! that looks like a URL — the schema declares it one (`format` `uri`,
+//! `uri-reference`, `iri` or `iri-reference`), its name is URL-like
+//! ([`is_url_like_name`]), or its value parses as a network URL
+//! ([`looks_like_network_url`]) — is checked by the default policy
+//! ([`UrlPolicyConfig::default_guard`]), unless the tool exempts it by name
+//! (`url_unchecked = [{ arg, reason }]`) or opts out whole
+//! (`url_policy = "none"`). With a `[resolver]` table in the config, policies
+//! and the default guard resolve hosts (a [`StaticResolver`] for tests and
+//! offline use).
 //!
 //! # What the tool must do
 //!

@@ -949,111 +949,124 @@ fn names_match_byte_for_byte() {
     );
 }
 
-/// Issue 12: a URL argument (a string with a URI-like `format`) anywhere in a
-/// tool's schema needs a `url_policy` or the named opt-out; otherwise the
-/// config does not load, and the error names the tool and the argument.
+/// Issues 12 and 31: a URL argument (a string with a URI-like `format`)
+/// anywhere in a tool's schema is guarded: by its `url_policy`, or else by
+/// the default URL guard, which finds it through the schema even when
+/// neither its name nor its value looks like a URL. `url_policy = "none"`
+/// is the named opt-out of the whole tool.
 #[test]
 fn url_arguments_are_guarded_by_default() {
     let tool = "[[tool]]\nname = \"fetch\"\nrisk = \"read\"\n";
-    // (what, schema_json, the argument as the error names it)
-    let unguarded = [
+    // A URI the schema's `format` admits with no network host: neither the
+    // name nor the value looks like a URL, only the schema says it is one.
+    let v = r#""urn:x:y""#;
+    // (what, schema_json, arguments, the denied pointer, its policy pattern)
+    let cases = [
         (
             "top level uri",
             r#"{"type":"object","properties":{"url":{"type":"string","format":"uri"}}}"#,
-            "`/url`",
+            format!(r#"{{"url":{v}}}"#),
+            "/url",
+            "/url",
         ),
         (
             "nested iri",
             r#"{"type":"object","properties":{"page":{"type":"object","properties":{"href":{"type":"string","format":"iri"}}}}}"#,
-            "`/page/href`",
+            format!(r#"{{"page":{{"href":{v}}}}}"#),
+            "/page/href",
+            "/page/href",
         ),
         (
             "array items",
             r#"{"type":"object","properties":{"urls":{"type":"array","items":{"type":"string","format":"uri-reference"}}}}"#,
-            "`/urls/*`",
+            format!(r#"{{"urls":["https://example.net/",{v}]}}"#),
+            "/urls/1",
+            "/urls/*",
         ),
         (
             "through $defs and $ref",
-            r##"{"type":"object","properties":{"link":{"$ref":"#/$defs/Link"}},"$defs":{"Link":{"type":"string","format":"iri-reference"}}}"##,
-            "`/link`",
+            r##"{"type":"object","properties":{"go":{"$ref":"#/$defs/Link"}},"$defs":{"Link":{"type":"string","format":"iri-reference"}}}"##,
+            format!(r#"{{"go":{v}}}"#),
+            "/go",
+            "/go",
         ),
         (
             "in an anyOf branch",
             r#"{"type":"object","properties":{"next":{"anyOf":[{"type":"null"},{"type":"string","format":"uri"}]}}}"#,
-            "`/next`",
+            format!(r#"{{"next":{v}}}"#),
+            "/next",
+            "/next",
         ),
         (
             "in a root anyOf branch's properties",
             r#"{"type":"object","anyOf":[{"properties":{"target":{"type":"string","format":"uri"}}}]}"#,
-            "`/target`",
+            format!(r#"{{"target":{v}}}"#),
+            "/target",
+            "/target",
         ),
         (
             "a map's values",
             r#"{"type":"object","properties":{"hooks":{"type":"object","additionalProperties":{"type":"string","format":"uri"}}}}"#,
-            "`/hooks/*`",
+            format!(r#"{{"hooks":{{"a":{v}}}}}"#),
+            "/hooks/a",
+            "/hooks/*",
         ),
     ];
-    for (what, schema, arg) in unguarded {
-        let text = format!("{tool}schema_json = '{schema}'\n");
-        let (shown, err) = load_err(&text);
-        assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{what}: {shown}");
-        assert_eq!(err.code().as_str(), "unguarded_url");
-        assert_eq!(err.tool_name(), Some("fetch"), "{what}");
-        assert!(
-            shown.starts_with("fixtures/toolgate.toml:2:1: tool `fetch`: "),
-            "{what}: {shown}"
+    let decide = |config: &Config, args: &str| {
+        let gate = toolgate::Gate::builder(config.registry().clone())
+            .authorizer(toolgate::danger::NoAuthorization)
+            .build()
+            .unwrap();
+        let body = format!(
+            r#"{{"type":"message","role":"assistant","content":[{{"type":"tool_use","id":"t1","name":"fetch","input":{args}}}],"stop_reason":"tool_use"}}"#
         );
-        assert!(shown.contains(arg), "{what}: {shown}");
-        assert!(shown.contains("url_policy = \"none\""), "{what}: {shown}");
-        // A policy on another argument does not guard this one.
-        let text = format!(
-            "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"/other\", hosts = [\"example.com\"] }}\n"
+        let ctx = toolgate::Context::new("alice", "s-1", 1);
+        gate.decide(body.as_bytes(), toolgate::Format::Anthropic, &ctx, &ctx)
+            .into_decisions()
+            .remove(0)
+    };
+    for (what, schema, args, at, pattern) in &cases {
+        // Loads with no policy; the default guard denies at the place.
+        let config = load(&format!("{tool}schema_json = '{schema}'\n"));
+        let d = decide(&config, args);
+        assert_eq!(d.verdict(), toolgate::Verdict::Deny, "{what}: {d:?}");
+        let r = &d.reasons()[0];
+        assert_eq!(
+            (r.code.as_str(), r.pointer.as_str(), r.detail),
+            ("url_policy", *at, Some("url_scheme")),
+            "{what}"
         );
-        assert!(Config::parse(&text, fixtures().join("toolgate.toml")).is_err());
-        // The named opt-out loads; nothing guards the URLs then.
-        let text = format!("{tool}schema_json = '{schema}'\nurl_policy = \"none\"\n");
-        let config = load(&text);
-        assert!(config
-            .registry()
-            .get("fetch")
-            .unwrap()
-            .url_policies()
-            .is_empty());
-    }
-    // Guarded where a pointer can name it, including inside a branch.
-    for (schema, arg) in [
-        (unguarded[0].1, "/url"),
-        (unguarded[1].1, "/page/href"),
-        (unguarded[3].1, "/link"),
-        (unguarded[2].1, "/urls/*"),
-        (unguarded[4].1, "/next"),
-        (unguarded[5].1, "/target"),
-        (unguarded[6].1, "/hooks/*"),
-    ] {
+        // The tool's own policy replaces it, where a pointer names it.
         let text = format!(
-            "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"{arg}\", hosts = [\"example.com\"] }}\n"
+            "{tool}schema_json = '{schema}'\nurl_policy = {{ arg = \"{pattern}\", hosts = [\"example.com\"] }}\n"
         );
         let config = load(&text);
         assert_eq!(
             config.registry().get("fetch").unwrap().url_policies()[0].arg(),
-            arg
+            *pattern
+        );
+        // The named opt-out loads; nothing guards the URLs then.
+        let config = load(&format!(
+            "{tool}schema_json = '{schema}'\nurl_policy = \"none\"\n"
+        ));
+        let fetch = config.registry().get("fetch").unwrap();
+        assert!(fetch.url_policies().is_empty() && !fetch.url_default_guard());
+        assert_eq!(
+            decide(&config, args).verdict(),
+            toolgate::Verdict::Allow,
+            "{what}"
         );
     }
-    // Other formats and unformatted strings are not URL arguments here.
-    load(&format!(
-        "{tool}schema_json = '{}'\n",
-        r#"{"type":"object","properties":{"mail":{"type":"string","format":"email"},"u":{"type":"string"}}}"#
-    ));
     // Any other string is not an opt-out.
     let (shown, err) = load_err(&format!(
         "{tool}schema_json = '{}'\nurl_policy = \"off\"\n",
-        unguarded[0].1
+        cases[0].1
     ));
     assert_eq!(err.code(), ErrorCode::InvalidValue, "{shown}");
 }
 
-/// An imported tool with a URL argument needs a `[[tool]]` entry of its
-/// name with a `url_policy` (or `url_policy = "none"`).
+/// An imported tool with a URL argument loads under the default URL guard;
+/// a `[[tool]]` entry of its name may give it its own `url_policy`.
 #[test]
 fn imported_url_arguments_are_guarded_by_default() {
     let dir = std::env::temp_dir().join(format!("toolgate-url-import-{}", std::process::id()));
@@ -1064,10 +1077,9 @@ fn imported_url_arguments_are_guarded_by_default() {
     )
     .unwrap();
     let head = "import = [{ path = \"mcp.json\", format = \"mcp\" }]\n";
-    let err = Config::parse(head, dir.join("toolgate.toml")).unwrap_err();
-    assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{err}");
-    assert_eq!(err.tool_name(), Some("browse"));
-    assert!(err.to_string().contains("`/url`"), "{err}");
+    let config = Config::parse(head, dir.join("toolgate.toml")).unwrap();
+    let browse = config.registry().get("browse").unwrap();
+    assert!(browse.url_policies().is_empty() && browse.url_default_guard());
     let guarded = format!(
         "{head}[[tool]]\nname = \"browse\"\nrisk = \"read\"\nurl_policy = {{ arg = \"/url\", hosts = [\"*.example.com\"] }}\n"
     );
@@ -1081,8 +1093,8 @@ fn imported_url_arguments_are_guarded_by_default() {
             .len(),
         1
     );
-    let err = import_file(dir.join("mcp.json"), ImportFormat::Mcp).unwrap_err();
-    assert_eq!(err.code(), ErrorCode::UnguardedUrl, "{err}");
+    let registry = import_file(dir.join("mcp.json"), ImportFormat::Mcp).unwrap();
+    assert!(registry.get("browse").unwrap().url_default_guard());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
