@@ -264,20 +264,16 @@ impl<'a> Target<'a> {
             if urls.iter().any(|(n, _)| n == name) {
                 continue;
             }
-            if !tool.url_default_guard() {
-                if url_like(name, schema) {
-                    untested.push(format!(
-                        "ssrf: `{name}` is URL-like and the tool opts out of URL checks (`url_policy = \"none\"`)"
-                    ));
-                }
-            } else if let Some(u) = unchecked(name) {
+            if let Some(u) = unchecked(name) {
                 untested.push(format!(
                     "ssrf: `{name}` is exempt from the default URL guard (`url_unchecked`: {})",
                     u.reason()
                 ));
             } else if url_like(name, schema) {
+                // Attacked as the default guard would be attacked; a tool
+                // that opts out whole (`url_policy = "none"`) shows its hole.
                 urls.push(((*name).to_owned(), None));
-            } else if type_of(schema) == Some("string") {
+            } else if type_of(schema) == Some("string") && tool.url_default_guard() {
                 url_shaped.push((*name).to_owned());
             }
         }
@@ -718,11 +714,12 @@ impl<'a> Target<'a> {
 
         // URL arguments.
         for (arg, policy) in &self.urls {
+            // The table's names that point inside are aimed at whether or
+            // not the argument resolves (a policy that does not is the hole);
+            // an unlisted name only where resolving is on.
             let resolves = policy.map_or(self.resolving, |p| p.resolve());
             let mut urls = ssrf_urls(*policy);
-            if resolves {
-                urls.extend(resolving_urls(*policy, &self.inside_hosts));
-            }
+            urls.extend(resolving_urls(*policy, &self.inside_hosts, resolves));
             for (label, url) in urls {
                 let label = match policy {
                     Some(_) => format!("`{arg}` {label}"),

@@ -584,12 +584,13 @@ pub(super) fn ssrf_urls(policy: Option<&UrlPolicyConfig>) -> Vec<(String, String
     out
 }
 
-/// Resolve mode (a `[resolver]` table): the names of the table that point
-/// inside, each through the policy's scheme and port, and a name the table
-/// does not hold (resolution is impossible: denied, never passed).
+/// A `[resolver]` table's names that point inside, each through the
+/// policy's scheme and port, and where the argument resolves a name the
+/// table does not hold (resolution is impossible: denied, never passed).
 pub(super) fn resolving_urls(
     policy: Option<&UrlPolicyConfig>,
     inside: &[String],
+    resolves: bool,
 ) -> Vec<(String, String)> {
     let scheme = policy
         .and_then(|p| p.schemes().first())
@@ -608,10 +609,12 @@ pub(super) fn resolving_urls(
             )
         })
         .collect();
-    out.push((
-        "a name that does not resolve".to_owned(),
-        format!("{scheme}://unresolvable-toolgate-redteam.{host}{port}/"),
-    ));
+    if resolves {
+        out.push((
+            "a name that does not resolve".to_owned(),
+            format!("{scheme}://unresolvable-toolgate-redteam.{host}{port}/"),
+        ));
+    }
     out
 }
 
