@@ -175,28 +175,30 @@ fn numbers_are_validated_as_the_tool_receives_them() {
     );
     let schema = schema.to_str().unwrap();
     for (instance, code) in [
-        (&br#"{"amount": 4999.99999999999999999}"#[..], "number_too_precise at `/amount`"),
-        (br#"{"rate": 0.300000000000000035}"#, "number_too_precise at `/rate`"),
-        (br#"{"rate": 0.30000000000000001}"#, "number_too_precise at `/rate`"),
+        (
+            &br#"{"amount": 4999.99999999999999999}"#[..],
+            "number_too_precise at `/amount`",
+        ),
+        (
+            br#"{"rate": 0.300000000000000035}"#,
+            "number_too_precise at `/rate`",
+        ),
+        (
+            br#"{"rate": 0.30000000000000001}"#,
+            "number_too_precise at `/rate`",
+        ),
         (br#"{"amount": 5000}"#, "out_of_range at `/amount`"),
     ] {
         let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-        assert!(
-            text(&out.stdout).contains(code),
-            "{}",
-            text(&out.stdout)
-        );
+        assert!(text(&out.stdout).contains(code), "{}", text(&out.stdout));
         assert!(
             !text(&out.stdout).contains("4999.9"),
             "{}",
             text(&out.stdout)
         );
     }
-    for instance in [
-        &br#"{"amount": 4999.99999999999}"#[..],
-        br#"{"rate": 0.3}"#,
-    ] {
+    for instance in [&br#"{"amount": 4999.99999999999}"#[..], br#"{"rate": 0.3}"#] {
         let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     }

@@ -48,9 +48,10 @@ pub enum ErrorCode {
     InvalidUrlPolicy,
     /// An imported tool list does not have the shape of its format.
     InvalidImport,
-    /// A tool's schema has a URL argument (a string with `format` `uri`,
-    /// `uri-reference`, `iri` or `iri-reference`) that no `url_policy`
-    /// guards, and the tool does not opt out with `url_policy = "none"`.
+    /// A tool's schema `$ref`s fan out too far to find its URL arguments
+    /// (strings with `format` `uri`, `uri-reference`, `iri` or
+    /// `iri-reference`, which the default URL guard checks), and the tool
+    /// does not opt out with `url_policy = "none"`.
     UnguardedUrl,
     /// The `[resolver]` table is malformed (an unknown mode, a bad name or
     /// address in the static table).
