@@ -176,11 +176,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let gate_config = config.gate();
     let gate = if args.no_authorization {
-        Gate::builder(config.registry().clone())
+        let mut builder = Gate::builder(config.registry().clone())
             .gate_config(gate_config)
-            .authorizer(toolgate::danger::NoAuthorization)
-            .build()
-            .context("cannot build the gate")?
+            .authorizer(toolgate::danger::NoAuthorization);
+        // The config's `[resolver]`, as `Gate::from_config` gives it.
+        if let Some(resolver) = config.resolver() {
+            builder = builder.resolver(resolver.resolver());
+        }
+        builder.build().context("cannot build the gate")?
     } else {
         // Its error says which part failed ("cannot load the authorization
         // policies", "cannot build the gate"), its source why.

@@ -25,10 +25,14 @@ use crate::strict_modes::{self, escape};
 pub const APPROVAL_OFF: &str = "approval_off";
 /// A resource-like argument (`*_id`) on a tool that maps no resource.
 pub const RESOURCE_UNMAPPED: &str = "resource_unmapped";
-/// A URL-like argument no `url_policy` guards.
+/// A URL-like argument no `url_policy` names: only the default URL guard
+/// (any public host) checks it.
 pub const URL_UNGUARDED: &str = "url_unguarded";
-/// A `url_policy` without `resolve = true`.
+/// A `url_policy` that does not resolve hosts.
 pub const URL_NOT_RESOLVED: &str = "url_not_resolved";
+/// An argument exempt from the default URL guard (`url_unchecked`), shown
+/// with its reason; or a tool that opts out whole (`url_policy = "none"`).
+pub const URL_UNCHECKED: &str = "url_unchecked";
 /// A money-like argument of type `number`.
 pub const MONEY_AS_NUMBER: &str = "money_as_number";
 /// Narrowing could put more ids than `--max-enum` into an `enum`.
@@ -48,6 +52,7 @@ const CONFIG_CODES: &[&str] = &[
     RESOURCE_UNMAPPED,
     URL_UNGUARDED,
     URL_NOT_RESOLVED,
+    URL_UNCHECKED,
     MONEY_AS_NUMBER,
     ENUM_OVER_CAP,
     POLICY_NEVER_APPLIES,
@@ -539,18 +544,48 @@ impl ToolLint<'_, '_> {
         }
     }
 
-    /// `url_unguarded` and `url_not_resolved`.
+    /// `url_unguarded`, `url_unchecked` and `url_not_resolved`.
     fn urls(&mut self, tool: &Tool, args: &[Arg<'_>]) {
         let policies = tool.url_policies();
+        if !tool.url_default_guard() {
+            self.push(
+                URL_UNCHECKED,
+                "",
+                "`url_policy = \"none\"`: no URL argument of this tool is checked, not even by the default URL guard (no reason given)".to_owned(),
+                "remove it, or exempt single arguments with `url_unchecked = [{ arg = \"/…\", reason = \"…\" }]`".to_owned(),
+            );
+        }
+        for u in tool.url_unchecked() {
+            self.report.push(Finding {
+                code: URL_UNCHECKED,
+                severity: Severity::Info,
+                source: self.source.to_owned(),
+                subject: self.subject.clone(),
+                pointer: schema_pointer(u.arg()),
+                message: format!(
+                    "argument `{}` is exempt from the default URL guard: {}",
+                    u.arg().escape_debug(),
+                    u.reason().escape_debug()
+                ),
+                fix: None,
+            });
+        }
         for arg in args.iter().filter(|a| is_url_like(a)) {
-            if policies.iter().any(|p| p.arg() == arg.pointer) {
+            if policies.iter().any(|p| p.arg() == arg.pointer)
+                || tool.url_unchecked().iter().any(|u| u.arg() == arg.pointer)
+            {
                 continue;
             }
+            let guarded = if tool.url_default_guard() {
+                "only the default URL guard checks it (http or https, any public host)"
+            } else {
+                "nothing checks it (`url_policy = \"none\"`): any scheme, host and address passes (SSRF)"
+            };
             self.push(
                 URL_UNGUARDED,
                 &arg.schema_pointer,
                 format!(
-                    "argument `{}` is URL-like and no `url_policy` guards it: any scheme, host and address passes (SSRF)",
+                    "argument `{}` is URL-like and no `url_policy` names it: {guarded}",
                     arg.pointer.escape_debug()
                 ),
                 format!(
@@ -567,7 +602,7 @@ impl ToolLint<'_, '_> {
                     "the url policy of `{}` checks the host's name, not the addresses it resolves to, so a name that resolves to a private or metadata address (DNS rebinding) passes",
                     policy.arg().escape_debug()
                 ),
-                "set `resolve = true`, and connect only to the pinned addresses".to_owned(),
+                "add a `[resolver]` table (policies then resolve by default; `mode = \"static\"` needs no DNS) or set `resolve = true`, and connect only to the pinned addresses".to_owned(),
             );
         }
     }
@@ -658,19 +693,8 @@ fn is_url_like(arg: &Arg<'_>) -> bool {
     if !has_type(arg.schema, "string") {
         return false;
     }
-    const NAMES: &[&str] = &["url", "uri", "href", "endpoint", "webhook"];
-    let lower = arg.name.to_ascii_lowercase();
-    NAMES.iter().any(|n| {
-        lower == *n || lower.ends_with(&format!("_{n}")) || arg.name.ends_with(&capitalized(n))
-    })
-}
-
-fn capitalized(word: &str) -> String {
-    let mut chars = word.chars();
-    chars
-        .next()
-        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
-        .unwrap_or_default()
+    // The gate's own rule (the default URL guard's).
+    toolgate::url_guard::is_url_like_name(arg.name)
 }
 
 fn is_money(arg: &Arg<'_>) -> bool {

@@ -161,8 +161,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|t| t.name().to_owned())
         .collect();
+    // Resolve mode: the static table's names that point inside.
+    let inside_hosts: Vec<String> = match config.resolver() {
+        Some(toolgate::config::ResolverConfig::Static(table)) => table
+            .names()
+            .filter(|(name, addrs)| {
+                !name.starts_with("*.")
+                    && addrs
+                        .iter()
+                        .any(|a| toolgate::url_guard::classify(*a).is_some())
+            })
+            .map(|(name, _)| name.to_owned())
+            .collect(),
+        _ => Vec::new(),
+    };
     for tool in config.registry().iter() {
-        let target = Target::new(facts, tool, names.clone(), &user, &world, &mut rng);
+        let mut target = Target::new(facts, tool, names.clone(), &user, &world, &mut rng);
+        target.inside_hosts.clone_from(&inside_hosts);
+        target.resolving = config.resolver().is_some();
         for note in &target.untested {
             runner.report.untested(tool.name(), note);
         }

@@ -1,7 +1,8 @@
 //! Black-box tests of `toolgate lint --config`: the shop lints clean with
-//! the one finding it accepts (`--allow url_not_resolved@fetch_url`, as CI
-//! runs it), and a deliberately loosened copy of the shop yields each
-//! expected code, as text and as JSON, with exit codes 0, 1 and 2.
+//! no waiver (as CI runs it; its static resolver table lets its URL policy
+//! resolve hosts without DNS), and a deliberately loosened copy of the shop
+//! yields each expected code, as text and as JSON, with exit codes 0, 1
+//! and 2.
 
 #![allow(
     clippy::unwrap_used,
@@ -19,20 +20,14 @@ use cli_support::toolgate;
 use toolgate_json::Value;
 use toolgate_testkit::{shop_file, text};
 
-/// The allow the shop needs: its `fetch_url` policy does not resolve hosts
-/// (resolving needs DNS, which CI's sandbox lacks); documented in the README.
-const SHOP_ALLOW: &str = "url_not_resolved@fetch_url";
-
+/// Issue 31: the shop uses the strict defaults without a waiver.
 #[test]
-fn the_shop_lints_clean_with_its_documented_allow() {
+fn the_shop_lints_clean_without_waivers() {
     let config = shop_file("toolgate.toml");
-    let out = toolgate(&["lint", "--config", &config, "--allow", SHOP_ALLOW]);
+    let out = toolgate(&["lint", "--config", &config]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
-    assert!(
-        stdout.contains("tool `fetch_url`: url_not_resolved [allowed] at `/properties/url`"),
-        "{stdout}"
-    );
+    assert!(!stdout.contains("url_not_resolved"), "{stdout}");
     assert!(stdout.contains("tool `get_order`: no findings"), "{stdout}");
     // What the providers' strict modes leave to toolgate is listed, as info.
     assert!(
@@ -46,10 +41,56 @@ fn the_shop_lints_clean_with_its_documented_allow() {
             .contains("tool `search`: openai_strict_drops [info] at `/properties/query/maxLength`"),
         "{stdout}"
     );
-    // Without the allow, the accepted finding counts.
-    let out = toolgate(&["lint", "--config", &config]);
-    assert_eq!(out.status.code(), Some(1));
+    // Without its `[resolver]` table the shop's policy would not resolve.
+    let dir = tempfile::tempdir().unwrap();
+    toolgate_testkit::copy_shop(dir.path());
+    let path = dir.path().join("toolgate.toml");
+    let toml = std::fs::read_to_string(&path).unwrap();
+    let without = toml.replace("[resolver]\nmode = \"static\"\n", "[resolver.unused]\n");
+    let start = without.find("[resolver.unused]").unwrap();
+    let end = start + without[start..].find("\n\n").unwrap();
+    std::fs::write(&path, format!("{}{}", &without[..start], &without[end..])).unwrap();
+    let out = toolgate(&["lint", "--config", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("tool `fetch_url`: url_not_resolved at `/properties/url`"));
+}
+
+/// Issue 31: an argument exempt from the default URL guard is listed with
+/// its reason; a tool that opts out whole is a finding.
+#[test]
+fn url_opt_outs_are_shown_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.toml");
+    let schema = r#"{"type":"object","properties":{"note":{"type":"string","maxLength":100},"image_url":{"type":"string","maxLength":100}},"required":["note"],"additionalProperties":false}"#;
+    std::fs::write(
+        &path,
+        format!(
+            "[authorization]\nmode = \"none\"\n\n[[tool]]\nname = \"post\"\nrisk = \"read\"\nschema_json = '{schema}'\nurl_unchecked = [{{ arg = \"/image_url\", reason = \"shown as text, never fetched\" }}]\n\n[[tool]]\nname = \"open\"\nrisk = \"read\"\nschema_json = '{schema}'\nurl_policy = \"none\"\n"
+        ),
+    )
+    .unwrap();
+    let out = toolgate(&[
+        "lint",
+        "--config",
+        path.to_str().unwrap(),
+        "--allow",
+        "authorization_off",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("tool `post`: url_unchecked [info] at `/properties/image_url`: argument `/image_url` is exempt from the default URL guard: shown as text, never fetched"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("tool `post`: url_unguarded"), "{stdout}");
+    assert!(
+        stdout.contains("tool `open`: url_unchecked at ``"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tool `open`: url_unguarded at `/properties/image_url`"),
+        "{stdout}"
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
 }
 
 /// The shop, loosened: `refund` needs no approval (`approval = "none"`), a `charge` tool with a
@@ -90,15 +131,7 @@ fn loosened_shop(dir: &Path) -> String {
 fn the_loosened_shop_yields_each_expected_code() {
     let dir = tempfile::tempdir().unwrap();
     let config = loosened_shop(dir.path());
-    let out = toolgate(&[
-        "lint",
-        "--config",
-        &config,
-        "--allow",
-        SHOP_ALLOW,
-        "--max-enum",
-        "2",
-    ]);
+    let out = toolgate(&["lint", "--config", &config, "--max-enum", "2"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
     for expected in [
@@ -111,7 +144,6 @@ fn the_loosened_shop_yields_each_expected_code() {
         "policy `support-deletes-accounts`: policy_never_applies at ``",
         "tool `get_order`: enum_over_cap at `/properties/order_id`",
         "tool `refund`: enum_over_cap at `/properties/order_id`",
-        "tool `fetch_url`: url_not_resolved [allowed]",
     ] {
         assert!(
             stdout.contains(expected),

@@ -137,6 +137,8 @@ fn the_shop_lets_no_attack_through_and_denies_no_valid_call() {
         ("refund", "type_confusion"),
         ("refund", "non_finite"),
         ("refund", "bounds"),
+        ("refund", "rounding"),
+        ("search", "rounding"),
         ("search", "length"),
         ("search", "extra_member"),
         ("search", "name_lookalike"),
@@ -158,6 +160,50 @@ fn the_shop_lets_no_attack_through_and_denies_no_valid_call() {
     for tool in ["search", "get_order", "refund", "fetch_url", "run_tests"] {
         assert!(tally(&report, tool, "valid").2 >= 18, "{tool}");
     }
+}
+
+/// Issue 31: the red team aims at the strict defaults. A shop whose URL
+/// policy stops resolving lets the name of its resolver table that points
+/// inside through (and nothing else); the shop as shipped denies it.
+#[test]
+fn redteam_catches_a_policy_that_stops_resolving_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let d = dir.path();
+    edit(
+        &d.join("toolgate.toml"),
+        "ports = [443] }",
+        "ports = [443], resolve = false }",
+    );
+    let (code, report) = run_json(&d.join("toolgate.toml"), &d.join("cases"));
+    assert_eq!(code, Some(1));
+    let failures = report.as_object().unwrap().get("failures").unwrap();
+    let labels: Vec<&str> = failures
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            f.as_object()
+                .unwrap()
+                .get("label")
+                .unwrap()
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(!labels.is_empty());
+    assert!(
+        labels
+            .iter()
+            .all(|l| l.contains("resolves inside (internal.example.com)")
+                || l.contains("does not resolve")),
+        "{labels:?}"
+    );
+    assert!(
+        labels.iter().any(|l| l.contains("internal.example.com")),
+        "{labels:?}"
+    );
+    assert_eq!(totals(&report).3, 0, "no valid call denied");
 }
 
 #[test]

@@ -167,35 +167,38 @@ fn lint_flags_loose_schemas() {
 
 #[test]
 fn numbers_are_validated_as_the_tool_receives_them() {
-    // Long fractions are judged at their canonical value, the nearest
-    // double's shortest digits: 4999.99999999999999999 is handed on as 5000.
+    // Issue 31: a fraction longer than its double holds is refused with its
+    // own code (it would be handed on as 5000); bounds judge the rest.
     let schema = temp(
         "amount.json",
         br#"{"type":"object","properties":{"amount":{"type":"number","exclusiveMaximum":5000},"rate":{"type":"number","exclusiveMaximum":0.30000000000000004}}}"#,
     );
     let schema = schema.to_str().unwrap();
-    for instance in [
-        &br#"{"amount": 4999.99999999999999999}"#[..],
-        br#"{"rate": 0.300000000000000035}"#,
-        br#"{"amount": 5000}"#,
+    for (instance, code) in [
+        (
+            &br#"{"amount": 4999.99999999999999999}"#[..],
+            "number_too_precise at `/amount`",
+        ),
+        (
+            br#"{"rate": 0.300000000000000035}"#,
+            "number_too_precise at `/rate`",
+        ),
+        (
+            br#"{"rate": 0.30000000000000001}"#,
+            "number_too_precise at `/rate`",
+        ),
+        (br#"{"amount": 5000}"#, "out_of_range at `/amount`"),
     ] {
         let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
-        assert!(
-            text(&out.stdout).contains("out_of_range at `/"),
-            "{}",
-            text(&out.stdout)
-        );
+        assert!(text(&out.stdout).contains(code), "{}", text(&out.stdout));
         assert!(
             !text(&out.stdout).contains("4999.9"),
             "{}",
             text(&out.stdout)
         );
     }
-    for instance in [
-        &br#"{"amount": 4999.99999999999}"#[..],
-        br#"{"rate": 0.30000000000000001}"#,
-    ] {
+    for instance in [&br#"{"amount": 4999.99999999999}"#[..], br#"{"rate": 0.3}"#] {
         let out = toolgate_reading(&["validate", "--schema", schema, "-"], instance);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
     }
@@ -330,9 +333,16 @@ fn lint_config_flags_url_policies_that_do_not_resolve() {
         "{stdout}"
     );
     assert_eq!(out.status.code(), Some(0), "{stdout}");
+    // With no policy the tool loads under the default URL guard; lint says
+    // that only the default guard checks the argument.
     let unguarded = write("unguarded.toml", "");
     let out = toolgate_reading(&["lint", "--config", &unguarded], b"");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("unguarded_url") || text(&out.stderr).contains("`/url`"));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("tool `fetch`: url_unguarded at `/properties/url`")
+            && stdout.contains("only the default URL guard checks it"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

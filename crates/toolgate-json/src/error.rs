@@ -30,6 +30,12 @@ pub enum ErrorCode {
     NonFiniteNumber,
     /// A non-zero number that underflows to zero as an IEEE double (`1e-400`).
     NumberOutOfRange,
+    /// A non-integer number written with more precision than the IEEE
+    /// double it becomes holds (`100.00000000000000000001`): its decimal
+    /// value differs from that of the double's shortest round-trip form, so
+    /// the value checked and handed on would not be the value written.
+    /// Refused unless [`crate::ParseOptions::allow_rounding`].
+    NumberTooPrecise,
     /// More nested arrays and objects than the depth limit allows.
     TooDeep,
     /// The input is longer than the input-bytes limit.
@@ -63,6 +69,7 @@ impl ErrorCode {
             Self::DuplicateKey => "duplicate_key",
             Self::NonFiniteNumber => "non_finite_number",
             Self::NumberOutOfRange => "number_out_of_range",
+            Self::NumberTooPrecise => "number_too_precise",
             Self::TooDeep => "too_deep",
             Self::TooLarge => "too_large",
             Self::StringTooLong => "string_too_long",
@@ -76,7 +83,7 @@ impl ErrorCode {
     }
 
     /// Every code, in a stable order (for documentation and tests).
-    pub const ALL: [ErrorCode; 18] = [
+    pub const ALL: [ErrorCode; 19] = [
         Self::InvalidUtf8,
         Self::ByteOrderMark,
         Self::LoneSurrogate,
@@ -86,6 +93,7 @@ impl ErrorCode {
         Self::DuplicateKey,
         Self::NonFiniteNumber,
         Self::NumberOutOfRange,
+        Self::NumberTooPrecise,
         Self::TooDeep,
         Self::TooLarge,
         Self::StringTooLong,
@@ -109,6 +117,7 @@ impl ErrorCode {
             Self::DuplicateKey => "duplicate member name",
             Self::NonFiniteNumber => "number is not finite",
             Self::NumberOutOfRange => "non-zero number underflows to zero",
+            Self::NumberTooPrecise => "number has more precision than a double holds",
             Self::TooDeep => "nesting exceeds the depth limit",
             Self::TooLarge => "input exceeds the size limit",
             Self::StringTooLong => "string exceeds the length limit",

@@ -87,8 +87,10 @@ fn digits(input: &[u8], mut i: usize) -> Result<usize, (ErrorCode, usize)> {
     Ok(i)
 }
 
-/// Builds the number from a lexeme that [`scan`] accepted.
-pub(crate) fn build(text: &str, is_int: bool) -> Result<Number, ErrorCode> {
+/// Builds the number from a lexeme that [`scan`] accepted. Unless `round`,
+/// a non-integer lexeme whose value its double does not hold exactly (see
+/// [`is_exact`]) is `number_too_precise`.
+pub(crate) fn build(text: &str, is_int: bool, round: bool) -> Result<Number, ErrorCode> {
     let lexeme = text.as_bytes();
     if is_int {
         // At most 18 digits always fit an i64; longer ones may.
@@ -114,17 +116,81 @@ pub(crate) fn build(text: &str, is_int: bool) -> Result<Number, ErrorCode> {
             Err(_) => Number::checked_lexeme(text, true),
         });
     }
-    if surely_finite(lexeme) {
+    let finite = surely_finite(lexeme);
+    if finite && (round || significant(lexeme).0.len() <= 15) {
+        // At most 15 significant digits in the normal range: the lexeme is
+        // its double's shortest form (see `write_plain_decimal`).
         return Ok(Number::checked_lexeme(text, false));
     }
     let value: f64 = text.parse().map_err(|_| ErrorCode::InvalidSyntax)?;
-    if value.is_infinite() {
-        return Err(ErrorCode::NonFiniteNumber);
+    if !finite {
+        if value.is_infinite() {
+            return Err(ErrorCode::NonFiniteNumber);
+        }
+        if value == 0.0 && mantissa_is_nonzero(lexeme) {
+            return Err(ErrorCode::NumberOutOfRange);
+        }
     }
-    if value == 0.0 && mantissa_is_nonzero(lexeme) {
-        return Err(ErrorCode::NumberOutOfRange);
+    if !round && !is_exact(lexeme, value) {
+        return Err(ErrorCode::NumberTooPrecise);
     }
     Ok(Number::checked_lexeme(text, false))
+}
+
+/// Whether the exact decimal value of a non-integer `lexeme` is the exact
+/// value of the shortest round-trip form of `value`, the finite double it
+/// reads as: then the double holds what was written (`0.1`, `2.5e-3`,
+/// `1e300`, `100.000`); otherwise (`100.00000000000000000001`,
+/// `0.30000000000000000001`, `4.9e-324`) reading it rounded.
+pub(crate) fn is_exact(lexeme: &[u8], value: f64) -> bool {
+    let (digits, n) = significant(lexeme);
+    if digits.is_empty() {
+        // Zero, in any spelling, is exact.
+        return true;
+    }
+    let (shortest, m) = shortest(value.abs());
+    shortest.as_bytes() == digits && m == n
+}
+
+/// The significant digits of a number lexeme (no leading or trailing zeros;
+/// empty for zero) and `n`, the position of the decimal point: the value is
+/// `0.digits × 10^n`, as [`shortest`] gives it. An exponent too large for an
+/// `i64` saturates (such a lexeme is not finite or underflows anyway).
+fn significant(lexeme: &[u8]) -> (Vec<u8>, i64) {
+    let unsigned = lexeme.strip_prefix(b"-").unwrap_or(lexeme);
+    let (mantissa, exp) = match unsigned.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(at) => (
+            unsigned.get(..at).unwrap_or_default(),
+            unsigned.get(at + 1..).unwrap_or_default(),
+        ),
+        None => (unsigned, &b""[..]),
+    };
+    let (negative_exp, exp_digits) = match exp.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, exp),
+    };
+    let e = exp_digits.iter().fold(0i64, |e, d| {
+        e.saturating_mul(10)
+            .saturating_add(i64::from(d.saturating_sub(b'0')))
+    });
+    let e = if negative_exp { -e } else { e };
+    let (int, frac) = match mantissa.iter().position(|&b| b == b'.') {
+        Some(dot) => (
+            mantissa.get(..dot).unwrap_or_default(),
+            mantissa.get(dot + 1..).unwrap_or_default(),
+        ),
+        None => (mantissa, &b""[..]),
+    };
+    let all: Vec<u8> = int.iter().chain(frac).copied().collect();
+    let Some(first) = all.iter().position(|&b| b != b'0') else {
+        return (Vec::new(), 0);
+    };
+    let last = all.iter().rposition(|&b| b != b'0').unwrap_or(first);
+    let digits = all.get(first..=last).unwrap_or_default().to_vec();
+    let int_len = i64::try_from(int.len()).unwrap_or(i64::MAX);
+    let first = i64::try_from(first).unwrap_or(0);
+    (digits, (int_len - first).saturating_add(e))
 }
 
 /// Whether a non-integer lexeme is surely neither too large nor too small
@@ -170,7 +236,7 @@ pub(crate) fn parse_lexeme(lexeme: &[u8]) -> Result<Number, NumberError> {
     let text = std::str::from_utf8(lexeme).map_err(|_| NumberError {
         code: ErrorCode::InvalidSyntax,
     })?;
-    build(text, scanned.is_int).map_err(|code| NumberError { code })
+    build(text, scanned.is_int, true).map_err(|code| NumberError { code })
 }
 
 /// The canonical text of an integer held in an `i64`: what ECMAScript prints
@@ -468,6 +534,90 @@ mod tests {
             fast.clear();
             let got = write_plain_decimal(lexeme, &mut fast).then_some(fast.as_str());
             assert_eq!(got, want, "{lexeme}");
+        }
+    }
+
+    #[test]
+    fn precision_a_double_cannot_hold_is_refused_unless_rounding() {
+        let parse = |s: &str, round: bool| {
+            let scanned = scan(s.as_bytes(), 0).map_err(|(c, _)| c)?;
+            assert_eq!(scanned.end, s.len(), "{s}");
+            build(s, scanned.is_int, round)
+        };
+        for exact in [
+            "0.1",
+            "2.5e-3",
+            "1e300",
+            "100.000",
+            "100.0",
+            "1.5",
+            "-0.0",
+            "0e999",
+            "5e-324",
+            "1.7976931348623157e308",
+            "0.30000000000000004",
+            "123456789012345.6",
+            "9007199254740993",
+            "100000000000000000000000000001",
+            "1E2",
+            "12.5e-1",
+            "4.35",
+            "2.2250738585072014e-308",
+            "1e-7",
+        ] {
+            assert!(parse(exact, false).is_ok(), "{exact}");
+        }
+        for inexact in [
+            "100.00000000000000000001",
+            "0.30000000000000000001",
+            "4.9e-324",
+            "9007199254740993.0",
+            "1.00000000000000001e300",
+            "-100.00000000000000000001",
+            "0.1000000000000000055511151231257827",
+        ] {
+            assert_eq!(
+                parse(inexact, false).unwrap_err(),
+                ErrorCode::NumberTooPrecise,
+                "{inexact}"
+            );
+            assert!(parse(inexact, true).is_ok(), "{inexact}");
+        }
+        // Past the ends of the range the old codes still win.
+        assert_eq!(
+            parse("1.00000000000000000001e400", false).unwrap_err(),
+            ErrorCode::NonFiniteNumber
+        );
+        assert_eq!(
+            parse("1.00000000000000000001e-400", false).unwrap_err(),
+            ErrorCode::NumberOutOfRange
+        );
+        // The rule by its definition, over random lexemes: exact exactly
+        // when the lexeme's significant digits are the shortest form's.
+        let mut rng = toolgate_testkit::Rng::new(0x0000_ddd1_6175);
+        for _ in 0..50_000 {
+            let mut lexeme = String::new();
+            for i in 0..(1 + rng.below(22)) {
+                if i == 1 {
+                    lexeme.push('.');
+                }
+                lexeme.push(char::from(b'0' + rng.below(10) as u8));
+            }
+            if lexeme.len() > 1 && lexeme.starts_with('0') && !lexeme.starts_with("0.") {
+                lexeme.remove(0);
+            }
+            if !lexeme.contains('.') {
+                lexeme.push_str(".5");
+            }
+            let e = rng.below(40) as i64 - 20;
+            lexeme.push_str(&format!("e{e}"));
+            let value: f64 = lexeme.parse().unwrap();
+            let want = value == 0.0 || {
+                let short: f64 = format_f64(value).parse().unwrap();
+                // Compare exact decimals by their normalized digits.
+                significant(format_f64(short).as_bytes()) == significant(lexeme.as_bytes())
+            };
+            assert_eq!(parse(&lexeme, false).is_ok(), want, "{lexeme}");
         }
     }
 

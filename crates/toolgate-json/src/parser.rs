@@ -25,6 +25,7 @@ use crate::value::{Object, Value};
 pub struct ParseOptions {
     pub(crate) limits: Limits,
     pub(crate) allow_noncharacters: bool,
+    pub(crate) allow_rounding: bool,
 }
 
 impl ParseOptions {
@@ -44,6 +45,21 @@ impl ParseOptions {
     pub fn allow_noncharacters(mut self, allow: bool) -> Self {
         self.allow_noncharacters = allow;
         self
+    }
+
+    /// Admits non-integer numbers written with more precision than the
+    /// IEEE double they become holds (`100.00000000000000000001` reads as
+    /// `100`), which the strict profile refuses by default
+    /// (`number_too_precise`): the value then checked and handed on is the
+    /// rounded one, not the one written. Integers are exact either way.
+    pub fn allow_rounding(mut self, allow: bool) -> Self {
+        self.allow_rounding = allow;
+        self
+    }
+
+    /// Whether rounded numbers are admitted ([`Self::allow_rounding`]).
+    pub fn allows_rounding(&self) -> bool {
+        self.allow_rounding
     }
 
     /// The limits in force.
@@ -698,7 +714,8 @@ impl<'a> Parser<'a> {
         let scanned = number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
         // A scanned lexeme is ASCII.
         let lexeme = self.valid_run(start, scanned.end)?;
-        let n = number::build(lexeme, scanned.is_int).map_err(|code| self.error(code, start))?;
+        let n = number::build(lexeme, scanned.is_int, self.options.allow_rounding)
+            .map_err(|code| self.error(code, start))?;
         self.pos = scanned.end;
         Ok(Value::Number(n))
     }

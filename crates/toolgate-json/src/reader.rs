@@ -396,7 +396,8 @@ impl Reader {
                 Some(b'-' | b'0'..=b'9') => {
                     let scanned = number::scan(input, pos).map_err(|_| End::Refused)?;
                     let lexeme = text.get(pos..scanned.end).ok_or(End::Refused)?;
-                    let n = number::build(lexeme, scanned.is_int).map_err(|_| End::Refused)?;
+                    let n = number::build(lexeme, scanned.is_int, self.options.allow_rounding)
+                        .map_err(|_| End::Refused)?;
                     let value = Value::Number(n);
                     go(v.scalar(&value))?;
                     if !W {

@@ -217,7 +217,8 @@ enum Repr {
 
 impl Number {
     /// Parses a number lexeme with the strict profile's rules: RFC 8259
-    /// grammar, finite, no underflow of a non-zero value.
+    /// grammar, finite, no underflow of a non-zero value. Precision is not
+    /// checked here (see [`Number::is_exact`]).
     pub fn from_lexeme(lexeme: &str) -> Result<Self, NumberError> {
         number::parse_lexeme(lexeme.as_bytes())
     }
@@ -243,6 +244,21 @@ impl Number {
             },
         };
         Self { repr }
+    }
+
+    /// Whether the double this number reads as holds exactly the value
+    /// written: always for an integer lexeme (kept exact), and for a
+    /// non-integer one whose decimal value is that of its double's shortest
+    /// round-trip form (`0.1`, `2.5e-3`, `1e300`; not
+    /// `100.00000000000000000001`). The parser refuses the others
+    /// (`number_too_precise`) unless [`crate::ParseOptions::allow_rounding`].
+    pub fn is_exact(&self) -> bool {
+        match self.text() {
+            Some(text) if !self.is_integer_lexeme() => self
+                .as_f64()
+                .is_some_and(|v| number::is_exact(text.as_bytes(), v)),
+            _ => true,
+        }
     }
 
     /// The number from a finite double. Returns `None` for NaN and infinities.

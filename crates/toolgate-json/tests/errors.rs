@@ -96,6 +96,13 @@ fn numbers() {
     err(b"[1e400]", ErrorCode::NonFiniteNumber, 1, "/0");
     err(b"{\"x\":-1e400}", ErrorCode::NonFiniteNumber, 5, "/x");
     err(b"[1e-400]", ErrorCode::NumberOutOfRange, 1, "/0");
+    // More precision than the double holds: refused, not read as 100.
+    err(
+        b"{\"p\": 100.00000000000000000001}",
+        ErrorCode::NumberTooPrecise,
+        6,
+        "/p",
+    );
     err(b"NaN", ErrorCode::NonFiniteNumber, 0, "");
     err(b"[Infinity]", ErrorCode::NonFiniteNumber, 1, "/0");
     err(b"[-Infinity]", ErrorCode::NonFiniteNumber, 1, "/0");

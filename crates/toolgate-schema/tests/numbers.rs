@@ -13,8 +13,32 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use toolgate_json::{canonical, from_str, Value};
+use toolgate_json::{canonical, ParseOptions, Value};
 use toolgate_schema::{ErrorCode, Mode, Options, Schema};
+
+/// Parses with rounding admitted (`ParseOptions::allow_rounding`), as for a
+/// tool that opts into rounding: the rules below are what such a tool gets.
+/// By default a lexeme its double cannot hold is refused before any keyword
+/// sees it (`by_default_a_rounded_number_never_reaches_a_keyword`).
+fn from_str(text: &str) -> Result<Value<'_>, toolgate_json::Error> {
+    ParseOptions::new()
+        .allow_rounding(true)
+        .parse(text.as_bytes())
+}
+
+#[test]
+fn by_default_a_rounded_number_never_reaches_a_keyword() {
+    for lexeme in ["4999.99999999999999999", "100.00000000000000000001"] {
+        let e = toolgate_json::from_str(lexeme).unwrap_err();
+        assert_eq!(e.code(), toolgate_json::ErrorCode::NumberTooPrecise);
+        let mut checker = toolgate_schema::Checker::new(ParseOptions::new());
+        let schema = compile(r#"{"type":"number","maximum":100}"#, Mode::Strict);
+        assert!(matches!(
+            checker.check(&schema, lexeme.as_bytes()),
+            toolgate_schema::Verdict::Malformed(e) if e.code() == toolgate_json::ErrorCode::NumberTooPrecise
+        ));
+    }
+}
 
 fn compile(schema: &str, mode: Mode) -> Schema {
     Schema::compile(&from_str(schema).unwrap(), &Options::new().mode(mode)).unwrap()

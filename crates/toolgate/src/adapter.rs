@@ -349,7 +349,9 @@ pub struct AdapterOptions {
 impl Default for AdapterOptions {
     fn default() -> Self {
         Self {
-            parse: ParseOptions::new(),
+            // Numbers keep their lexemes; stage 3 holds each call's
+            // arguments to exactness under the tool's options.
+            parse: ParseOptions::new().allow_rounding(true),
             max_calls: Self::DEFAULT_MAX_CALLS,
             max_events: Self::DEFAULT_MAX_EVENTS,
             max_stream_bytes: Self::DEFAULT_MAX_STREAM_BYTES,

@@ -117,30 +117,48 @@
 //! risk = "read"
 //! schema = "schemas/fetch_url.json"
 //! url_policy = { arg = "/url", schemes = ["https"], hosts = ["*.example.com"], ports = [443] }
+//! url_unchecked = [{ arg = "/note", reason = "shown as text, never fetched" }]
+//! round_numbers = false              # true: admit numbers a double cannot hold, rounded
+//!
+//! [resolver]                         # hosts resolve by default where this table is
+//! mode = "static"                    # or "system"
+//! hosts = { "example.com" = ["93.184.215.14"], "*.example.com" = ["93.184.215.14"] }
 //! ```
 //!
 //! A `url_policy` takes `arg`, `hosts`, and optionally `schemes` (default
 //! `["https"]`), `ports` (default: the scheme's), `allow_private` (default
-//! `false`) and `resolve` (default `false`): with `resolve = true` the gate
-//! resolves the host (through [`GateBuilder::resolver`](crate::GateBuilder::resolver),
+//! `false`) and `resolve` (default: `true` with a `[resolver]` table,
+//! `false` without): resolving, the gate resolves the host (through the
+//! `[resolver]` table's resolver, or [`GateBuilder::resolver`](crate::GateBuilder::resolver),
 //! the system resolver by default), denies the call `url_policy` if any
-//! address is forbidden, and pins the checked addresses in
-//! [`Decision::pinned`](crate::Decision::pinned). `hosts` are read by the
+//! address is forbidden or none is found (`url_resolve_failed`), and pins
+//! the checked addresses in [`Decision::pinned`](crate::Decision::pinned).
+//! A `[resolver]` table is `mode = "system"` or `mode = "static"` with a
+//! `hosts` table of lower-case names or `*.` wildcards to IP addresses
+//! ([`ResolverConfig`]; at most [`MAX_STATIC_NAMES`] names of at most
+//! [`MAX_STATIC_ADDRESSES`] addresses); [`crate::Gate::from_config`] gives
+//! the gate its resolver. `hosts` are read by the
 //! URL guard itself ([`crate::url_guard`]): exact names, `*.` wildcards
 //! with at least two labels, IP addresses, or `*` (any host that passes
 //! the other checks); a policy it cannot compile is a config error with
 //! its reason.
 //!
-//! URL arguments are guarded by default: a tool whose schema gives a string
-//! a URI-like `format` (`uri`, `uri-reference`, `iri`, `iri-reference`)
-//! anywhere (nested members, array items, map values, `$ref`s, `anyOf`,
-//! `oneOf` and `allOf` branches) loads only if a `url_policy` names that
-//! argument, or if the tool opts out by name with `url_policy = "none"`
-//! (DANGER: then nothing checks its URLs). Otherwise the load fails with
-//! [`ErrorCode::UnguardedUrl`], naming the tool and the argument's JSON
-//! Pointer. A policy's `arg` may name every item of an array or value of a
-//! map with a `*` token (`arg = "/links/*/href"`): each one present is
-//! checked. An imported tool is guarded by a `[[tool]]` entry of its name.
+//! URL arguments are guarded by default: every string argument that no
+//! `url_policy` names and that looks like a URL (the schema gives it a
+//! URI-like `format` anywhere, its name is URL-like, or its value parses as
+//! a network URL) must pass the default URL policy
+//! ([`UrlPolicyConfig::default_guard`](crate::url_guard::UrlPolicyConfig::default_guard)),
+//! unless `url_unchecked` exempts it by name with a reason (which `toolgate
+//! lint` shows) or the tool opts out whole with `url_policy = "none"`
+//! (DANGER: then nothing checks its URLs). A schema whose `$ref`s fan out
+//! too far to find its URL arguments does not load
+//! ([`ErrorCode::UnguardedUrl`]). A policy's `arg` may name every item of
+//! an array or value of a map with a `*` token (`arg = "/links/*/href"`):
+//! each one present is checked. An imported tool gets the default guard, or
+//! the policy of a `[[tool]]` entry of its name.
+//!
+//! `round_numbers = true` (DANGER) admits numbers a double cannot hold
+//! exactly, rounded; by default their calls are denied `number_too_precise`.
 //!
 //! [`Config::load`] reads it all, every schema compiled in strict mode, or
 //! returns the first [`Error`]: the file, the line and column (or the JSON
@@ -179,11 +197,12 @@ mod pointer;
 mod proxy;
 mod proxy_routes;
 mod raw;
+mod resolver;
 mod server;
 mod store;
 mod toml_json;
 mod tool;
-mod uri_args;
+pub(crate) mod uri_args;
 
 use std::path::{Path, PathBuf};
 
@@ -221,6 +240,7 @@ pub use self::proxy::{
     DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
+pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
     DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
@@ -242,6 +262,7 @@ pub struct Config {
     proxy: ProxyConfig,
     mcp: McpConfig,
     authorization: AuthorizationConfig,
+    resolver: Option<ResolverConfig>,
     registry: Registry,
 }
 
@@ -307,6 +328,13 @@ impl Config {
     /// The `[authorization]` table.
     pub fn authorization(&self) -> &AuthorizationConfig {
         &self.authorization
+    }
+
+    /// The `[resolver]` table, if the config has one: then URL policies
+    /// resolve hosts by default, and [`Gate::from_config`](crate::Gate::from_config)
+    /// gives the gate this resolver.
+    pub fn resolver(&self) -> Option<&ResolverConfig> {
+        self.resolver.as_ref()
     }
 
     /// The tools.

@@ -15,7 +15,9 @@ use crate::decision::{Decision, Decisions, Verdict};
 use crate::feedback;
 use crate::reason::{Code, Reason};
 use crate::registry::Registry;
-use crate::stage::{self, approval::Outcome, limits::Limits, policy::UrlArg};
+use crate::stage::{
+    self, approval::Outcome, default_urls::DefaultUrls, limits::Limits, policy::UrlArg,
+};
 use crate::url_guard::{Resolve, SystemResolver, UrlPolicyError};
 
 /// The gate: a raw provider response in, one [`Decision`] per proposed call
@@ -57,6 +59,8 @@ pub struct Gate {
 #[derive(Debug)]
 struct Extras {
     urls: Vec<UrlArg>,
+    /// The default URL guard (`None`: the tool opted out).
+    default_urls: Option<DefaultUrls>,
     /// Every property name the tool's schema declares: the names feedback
     /// may show.
     names: HashSet<String>,
@@ -93,11 +97,13 @@ impl Gate {
     pub fn from_config(config: &crate::config::Config) -> Result<Self, FromConfigError> {
         let authorizer =
             crate::authz::from_config(config).map_err(FromConfigError::Authorization)?;
-        Self::builder(config.registry().clone())
+        let mut builder = Self::builder(config.registry().clone())
             .gate_config(config.gate())
-            .authorizer(authorizer)
-            .build()
-            .map_err(FromConfigError::Gate)
+            .authorizer(authorizer);
+        if let Some(resolver) = config.resolver() {
+            builder = builder.resolver(resolver.resolver());
+        }
+        builder.build().map_err(FromConfigError::Gate)
     }
 
     /// The registry the gate decides against.
@@ -291,6 +297,12 @@ impl Gate {
             Ok(pinned) => d.pinned = pinned,
             Err(reasons) => return deny(d, reasons, Some(extras)),
         }
+        if let Some(default_urls) = &extras.default_urls {
+            match default_urls.check(&arguments, self.resolver.as_ref()) {
+                Ok(pinned) => d.pinned.extend(pinned),
+                Err(reasons) => return deny(d, reasons, Some(extras)),
+            }
+        }
         // 6. authorization.
         let canonical = d.canonical_args.as_deref().unwrap_or_default();
         let request = AuthzRequest {
@@ -395,7 +407,9 @@ pub struct GateBuilder {
 impl GateBuilder {
     /// The resolver of resolve-mode URL policies (`resolve = true`); by
     /// default the [`SystemResolver`]. It is called during
-    /// [`Gate::decide`], once per resolve-mode URL argument.
+    /// [`Gate::decide`], once per resolve-mode URL argument. With a
+    /// resolver set here (as [`Gate::from_config`] does for a config's
+    /// `[resolver]` table), the default URL guard resolves too.
     pub fn resolver(mut self, resolver: Arc<dyn Resolve + Send + Sync>) -> Self {
         self.resolver = Some(resolver);
         self
@@ -457,9 +471,21 @@ impl GateBuilder {
                     tool: tool.name().to_owned(),
                     source,
                 })?;
+            let default_urls =
+                DefaultUrls::new(tool, self.resolver.is_some()).map_err(|source| GateError {
+                    tool: tool.name().to_owned(),
+                    source,
+                })?;
             let mut names = HashSet::new();
             collect_property_names(tool.raw_schema(), &mut names);
-            tools.insert(tool.name().to_owned(), Extras { urls, names });
+            tools.insert(
+                tool.name().to_owned(),
+                Extras {
+                    urls,
+                    default_urls,
+                    names,
+                },
+            );
         }
         Ok(Gate {
             registry: self.registry,

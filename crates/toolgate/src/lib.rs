@@ -48,9 +48,9 @@
 //!
 //! | Threat | Stage | Where |
 //! |---|---|---|
-//! | 1. a parser that drops information (duplicate keys, `NaN`, `1e400`, depth, size) | strict parse of the body and of the arguments; canonical form and digest | `toolgate-json` (`parser.rs`, `canonical.rs`); `src/stage/parse.rs` |
+//! | 1. a parser that drops information (duplicate keys, `NaN`, `1e400`, more precision than a double holds, depth, size) | strict parse of the body and of the arguments (`number_too_precise` unless a tool sets `round_numbers`); canonical form and digest | `toolgate-json` (`parser.rs`, `number.rs`, `canonical.rs`); `src/stage/parse.rs` |
 //! | 2. a validator that coerces (`"1200"`, `true` as 1, unknown members) | schema, no coercion | `toolgate-schema` (`keywords/`); `src/stage/schema.rs` |
-//! | 3. the right shape, the wrong act (another user's order, SSRF, no approval) | argument policies (URLs); authorization (Cedar); risk tier and approval | `src/stage/policy.rs`, `src/url_guard.rs`; `src/stage/authorize.rs`, `src/authz/`; `src/stage/approval.rs` |
+//! | 3. the right shape, the wrong act (another user's order, SSRF, no approval) | argument policies (a tool's URL policies, the default URL guard on every other URL-looking string, hosts resolved where a resolver is configured); authorization (Cedar); risk tier and approval | `src/stage/policy.rs`, `src/stage/default_urls.rs`, `src/url_guard.rs`; `src/stage/authorize.rs`, `src/authz/`; `src/stage/approval.rs` |
 //! | 4. output cut off (`length`, `max_tokens`) | finish: a turn that did not complete denies every call | `src/adapter/finish.rs`, `src/stage/finish.rs` |
 //! | 5. calls taken from free text (markup in prose or pages) | adapters read structured tool-call fields only; markup is a finding | `src/adapter/` (one file per provider), `src/adapter/leak.rs` |
 //! | 6. the loop runs away, probes, learns internals | limits (turns, calls, repeated rejections), replays, kill switch; feedback with codes and pointers only | `src/stage/limits.rs`, `src/stage/kill_switch.rs`, `src/gate.rs` (replays), `src/feedback.rs` |

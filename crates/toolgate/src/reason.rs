@@ -60,7 +60,8 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// Strict parse codes of the arguments (stage parse, verdict deny, pointer at
 /// the place in the arguments): `invalid_utf8`, `byte_order_mark`,
 /// `lone_surrogate`, `noncharacter`, `control_character`, `invalid_escape`,
-/// `duplicate_key`, `non_finite_number`, `number_out_of_range`, `too_deep`,
+/// `duplicate_key`, `non_finite_number`, `number_out_of_range`,
+/// `number_too_precise` (unless the tool sets `round_numbers = true`), `too_deep`,
 /// `too_large`, `string_too_long`, `too_many_members`, `too_many_items`,
 /// `too_many_values`, `truncated`, `trailing_data`, `invalid_syntax` (see
 /// [`toolgate_json::ErrorCode`]).

@@ -115,11 +115,33 @@ impl UrlPolicyConfig {
         self.allow_private
     }
 
-    /// Whether resolve mode is on (default `false`): the gate resolves the
-    /// host, denies the URL if any address is forbidden (DNS rebinding), and
-    /// pins the checked addresses in the decision.
+    /// Whether resolve mode is on (by default, when the config has a
+    /// `[resolver]` table): the gate resolves the host, denies the URL if
+    /// any address is forbidden (DNS rebinding), and pins the checked
+    /// addresses in the decision.
     pub fn resolve(&self) -> bool {
         self.resolve
+    }
+}
+
+/// An argument a tool exempts from the default URL guard by name
+/// (`url_unchecked = [{ arg = "/notes/*", reason = "…" }]`), with the
+/// reason, which `toolgate lint` shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlUnchecked {
+    pub(crate) arg: String,
+    pub(crate) reason: String,
+}
+
+impl UrlUnchecked {
+    /// The JSON Pointer of the argument (`*` for any item or member).
+    pub fn arg(&self) -> &str {
+        &self.arg
+    }
+
+    /// Why its URLs need no check, as the operator wrote it.
+    pub fn reason(&self) -> &str {
+        &self.reason
     }
 }
 
@@ -156,6 +178,8 @@ pub struct Tool {
     pub(crate) raw_schema: Value<'static>,
     pub(crate) resource: Option<ResourceMapping>,
     pub(crate) url_policies: Vec<UrlPolicyConfig>,
+    pub(crate) url_unchecked: Vec<UrlUnchecked>,
+    pub(crate) url_default: bool,
     pub(crate) parse_options: ParseOptions,
     pub(crate) redact: Vec<String>,
     pub(crate) origin: ToolOrigin,
@@ -224,6 +248,20 @@ impl Tool {
     /// The URL policies on the arguments.
     pub fn url_policies(&self) -> &[UrlPolicyConfig] {
         &self.url_policies
+    }
+
+    /// The arguments the default URL guard leaves alone, by name.
+    pub fn url_unchecked(&self) -> &[UrlUnchecked] {
+        &self.url_unchecked
+    }
+
+    /// Whether the default URL guard applies to the arguments no URL policy
+    /// names (every tool but one with `url_policy = "none"`): any string
+    /// that the schema declares a URI, whose name is URL-like, or whose
+    /// value parses as a network URL, must pass
+    /// [`UrlPolicyConfig::default_guard`](crate::url_guard::UrlPolicyConfig::default_guard).
+    pub fn url_default_guard(&self) -> bool {
+        self.url_default
     }
 
     /// How to parse this tool's arguments: the gate's limits, tightened by

@@ -23,6 +23,7 @@
 
 pub(crate) mod approval;
 pub(crate) mod authorize;
+pub(crate) mod default_urls;
 pub(crate) mod finish;
 pub(crate) mod kill_switch;
 pub(crate) mod limits;

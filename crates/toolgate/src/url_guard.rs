@@ -54,9 +54,11 @@
 //!    (single-label like `localhost` or `intranet`, `*.localhost`,
 //!    `*.local`, `*.localdomain`, `*.internal`, `*.home.arpa`), a cloud
 //!    metadata name (`metadata`, `metadata.google.internal`,
-//!    `metadata.goog`, `instance-data`), or a numeric-looking name (its last
-//!    label starts with a digit: `1.2.3.4x`). One trailing dot is ignored
-//!    here, so `localhost.` is caught too.
+//!    `metadata.goog`, `instance-data`), a wildcard-DNS service or a name
+//!    below one (`127.0.0.1.nip.io`, `sslip.io`, `localtest.me`, `lvh.me`,
+//!    `rbndr.us`, …: they resolve to whatever address they spell), or a
+//!    numeric-looking name (its last label starts with a digit: `1.2.3.4x`).
+//!    One trailing dot is ignored here, so `localhost.` is caught too.
 //! 9. `url_host_not_allowed`: the host matches no allowlist entry. Entries
 //!    are exact names (`example.com`), wildcards (`*.example.com`: any name
 //!    strictly below `example.com`, at any depth; not `example.com`, not
@@ -74,7 +76,7 @@
 //! [`UrlPolicy::check_resolved`] also resolves the host (a [`Resolve`]; the
 //! [`SystemResolver`] uses the system's resolver), denies
 //! `url_forbidden_address` if ANY address is forbidden (a public name such
-//! as `169.254.169.254.nip.io` that points inside), `url_resolve_failed` if
+//! as `meta.attacker.example` that points at `169.254.169.254`), `url_resolve_failed` if
 //! there is none, and pins the addresses in [`CheckedUrl::pinned`]. A tool
 //! that connects only to the pinned addresses is safe from DNS rebinding.
 //!
@@ -82,11 +84,16 @@
 //!
 //! A tool's `url_policy` entries in the config (see [`crate::config`]) name
 //! the arguments by JSON Pointer, where a `*` token names every item of an
-//! array or value of a map (`/links/*/href`). The loader refuses a tool whose schema has
-//! a string with `format` `uri`, `uri-reference`, `iri` or `iri-reference`
-//! that no policy names (`unguarded_url`), unless the tool opts out with
-//! `url_policy = "none"`. A URL argument without such a `format` is guarded
-//! only if a policy names it.
+//! array or value of a map (`/links/*/href`). Every other string argument
+//! that looks like a URL — the schema declares it one (`format` `uri`,
+//! `uri-reference`, `iri` or `iri-reference`), its name is URL-like
+//! ([`is_url_like_name`]), or its value parses as a network URL
+//! ([`looks_like_network_url`]) — is checked by the default policy
+//! ([`UrlPolicyConfig::default_guard`]), unless the tool exempts it by name
+//! (`url_unchecked = [{ arg, reason }]`) or opts out whole
+//! (`url_policy = "none"`). With a `[resolver]` table in the config, policies
+//! and the default guard resolve hosts (a [`StaticResolver`] for tests and
+//! offline use).
 //!
 //! # What the tool must do
 //!
@@ -97,6 +104,7 @@
 mod address;
 pub mod danger;
 mod denial;
+mod looks;
 mod resolve;
 
 use std::collections::BTreeSet;
@@ -106,7 +114,8 @@ use url::{Host, Url};
 
 pub use self::address::{classify, AddressClass};
 pub use self::denial::{UrlDenial, UrlDenialCode, UrlPolicyError, UrlPolicyErrorCode};
-pub use self::resolve::{Resolve, SystemResolver};
+pub use self::looks::{is_url_like_name, looks_like_network_url};
+pub use self::resolve::{Resolve, StaticResolver, SystemResolver};
 
 /// The default for [`UrlPolicyConfig::max_url_bytes`].
 pub const DEFAULT_MAX_URL_BYTES: usize = 4096;
@@ -124,6 +133,25 @@ const METADATA_NAMES: [&str; 5] = [
     "metadata.goog",
     "instance-data",
     "instance-data.ec2.internal",
+];
+
+/// Wildcard-DNS services: every name under them resolves to the address
+/// it spells (`127.0.0.1.nip.io`, `7f000001.c0a80001.rbndr.us`) or to
+/// loopback (`localtest.me`), so a name check cannot tell where they lead.
+/// Forbidden under every policy, with the names below them.
+const WILDCARD_DNS: [&str; 12] = [
+    "nip.io",
+    "sslip.io",
+    "xip.io",
+    "xip.name",
+    "localtest.me",
+    "lvh.me",
+    "vcap.me",
+    "lacolhost.com",
+    "localho.st",
+    "traefik.me",
+    "1u.ms",
+    "rbndr.us",
 ];
 
 /// Suffixes of names that stay inside the local machine or network.
@@ -464,7 +492,7 @@ impl UrlPolicy {
     fn check_name(&self, host: &str) -> Result<(), UrlDenial> {
         let name = host.strip_suffix('.').unwrap_or(host);
         let forbidden = || UrlDenial::new(UrlDenialCode::ForbiddenHost);
-        if name.is_empty() || METADATA_NAMES.contains(&name) {
+        if name.is_empty() || METADATA_NAMES.contains(&name) || is_wildcard_dns(name) {
             return Err(forbidden());
         }
         let last = name.rsplit('.').next().unwrap_or(name);
@@ -500,6 +528,14 @@ fn default_port(scheme: &str) -> Option<u16> {
         "ftp" => Some(21),
         _ => None,
     }
+}
+
+/// Whether `name` (lower case, no trailing dot) is a wildcard-DNS service
+/// or a name below one.
+fn is_wildcard_dns(name: &str) -> bool {
+    WILDCARD_DNS
+        .iter()
+        .any(|d| name == *d || name.strip_suffix(d).is_some_and(|head| head.ends_with('.')))
 }
 
 /// The authority as written in `raw` (a URL the WHATWG parser accepted with

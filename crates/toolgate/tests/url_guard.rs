@@ -507,8 +507,12 @@ const HOSTILE: &[(&str, UrlDenialCode, Option<AddressClass>)] = &[
     ("http://еxample.com/", HostNotAllowed, None),
     ("http://xn--exmple-cua.com/", HostNotAllowed, None),
     ("http://example.co/", HostNotAllowed, None),
-    ("http://169.254.169.254.nip.io/", HostNotAllowed, None),
-    ("http://127.0.0.1.nip.io/", HostNotAllowed, None),
+    // Wildcard-DNS services: forbidden names under every policy.
+    ("http://169.254.169.254.nip.io/", ForbiddenHost, None),
+    ("http://127.0.0.1.nip.io/", ForbiddenHost, None),
+    ("http://a.127.0.0.1.sslip.io/", ForbiddenHost, None),
+    ("http://localtest.me/", ForbiddenHost, None),
+    ("http://7f000001.a9fea9fe.rbndr.us/", ForbiddenHost, None),
     ("http://8.8.4.4/", HostNotAllowed, None),
     ("http://[2606:4700:4700::1111]/", HostNotAllowed, None),
     // Ports.
@@ -761,8 +765,8 @@ impl Resolve for NoDns {
 #[test]
 fn resolve_mode_catches_names_that_point_inside() {
     let dns = FakeDns::new(&[
-        ("169.254.169.254.nip.io", &["169.254.169.254"]),
-        ("127.0.0.1.nip.io", &["127.0.0.1"]),
+        ("meta.attacker.example", &["169.254.169.254"]),
+        ("loop.attacker.example", &["127.0.0.1"]),
         ("rebind.example.com", &["93.184.216.34", "127.0.0.1"]),
         ("mapped.example.com", &["::ffff:10.0.0.1"]),
         ("v6.example.com", &["fd00:ec2::254"]),
@@ -780,12 +784,12 @@ fn resolve_mode_catches_names_that_point_inside() {
     let policy = any_host_policy();
     let cases: &[(&str, UrlDenialCode, Option<AddressClass>)] = &[
         (
-            "http://169.254.169.254.nip.io/latest/meta-data/",
+            "http://meta.attacker.example/latest/meta-data/",
             ForbiddenAddress,
             Some(AddressClass::Metadata),
         ),
         (
-            "http://127.0.0.1.nip.io/",
+            "http://loop.attacker.example/",
             ForbiddenAddress,
             Some(AddressClass::Loopback),
         ),

@@ -14,7 +14,7 @@ use super::instance::{self, int_range, type_of, Size};
 use super::rng::Rng;
 use super::variants::{
     allows_null, boundary_values, confusions, lengths, lookalikes, markup, missing_ids,
-    out_of_bounds, pattern_bypasses, ssrf_urls,
+    out_of_bounds, pattern_bypasses, resolving_urls, rounding, ssrf_urls,
 };
 use super::wire::{quote, End};
 use super::world::{Entity, World};
@@ -36,6 +36,9 @@ pub enum Class {
     Length,
     /// A trailing newline or non-ASCII digits past an anchored pattern.
     PatternBypass,
+    /// A number written with more precision than a double holds
+    /// (`100.00000000000000000001` reads as `100`).
+    Rounding,
     /// Members the schema does not declare.
     ExtraMember,
     /// A required member left out.
@@ -75,6 +78,7 @@ impl Class {
             Class::Bounds => "bounds",
             Class::Length => "length",
             Class::PatternBypass => "pattern_bypass",
+            Class::Rounding => "rounding",
             Class::ExtraMember => "extra_member",
             Class::MissingMember => "missing_member",
             Class::NullForAbsent => "null_for_absent",
@@ -140,8 +144,18 @@ pub struct Target<'a> {
     pub limits: Vec<Limit>,
     /// Why some classes could not be tried.
     pub untested: Vec<String>,
-    /// The URL arguments (top-level names) and their policies.
+    /// The URL arguments (top-level names) and their policies (`None`: the
+    /// default URL guard).
     pub urls: Vec<(String, Option<&'a UrlPolicyConfig>)>,
+    /// Other top-level string arguments the default URL guard checks by
+    /// their value: a network URL there must be denied too.
+    pub url_shaped: Vec<String>,
+    /// Names of the config's static resolver table that resolve to a
+    /// forbidden address: aimed at through every resolving URL argument.
+    pub inside_hosts: Vec<String>,
+    /// Whether URL hosts are resolved (a `[resolver]` table): a name the
+    /// table does not hold must be denied.
+    pub resolving: bool,
 }
 
 /// The top-level member name a single-segment JSON Pointer names.
@@ -186,12 +200,8 @@ fn url_like(name: &str, schema: &Object<'_>) -> bool {
     ) {
         return true;
     }
-    let n = name.to_ascii_lowercase();
-    type_of(schema) == Some("string")
-        && (["url", "uri", "href", "link", "endpoint", "webhook"].contains(&n.as_str())
-            || n.ends_with("_url")
-            || n.ends_with("_uri")
-            || n.ends_with("url") && n.len() > 3)
+    // The gate's own rule for names (the default URL guard's).
+    type_of(schema) == Some("string") && toolgate::url_guard::is_url_like_name(name)
 }
 
 /// A URL a policy allows: its first host (a wildcard's `www.`), its first scheme.
@@ -244,9 +254,27 @@ impl<'a> Target<'a> {
                 )),
             }
         }
+        let unchecked = |name: &str| {
+            tool.url_unchecked()
+                .iter()
+                .find(|u| top_level(u.arg()).as_deref() == Some(name))
+        };
+        let mut url_shaped = Vec::new();
         for (name, schema) in &props {
-            if url_like(name, schema) && !urls.iter().any(|(n, _)| n == name) {
+            if urls.iter().any(|(n, _)| n == name) {
+                continue;
+            }
+            if let Some(u) = unchecked(name) {
+                untested.push(format!(
+                    "ssrf: `{name}` is exempt from the default URL guard (`url_unchecked`: {})",
+                    u.reason()
+                ));
+            } else if url_like(name, schema) {
+                // Attacked as the default guard would be attacked; a tool
+                // that opts out whole (`url_policy = "none"`) shows its hole.
                 urls.push(((*name).to_owned(), None));
+            } else if type_of(schema) == Some("string") && tool.url_default_guard() {
+                url_shaped.push((*name).to_owned());
             }
         }
         // The resource: one the user owns, and other users' ones.
@@ -340,6 +368,9 @@ impl<'a> Target<'a> {
             limits,
             untested,
             urls,
+            url_shaped,
+            inside_hosts: Vec::new(),
+            resolving: false,
         };
         let fix = |mut o: Object<'static>, size: Size, t: &Target<'_>| -> Object<'static> {
             if let (Some(arg), Some(res)) = (&resource_arg, t.owned) {
@@ -495,6 +526,9 @@ impl<'a> Target<'a> {
             }
             for (label, v) in out_of_bounds(schema, base.get(name)) {
                 out.push(case(Class::Bounds, format!("`{name}` {label}"), with(&v)));
+            }
+            for (label, v) in rounding(schema, base.get(name)) {
+                out.push(case(Class::Rounding, format!("`{name}` {label}"), with(&v)));
             }
             for (label, v) in lengths(schema, base.get(name)) {
                 out.push(case(Class::Length, format!("`{name}` {label}"), with(&v)));
@@ -680,12 +714,41 @@ impl<'a> Target<'a> {
 
         // URL arguments.
         for (arg, policy) in &self.urls {
-            for (label, url) in ssrf_urls(*policy) {
-                out.push(case(Class::Ssrf, format!("`{arg}` {label}"), {
+            // The table's names that point inside are aimed at whether or
+            // not the argument resolves (a policy that does not is the hole);
+            // an unlisted name only where resolving is on.
+            let resolves = policy.map_or(self.resolving, |p| p.resolve());
+            let mut urls = ssrf_urls(*policy);
+            urls.extend(resolving_urls(*policy, &self.inside_hosts, resolves));
+            for (label, url) in urls {
+                let label = match policy {
+                    Some(_) => format!("`{arg}` {label}"),
+                    None => format!("`{arg}` (default URL guard) {label}"),
+                };
+                out.push(case(Class::Ssrf, label, {
                     let mut mm = m.clone();
                     set(&mut mm, arg, &quote(&url));
                     render(&mm)
                 }));
+            }
+        }
+        // A network URL in any other string: the default guard checks it
+        // by its value.
+        for arg in &self.url_shaped {
+            for (label, url) in [
+                ("cloud metadata", "http://169.254.169.254/latest/meta-data/"),
+                ("loopback, short form", "http://127.1:6379/"),
+                ("the gopher scheme", "gopher://10.0.0.1:70/_x"),
+            ] {
+                out.push(case(
+                    Class::Ssrf,
+                    format!("`{arg}` a URL-shaped value aimed at {label}"),
+                    {
+                        let mut mm = m.clone();
+                        set(&mut mm, arg, &quote(url));
+                        render(&mm)
+                    },
+                ));
             }
         }
 

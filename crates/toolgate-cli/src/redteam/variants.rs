@@ -568,7 +568,90 @@ pub(super) fn ssrf_urls(policy: Option<&UrlPolicyConfig>) -> Vec<(String, String
             !allowed_by_policy
         });
     } else {
-        out.retain(|(label, _)| label != "plain http" || scheme != "http");
+        // The default URL guard admits any public host over http or https
+        // on its default port: only what it denies is an attack.
+        out.retain(|(label, _)| {
+            ![
+                "another host",
+                "a fragment hiding the real host",
+                "the allowed name as a subdomain",
+                "the allowed name as a suffix without a dot",
+                "plain http",
+            ]
+            .contains(&label.as_str())
+        });
+    }
+    out
+}
+
+/// A `[resolver]` table's names that point inside, each through the
+/// policy's scheme and port, and where the argument resolves a name the
+/// table does not hold (resolution is impossible: denied, never passed).
+pub(super) fn resolving_urls(
+    policy: Option<&UrlPolicyConfig>,
+    inside: &[String],
+    resolves: bool,
+) -> Vec<(String, String)> {
+    let scheme = policy
+        .and_then(|p| p.schemes().first())
+        .map_or("https", String::as_str);
+    let port = policy
+        .and_then(|p| p.ports().first())
+        .map(|p| format!(":{p}"))
+        .unwrap_or_default();
+    let host = allowed_host(policy);
+    let mut out: Vec<(String, String)> = inside
+        .iter()
+        .map(|h| {
+            (
+                format!("a name that resolves inside ({h})"),
+                format!("{scheme}://{h}{port}/"),
+            )
+        })
+        .collect();
+    if resolves {
+        out.push((
+            "a name that does not resolve".to_owned(),
+            format!("{scheme}://unresolvable-toolgate-redteam.{host}{port}/"),
+        ));
+    }
+    out
+}
+
+/// A number written with more digits than a double holds, just past the
+/// schema's `maximum` (or the valid value) so that rounding would land on
+/// an allowed value: `100.00000000000000000001`.
+pub(super) fn rounding(schema: &Object<'_>, base: Option<&Value<'_>>) -> Vec<(String, String)> {
+    if !matches!(type_of(schema), Some("integer" | "number")) {
+        return Vec::new();
+    }
+    let plain = |v: &Value<'_>| {
+        v.as_number()
+            .map(|n| n.canonical().into_owned())
+            .filter(|t| !t.contains(['e', 'E']))
+    };
+    let mut out = Vec::new();
+    if let Some(max) = schema.get("maximum").and_then(plain) {
+        let tail = if max.contains('.') {
+            "00000000000000000001"
+        } else {
+            ".00000000000000000001"
+        };
+        out.push((
+            "just past `maximum`, more precise than a double".to_owned(),
+            format!("{max}{tail}"),
+        ));
+    }
+    if let Some(v) = base.and_then(plain) {
+        let tail = if v.contains('.') {
+            "00000000000000000001"
+        } else {
+            ".00000000000000000001"
+        };
+        out.push((
+            "the valid value plus 1e-20".to_owned(),
+            format!("{v}{tail}"),
+        ));
     }
     out
 }

@@ -48,10 +48,16 @@ pub enum ErrorCode {
     InvalidUrlPolicy,
     /// An imported tool list does not have the shape of its format.
     InvalidImport,
-    /// A tool's schema has a URL argument (a string with `format` `uri`,
-    /// `uri-reference`, `iri` or `iri-reference`) that no `url_policy`
-    /// guards, and the tool does not opt out with `url_policy = "none"`.
+    /// A tool's schema `$ref`s fan out too far to find its URL arguments
+    /// (strings with `format` `uri`, `uri-reference`, `iri` or
+    /// `iri-reference`, which the default URL guard checks), and the tool
+    /// does not opt out with `url_policy = "none"`.
     UnguardedUrl,
+    /// The `[resolver]` table is malformed (an unknown mode, a bad name or
+    /// address in the static table).
+    InvalidResolver,
+    /// A `url_unchecked` entry is malformed (no reason, a bad pointer).
+    InvalidUrlUnchecked,
 }
 
 impl ErrorCode {
@@ -78,6 +84,8 @@ impl ErrorCode {
             Self::InvalidUrlPolicy => "invalid_url_policy",
             Self::InvalidImport => "invalid_import",
             Self::UnguardedUrl => "unguarded_url",
+            Self::InvalidResolver => "invalid_resolver",
+            Self::InvalidUrlUnchecked => "invalid_url_unchecked",
         }
     }
 }

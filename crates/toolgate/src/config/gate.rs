@@ -82,11 +82,16 @@ impl GateConfig {
     /// [`GateBuilder::adapter_options`](crate::GateBuilder::adapter_options)
     /// (`toolgate check` and `toolgate serve` do).
     pub fn adapter_options(&self) -> crate::adapter::AdapterOptions {
-        let parse = toolgate_json::ParseOptions::new().with_limits(
-            Limits::new()
-                .set(Limit::InputBytes, self.max_body_bytes)
-                .unwrap_or_default(),
-        );
+        // A body's numbers keep their lexemes: each call's arguments are held
+        // to exactness under their tool's options in stage 3, so a number
+        // elsewhere in the body (a log probability) does not refuse it whole.
+        let parse = toolgate_json::ParseOptions::new()
+            .with_limits(
+                Limits::new()
+                    .set(Limit::InputBytes, self.max_body_bytes)
+                    .unwrap_or_default(),
+            )
+            .allow_rounding(true);
         crate::adapter::AdapterOptions::new()
             .with_parse_options(parse)
             .with_max_stream_bytes(self.max_body_bytes)

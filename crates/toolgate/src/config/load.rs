@@ -121,8 +121,9 @@ impl Loader<'_> {
         let proxy = self.proxy(&raw)?;
         let mcp = self.mcp(&raw)?;
         let authorization = self.authorization(&raw)?;
+        let resolver = self.resolver(&raw)?;
         let imports = self.imports(&raw)?;
-        let registry = self.registry(&raw, imports, &gate)?;
+        let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
@@ -132,6 +133,7 @@ impl Loader<'_> {
             proxy,
             mcp,
             authorization,
+            resolver,
             registry,
         })
     }
@@ -181,6 +183,7 @@ impl Loader<'_> {
         raw: &RawConfig,
         imports: Imports,
         gate: &GateConfig,
+        resolve_default: bool,
     ) -> Result<Registry, Error> {
         let Imports {
             tools: imported,
@@ -237,7 +240,7 @@ impl Loader<'_> {
                 }
             }
             let import = from_import.and_then(|i| imported.get(i));
-            let built = self.tool(tool, import, gate, line)?;
+            let built = self.tool(tool, import, gate, line, resolve_default)?;
             insert(&mut registry, built)?;
         }
         for ((tool, file), used) in imported.into_iter().zip(used) {

@@ -29,6 +29,23 @@ pub(crate) struct RawConfig {
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
+    pub(crate) resolver: Option<RawResolver>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawResolver {
+    pub(crate) mode: Spanned<String>,
+    pub(crate) hosts: Option<Spanned<std::collections::BTreeMap<String, Vec<String>>>>,
+}
+
+/// One `url_unchecked` entry: an argument the default URL guard leaves
+/// alone, and why.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUrlUnchecked {
+    pub(crate) arg: String,
+    pub(crate) reason: String,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -244,6 +261,14 @@ pub(crate) struct RawTool {
     pub(crate) max_object_members: Option<Spanned<u64>>,
     pub(crate) max_array_items: Option<Spanned<u64>>,
     pub(crate) max_values: Option<Spanned<u64>>,
+    /// `round_numbers = true`: DANGER, admit numbers a double cannot hold,
+    /// rounded (refused by default, `number_too_precise`).
+    #[serde(default)]
+    pub(crate) round_numbers: bool,
+    /// `url_unchecked = [{ arg, reason }]`: DANGER, arguments the default
+    /// URL guard leaves alone.
+    #[serde(default)]
+    pub(crate) url_unchecked: Vec<Spanned<RawUrlUnchecked>>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -269,8 +294,7 @@ pub(crate) struct RawUrlPolicy {
     pub(crate) ports: Vec<u16>,
     #[serde(default)]
     pub(crate) allow_private: bool,
-    #[serde(default)]
-    pub(crate) resolve: bool,
+    pub(crate) resolve: Option<bool>,
 }
 
 /// A tool's `url_policy`: one table or an array of tables (`url_policy =

@@ -16,7 +16,7 @@ use super::load::Loader;
 use super::pointer::{self, PointerError};
 use super::raw::{limit_key, RawApproval, RawRisk, RawTool, RawUrlPolicies, RawUrlPolicy};
 use super::{toml_json, uri_args};
-use crate::registry::{ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig};
+use crate::registry::{ResourceMapping, Risk, Tool, ToolOrigin, UrlPolicyConfig, UrlUnchecked};
 
 /// An imported tool with no config entry: its own schema, its default tier.
 pub(super) fn tool_from_import(
@@ -45,7 +45,7 @@ pub(super) fn tool_from_import(
         )
         .cause(Cause::Schema(e))
     })?;
-    if let Some(message) = unguarded_url(&imported.schema, &[]) {
+    if let Some(message) = unguarded_url(&imported.schema) {
         return Err(at(
             ErrorCode::UnguardedUrl,
             format!(
@@ -67,6 +67,8 @@ pub(super) fn tool_from_import(
         raw_schema: imported.schema,
         resource: None,
         url_policies: Vec::new(),
+        url_unchecked: Vec::new(),
+        url_default: true,
         parse_options: ParseOptions::new().with_limits(*gate.limits()),
         redact: Vec::new(),
     })
@@ -96,14 +98,20 @@ impl Loader<'_> {
         import: Option<&(Imported, PathBuf)>,
         gate: &GateConfig,
         line: usize,
+        resolve_default: bool,
     ) -> Result<Tool, Error> {
         let name = raw.name.get_ref();
         let (raw_schema, from) = self.schema(raw, import)?;
         let schema = self.compile_schema(&raw_schema, &from, name)?;
         let (risk, approval_required) = risk_and_approval(raw);
         let resource = self.resource(raw, &raw_schema)?;
-        let url_policies = self.url_policies(raw, &raw_schema)?;
-        self.check_urls_guarded(raw, &raw_schema, &url_policies)?;
+        let url_policies = self.url_policies(raw, &raw_schema, resolve_default)?;
+        self.check_urls_findable(raw, &raw_schema)?;
+        let url_unchecked = self.url_unchecked(raw, &raw_schema)?;
+        let url_default = !matches!(
+            raw.url_policy.as_ref().map(Spanned::get_ref),
+            Some(RawUrlPolicies::None)
+        );
         let redact = self.redact(raw, &raw_schema)?;
         let limits = self.tool_limits(raw, gate)?;
 
@@ -121,7 +129,11 @@ impl Loader<'_> {
             raw_schema,
             resource,
             url_policies,
-            parse_options: ParseOptions::new().with_limits(limits),
+            url_unchecked,
+            url_default,
+            parse_options: ParseOptions::new()
+                .with_limits(limits)
+                .allow_rounding(raw.round_numbers),
             redact,
             origin: ToolOrigin::Config {
                 file: self.file().to_path_buf(),
@@ -212,6 +224,7 @@ impl Loader<'_> {
         &self,
         raw: &RawTool,
         raw_schema: &Value,
+        resolve_default: bool,
     ) -> Result<Vec<UrlPolicyConfig>, Error> {
         let name = raw.name.get_ref();
         let mut url_policies: Vec<UrlPolicyConfig> = Vec::new();
@@ -255,7 +268,7 @@ impl Loader<'_> {
                     hosts: p.hosts.clone(),
                     ports: p.ports.clone(),
                     allow_private: p.allow_private,
-                    resolve: p.resolve,
+                    resolve: p.resolve.unwrap_or(resolve_default),
                 };
                 // The URL guard's own compiler has the last word (one rule,
                 // one message, whichever command loads the config).
@@ -275,20 +288,16 @@ impl Loader<'_> {
         Ok(url_policies)
     }
 
-    /// Unless the entry opts out with `url_policy = "none"`, every URL
-    /// argument of the schema has a policy.
-    fn check_urls_guarded(
-        &self,
-        raw: &RawTool,
-        raw_schema: &Value,
-        url_policies: &[UrlPolicyConfig],
-    ) -> Result<(), Error> {
+    /// Unless the entry opts out with `url_policy = "none"`, the schema's
+    /// URL arguments can be found (the default URL guard checks those no
+    /// policy names).
+    fn check_urls_findable(&self, raw: &RawTool, raw_schema: &Value) -> Result<(), Error> {
         let name = raw.name.get_ref();
         if !matches!(
             raw.url_policy.as_ref().map(Spanned::get_ref),
             Some(RawUrlPolicies::None)
         ) {
-            if let Some(message) = unguarded_url(raw_schema, url_policies) {
+            if let Some(message) = unguarded_url(raw_schema) {
                 let (at, key) = match &raw.url_policy {
                     Some(p) => (p.span().start, "url_policy"),
                     None => (raw.name.span().start, "name"),
@@ -299,6 +308,47 @@ impl Loader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `url_unchecked`: arguments (pointers the schema declares, `*` for any
+    /// item or member) the default URL guard leaves alone, each with a
+    /// reason of 1 to 500 characters without control characters.
+    fn url_unchecked(&self, raw: &RawTool, raw_schema: &Value) -> Result<Vec<UrlUnchecked>, Error> {
+        let name = raw.name.get_ref();
+        let mut out: Vec<UrlUnchecked> = Vec::with_capacity(raw.url_unchecked.len());
+        for entry in &raw.url_unchecked {
+            let at = entry.span().start;
+            let e = entry.get_ref();
+            pointer::check_declared_pattern(raw_schema, &e.arg).map_err(|err| {
+                self.pointer_error(err, at, "url_unchecked", true, &e.arg)
+                    .tool(name)
+            })?;
+            let reason = e.reason.trim();
+            let problem = if reason.is_empty() {
+                Some("`reason` must say why the argument's URLs need no check")
+            } else if reason.chars().count() > 500 || reason.chars().any(char::is_control) {
+                Some("`reason` must be at most 500 characters, without control characters")
+            } else if out.iter().any(|u| u.arg == e.arg) {
+                Some("the argument is listed twice")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(self
+                    .at_value(
+                        ErrorCode::InvalidUrlUnchecked,
+                        at,
+                        "url_unchecked",
+                        format!("`url_unchecked` `{}`: {problem}", e.arg.escape_debug()),
+                    )
+                    .tool(name));
+            }
+            out.push(UrlUnchecked {
+                arg: e.arg.clone(),
+                reason: reason.to_owned(),
+            });
+        }
+        Ok(out)
     }
 
     /// `redact`: pointers the schema declares.
@@ -558,36 +608,14 @@ fn compile(schema: &Value) -> Result<Schema, toolgate_schema::CompileError> {
     Schema::compile(schema, &Options::new())
 }
 
-/// Why a tool with these URL policies cannot load: the first URL argument
-/// of its schema (a string with a URI-like `format`) that no policy guards.
-fn unguarded_url(schema: &Value, policies: &[UrlPolicyConfig]) -> Option<String> {
-    let Some(args) = uri_args::find(schema) else {
-        return Some(
-            "the schema's `$ref`s fan out too far to find its URL arguments \
-             (strings with `format` `uri`, `uri-reference`, `iri` or `iri-reference`): \
-             simplify it, or opt out with `url_policy = \"none\"`"
-                .to_owned(),
-        );
-    };
-    args.into_iter().find_map(|arg| {
-        let shown = arg.display();
-        match arg.pointer() {
-            Some(p) if policies.iter().any(|q| q.arg == p) => None,
-            Some(p) => Some(format!(
-                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) and no `url_policy` guards it: \
-                 add `url_policy = {{ arg = \"{}\", hosts = [\"…\"] }}`, or opt out with `url_policy = \"none\"`",
-                arg.format.escape_debug(),
-                arg.schema_pointer.escape_debug(),
-                p.escape_debug()
-            )),
-            None => Some(format!(
-                "argument `{shown}` is a URL (`format: \"{}\"` at schema `{}`) under a member named `*`, \
-                 which a `url_policy` cannot name (`*` is any item or member): \
-                 only `url_policy = \"none\"` lets this tool load, and then nothing checks its URLs",
-                arg.format.escape_debug(),
-                arg.schema_pointer.escape_debug()
-            )),
-        }
+/// Why a tool cannot load: its schema's `$ref`s fan out too far to find
+/// its URL arguments (which the default URL guard checks).
+fn unguarded_url(schema: &Value) -> Option<String> {
+    uri_args::find(schema).is_none().then(|| {
+        "the schema's `$ref`s fan out too far to find its URL arguments \
+         (strings with `format` `uri`, `uri-reference`, `iri` or `iri-reference`): \
+         simplify it, or opt out with `url_policy = \"none\"`"
+            .to_owned()
     })
 }
 

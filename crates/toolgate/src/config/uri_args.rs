@@ -4,8 +4,8 @@
 //! described (`properties`, `items`, `prefixItems`, `additionalProperties`,
 //! `patternProperties`, the branches of `anyOf`, `oneOf` and `allOf`,
 //! `if`/`then`/`else`, `dependentSchemas`, and local `$ref`s such as
-//! `#/$defs/Link`). A tool with such an argument loads only if a
-//! `url_policy` guards it or the tool opts out with `url_policy = "none"`.
+//! `#/$defs/Link`). The default URL guard checks such an argument when no
+//! `url_policy` names it (see `stage::default_urls`).
 
 use toolgate_json::Value;
 
@@ -42,6 +42,7 @@ impl UriArg {
     /// named members as pointer tokens, `*` for any item or member. `None`
     /// if a member the path names is itself called `*` (a pointer cannot
     /// tell it from the wildcard).
+    #[cfg(test)]
     pub(crate) fn pointer(&self) -> Option<String> {
         let literal_star = self
             .path
@@ -52,6 +53,7 @@ impl UriArg {
 
     /// The instance path for people: named members as pointer tokens, `*`
     /// for any item or member.
+    #[cfg(test)]
     pub(crate) fn display(&self) -> String {
         let out = self.display_raw();
         if out.is_empty() {
@@ -61,6 +63,7 @@ impl UriArg {
         }
     }
 
+    #[cfg(test)]
     fn display_raw(&self) -> String {
         let mut out = String::new();
         for step in &self.path {

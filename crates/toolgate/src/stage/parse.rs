@@ -14,6 +14,11 @@
 //! padded to any size is `too_large` whatever its canonical length. A parse
 //! error keeps the parser's code and pointer; anything but an object is
 //! `not_object` (`null`, arrays, strings, numbers, a custom tool's free text).
+//!
+//! A number its double cannot hold exactly (`100.00000000000000000001`) is
+//! `number_too_precise` at its pointer, inline or in a string, unless the
+//! tool opts into rounding (`round_numbers = true`): the value checked and
+//! handed on would otherwise not be the value the model wrote.
 
 use std::borrow::Cow;
 
@@ -44,6 +49,14 @@ pub(crate) fn check<'a>(
         Arguments::Value(v) if v.as_object().is_some() => {
             // Inline objects were read under the body's limits; hold them to
             // the tool's limits too, without building a second tree.
+            if !options.allows_rounding() {
+                if let Some(pointer) = inexact_number(v) {
+                    return Err(Reason::new(
+                        Code::Parse(ErrorCode::NumberTooPrecise),
+                        pointer,
+                    ));
+                }
+            }
             let text = toolgate_json::canonical::to_string(v);
             if Reader::new(*options).read(text.as_bytes(), &mut ()) != Read::Accepted {
                 if let Err(e) = options.parse(text.as_bytes()) {
@@ -64,6 +77,36 @@ pub(crate) fn check<'a>(
         return Err(Reason::whole(Code::NotObject));
     }
     Ok(Parsed { value, canonical })
+}
+
+/// The pointer of the first number (in document order) that its double
+/// does not hold exactly ([`toolgate_json::Number::is_exact`]), if any.
+fn inexact_number(value: &Value<'_>) -> Option<String> {
+    // An explicit stack: the value is within the body's depth limit, but
+    // no recursion is needed.
+    let mut stack: Vec<(String, &Value<'_>)> = vec![(String::new(), value)];
+    while let Some((at, v)) = stack.pop() {
+        match v {
+            Value::Number(n) if !n.is_exact() => return Some(at),
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate().rev() {
+                    let mut p = at.clone();
+                    toolgate_json::pointer::push_index(&mut p, i);
+                    stack.push((p, item));
+                }
+            }
+            Value::Object(members) => {
+                let members: Vec<_> = members.iter().collect();
+                for (name, member) in members.into_iter().rev() {
+                    let mut p = at.clone();
+                    toolgate_json::pointer::push_token(&mut p, name);
+                    stack.push((p, member));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]
