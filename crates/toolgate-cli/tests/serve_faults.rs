@@ -776,11 +776,19 @@ fn slow_anonymous_login_bodies_do_not_starve_a_decide() {
         waited < Duration::from_secs(10),
         "the decide waited {waited:?} behind anonymous slow bodies"
     );
+    // The decide's connection took the place of the oldest anonymous one
+    // (closed without an answer: its request never arrived whole); the
+    // others end at the body deadline.
+    let mut evicted = 0;
     for mut s in slow {
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let r = read_response(&mut s).unwrap();
-        assert_eq!(r.status, 408, "{}", r.body);
+        match read_response(&mut s) {
+            Ok(r) => assert_eq!(r.status, 408, "{}", r.body),
+            Err(e) if e.to_string().contains("in 0 bytes") => evicted += 1,
+            Err(e) => panic!("{e}"),
+        }
     }
+    assert!(evicted <= 1, "{evicted} slow logins closed for one decide");
 }
 
 #[test]
