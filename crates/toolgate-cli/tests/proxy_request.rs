@@ -20,65 +20,15 @@
 )]
 
 mod cli_support;
+mod proxy_support;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use cli_support::toolgate;
+use proxy_support::{free_port, python, tests_dir, wait_for, Killed, TOKEN_SHA256};
 use toolgate_testkit::{copy_shop, text};
-
-/// SHA-256 of `proxy-demo-token`, the token the client sends.
-const TOKEN_SHA256: &str = "fd99d33b23d315c0d2c74d524a4a46c9a57f57a82ad987a17dd16c03a2b9cf66";
-
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn python() -> Option<PathBuf> {
-    let candidate = std::env::var_os("TOOLGATE_PROXY_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py/venv/bin/python")
-        });
-    let ok = Command::new(&candidate)
-        .args(["-c", "import openai, anthropic"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    ok.then_some(candidate)
-}
-
-fn tests_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/proxy")
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_for(port: u16, child: &mut Child) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the proxy exited: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the proxy did not listen on {port}");
-}
 
 /// The shop's config without its own `[proxy]` table and tokens.
 fn shop_config_without_proxy(config: &Path) -> String {
