@@ -114,6 +114,58 @@ pub(crate) fn disposition(api: Api, kind: &str, pass_through: &[String]) -> Disp
     }
 }
 
+/// The part types a passed Responses item may hold, by its list: a
+/// `message`'s `content` holds answer text and refusals, a `reasoning`
+/// item's `summary` and `content` hold reasoning text. A part of any other
+/// type refuses the response, as an unknown item would: the gate reads
+/// only these parts' text.
+const RESPONSES_PARTS: [(&str, &str, &[&str]); 3] = [
+    ("message", "content", &["output_text", "refusal"]),
+    ("reasoning", "summary", &["summary_text"]),
+    ("reasoning", "content", &["reasoning_text"]),
+];
+
+/// The first part of a passed Responses `item` whose type is not on
+/// [`RESPONSES_PARTS`] (its type; `""` for a part without one), or `None`
+/// when every part is known. Items of other APIs and types hold no parts
+/// to check.
+pub(crate) fn unknown_part<'v>(api: Api, item: &'v toolgate_json::Value<'_>) -> Option<&'v str> {
+    use toolgate_json::Value;
+    if api != Api::Responses {
+        return None;
+    }
+    let o = item.as_object()?;
+    let kind = o.get("type").and_then(Value::as_str)?;
+    RESPONSES_PARTS
+        .iter()
+        .filter(|(k, _, _)| *k == kind)
+        .find_map(|(_, list, known)| {
+            o.get(list)
+                .and_then(Value::as_array)
+                .unwrap_or_default()
+                .iter()
+                .map(part_kind)
+                .find(|t| !known.contains(t))
+        })
+}
+
+/// The type of a part of `kind`'s item as a Responses stream names it in
+/// `response.content_part.*` and `response.reasoning_summary_part.*`
+/// events: whether `part` is on the pass list for an item of type `item`.
+pub(crate) fn part_known(item: &str, part: &toolgate_json::Value<'_>) -> bool {
+    let t = part_kind(part);
+    RESPONSES_PARTS
+        .iter()
+        .any(|(k, _, known)| *k == item && known.contains(&t))
+}
+
+fn part_kind<'v>(part: &'v toolgate_json::Value<'_>) -> &'v str {
+    part.as_object()
+        .and_then(|p| p.get("type"))
+        .and_then(toolgate_json::Value::as_str)
+        .unwrap_or("")
+}
+
 /// Why an item of type `kind` is refused, in words safe to show (the type
 /// reduced to printable ASCII and capped).
 pub(crate) fn refused_message(kind: &str) -> String {

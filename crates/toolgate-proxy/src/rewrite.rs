@@ -22,7 +22,8 @@ use toolgate_json::{Object, Value};
 
 use crate::api::Api;
 use crate::items::{
-    disposition, item_role, refused_message, strip_toolgate, Disposition, ItemRole, TOOLGATE,
+    disposition, item_role, refused_message, strip_toolgate, unknown_part, Disposition, ItemRole,
+    TOOLGATE,
 };
 
 /// A response that is not handed on: why, in words safe to show.
@@ -219,13 +220,14 @@ pub fn check_items(api: Api, root: &Value<'_>, pass_through: &[String]) -> Resul
             } else {
                 "/content"
             };
-            kinds.extend(
-                root.pointer(list)
-                    .and_then(Value::as_array)
-                    .unwrap_or_default()
-                    .iter()
-                    .map(kind_of),
-            );
+            let items = root
+                .pointer(list)
+                .and_then(Value::as_array)
+                .unwrap_or_default();
+            if let Some(part) = items.iter().find_map(|i| unknown_part(api, i)) {
+                return Err(item_refused(part));
+            }
+            kinds.extend(items.iter().map(kind_of));
         }
     }
     match kinds

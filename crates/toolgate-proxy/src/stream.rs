@@ -19,7 +19,7 @@ use toolgate::{Decision, Decisions};
 use toolgate_json::{canonical, Object, Value};
 
 use crate::api::Api;
-use crate::items::{disposition, strip_toolgate, Disposition, TOOLGATE};
+use crate::items::{disposition, part_known, strip_toolgate, unknown_part, Disposition, TOOLGATE};
 use crate::rewrite::{chat_call, feedback_text, responses_call, summary};
 use crate::sse::Event;
 
@@ -732,6 +732,9 @@ impl Rewriter {
                         return Err(Broken("an item of a type off the pass list"))
                     }
                 };
+                if field(&v, "item").is_some_and(|i| unknown_part(Api::Responses, i).is_some()) {
+                    return Err(Broken("an item holding a part off the pass list"));
+                }
                 self.kinds.push((index, item.clone()));
                 self.emit_mapped(&kind, v, index, keep)
             }
@@ -752,6 +755,16 @@ impl Rewriter {
                     if let Some(item) = field(&v, "item") {
                         if type_of(item) != added {
                             return Err(Broken("an item that changed its type"));
+                        }
+                        if unknown_part(Api::Responses, item).is_some() {
+                            return Err(Broken("an item holding a part off the pass list"));
+                        }
+                    }
+                    if let Some(part) = field(&v, "part") {
+                        if matches!(added.as_str(), "message" | "reasoning")
+                            && !part_known(&added, part)
+                        {
+                            return Err(Broken("a part off the pass list"));
                         }
                     }
                     let own = [

@@ -126,6 +126,15 @@ fn an_item_off_the_pass_list_refuses_the_json_response() {
         let refused = rewrite_with(Api::Responses, &body, false, &[]).unwrap_err();
         assert_eq!(refused.code, "item_refused", "{item}");
     }
+    // A passed item's parts are on the pass list too (invariant 9).
+    for item in [
+        r#"{"type":"message","id":"m2","status":"completed","role":"assistant","content":[{"type":"tool_call","name":"refund","arguments":"{}"}]}"#,
+        r#"{"type":"reasoning","id":"rs","summary":[{"type":"shell","command":"id"}]}"#,
+    ] {
+        let body = responses_body(&[item, SEARCH_ITEM]);
+        let refused = rewrite_with(Api::Responses, &body, false, &[]).unwrap_err();
+        assert_eq!(refused.code, "item_refused", "{item}");
+    }
     let body = br#"{"id":"m","type":"message","role":"assistant","content":[{"type":"function_call","name":"refund","input":{}}],"stop_reason":"end_turn"}"#;
     assert_eq!(
         rewrite_with(Api::Messages, body, false, &[])

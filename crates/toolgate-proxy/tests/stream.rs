@@ -394,3 +394,41 @@ fn a_text_delta_of_the_wrong_type_is_never_sent() {
         r.sent
     );
 }
+
+/// Invariant 9: a passed item's parts are on the pass list too. A message
+/// holding a part of an unknown type (a call dressed as content) is
+/// refused, whether it arrives in the item or in a part event, and a
+/// reasoning item likewise; known parts still pass.
+#[test]
+fn a_passed_item_holding_a_part_off_the_pass_list_refuses_the_stream() {
+    let hidden = r#"{"type":"message","id":"msg_2","status":"completed","role":"assistant","content":[{"type":"tool_call","name":"refund","arguments":"{}"}]}"#;
+    let r = run(Api::Responses, &responses_stream(&[hidden], &[hidden]), &[]);
+    assert!(r.closing.is_err() && !r.sent.contains("tool_call"));
+    let reasoning =
+        r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"shell","command":"id"}]}"#;
+    let r = run(
+        Api::Responses,
+        &responses_stream(&[reasoning], &[reasoning]),
+        &[],
+    );
+    assert!(r.closing.is_err() && !r.sent.contains("shell"));
+    let part_event = [
+        ev(
+            "response.created",
+            r#""sequence_number":1,"response":{"id":"r","object":"response","status":"in_progress","output":[]}"#,
+        ),
+        ev(
+            "response.output_item.added",
+            r#""sequence_number":2,"output_index":0,"item":{"type":"message","id":"msg_3","status":"in_progress","role":"assistant","content":[]}"#,
+        ),
+        ev(
+            "response.content_part.added",
+            r#""sequence_number":3,"output_index":0,"content_index":0,"item_id":"msg_3","part":{"type":"tool_call","name":"refund"}"#,
+        ),
+    ]
+    .concat();
+    let r = run(Api::Responses, &part_event, &[]);
+    assert!(r.closing.is_err() && !r.sent.contains("tool_call"));
+    let r = run(Api::Responses, &responses_stream(&[MSG], &[MSG]), &[]);
+    assert!(r.closing.is_ok(), "{:?}", r.closing);
+}
