@@ -1,0 +1,282 @@
+//! The approval transitions' statements on PostgreSQL: [`ApprovalTx`] for
+//! a write transaction, and reading approval rows.
+
+use super::*;
+
+impl ApprovalTx for Tx<'_> {
+    /// Locks the approval's row for the rest of the transaction.
+    fn approval(&mut self, id: ApprovalId) -> Result<Option<Approval>, Error> {
+        let Ok(id) = i64::try_from(id.get()) else {
+            return Ok(None);
+        };
+        get_approval(&mut self.tx, id, true)
+    }
+
+    /// The row is locked since it was read: the move is exact.
+    fn set_decided(
+        &mut self,
+        a: &Approval,
+        state: ApprovalState,
+        actor: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let id = to_i64(a.id.get(), "approval id")?;
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = $1, decided_by = $2, decided_at = $3, note = $4 \
+                 WHERE id = $5",
+                &[&state.as_str(), &actor, &now.unix_millis(), &note, &id],
+            )
+            .map_err(|e| Error::pg("deciding an approval", e))?;
+        Ok(true)
+    }
+
+    fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
+        self.append(entry)
+    }
+
+    /// One user's requests queue on a transaction-scoped lock, so the caps
+    /// count what replicas write at the same moment; the unique index of
+    /// pending approvals holds one per call whatever happens.
+    fn lock_requests(&mut self, user: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&APPROVAL_LOCK, &user],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn lock_requester(&mut self, requester: &str) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[&REQUESTER_LOCK, &requester],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn count_requested(&mut self, requester: &str, now: Timestamp) -> Result<u64, Error> {
+        self.tx
+            .query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND requester = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&requester, &now.unix_millis()],
+            )
+            .and_then(|r| r.try_get::<_, i64>(0))
+            .map_err(requesting)
+            .and_then(to_u64)
+    }
+
+    fn expire_stale(&mut self, call: Call<'_>, now: Timestamp) -> Result<(), Error> {
+        self.tx
+            .execute(
+                "UPDATE approvals SET state = 'expired' WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending' \
+                 AND expires_at <= $5",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(requesting)?;
+        Ok(())
+    }
+
+    fn find_pending(&mut self, call: Call<'_>) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND tool = $3 AND digest = $4 AND state = 'pending'",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn count_pending(
+        &mut self,
+        user: &str,
+        session: Option<&str>,
+        now: Timestamp,
+    ) -> Result<u64, Error> {
+        let now = now.unix_millis();
+        match session {
+            Some(session) => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND session = $2 AND state = 'pending' AND expires_at > $3",
+                &[&user, &session, &now],
+            ),
+            None => self.tx.query_one(
+                "SELECT COUNT(*) FROM approvals WHERE kind = 'single' AND \"user\" = $1 \
+                 AND state = 'pending' AND expires_at > $2",
+                &[&user, &now],
+            ),
+        }
+        .and_then(|r| r.try_get::<_, i64>(0))
+        .map_err(requesting)
+        .and_then(to_u64)
+    }
+
+    /// `None` when another transaction's pending approval for the call won
+    /// (`ON CONFLICT DO NOTHING` on the unique index).
+    fn insert_pending(
+        &mut self,
+        call: Call<'_>,
+        now: Timestamp,
+        expires_at: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7) \
+                 ON CONFLICT (\"user\", session, tool, digest) \
+                 WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                    &expires_at.unix_millis(),
+                    &call.requester,
+                ],
+            )
+            .map_err(requesting)?;
+        row.map(|r| id_of(&r, requesting)).transpose()
+    }
+
+    fn find_single(&mut self, call: Call<'_>, now: Timestamp) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "SELECT id FROM approvals WHERE kind = 'single' AND \"user\" = $1 AND session = $2 \
+                 AND tool = $3 AND digest = $4 AND state = 'approved' AND used_at IS NULL \
+                 AND expires_at > $5 ORDER BY id LIMIT 1",
+                &[
+                    &call.user,
+                    &call.session,
+                    &call.tool,
+                    &call.digest.as_bytes().as_slice(),
+                    &now.unix_millis(),
+                ],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
+    }
+
+    /// The row lock decides a race: a concurrent user waits for the
+    /// winner's commit, then finds `used_at` set and updates nothing.
+    fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error> {
+        let id = to_i64(id.get(), "approval id")?;
+        let changed = self
+            .tx
+            .execute(
+                "UPDATE approvals SET used_at = $1, uses = uses + 1 \
+                 WHERE id = $2 AND used_at IS NULL AND state = 'approved'",
+                &[&now.unix_millis(), &id],
+            )
+            .map_err(using)?;
+        Ok(changed == 1)
+    }
+
+    fn use_standing(
+        &mut self,
+        user: &str,
+        tool: &str,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalId>, Error> {
+        let row = self
+            .tx
+            .query_opt(
+                "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
+                 (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
+                  AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
+                 AND state = 'approved' RETURNING id",
+                &[&user, &tool, &now.unix_millis()],
+            )
+            .map_err(using)?;
+        row.map(|r| id_of(&r, using)).transpose()
+    }
+}
+
+/// The approval id in column 0 of `row`.
+fn id_of(row: &Row, db: fn(postgres::Error) -> Error) -> Result<ApprovalId, Error> {
+    let id: i64 = row.try_get(0).map_err(db)?;
+    Ok(ApprovalId::new(to_u64(id)?))
+}
+
+fn requesting(e: postgres::Error) -> Error {
+    Error::pg("requesting an approval", e)
+}
+
+fn using(e: postgres::Error) -> Error {
+    Error::pg("using an approval", e)
+}
+
+/// Reads the [`APPROVAL_COLUMNS`] of a row.
+pub(super) fn approval(row: &Row) -> Result<Approval, Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "an approval cannot be read");
+    let id: i64 = row.try_get(0).map_err(|_| corrupt())?;
+    let kind: String = row.try_get(1).map_err(|_| corrupt())?;
+    let digest_bytes: Option<Vec<u8>> = row.try_get(5).map_err(|_| corrupt())?;
+    let state: String = row.try_get(8).map_err(|_| corrupt())?;
+    let uses: i64 = row.try_get(13).map_err(|_| corrupt())?;
+    let time = |i: usize| -> Result<Option<Timestamp>, Error> {
+        Ok(row
+            .try_get::<_, Option<i64>>(i)
+            .map_err(|_| corrupt())?
+            .map(Timestamp::from_unix_millis))
+    };
+    Ok(Approval {
+        id: ApprovalId::new(u64::try_from(id).map_err(|_| corrupt())?),
+        kind: ApprovalKind::parse(&kind).ok_or_else(corrupt)?,
+        user: row.try_get(2).map_err(|_| corrupt())?,
+        session: row.try_get(3).map_err(|_| corrupt())?,
+        tool: row.try_get(4).map_err(|_| corrupt())?,
+        digest: match digest_bytes {
+            Some(d) => Some(digest(&d).ok_or_else(corrupt)?),
+            None => None,
+        },
+        created_at: time(6)?.ok_or_else(corrupt)?,
+        expires_at: time(7)?.ok_or_else(corrupt)?,
+        state: ApprovalState::parse(&state).ok_or_else(corrupt)?,
+        decided_by: row.try_get(9).map_err(|_| corrupt())?,
+        decided_at: time(10)?,
+        note: row.try_get(11).map_err(|_| corrupt())?,
+        used_at: time(12)?,
+        uses: u64::try_from(uses).map_err(|_| corrupt())?,
+    })
+}
+
+/// One approval; with `lock`, its row stays locked until the transaction
+/// ends.
+pub(super) fn get_approval(
+    client: &mut impl postgres::GenericClient,
+    id: i64,
+    lock: bool,
+) -> Result<Option<Approval>, Error> {
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = $1{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    client
+        .query_opt(&sql, &[&id])
+        .map_err(|e| Error::pg("reading an approval", e))?
+        .as_ref()
+        .map(approval)
+        .transpose()
+}
