@@ -340,7 +340,9 @@ fn an_unused_session_ends() {
     let sid = e.initialize(ALICE);
     let list = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
     assert_eq!(e.post(&[("mcp-session-id", &sid)], list).status, 200);
-    std::thread::sleep(Duration::from_secs(8));
+    // The reaper looks every 5 s; its line is written once the session
+    // is gone.
+    e.wait_for_stderr("an unused session ended", Duration::from_secs(30));
     let a = e.post(&[("mcp-session-id", &sid)], list);
     assert_eq!(a.status, 404, "{a:?}");
     assert!(e.stderr().contains("an unused session ended"));
@@ -522,14 +524,10 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
             .to_canonical_string(),
         "[]"
     );
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !e
-        .stderr()
-        .contains("`add` hidden: offered by two upstreams")
-    {
-        assert!(Instant::now() < deadline, "{}", e.stderr());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    e.wait_for_stderr(
+        "`add` hidden: offered by two upstreams",
+        Duration::from_secs(5),
+    );
     // Hidden as ambiguous, so in no catalog: refused before the gate.
     let v = call(&e, &sid, 2, "add");
     assert_eq!(
@@ -914,14 +912,10 @@ fn a_name_spelling_another_upstreams_namespace_is_refused() {
     );
     assert!(dir.seen_canonical().is_empty(), "{:?}", dir.seen());
     // Said on standard error (read by another thread: waited for).
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !e
-        .stderr()
-        .contains("`shop__weather` hidden: its name is in the namespace of the upstream `shop`")
-    {
-        assert!(Instant::now() < deadline, "{}", e.stderr());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    e.wait_for_stderr(
+        "`shop__weather` hidden: its name is in the namespace of the upstream `shop`",
+        Duration::from_secs(10),
+    );
     // The pins name the upstream serving each tool.
     let (code, out, err) = dir.pins(&["list", "--upstream", "shop", "--state", "all"]);
     assert_eq!(code, 0, "{err}");

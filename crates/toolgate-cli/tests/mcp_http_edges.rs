@@ -216,15 +216,12 @@ fn attacks_on_the_http_endpoint_are_refused() {
         "refused by toolgate: upstream_closed",
         "{a:?}"
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let a = e.post(&in_session, list);
-        if a.status == 404 || Instant::now() > deadline {
-            assert_eq!(a.status, 404, "{a:?}");
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    e.wait_for_stderr(
+        "the upstream closed: the session ends",
+        Duration::from_secs(10),
+    );
+    let a = e.post(&in_session, list);
+    assert_eq!(a.status, 404, "{a:?}");
     // DELETE ends a session.
     let sid = e.initialize(ALICE);
     let auth = format!("Bearer {ALICE}");

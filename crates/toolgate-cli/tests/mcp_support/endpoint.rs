@@ -6,8 +6,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
@@ -81,7 +81,8 @@ pub fn stdio_upstream(python: &Path) -> String {
 pub struct Endpoint {
     pub child: Child,
     pub port: u16,
-    pub stderr: Arc<Mutex<Vec<String>>>,
+    /// Its standard error's lines, and a signal for each new one.
+    stderr: Arc<(Mutex<Vec<String>>, Condvar)>,
 }
 
 impl Endpoint {
@@ -96,7 +97,7 @@ impl Endpoint {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new((Mutex::new(Vec::new()), Condvar::new()));
         let (tx, rx) = std::sync::mpsc::channel();
         let lines = BufReader::new(child.stderr.take().unwrap());
         let keep = Arc::clone(&stderr);
@@ -106,12 +107,14 @@ impl Endpoint {
                 {
                     let _ = tx.send(rest.trim_end_matches("/mcp").parse::<u16>().unwrap());
                 }
-                keep.lock().unwrap().push(line);
+                let (lines, grew) = &*keep;
+                lines.lock().unwrap().push(line);
+                grew.notify_all();
             }
         });
         let port = rx
             .recv_timeout(Duration::from_secs(30))
-            .unwrap_or_else(|_| panic!("no address: {:?}", stderr.lock().unwrap()));
+            .unwrap_or_else(|_| panic!("no address: {:?}", stderr.0.lock().unwrap()));
         Self {
             child,
             port,
@@ -124,7 +127,20 @@ impl Endpoint {
     }
 
     pub fn stderr(&self) -> String {
-        self.stderr.lock().unwrap().join("\n")
+        self.stderr.0.lock().unwrap().join("\n")
+    }
+
+    /// Waits (on the reader's signal, at most `limit`) until standard error
+    /// holds `needle`; fails the test with what it holds otherwise.
+    pub fn wait_for_stderr(&self, needle: &str, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let (lines, grew) = &*self.stderr;
+        let mut held = lines.lock().unwrap();
+        while !held.join("\n").contains(needle) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no `{needle}` in:\n{}", held.join("\n"));
+            held = grew.wait_timeout(held, left).unwrap().0;
+        }
     }
 
     /// One raw HTTP/1.1 exchange on a fresh connection.

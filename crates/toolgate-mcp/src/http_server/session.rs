@@ -227,10 +227,12 @@ pub(super) async fn dispatch(
         s.route(&bytes).await;
     }
     if let Some(s) = session.upgrade() {
-        note("the upstream closed: the session ends");
         if let Some(inner) = inner.upgrade() {
             inner.lock_sessions().remove(&s.key);
         }
+        // Said once the session is gone, so a reader of this line finds it
+        // ended.
+        note("the upstream closed: the session ends");
         s.alive.store(false, Ordering::Relaxed);
         let mut routes = s.routes();
         routes.waiters.clear();
