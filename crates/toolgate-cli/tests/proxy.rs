@@ -25,7 +25,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use cli_support::toolgate;
-use proxy_support::{free_port, python, tests_dir, wait_for, Killed, TOKEN_SHA256};
+use proxy_support::{python, start_proxy, tests_dir, Killed, TOKEN_SHA256};
 use toolgate_testkit::{copy_shop, text};
 
 #[test]
@@ -73,15 +73,7 @@ user = "alice"
     ));
     std::fs::write(&config, toml).unwrap();
 
-    let port = free_port();
-    let mut proxy = toolgate_cli_command()
-        .args(["proxy", "--config", config.to_str().unwrap(), "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, &mut proxy);
-    let _proxy = Killed(proxy);
+    let (_proxy, port) = start_proxy(&config);
 
     let out = Command::new(&python)
         .arg(tests_dir().join("sdk_client.py"))
@@ -132,10 +124,6 @@ fn shop_config_without_proxy(config: &Path) -> String {
     let start = text.find("[proxy]").unwrap();
     let end = start + text[start..].find("[authorization]").unwrap();
     format!("{}{}", &text[..start], &text[end..])
-}
-
-fn toolgate_cli_command() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_toolgate"))
 }
 
 #[test]
@@ -207,15 +195,7 @@ user = "alice"
 "#
     ));
     std::fs::write(&config, toml).unwrap();
-    let port = free_port();
-    let mut proxy = toolgate_cli_command()
-        .args(["proxy", "--config", config.to_str().unwrap(), "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, &mut proxy);
-    let _proxy = Killed(proxy);
+    let (_proxy, port) = start_proxy(&config);
     let out = Command::new(&python)
         .arg(tests_dir().join("sdk_output.py"))
         .arg(format!("http://127.0.0.1:{port}"))

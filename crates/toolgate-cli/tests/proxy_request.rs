@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use cli_support::toolgate;
-use proxy_support::{free_port, python, tests_dir, wait_for, Killed, TOKEN_SHA256};
+use proxy_support::{python, start_proxy, tests_dir, Killed, TOKEN_SHA256};
 use toolgate_testkit::{copy_shop, text};
 
 /// The shop's config without its own `[proxy]` table and tokens.
@@ -81,15 +81,7 @@ user = "alice"
     ));
     std::fs::write(&config, toml).unwrap();
 
-    let port = free_port();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["proxy", "--config", config.to_str().unwrap(), "--listen"])
-        .arg(format!("127.0.0.1:{port}"))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_for(port, &mut proxy);
-    let _proxy = Killed(proxy);
+    let (_proxy, port) = start_proxy(&config);
 
     let out = Command::new(python)
         .arg(tests_dir().join("sdk_request.py"))

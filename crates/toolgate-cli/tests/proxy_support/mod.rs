@@ -1,12 +1,13 @@
 //! What the API proxy's SDK tests share (`proxy.rs`, `proxy_request.rs`):
-//! the Python with the official SDKs, the test folder, a free port, the
-//! wait for the proxy to listen, and a child process killed on drop.
+//! the Python with the official SDKs, the test folder, the proxy started
+//! and its port read from the line it writes, and a child process killed
+//! on drop.
 
 #![allow(dead_code, reason = "each test file uses part of the helpers")]
 
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, Stdio};
 
 /// SHA-256 of `proxy-demo-token`, the token the client sends.
 pub const TOKEN_SHA256: &str = "fd99d33b23d315c0d2c74d524a4a46c9a57f57a82ad987a17dd16c03a2b9cf66";
@@ -41,27 +42,29 @@ pub fn tests_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/proxy")
 }
 
-/// A port nothing listens on now.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until the proxy `child` accepts connections on `port` (fails if
-/// it exits first or takes over 30 s).
-pub fn wait_for(port: u16, child: &mut Child) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(30) {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
+/// Starts `toolgate proxy --config CONFIG --listen 127.0.0.1:0` and waits
+/// for the line it writes once it listens (no polling); the proxy's port.
+/// Standard error is drained by a thread afterwards.
+pub fn start_proxy(config: &Path) -> (Killed, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["proxy", "--config"])
+        .arg(config)
+        .args(["--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let port = loop {
+        let Some(Ok(line)) = lines.next() else {
+            let _ = child.kill();
+            panic!("the proxy ended before it listened: {seen:?}");
+        };
+        if let Some(rest) = line.strip_prefix("toolgate: proxying on http://127.0.0.1:") {
+            break rest.parse::<u16>().unwrap();
         }
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("the proxy exited: {status}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("the proxy did not listen on {port}");
+        seen.push(line);
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    (Killed(child), port)
 }
