@@ -62,6 +62,10 @@ enum Access {
     Open,
     /// A bearer token with one of these roles.
     Roles(&'static str),
+    /// A bearer token with one of these roles, but every refusal is a
+    /// `200` whose body denies (Claude Code runs a call whose HTTP hook
+    /// answers anything else).
+    RolesInBody(&'static str),
 }
 
 /// One operation of the document.
@@ -285,6 +289,20 @@ fn operations() -> Vec<Op> {
             errors: &[404],
         },
         Op {
+            method: "post",
+            path: "/v1/hooks/claude",
+            summary: "Claude Code's HTTP hook: decide one PreToolUse or audit one PostToolUse event.",
+            access: Access::RolesInBody("agent (the token's name is the user decided for)"),
+            params: vec![query(
+                "on_hold",
+                one_of_enum(["approval", "ask"]),
+                "A held call: a toolgate approval (the default) or Claude Code's own ask.",
+            )],
+            body: Some((hook_event(), true)),
+            ok: json_ok(hook_answer()),
+            errors: &[],
+        },
+        Op {
             method: "get",
             path: "/v1/kill",
             summary: "The kill switch.",
@@ -494,13 +512,29 @@ fn operation(op: &Op) -> Value<'static> {
             );
             errors.extend([400, 401, 403, 503]);
         }
+        Access::RolesInBody(roles) => {
+            // At the HTTP level a request without a token is answered (200,
+            // denying), so the anonymous alternative `{}` is listed too.
+            out.insert("security", list([o([("bearer", list([]))]), o([])]));
+            out.insert(
+                "description",
+                s(&format!(
+                    "Roles: {roles}. Every answer is 200: a refusal (no or an unknown \
+                     token, an unreadable event, a store error, a decision later than 10 s) \
+                     is a deny whose reason says `toolgate: blocked: CODE`, since Claude \
+                     Code runs the call when its HTTP hook answers any other status."
+                )),
+            );
+        }
     }
+    let in_body = matches!(op.access, Access::RolesInBody(_));
     if !op.params.is_empty() {
         out.insert("parameters", Value::Array(op.params.clone()));
-        if op
-            .params
-            .iter()
-            .any(|p| p.pointer("/in") == Some(&s("query")))
+        if !in_body
+            && op
+                .params
+                .iter()
+                .any(|p| p.pointer("/in") == Some(&s("query")))
         {
             errors.push(400);
         }
@@ -516,7 +550,9 @@ fn operation(op: &Op) -> Value<'static> {
                 ),
             ]),
         );
-        errors.extend([400, 408, 413, 415]);
+        if !in_body {
+            errors.extend([400, 408, 413, 415]);
+        }
     }
     if op.path == "/readyz" {
         errors.push(503);

@@ -23,9 +23,10 @@ mod shop_copy;
 use shop_copy::{send, write_shop, ADMIN};
 
 /// Every route of the service but the approvals page.
-const ROUTES: [(&str, &str); 19] = [
+const ROUTES: [(&str, &str); 20] = [
     ("post", "/v1/decide"),
     ("post", "/v1/results"),
+    ("post", "/v1/hooks/claude"),
     ("get", "/v1/approvals"),
     ("get", "/v1/approvals/{id}"),
     ("post", "/v1/approvals/{id}/approve"),
@@ -87,7 +88,33 @@ async fn the_document_covers_every_route() {
             .is_some_and(|s| !s.is_empty());
         let uri = path.replace("{id}", "1");
         let (status, body) = get(&app, method, &uri).await;
-        if secured {
+        if path == "/v1/hooks/claude" {
+            // Claude Code runs a call whose hook answers anything but 200:
+            // the refusal is a deny in a 200 body, and the document says
+            // no other status.
+            assert!(secured);
+            assert_eq!(status, StatusCode::OK);
+            let answer = toolgate_json::from_slice(&body).unwrap().into_owned();
+            assert_eq!(
+                answer
+                    .pointer("/hookSpecificOutput/permissionDecision")
+                    .and_then(Value::as_str),
+                Some("deny")
+            );
+            assert!(
+                String::from_utf8_lossy(&body).contains("toolgate: blocked: unauthorized"),
+                "{}",
+                String::from_utf8_lossy(&body)
+            );
+            let responses = op.pointer("/responses").and_then(Value::as_object).unwrap();
+            assert_eq!(
+                responses
+                    .iter()
+                    .map(|(k, _)| k.to_owned())
+                    .collect::<Vec<_>>(),
+                ["200"]
+            );
+        } else if secured {
             assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}");
             assert!(op.pointer("/responses/401").is_some(), "{method} {path}");
             assert!(op.pointer("/responses/403").is_some(), "{method} {path}");
@@ -167,12 +194,19 @@ fn schemathesis_finds_nothing() {
     // reader does, on purpose: it reads exactly as `toolgate check
     // --context` does, where `"turn": 1.0` is refused (issue 13, item 9),
     // which a schema cannot say. So a valid-looking decide may be a 400
-    // there; every other check still runs on it.
+    // there; every other check still runs on it. Claude Code's hook route
+    // answers every request 200 (a refusal is a deny in the body, as the
+    // document says), so its invalid bodies and missing tokens are 200
+    // too (its security lists the anonymous alternative for that reason);
+    // `the_document_covers_every_route` checks the refusal.
     std::fs::write(
         work.join("schemathesis.toml"),
         "[[operations]]\ninclude-path = \"/v1/decide\"\n\
          [operations.checks.positive_data_acceptance]\n\
-         expected-statuses = [\"2XX\", \"400\"]\n",
+         expected-statuses = [\"2XX\", \"400\"]\n\
+         [[operations]]\ninclude-path = \"/v1/hooks/claude\"\n\
+         [operations.checks.negative_data_rejection]\n\
+         expected-statuses = [\"200\"]\n",
     )
     .unwrap();
     let out = Command::new("st")

@@ -489,3 +489,50 @@ pub(super) fn components(tools: &[&str]) -> Value<'static> {
         ),
     ])
 }
+
+/// A Claude Code hook event (`PreToolUse` or `PostToolUse`) as its HTTP
+/// hook posts it; members the gate does not read are allowed.
+pub(super) fn hook_event() -> Value<'static> {
+    object(
+        &[
+            (
+                "hook_event_name",
+                one_of_enum(["PreToolUse", "PostToolUse"]),
+            ),
+            ("session_id", super::min_len_1()),
+            ("tool_name", super::min_len_1()),
+            ("tool_input", ty("object")),
+            ("tool_use_id", ty("string")),
+            ("cwd", ty("string")),
+            ("tool_response", o([])),
+        ],
+        &["hook_event_name", "session_id", "tool_name", "tool_input"],
+        false,
+    )
+}
+
+/// What a Claude Code hook answers: `{}` (no objection), a PreToolUse
+/// decision (`allow` with the checked value as `updatedInput`, `deny` with
+/// a reason, `ask`), or a PostToolUse `block` with the findings.
+pub(super) fn hook_answer() -> Value<'static> {
+    let specific = object(
+        &[
+            ("hookEventName", one_of_enum(["PreToolUse"])),
+            ("permissionDecision", one_of_enum(["allow", "deny", "ask"])),
+            ("permissionDecisionReason", ty("string")),
+            ("updatedInput", ty("object")),
+        ],
+        &["hookEventName", "permissionDecision"],
+        true,
+    );
+    object(
+        &[
+            ("hookSpecificOutput", specific),
+            ("decision", one_of_enum(["block"])),
+            ("reason", ty("string")),
+            ("systemMessage", ty("string")),
+        ],
+        &[],
+        true,
+    )
+}
