@@ -87,7 +87,15 @@ fn calls_in(api: Api, v: &Value<'_>) -> Vec<Emitted> {
                 let Some(c) = c.as_object() else { continue };
                 assert!(!c.contains_key("message"), "a whole message in a chunk");
                 let Some(d) = c.get("delta").and_then(Value::as_object) else { continue };
-                assert!(!d.contains_key("function_call"), "a legacy call in a stream");
+                // The legacy form is a call too: it must be an allowed one.
+                if let Some(f) = d.get("function_call") {
+                    out.push(Emitted {
+                        call_id: None,
+                        namespace: None,
+                        name: text(f, "name").unwrap_or("").to_owned(),
+                        arguments: text(f, "arguments").unwrap_or("<not a string>").to_owned(),
+                    });
+                }
                 for tc in d.get("tool_calls").and_then(Value::as_array).unwrap_or_default() {
                     let body = tc
                         .as_object()

@@ -268,6 +268,18 @@ fn released_text(call: &ProposedCall, canonical: &str) -> Option<String> {
     }
 }
 
+/// A legacy Chat Completions `function_call` (`name`, `arguments`)
+/// rebuilt from its decision; `None` for any call that is not a function.
+pub(crate) fn legacy_call(call: &ProposedCall, canonical: &str) -> Option<Value<'static>> {
+    if call.kind != CallKind::Function {
+        return None;
+    }
+    let mut f = Object::new();
+    f.insert("name", string(&call.name));
+    f.insert("arguments", string(canonical));
+    Some(Value::Object(f))
+}
+
 /// A Chat Completions `tool_calls` entry rebuilt from its decision.
 pub(crate) fn chat_call(
     call: &ProposedCall,
@@ -367,12 +379,9 @@ fn rebuild_chat(root: &mut Value<'static>, released: &Released<'_>) -> Result<()
         if let Some(fc) = m.remove("function_call") {
             if !fc.is_null() {
                 let (call, d) = released.at(&format!("{at}/function_call"))?;
-                match d.executable_args() {
-                    Some(args) => {
-                        let mut f = Object::new();
-                        f.insert("name", string(&call.name));
-                        f.insert("arguments", string(args));
-                        m.insert("function_call", Value::Object(f));
+                match d.executable_args().and_then(|a| legacy_call(call, a)) {
+                    Some(f) => {
+                        m.insert("function_call", f);
                         legacy = true;
                     }
                     None => texts.push(feedback_text(d)),

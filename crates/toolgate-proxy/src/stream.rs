@@ -20,7 +20,7 @@ use toolgate_json::{canonical, Object, Value};
 
 use crate::api::Api;
 use crate::items::{disposition, part_known, strip_toolgate, unknown_part, Disposition, TOOLGATE};
-use crate::rewrite::{chat_call, feedback_text, responses_call, summary};
+use crate::rewrite::{chat_call, feedback_text, legacy_call, responses_call, summary};
 use crate::sse::Event;
 
 /// What one upstream event leads to.
@@ -409,13 +409,23 @@ impl Rewriter {
             .collect();
         choices.dedup();
         let mut released_in: Vec<u64> = Vec::new();
+        let mut legacy_in: Vec<u64> = Vec::new();
         for &choice in &choices {
             let mine = pairs
                 .iter()
                 .filter(|(c, _)| u64::try_from(c.choice).unwrap_or(0) == choice);
             let mut calls = Vec::new();
+            let mut legacy = None;
             let mut texts = Vec::new();
             for (call, d) in mine {
+                if call.pointer.ends_with("/function_call") {
+                    // The legacy form goes on in its own form.
+                    match d.executable_args().and_then(|a| legacy_call(call, a)) {
+                        Some(f) => legacy = Some(f),
+                        None => texts.push(feedback_text(d)),
+                    }
+                    continue;
+                }
                 let released = d.executable_args().and_then(|args| {
                     chat_call(call, args, Some(u64::try_from(calls.len()).unwrap_or(0)))
                 });
@@ -423,6 +433,12 @@ impl Rewriter {
                     Some(tc) => calls.push(tc),
                     None => texts.push(feedback_text(d)),
                 }
+            }
+            if let Some(f) = legacy {
+                let mut delta = Object::new();
+                delta.insert("function_call", f);
+                out.push_str(&self.chat_chunk(choice, delta));
+                legacy_in.push(choice);
             }
             if !texts.is_empty() {
                 let mut delta = Object::new();
@@ -461,10 +477,14 @@ impl Rewriter {
                             .and_then(Value::as_str)
                             .map(str::to_owned);
                         if choices.contains(&index) {
-                            let released = released_in.contains(&index);
-                            if released {
+                            if released_in.contains(&index) {
                                 c.insert("finish_reason", s("tool_calls"));
-                            } else if reason.as_deref() == Some("tool_calls") {
+                            } else if legacy_in.contains(&index) {
+                                c.insert("finish_reason", s("function_call"));
+                            } else if matches!(
+                                reason.as_deref(),
+                                Some("tool_calls" | "function_call")
+                            ) {
                                 c.insert("finish_reason", s("stop"));
                             }
                         }

@@ -220,6 +220,9 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
             {
                 fragment_into(fragment, &walk::idx(&tc_at, j), index, &mut slots, ctx)?;
             }
+            if let Some(fc) = walk::opt_object(delta, "function_call", &d_at)? {
+                legacy_into(fc, &key(&d_at, "function_call"), index, &mut slots, ctx)?;
+            }
         }
     }
     for state in choices.values() {
@@ -236,12 +239,14 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
             continue;
         }
         let name = slot.name.ok_or_else(|| {
-            let f = if kind == "custom" {
-                "custom"
+            let body = if slot.pointer.ends_with("/function_call") {
+                slot.pointer.clone()
+            } else if kind == "custom" {
+                key(&slot.pointer, "custom")
             } else {
-                "function"
+                key(&slot.pointer, "function")
             };
-            Error::new(ErrorCode::MissingField, key(&key(&slot.pointer, f), "name"))
+            Error::new(ErrorCode::MissingField, key(&body, "name"))
         })?;
         let arguments = if kind == "custom" {
             Arguments::FreeText(slot.arguments)
@@ -289,6 +294,46 @@ pub(crate) fn read_stream(events: &[Event], ctx: &mut Ctx<'_>) -> Result<Finish,
     Ok(finish.unwrap_or_else(|| Finish::unknown("missing")))
 }
 
+/// Adds one legacy `delta.function_call` fragment (`name`, `arguments`:
+/// the form before `tool_calls`, one call per choice) to the choice's
+/// legacy slot, after its `tool_calls` slots. The call's pointer ends in
+/// `/function_call`, so a rewriter can release it in the same form.
+fn legacy_into(
+    fc: &Object,
+    at: &str,
+    choice: usize,
+    slots: &mut BTreeMap<(usize, usize), Slot>,
+    ctx: &Ctx<'_>,
+) -> Result<(), Error> {
+    if !slots.contains_key(&(choice, LEGACY)) && slots.len() >= ctx.options.max_calls {
+        return Err(Error::new(ErrorCode::TooManyCalls, at));
+    }
+    let slot = slots.entry((choice, LEGACY)).or_insert_with(|| Slot {
+        id: None,
+        kind: Some("function".to_owned()),
+        name: None,
+        arguments: String::new(),
+        pointer: at.to_owned(),
+        arguments_pointer: key(at, "arguments"),
+    });
+    if let Some(name) = walk::opt_str(fc, "name", at)? {
+        if !name.is_empty() {
+            if slot.name.is_some() {
+                return Err(Error::new(ErrorCode::StreamProtocol, key(at, "name")));
+            }
+            slot.name = Some(name.to_owned());
+        }
+    }
+    if let Some(piece) = walk::opt_str(fc, "arguments", at)? {
+        slot.arguments.push_str(piece);
+    }
+    Ok(())
+}
+
+/// The slot index of a choice's legacy `function_call` (after every
+/// `tool_calls` index).
+const LEGACY: usize = usize::MAX;
+
 /// Adds one `delta.tool_calls[]` fragment to its slot.
 fn fragment_into(
     fragment: &Value,
@@ -299,6 +344,10 @@ fn fragment_into(
 ) -> Result<(), Error> {
     let o = walk::as_object(fragment, at)?;
     let index = walk::req_index(o, "index", at)?;
+    if index == LEGACY {
+        // The legacy call's slot: no `tool_calls` index may share it.
+        return Err(Error::new(ErrorCode::StreamProtocol, key(at, "index")));
+    }
     if !slots.contains_key(&(choice, index)) && slots.len() >= ctx.options.max_calls {
         return Err(Error::new(ErrorCode::TooManyCalls, at));
     }
