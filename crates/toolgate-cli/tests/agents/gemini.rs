@@ -1,13 +1,16 @@
 //! Gemini CLI (`@google/gemini-cli`) end to end: `gemini -p`, offline,
 //! against the canned Gemini API (`gemini_server.py`) through
 //! `GOOGLE_GEMINI_BASE_URL` with a dummy `GEMINI_API_KEY`, with `toolgate
-//! hook --agent gemini` as its BeforeTool hook in the user settings
-//! (`~/.gemini/settings.json`).
+//! hook --agent gemini` as its BeforeTool hook in the project's
+//! `.gemini/settings.json`, as the README's setup has it.
 //!
-//! Headless, Gemini CLI runs only in a trusted folder (`--skip-trust`
-//! trusts the project for the run) and runs `run_shell_command` only in
-//! the `yolo` approval mode: the hook is then the only check. The model is
-//! named (`-m`), so no routing request is sent before the turn.
+//! Gemini CLI reads a project's settings, and so its hooks, only in a
+//! trusted folder; headless, it exits in an untrusted one. The tests trust
+//! the project with `GEMINI_CLI_TRUST_WORKSPACE=true`; one shows that
+//! `--skip-trust` lets the run go on without the project's hooks. Headless,
+//! `run_shell_command` runs in the `yolo` approval mode: the hook is then
+//! the only check. The model is named (`-m`), so no routing request is sent
+//! before the turn.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,19 +39,23 @@ struct Gemini {
 impl Gemini {
     fn new(config: &Path) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        for sub in ["project", "home/.gemini"] {
+        for sub in ["project/.gemini", "home/.gemini"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
         let store = format!("sqlite://{}", dir.path().join("toolgate.db").display());
         let command = hook_command("gemini", config, &store);
         let settings = format!(
-            r#"{{"security":{{"auth":{{"selectedType":"gemini-api-key"}}}},
-"general":{{"enableAutoUpdate":false,"enableAutoUpdateNotification":false}},
-"privacy":{{"usageStatisticsEnabled":false}},
-"hooks":{{"BeforeTool":[{{"matcher":".*","hooks":[{{"type":"command","timeout":30000,"command":{}}}]}}]}}}}"#,
+            r#"{{"hooks":{{"BeforeTool":[{{"matcher":".*","hooks":[{{"type":"command","timeout":30000,"command":{}}}]}}]}}}}"#,
             toolgate_json::canonical::to_string(&Value::String(command.into()))
         );
-        std::fs::write(dir.path().join("home/.gemini/settings.json"), settings).unwrap();
+        std::fs::write(
+            dir.path().join("home/.gemini/settings.json"),
+            r#"{"security":{"auth":{"selectedType":"gemini-api-key"}},
+"general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false},
+"privacy":{"usageStatisticsEnabled":false}}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("project/.gemini/settings.json"), settings).unwrap();
         Self { dir, store }
     }
 
@@ -60,9 +67,19 @@ impl Gemini {
         self.root().join("project/marker")
     }
 
-    /// `gemini -p` in the project against MODEL (resuming SESSION); the
-    /// session id.
+    /// `gemini -p` in the project against MODEL (resuming SESSION), the
+    /// folder trusted by `GEMINI_CLI_TRUST_WORKSPACE`; the session id.
     fn run(&self, gemini: &Path, model: &Model, resume: Option<&str>) -> String {
+        self.run_with(gemini, model, resume, &[])
+    }
+
+    fn run_with(
+        &self,
+        gemini: &Path,
+        model: &Model,
+        resume: Option<&str>,
+        trust: &[&str],
+    ) -> String {
         let mut cmd = Command::new(gemini);
         cmd.current_dir(self.root().join("project"))
             .env("HOME", self.root().join("home"))
@@ -71,6 +88,7 @@ impl Gemini {
                 format!("http://127.0.0.1:{}", model.port),
             )
             .env("GEMINI_API_KEY", "test-offline")
+            .env_remove("GEMINI_CLI_TRUST_WORKSPACE")
             .env_remove("GOOGLE_API_KEY")
             .env_remove("GOOGLE_GENAI_USE_VERTEXAI")
             .args([
@@ -82,8 +100,12 @@ impl Gemini {
                 "json",
                 "--approval-mode",
                 "yolo",
-                "--skip-trust",
             ]);
+        if trust.is_empty() {
+            cmd.env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+        } else {
+            cmd.args(trust);
+        }
         if let Some(session) = resume {
             cmd.args(["--resume", session]);
         }
@@ -156,4 +178,22 @@ fn gemini_runs_a_held_command_after_a_toolgate_approval() {
     // The same session resumed: the model makes the same call again.
     project.run(&gemini, &model, Some(&session));
     assert!(project.marker().exists(), "the approved call ran");
+}
+
+#[test]
+fn gemini_skips_the_project_hooks_under_skip_trust() {
+    let Some(gemini) = gemini() else { return };
+    let project = Gemini::new(&examples().join("toolgate.toml"));
+    // A command the gate denies runs under `--skip-trust`: the run goes on
+    // without the project's settings, so without its hook.
+    let model = model(project.root(), "touch marker && true");
+    project.run_with(&gemini, &model, None, &["--skip-trust"]);
+    assert!(
+        project.marker().exists(),
+        "Gemini CLI ran the command unhooked"
+    );
+    assert!(
+        !project.root().join("toolgate.db").exists(),
+        "the hook never ran: it never opened its store"
+    );
 }
