@@ -92,23 +92,31 @@ impl Codex {
             ))
         );
         stdin.write_all(list.as_bytes()).unwrap();
-        let mut answer = None;
-        for line in BufReader::new(server.stdout.take().unwrap()).lines() {
-            let v = toolgate_json::from_str(&line.unwrap())
-                .unwrap()
-                .into_owned();
-            if v.pointer("/id")
-                .and_then(Value::as_number)
-                .and_then(|n| n.as_u64())
-                == Some(2)
-            {
-                answer = Some(v);
-                break;
+        // Read on a thread, so an app server that never answers fails the
+        // test instead of hanging it.
+        let stdout = server.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let Ok(v) = toolgate_json::from_str(&line) else {
+                    continue;
+                };
+                let v = v.into_owned();
+                if v.pointer("/id")
+                    .and_then(Value::as_number)
+                    .and_then(|n| n.as_u64())
+                    == Some(2)
+                {
+                    let _ = tx.send(v);
+                    break;
+                }
             }
-        }
+        });
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(60));
         let _ = server.kill();
         let _ = server.wait();
-        let answer = answer.unwrap();
+        let answer = answer.expect("Codex's app server answers hooks/list");
         let hook = answer
             .pointer("/result/data/0/hooks/0")
             .unwrap_or_else(|| panic!("no hook listed: {}", answer.to_canonical_string()));
