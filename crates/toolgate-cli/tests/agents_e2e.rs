@@ -1,11 +1,16 @@
-//! End to end with a real coding agent (issue 34): Claude Code
-//! (`@anthropic-ai/claude-code`, pinned in `tests/agents/package.json`) in
-//! headless mode (`claude -p`), offline, against a canned Anthropic API of
-//! the test's own (`tests/agents/anthropic_server.py`, through
-//! `ANTHROPIC_BASE_URL`; no vendor login), with `toolgate hook` as its
-//! PreToolUse hook. The canned model asks for one `Bash` command that
-//! creates a marker file: an allowed one runs, a denied one never does, a
-//! held one runs after a toolgate approval when the session is resumed.
+//! End to end with the real coding agents (issue 34), offline, each against
+//! a canned model API of the tests' own, with `toolgate hook` as its hook:
+//! Claude Code (`@anthropic-ai/claude-code`) in headless mode (`claude -p`)
+//! through `ANTHROPIC_BASE_URL` (`tests/agents/anthropic_server.py`), Codex
+//! CLI (`@openai/codex`, `codex exec`, `agents/codex.rs`) through a model
+//! provider of its own `config.toml` (`tests/agents/responses_server.py`),
+//! Gemini CLI (`@google/gemini-cli`, `gemini -p`, `agents/gemini.rs`)
+//! through `GOOGLE_GEMINI_BASE_URL` (`tests/agents/gemini_server.py`); no
+//! vendor login. The agents are pinned in `tests/agents/package.json`. The
+//! canned model asks for one shell command that creates a marker file: an
+//! allowed one runs with the checked input, a denied one never does (and
+//! the model is told why), a held one is blocked at once and runs after a
+//! toolgate approval when the session is resumed.
 //!
 //! Needs `node`, `python3` and `(cd crates/toolgate-cli/tests/agents && npm
 //! ci)`; skipped with a message without them, unless
@@ -20,6 +25,10 @@
 )]
 
 mod cli_support;
+#[path = "agents/codex.rs"]
+mod codex;
+#[path = "agents/gemini.rs"]
+mod gemini;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
@@ -36,23 +45,25 @@ fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/agents")
 }
 
-/// The agent's launcher, or `None` (with a message) when it is not
-/// installed and the environment does not require it.
-fn claude() -> Option<PathBuf> {
-    let bin = agents_dir().join("node_modules/.bin/claude");
+/// The launcher `node_modules/.bin/BIN` of the agent NAME, or `None` (with a
+/// message) when it is not installed and the environment does not require it.
+fn installed(bin: &str, name: &str) -> Option<PathBuf> {
+    let path = agents_dir().join("node_modules/.bin").join(bin);
     let python = Command::new("python3").arg("--version").output().is_ok();
-    if bin.exists() && python {
-        return Some(bin);
+    if path.exists() && python {
+        return Some(path);
     }
     assert!(
         std::env::var("TOOLGATE_REQUIRE_EXTERNAL").as_deref() != Ok("1"),
-        "TOOLGATE_REQUIRE_EXTERNAL=1 but Claude Code or python3 is missing: run \
+        "TOOLGATE_REQUIRE_EXTERNAL=1 but {name} or python3 is missing: run \
          (cd crates/toolgate-cli/tests/agents && npm ci)"
     );
-    eprintln!(
-        "skipped: Claude Code is not installed (cd crates/toolgate-cli/tests/agents && npm ci)"
-    );
+    eprintln!("skipped: {name} is not installed (cd crates/toolgate-cli/tests/agents && npm ci)");
     None
+}
+
+fn claude() -> Option<PathBuf> {
+    installed("claude", "Claude Code")
 }
 
 /// The canned model, killed when dropped.
@@ -69,10 +80,12 @@ impl Drop for Model {
     }
 }
 
-fn model(dir: &Path, command: &str) -> Model {
+/// The canned model API of `tests/agents/SERVER` proposing COMMAND, logging
+/// into DIR.
+fn model_of(server: &str, dir: &Path, command: &str) -> Model {
     let log = dir.join("model.jsonl");
     let mut child = Command::new("python3")
-        .arg(agents_dir().join("anthropic_server.py"))
+        .arg(agents_dir().join(server))
         .arg(command)
         .arg(&log)
         .stdout(Stdio::piped())
@@ -84,6 +97,10 @@ fn model(dir: &Path, command: &str) -> Model {
         .unwrap();
     let port = line.trim().parse().unwrap();
     Model { child, port, log }
+}
+
+fn model(dir: &Path, command: &str) -> Model {
+    model_of("anthropic_server.py", dir, command)
 }
 
 /// The tool results the agent sent the model.
@@ -115,11 +132,7 @@ impl Project {
         std::fs::create_dir_all(dir.path().join("project")).unwrap();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
         let store = format!("sqlite://{}", dir.path().join("toolgate.db").display());
-        let command = format!(
-            "{} hook --agent claude --config {} --store {store}",
-            env!("CARGO_BIN_EXE_toolgate"),
-            config.display()
-        );
+        let command = hook_command("claude", config, &store);
         let settings = format!(
             r#"{{"hooks":{{"PreToolUse":[{{"matcher":"*","hooks":[{{"type":"command","timeout":30,"command":{}}}]}}]}}}}"#,
             toolgate_json::canonical::to_string(&Value::String(command.into()))
@@ -173,11 +186,74 @@ impl Project {
     }
 
     fn audit(&self) -> String {
-        let out = toolgate_cli()
-            .args(["audit", "export", "--jsonl", "--store", &self.store])
-            .run();
-        String::from_utf8(out.stdout).unwrap()
+        audit(&self.store)
     }
+}
+
+/// The audit log of STORE as JSON lines.
+fn audit(store: &str) -> String {
+    let out = toolgate_cli()
+        .args(["audit", "export", "--jsonl", "--store", store])
+        .run();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The command hook `toolgate hook --agent AGENT` over CONFIG and STORE.
+fn hook_command(agent: &str, config: &Path, store: &str) -> String {
+    format!(
+        "{} hook --agent {agent} --config {} --store {store}",
+        env!("CARGO_BIN_EXE_toolgate"),
+        config.display()
+    )
+}
+
+/// The ready config with the shell tools needing a human's approval,
+/// written into DIR.
+fn held_config(dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(examples().join("toolgate.toml")).unwrap();
+    let base = examples().canonicalize().unwrap();
+    let text = text
+        .replace(
+            "approval = \"none\"             # the policies decide; what they forbid is denied\n",
+            "",
+        )
+        .replacen(
+            "approval = \"none\"\nschema = \"schemas/run_shell_command.json\"",
+            "schema = \"schemas/run_shell_command.json\"",
+            1,
+        )
+        .replace("\"schemas/", &format!("\"{}/schemas/", base.display()))
+        .replace(
+            "\"policies.cedar\"",
+            &format!("\"{}/policies.cedar\"", base.display()),
+        )
+        .replace(
+            "\"agents.cedarschema\"",
+            &format!("\"{}/agents.cedarschema\"", base.display()),
+        );
+    let config = dir.join("toolgate.toml");
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+/// Approves the one call held in STORE; its approval id.
+fn approve_the_held_call(store: &str) -> String {
+    let audit = audit(store);
+    let held = audit
+        .lines()
+        .find(|l| l.contains("\"verdict\":\"needs_approval\""))
+        .unwrap_or_else(|| panic!("{audit}"));
+    let held = toolgate_json::from_str(held).unwrap().into_owned();
+    let id = held
+        .pointer("/approval")
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let approved = toolgate_cli()
+        .args(["approvals", "approve", &id, "--store", store])
+        .run();
+    assert_eq!(approved.status.code(), Some(0));
+    id
 }
 
 #[test]
@@ -215,25 +291,7 @@ fn claude_code_runs_a_held_command_after_a_toolgate_approval() {
     let Some(claude) = claude() else { return };
     // The ready config with `Bash` needing a human's approval.
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(examples().join("toolgate.toml")).unwrap();
-    let base = examples().canonicalize().unwrap();
-    let text = text
-        .replacen(
-            "approval = \"none\"             # the policies decide; what they forbid is denied\n",
-            "",
-            1,
-        )
-        .replace("\"schemas/", &format!("\"{}/schemas/", base.display()))
-        .replace(
-            "\"policies.cedar\"",
-            &format!("\"{}/policies.cedar\"", base.display()),
-        )
-        .replace(
-            "\"agents.cedarschema\"",
-            &format!("\"{}/agents.cedarschema\"", base.display()),
-        );
-    let config = dir.path().join("toolgate.toml");
-    std::fs::write(&config, text).unwrap();
+    let config = held_config(dir.path());
     let project = Project::new(&config);
     let model = model(project.root(), "touch marker");
     // Headless: the held call is blocked at once, the run ends.
@@ -244,17 +302,7 @@ fn claude_code_runs_a_held_command_after_a_toolgate_approval() {
         .and_then(Value::as_str)
         .unwrap()
         .to_owned();
-    let audit = project.audit();
-    let held = audit
-        .lines()
-        .find(|l| l.contains("\"verdict\":\"needs_approval\""))
-        .unwrap_or_else(|| panic!("{audit}"));
-    let held = toolgate_json::from_str(held).unwrap().into_owned();
-    let id = held.pointer("/approval").and_then(Value::as_str).unwrap();
-    let approved = toolgate_cli()
-        .args(["approvals", "approve", id, "--store", &project.store])
-        .run();
-    assert_eq!(approved.status.code(), Some(0));
+    approve_the_held_call(&project.store);
     // The same session resumed: the model makes the same call again.
     project.run(&claude, &model, Some(&session));
     assert!(project.marker().exists(), "the approved call ran");
