@@ -41,6 +41,15 @@ pub trait Visitor {
     /// A `null`, boolean, number or string (never an array or object).
     fn scalar(&mut self, value: &Value<'_>) -> bool;
 
+    /// A string value (a member's value or an item, never a name), as
+    /// [`Visitor::scalar`] would get it: a visitor that checks strings
+    /// often can take them without a [`Value`] around them. The default
+    /// asks [`Visitor::scalar`].
+    #[inline]
+    fn string(&mut self, s: &str) -> bool {
+        self.scalar(&Value::String(s.into()))
+    }
+
     /// A member's name, as [`Visitor::member`], for a visitor that may
     /// also vouch for the name being new in its object ([`Name::New`]),
     /// which spares the reader its own comparison. The default asks
@@ -376,7 +385,7 @@ impl Reader {
                     match s {
                         Str::Input(a, b) => {
                             let s = text.get(a..b).ok_or(End::Refused)?;
-                            scalar(v, Value::String(s.into()))?;
+                            go(v.string(s))?;
                             // No quote, backslash or control character is
                             // left in an unescaped string: it is canonical.
                             if W {
@@ -386,7 +395,7 @@ impl Reader {
                             }
                         }
                         Str::Decoded => {
-                            scalar(v, Value::String(self.decoded.as_str().into()))?;
+                            go(v.string(&self.decoded))?;
                             if W {
                                 write_string(&mut self.out, &self.decoded);
                             }
@@ -396,7 +405,7 @@ impl Reader {
                 Some(b'-' | b'0'..=b'9') => {
                     let scanned = number::scan(input, pos).map_err(|_| End::Refused)?;
                     let lexeme = text.get(pos..scanned.end).ok_or(End::Refused)?;
-                    let n = number::build(lexeme, scanned.is_int, self.options.allow_rounding)
+                    let n = number::build_scanned(lexeme, &scanned, self.options.allow_rounding)
                         .map_err(|_| End::Refused)?;
                     let value = Value::Number(n);
                     go(v.scalar(&value))?;
@@ -535,6 +544,7 @@ impl Reader {
 
     /// Reads `"name":` at `pos` in the innermost object: checks the name is
     /// new there, reports it, writes it. Returns the offset after the colon.
+    #[inline(always)]
     fn member<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         text: &str,
@@ -665,14 +675,6 @@ impl Reader {
         self.members.truncate(start);
         self.keys.truncate(keys);
     }
-}
-
-/// Reports a scalar, then lets it go.
-#[inline(always)]
-fn scalar<V: Visitor + ?Sized>(v: &mut V, value: Value<'_>) -> Result<(), End> {
-    let on = v.scalar(&value);
-    release(value);
-    go(on)
 }
 
 /// Drops a scalar by its own variant: the generic drop of a [`Value`]

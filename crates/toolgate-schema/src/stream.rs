@@ -457,7 +457,7 @@ impl Visitor for Walk<'_> {
     /// A declared name (among the first 64) is vouched for by its bit in
     /// `seen`: a second one stops the walk (the tree path then refuses the
     /// duplicate); undeclared names are left to the reader's comparison.
-    #[inline]
+    #[inline(always)]
     fn member_name(&mut self, name: &str) -> Name {
         if self.skip > 0 {
             return Name::Go;
@@ -564,14 +564,36 @@ impl Visitor for Walk<'_> {
             (Target::Any, _) => true,
             (Target::Deny, _) => false,
             (Target::Node(id), depth) => {
-                if self.schema.leaf_accepts(id, value) {
-                    return true;
-                }
-                let mut cx = Cx::new(self.schema, false);
-                cx.depth = depth;
-                self.schema
-                    .eval(id, value, &Path::Root, &mut cx, &mut Ann::off())
+                self.schema.leaf_accepts(id, value) || self.evaluate(id, depth, value)
             }
         }
+    }
+
+    /// A string by the leaf check alone when it accepts, with no `Value`
+    /// built; by the full evaluation otherwise.
+    #[inline]
+    fn string(&mut self, s: &str) -> bool {
+        if self.skip > 0 {
+            return true;
+        }
+        match self.target() {
+            (Target::Any, _) => true,
+            (Target::Deny, _) => false,
+            (Target::Node(id), depth) => {
+                self.schema.leaf_accepts_str(id, s)
+                    || self.evaluate(id, depth, &Value::String(s.into()))
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Every keyword of node `id` on a scalar, at evaluation depth `depth`.
+    #[inline(never)]
+    fn evaluate(&self, id: NodeId, depth: usize, value: &Value<'_>) -> bool {
+        let mut cx = Cx::new(self.schema, false);
+        cx.depth = depth;
+        self.schema
+            .eval(id, value, &Path::Root, &mut cx, &mut Ann::off())
     }
 }
