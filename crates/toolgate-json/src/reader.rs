@@ -699,8 +699,16 @@ fn go(on: bool) -> Result<(), End> {
     }
 }
 
+/// The offset of the first byte at or after `pos` that is not whitespace.
+/// Every token starts with a byte above the space, and between tokens
+/// there is most often nothing or one space: those two are decided first.
 #[inline(always)]
 fn skip_whitespace(input: &[u8], mut pos: usize) -> usize {
+    match input.get(pos) {
+        Some(&b) if b > b' ' => return pos,
+        Some(b' ') if input.get(pos + 1).is_some_and(|&b| b > b' ') => return pos + 1,
+        _ => {}
+    }
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = input.get(pos) {
         pos += 1;
     }

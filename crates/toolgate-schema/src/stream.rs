@@ -354,14 +354,15 @@ impl<'s> Walk<'s> {
 
     /// The node whose own plan applies to a container at `id`, and the
     /// evaluation depth inside it; `None` when the tree must decide.
-    fn resolve(&self, mut id: NodeId, mut depth: usize) -> Option<(NodeId, &Plan, usize)> {
+    fn resolve(&self, mut id: NodeId, mut depth: usize) -> Option<(NodeId, &'s Plan, usize)> {
+        let plans = &self.schema.plans;
         for _ in 0..MAX_HOPS {
             // Entering a schema object's keywords is one level deeper.
             if depth >= MAX_EVAL_DEPTH {
                 return None;
             }
             depth += 1;
-            let plan = self.schema.plans.get(id)?;
+            let plan = plans.get(id)?;
             match plan {
                 Plan::Alias(target) => id = *target,
                 Plan::Own { .. } => return Some((id, plan, depth)),
@@ -405,8 +406,8 @@ impl<'s> Walk<'s> {
             self.skip = 1;
             return true;
         }
-        if object {
-            self.object = self.object_plan(id);
+        if let (true, Check::Walk(plan)) = (object, o) {
+            self.object = Some(plan);
         }
         self.frames.push(if object {
             Frame::Object {
