@@ -287,6 +287,9 @@ pub(crate) enum Frame {
         seen: u64,
         also_seen: u64,
         count: u64,
+        /// The declared position after the last member's: where the next
+        /// member's name is looked for first.
+        guess: usize,
         /// Evaluation depth inside this object, as the tree counts it.
         depth: usize,
     },
@@ -415,6 +418,7 @@ impl<'s> Walk<'s> {
                 seen: 0,
                 also_seen: 0,
                 count: 0,
+                guess: 0,
                 depth,
             }
         } else {
@@ -467,6 +471,7 @@ impl Visitor for Walk<'_> {
             seen,
             also_seen,
             count,
+            guess,
             ..
         }) = self.frames.last_mut()
         else {
@@ -477,8 +482,9 @@ impl Visitor for Walk<'_> {
         };
         *count += 1;
         let mut said = Name::Go;
-        self.next = match plan.names.find(name) {
+        self.next = match plan.names.find_from(name, *guess) {
             Some(j) => {
+                *guess = j + 1;
                 if j < 64 {
                     let bit = 1u64 << j;
                     if *seen & bit != 0 {
