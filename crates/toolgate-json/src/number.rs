@@ -32,6 +32,9 @@ impl std::error::Error for NumberError {}
 pub(crate) struct Scan {
     pub(crate) end: usize,
     pub(crate) is_int: bool,
+    /// The integer part's digits as a number, read on the way; exact when
+    /// the lexeme is an integer of at most 18 bytes (see [`build`]).
+    pub(crate) int_part: i64,
 }
 
 /// Scans a number starting at `start` (which holds `-` or a digit).
@@ -39,6 +42,7 @@ pub(crate) struct Scan {
 pub(crate) fn scan(input: &[u8], start: usize) -> Result<Scan, (ErrorCode, usize)> {
     let at = |i: usize| input.get(i).copied();
     let mut i = start;
+    let mut int_part = 0i64;
     if at(i) == Some(b'-') {
         i += 1;
     }
@@ -50,7 +54,9 @@ pub(crate) fn scan(input: &[u8], start: usize) -> Result<Scan, (ErrorCode, usize
             }
         }
         Some(b'1'..=b'9') => {
-            while matches!(at(i), Some(b'0'..=b'9')) {
+            while let Some(d @ b'0'..=b'9') = at(i) {
+                // Wraps only past 18 digits, where `build` does not use it.
+                int_part = int_part.wrapping_mul(10).wrapping_add(i64::from(d - b'0'));
                 i += 1;
             }
         }
@@ -71,7 +77,11 @@ pub(crate) fn scan(input: &[u8], start: usize) -> Result<Scan, (ErrorCode, usize
         }
         i = digits(input, i)?;
     }
-    Ok(Scan { end: i, is_int })
+    Ok(Scan {
+        end: i,
+        is_int,
+        int_part,
+    })
 }
 
 /// One or more digits at `i`; returns the offset after them.
@@ -85,6 +95,21 @@ fn digits(input: &[u8], mut i: usize) -> Result<usize, (ErrorCode, usize)> {
         i += 1;
     }
     Ok(i)
+}
+
+/// Builds the number from a lexeme and what [`scan`] found in it: as
+/// [`build`], with an integer lexeme of at most 18 bytes taken from the
+/// digits the scan read instead of reading them again.
+#[inline]
+pub(crate) fn build_scanned(text: &str, scanned: &Scan, round: bool) -> Result<Number, ErrorCode> {
+    if scanned.is_int && text.len() <= 18 {
+        return Ok(match text.as_bytes().first() {
+            Some(b'-') if scanned.int_part == 0 => Number::checked_lexeme(text, true),
+            Some(b'-') => Number::int(-scanned.int_part),
+            _ => Number::int(scanned.int_part),
+        });
+    }
+    build(text, scanned.is_int, round)
 }
 
 /// Builds the number from a lexeme that [`scan`] accepted. Unless `round`,
@@ -117,7 +142,7 @@ pub(crate) fn build(text: &str, is_int: bool, round: bool) -> Result<Number, Err
         });
     }
     let finite = surely_finite(lexeme);
-    if finite && (round || significant(lexeme).0.len() <= 15) {
+    if finite && (round || significant_count(lexeme) <= 15) {
         // At most 15 significant digits in the normal range: the lexeme is
         // its double's shortest form (see `write_plain_decimal`).
         return Ok(Number::checked_lexeme(text, false));
@@ -191,6 +216,26 @@ fn significant(lexeme: &[u8]) -> (Vec<u8>, i64) {
     let int_len = i64::try_from(int.len()).unwrap_or(i64::MAX);
     let first = i64::try_from(first).unwrap_or(0);
     (digits, (int_len - first).saturating_add(e))
+}
+
+/// How many significant digits the mantissa of a number lexeme has (no
+/// leading or trailing zeros; 0 for zero): the length of
+/// [`significant`]'s digits, counted without building them.
+fn significant_count(lexeme: &[u8]) -> usize {
+    let (mut k, mut first, mut last) = (0usize, None, 0usize);
+    for &b in lexeme {
+        match b {
+            b'1'..=b'9' => {
+                first.get_or_insert(k);
+                last = k;
+                k += 1;
+            }
+            b'0' => k += 1,
+            b'e' | b'E' => break,
+            _ => {}
+        }
+    }
+    first.map_or(0, |f| last - f + 1)
 }
 
 /// Whether a non-integer lexeme is surely neither too large nor too small
@@ -426,6 +471,35 @@ fn is_midpoint(value: f64, d: u64, scale: i64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn significant_count_is_the_length_of_the_significant_digits() {
+        for lexeme in [
+            "0.0",
+            "-0.0",
+            "0e5",
+            "1.5",
+            "-1.50",
+            "100.000",
+            "0.001",
+            "120.5e3",
+            "1E-7",
+            "0.000123000e+10",
+            "123456789012345.6",
+            "1234567890123456.7",
+            "00.10",
+            "9.0e0",
+            "7",
+            "-0",
+            "10",
+        ] {
+            assert_eq!(
+                significant_count(lexeme.as_bytes()),
+                significant(lexeme.as_bytes()).0.len(),
+                "{lexeme}"
+            );
+        }
+    }
 
     #[test]
     fn ecmascript_formatting() {

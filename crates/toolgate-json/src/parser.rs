@@ -714,7 +714,7 @@ impl<'a> Parser<'a> {
         let scanned = number::scan(self.input, start).map_err(|(code, at)| self.error(code, at))?;
         // A scanned lexeme is ASCII.
         let lexeme = self.valid_run(start, scanned.end)?;
-        let n = number::build(lexeme, scanned.is_int, self.options.allow_rounding)
+        let n = number::build_scanned(lexeme, &scanned, self.options.allow_rounding)
             .map_err(|code| self.error(code, start))?;
         self.pos = scanned.end;
         Ok(Value::Number(n))

@@ -41,6 +41,15 @@ pub trait Visitor {
     /// A `null`, boolean, number or string (never an array or object).
     fn scalar(&mut self, value: &Value<'_>) -> bool;
 
+    /// A string value (a member's value or an item, never a name), as
+    /// [`Visitor::scalar`] would get it: a visitor that checks strings
+    /// often can take them without a [`Value`] around them. The default
+    /// asks [`Visitor::scalar`].
+    #[inline]
+    fn string(&mut self, s: &str) -> bool {
+        self.scalar(&Value::String(s.into()))
+    }
+
     /// A member's name, as [`Visitor::member`], for a visitor that may
     /// also vouch for the name being new in its object ([`Name::New`]),
     /// which spares the reader its own comparison. The default asks
@@ -171,17 +180,47 @@ struct Member {
     at: usize,
 }
 
-/// The first eight bytes of a name as a big-endian word, zero-padded, so
-/// that comparing words compares the bytes in order.
+/// The first eight bytes of a name as a big-endian word, zero-padded, with
+/// the lead bytes `EE`..`F4` renumbered (see [`utf16_order`]), so that
+/// comparing two words compares the names' heads in UTF-16 order.
 #[inline]
 fn head(name: &str) -> u64 {
     let bytes = name.as_bytes();
-    if let Some(first) = bytes.first_chunk::<8>() {
-        return u64::from_be_bytes(*first);
+    let word = if let Some(first) = bytes.first_chunk::<8>() {
+        u64::from_be_bytes(*first)
+    } else {
+        // Up to seven bytes, shifted in without a copy through memory.
+        let word = bytes.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        word.checked_shl(64 - 8 * (bytes.len() as u32)).unwrap_or(0)
+    };
+    if word & 0x8080_8080_8080_8080 == 0 {
+        word
+    } else {
+        utf16_order(word)
     }
-    // Up to seven bytes, shifted in without a copy through memory.
-    let word = bytes.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
-    word.checked_shl(64 - 8 * (bytes.len() as u32)).unwrap_or(0)
+}
+
+/// Renumbers the bytes of a head so that byte order is UTF-16 order:
+/// UTF-8 byte order is code point order, which differs from UTF-16 order
+/// only in that U+E000..U+FFFF (lead byte `EE` or `EF`) come after the
+/// supplementary planes (lead bytes `F0`..`F4`, a surrogate pair below
+/// U+E000 in UTF-16). `F0`..`F4` become `EE`..`F2` and `EE`, `EF` become
+/// `F3`, `F4`; no other byte value occurs in UTF-8 at or above `EE`, and
+/// continuation bytes (`80`..`BF`) keep their values. Two heads first
+/// differ at the same place in a character (they share what comes
+/// before), so both bytes there are lead bytes or both are not. The
+/// renumbering is one to one: equal heads stay equal and unequal ones
+/// unequal.
+fn utf16_order(word: u64) -> u64 {
+    let mut bytes = word.to_be_bytes();
+    for b in &mut bytes {
+        *b = match *b {
+            0xEE | 0xEF => *b + 5,
+            0xF0..=0xF4 => *b - 2,
+            other => other,
+        };
+    }
+    u64::from_be_bytes(bytes)
 }
 
 /// Why a read ended early.
@@ -376,17 +415,17 @@ impl Reader {
                     match s {
                         Str::Input(a, b) => {
                             let s = text.get(a..b).ok_or(End::Refused)?;
-                            scalar(v, Value::String(s.into()))?;
+                            go(v.string(s))?;
                             // No quote, backslash or control character is
-                            // left in an unescaped string: it is canonical.
+                            // left in an unescaped string: it is canonical,
+                            // and so is the input from quote to quote.
                             if W {
-                                self.out.push('"');
-                                self.out.push_str(s);
-                                self.out.push('"');
+                                self.out
+                                    .push_str(text.get(a - 1..b + 1).unwrap_or_default());
                             }
                         }
                         Str::Decoded => {
-                            scalar(v, Value::String(self.decoded.as_str().into()))?;
+                            go(v.string(&self.decoded))?;
                             if W {
                                 write_string(&mut self.out, &self.decoded);
                             }
@@ -396,7 +435,7 @@ impl Reader {
                 Some(b'-' | b'0'..=b'9') => {
                     let scanned = number::scan(input, pos).map_err(|_| End::Refused)?;
                     let lexeme = text.get(pos..scanned.end).ok_or(End::Refused)?;
-                    let n = number::build(lexeme, scanned.is_int, self.options.allow_rounding)
+                    let n = number::build_scanned(lexeme, &scanned, self.options.allow_rounding)
                         .map_err(|_| End::Refused)?;
                     let value = Value::Number(n);
                     go(v.scalar(&value))?;
@@ -535,6 +574,7 @@ impl Reader {
 
     /// Reads `"name":` at `pos` in the innermost object: checks the name is
     /// new there, reports it, writes it. Returns the offset after the colon.
+    #[inline(always)]
     fn member<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         text: &str,
@@ -591,11 +631,10 @@ impl Reader {
         }
         if W {
             match s {
-                Str::Input(a, b) => {
-                    self.out.push('"');
-                    self.out.push_str(text.get(a..b).unwrap_or_default());
-                    self.out.push('"');
-                }
+                // The name from quote to quote, as in a string value.
+                Str::Input(a, b) => self
+                    .out
+                    .push_str(text.get(a - 1..b + 1).unwrap_or_default()),
                 Str::Decoded => write_string(&mut self.out, &self.decoded),
             }
             if W {
@@ -667,14 +706,6 @@ impl Reader {
     }
 }
 
-/// Reports a scalar, then lets it go.
-#[inline(always)]
-fn scalar<V: Visitor + ?Sized>(v: &mut V, value: Value<'_>) -> Result<(), End> {
-    let on = v.scalar(&value);
-    release(value);
-    go(on)
-}
-
 /// Drops a scalar by its own variant: the generic drop of a [`Value`]
 /// (arrays and objects included) is not inlined, and a string or a number
 /// needs next to nothing.
@@ -697,8 +728,16 @@ fn go(on: bool) -> Result<(), End> {
     }
 }
 
+/// The offset of the first byte at or after `pos` that is not whitespace.
+/// Every token starts with a byte above the space, and between tokens
+/// there is most often nothing or one space: those two are decided first.
 #[inline(always)]
 fn skip_whitespace(input: &[u8], mut pos: usize) -> usize {
+    match input.get(pos) {
+        Some(&b) if b > b' ' => return pos,
+        Some(b' ') if input.get(pos + 1).is_some_and(|&b| b > b' ') => return pos + 1,
+        _ => {}
+    }
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = input.get(pos) {
         pos += 1;
     }
@@ -742,22 +781,7 @@ fn is_duplicate(
 /// `Equal` when the heads are equal (the names may still differ).
 #[inline]
 fn head_cmp(a: u64, b: u64) -> Ordering {
-    let diff = a ^ b;
-    if diff == 0 {
-        return Ordering::Equal;
-    }
-    // The first differing byte, from the top.
-    let shift = 56 - (diff.leading_zeros() / 8) * 8;
-    let byte = |w: u64| u8::try_from((w >> shift) & 0xFF).unwrap_or(0);
-    let (x, y) = (byte(a), byte(b));
-    let bmp_high = |c: u8| c == 0xEE || c == 0xEF;
-    if x >= 0xF0 && bmp_high(y) {
-        Ordering::Less
-    } else if y >= 0xF0 && bmp_high(x) {
-        Ordering::Greater
-    } else {
-        x.cmp(&y)
-    }
+    a.cmp(&b)
 }
 
 /// Compares two strings by their UTF-16 code units, as RFC 8785 orders

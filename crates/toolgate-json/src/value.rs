@@ -291,6 +291,26 @@ impl Number {
         }
     }
 
+    /// The lexeme's bytes exactly as written (ASCII), without the copy or
+    /// the UTF-8 check of [`Number::lexeme`]; `None` for an integer lexeme
+    /// kept as an `i64` (then [`Number::as_i64`] has it).
+    ///
+    /// ```
+    /// let v = toolgate_json::from_str("[12.50, 7]")?;
+    /// let items = v.as_array().unwrap();
+    /// assert_eq!(items[0].as_number().unwrap().lexeme_bytes(), Some(&b"12.50"[..]));
+    /// assert_eq!(items[1].as_number().unwrap().lexeme_bytes(), None);
+    /// # Ok::<(), toolgate_json::Error>(())
+    /// ```
+    #[inline]
+    pub fn lexeme_bytes(&self) -> Option<&[u8]> {
+        match &self.repr {
+            Repr::Int(_) => None,
+            Repr::Inline { len, bytes, .. } => bytes.get(..usize::from(*len)),
+            Repr::Heap { text, .. } => Some(text.as_bytes()),
+        }
+    }
+
     /// Whether the lexeme is an integer lexeme: no fraction and no exponent.
     /// `3.0` and `1e2` are not; `-0` is.
     #[inline]

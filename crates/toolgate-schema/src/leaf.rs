@@ -52,16 +52,24 @@ fn count(v: &Value<'_>) -> Option<u64> {
 /// The integer part and the next integer away from zero are then exact
 /// doubles, so the canonical value (the nearest double's) lies between them,
 /// ends included, as the lexeme's value does.
-fn fraction_parts(lexeme: &str) -> Option<(bool, i64)> {
-    let (negative, rest) = match lexeme.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, lexeme),
+fn fraction_parts(lexeme: &[u8]) -> Option<(bool, i64)> {
+    let (negative, rest) = match lexeme.split_first() {
+        Some((b'-', r)) => (true, r),
+        _ => (false, lexeme),
     };
-    let (int, frac) = rest.split_once('.')?;
-    if int.len() > 15 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+    let dot = rest.iter().position(|&b| b == b'.')?;
+    let (int, frac) = rest.split_at(dot);
+    if int.is_empty() || int.len() > 15 || !frac.iter().skip(1).all(u8::is_ascii_digit) {
         return None;
     }
-    Some((negative, int.parse().ok()?))
+    let mut value = 0i64;
+    for &d in int {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i64::from(d - b'0');
+    }
+    Some((negative, value))
 }
 
 impl Leaf {
@@ -153,7 +161,7 @@ impl Leaf {
                 // integer part and the next integer away from zero (the
                 // canonical value may round onto either end), which decides
                 // most comparisons with integer bounds.
-                let Some((negative, int_part)) = fraction_parts(&n.lexeme()) else {
+                let Some((negative, int_part)) = n.lexeme_bytes().and_then(fraction_parts) else {
                     return false;
                 };
                 let (lo, hi) = if negative {
@@ -164,26 +172,31 @@ impl Leaf {
                 // value in (lo, hi) for non-negative; (lo, hi] for negative.
                 self.low.is_none_or(|l| lo >= l) && self.high.is_none_or(|h| hi <= h)
             }
-            Value::String(s) => {
-                if self.types & STRING == 0 {
-                    return false;
-                }
-                let bytes = s.len() as u64;
-                let max_ok = self.max_length.is_none_or(|m| bytes <= m);
-                let min_ok = bytes / 4 >= self.min_length;
-                if !(max_ok && min_ok) {
-                    return false;
-                }
-                if let Some(p) = &self.pattern {
-                    if !p.is_match(s) {
-                        return false;
-                    }
-                }
-                match &self.strings {
-                    Some(list) => list.iter().any(|x| x.as_ref() == s.as_ref()),
-                    None => true,
-                }
+            Value::String(s) => self.accepts_str(s),
+        }
+    }
+
+    /// Whether the schema surely accepts the string `s`; `false` means
+    /// "not sure" ([`Leaf::accepts`] of a string value).
+    #[inline]
+    pub(crate) fn accepts_str(&self, s: &str) -> bool {
+        if self.types & STRING == 0 {
+            return false;
+        }
+        let bytes = s.len() as u64;
+        let max_ok = self.max_length.is_none_or(|m| bytes <= m);
+        let min_ok = bytes / 4 >= self.min_length;
+        if !(max_ok && min_ok) {
+            return false;
+        }
+        if let Some(p) = &self.pattern {
+            if !p.is_match(s) {
+                return false;
             }
+        }
+        match &self.strings {
+            Some(list) => list.iter().any(|x| x.as_ref() == s),
+            None => true,
         }
     }
 }

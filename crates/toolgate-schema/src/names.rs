@@ -154,12 +154,22 @@ impl NameSet {
         })
     }
 
-    /// Whether `name` is in the set.
+    /// The position of `name` in the set, trying position `guess` first
+    /// (members usually come in the order their schema declares them).
+    #[inline]
+    pub(crate) fn find_from(&self, name: &str, guess: usize) -> Option<usize> {
+        match self.entries.get(guess) {
+            Some(e) if same(e, name.as_bytes()) => Some(guess),
+            _ => self.find(name),
+        }
+    }
+
     /// The names, in order.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.name.as_ref())
     }
 
+    /// Whether `name` is in the set.
     pub(crate) fn contains(&self, name: &str) -> bool {
         self.find(name).is_some()
     }
@@ -183,6 +193,9 @@ mod tests {
             let set = NameSet::new(all.iter().copied());
             for (i, name) in all.iter().enumerate() {
                 assert_eq!(set.find(name), Some(i), "{name}");
+                for guess in [0, i, i + 1, all.len() + 3] {
+                    assert_eq!(set.find_from(name, guess), Some(i), "{name} at {guess}");
+                }
             }
             for miss in [
                 "A",
@@ -199,6 +212,9 @@ mod tests {
                     continue;
                 }
                 assert_eq!(set.find(miss), None, "{miss}");
+                for guess in 0..all.len() {
+                    assert_eq!(set.find_from(miss, guess), None, "{miss} at {guess}");
+                }
             }
         }
     }

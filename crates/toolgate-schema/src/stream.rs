@@ -287,6 +287,9 @@ pub(crate) enum Frame {
         seen: u64,
         also_seen: u64,
         count: u64,
+        /// The declared position after the last member's: where the next
+        /// member's name is looked for first.
+        guess: usize,
         /// Evaluation depth inside this object, as the tree counts it.
         depth: usize,
     },
@@ -354,14 +357,15 @@ impl<'s> Walk<'s> {
 
     /// The node whose own plan applies to a container at `id`, and the
     /// evaluation depth inside it; `None` when the tree must decide.
-    fn resolve(&self, mut id: NodeId, mut depth: usize) -> Option<(NodeId, &Plan, usize)> {
+    fn resolve(&self, mut id: NodeId, mut depth: usize) -> Option<(NodeId, &'s Plan, usize)> {
+        let plans = &self.schema.plans;
         for _ in 0..MAX_HOPS {
             // Entering a schema object's keywords is one level deeper.
             if depth >= MAX_EVAL_DEPTH {
                 return None;
             }
             depth += 1;
-            let plan = self.schema.plans.get(id)?;
+            let plan = plans.get(id)?;
             match plan {
                 Plan::Alias(target) => id = *target,
                 Plan::Own { .. } => return Some((id, plan, depth)),
@@ -405,8 +409,8 @@ impl<'s> Walk<'s> {
             self.skip = 1;
             return true;
         }
-        if object {
-            self.object = self.object_plan(id);
+        if let (true, Check::Walk(plan)) = (object, o) {
+            self.object = Some(plan);
         }
         self.frames.push(if object {
             Frame::Object {
@@ -414,6 +418,7 @@ impl<'s> Walk<'s> {
                 seen: 0,
                 also_seen: 0,
                 count: 0,
+                guess: 0,
                 depth,
             }
         } else {
@@ -457,7 +462,7 @@ impl Visitor for Walk<'_> {
     /// A declared name (among the first 64) is vouched for by its bit in
     /// `seen`: a second one stops the walk (the tree path then refuses the
     /// duplicate); undeclared names are left to the reader's comparison.
-    #[inline]
+    #[inline(always)]
     fn member_name(&mut self, name: &str) -> Name {
         if self.skip > 0 {
             return Name::Go;
@@ -466,6 +471,7 @@ impl Visitor for Walk<'_> {
             seen,
             also_seen,
             count,
+            guess,
             ..
         }) = self.frames.last_mut()
         else {
@@ -476,8 +482,9 @@ impl Visitor for Walk<'_> {
         };
         *count += 1;
         let mut said = Name::Go;
-        self.next = match plan.names.find(name) {
+        self.next = match plan.names.find_from(name, *guess) {
             Some(j) => {
+                *guess = j + 1;
                 if j < 64 {
                     let bit = 1u64 << j;
                     if *seen & bit != 0 {
@@ -564,14 +571,36 @@ impl Visitor for Walk<'_> {
             (Target::Any, _) => true,
             (Target::Deny, _) => false,
             (Target::Node(id), depth) => {
-                if self.schema.leaf_accepts(id, value) {
-                    return true;
-                }
-                let mut cx = Cx::new(self.schema, false);
-                cx.depth = depth;
-                self.schema
-                    .eval(id, value, &Path::Root, &mut cx, &mut Ann::off())
+                self.schema.leaf_accepts(id, value) || self.evaluate(id, depth, value)
             }
         }
+    }
+
+    /// A string by the leaf check alone when it accepts, with no `Value`
+    /// built; by the full evaluation otherwise.
+    #[inline]
+    fn string(&mut self, s: &str) -> bool {
+        if self.skip > 0 {
+            return true;
+        }
+        match self.target() {
+            (Target::Any, _) => true,
+            (Target::Deny, _) => false,
+            (Target::Node(id), depth) => {
+                self.schema.leaf_accepts_str(id, s)
+                    || self.evaluate(id, depth, &Value::String(s.into()))
+            }
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// Every keyword of node `id` on a scalar, at evaluation depth `depth`.
+    #[inline(never)]
+    fn evaluate(&self, id: NodeId, depth: usize, value: &Value<'_>) -> bool {
+        let mut cx = Cx::new(self.schema, false);
+        cx.depth = depth;
+        self.schema
+            .eval(id, value, &Path::Root, &mut cx, &mut Ann::off())
     }
 }

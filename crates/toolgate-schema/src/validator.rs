@@ -147,6 +147,18 @@ impl Compiled {
         }
     }
 
+    /// Whether node `id` is a leaf whose fast check accepts the string `s`.
+    #[inline]
+    pub(crate) fn leaf_accepts_str(&self, id: NodeId, s: &str) -> bool {
+        match self.nodes.get(id).map(|n| &n.kind) {
+            Some(NodeKind::Keywords {
+                leaf: Some(leaf), ..
+            }) => leaf.accepts_str(s),
+            Some(NodeKind::Bool(true)) => true,
+            _ => false,
+        }
+    }
+
     /// The node a `$dynamicRef` to anchor `name` lands on: the outermost
     /// resource in the dynamic scope that declares the anchor.
     pub(crate) fn dynamic_target(&self, name: &str, cx: &Cx<'_>) -> Option<NodeId> {

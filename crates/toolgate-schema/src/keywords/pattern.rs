@@ -82,14 +82,30 @@ pub(crate) struct Simple {
 struct Atom {
     /// Which ASCII bytes match: bit `b % 64` of word `b / 64`.
     set: [u64; 2],
+    /// The same set as one flag per byte value, for matching.
+    table: [bool; 256],
     min: u32,
     max: u32,
 }
 
 impl Atom {
+    fn new(set: [u64; 2], min: u32, max: u32) -> Self {
+        let mut table = [false; 256];
+        for (b, slot) in (0u8..128).zip(table.iter_mut()) {
+            let word = if b < 64 { set[0] } else { set[1] };
+            *slot = (word >> (b % 64)) & 1 == 1;
+        }
+        Atom {
+            set,
+            table,
+            min,
+            max,
+        }
+    }
+
+    #[inline(always)]
     fn has(&self, b: u8) -> bool {
-        let word = if b < 64 { self.set[0] } else { self.set[1] };
-        b < 128 && (word >> (b % 64)) & 1 == 1
+        self.table.get(usize::from(b)).copied().unwrap_or(false)
     }
 }
 
@@ -235,7 +251,7 @@ impl Simple {
             if min != max && bytes.get(i) == Some(&b'?') {
                 return None;
             }
-            atoms.push(Atom { set, min, max });
+            atoms.push(Atom::new(set, min, max));
         }
         // Greedy matching is exact only when a variable atom's successor
         // shares no character with it.
@@ -249,25 +265,25 @@ impl Simple {
         Some(Self { atoms })
     }
 
+    /// Greedy, atom by atom: the first `min` bytes must all be in the
+    /// atom's set, then as many more as match, up to `max`.
     pub(crate) fn is_match(&self, s: &str) -> bool {
-        let bytes = s.as_bytes();
-        let mut pos = 0;
+        let mut rest = s.as_bytes();
         for atom in &self.atoms {
-            let mut n: u32 = 0;
-            while n < atom.max {
-                match bytes.get(pos) {
-                    Some(&b) if atom.has(b) => {
-                        pos += 1;
-                        n += 1;
-                    }
-                    _ => break,
-                }
-            }
-            if n < atom.min {
+            let Some((head, tail)) = rest.split_at_checked(atom.min as usize) else {
+                return false;
+            };
+            if !head.iter().all(|&b| atom.has(b)) {
                 return false;
             }
+            rest = tail;
+            if atom.max > atom.min {
+                let more = (atom.max - atom.min) as usize;
+                let n = rest.iter().take(more).take_while(|&&b| atom.has(b)).count();
+                rest = rest.get(n..).unwrap_or_default();
+            }
         }
-        pos == bytes.len()
+        rest.is_empty()
     }
 }
 

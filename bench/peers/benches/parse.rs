@@ -5,7 +5,7 @@
 //! input, which simd-json parses in place, with reused buffers), in the same
 //! run, over the small, medium and large corpora.
 //!
-//! Run: `cargo bench -p toolgate-bench --bench parse`.
+//! Run, in `bench/peers` (a workspace of its own): `cargo bench --bench parse`.
 
 #![allow(
     clippy::unwrap_used,
@@ -20,7 +20,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use std::hint::black_box;
 
 fn parse(c: &mut Criterion) {
-    let corpora = toolgate_bench::corpora().unwrap();
+    let corpora = toolgate_peers::corpora().unwrap();
     for corpus in &corpora {
         // Every valid text must be accepted before anything is timed.
         for (_, raw) in &corpus.valid {

@@ -20,7 +20,7 @@
 //! Before timing, every bad case of the corpus is run through both and the
 //! number each lets through is printed: toolgate must let none through.
 //!
-//! Run: `cargo bench -p toolgate-bench --bench validate`.
+//! Run, in `bench/peers` (a workspace of its own): `cargo bench --bench validate`.
 
 #![allow(
     clippy::unwrap_used,
@@ -45,7 +45,7 @@ struct Validators {
     theirs: HashMap<String, jsonschema::Validator>,
 }
 
-fn validators(corpora: &[toolgate_bench::Corpus]) -> Validators {
+fn validators(corpora: &[toolgate_peers::Corpus]) -> Validators {
     let mut v = Validators {
         ours: HashMap::new(),
         theirs: HashMap::new(),
@@ -55,7 +55,7 @@ fn validators(corpora: &[toolgate_bench::Corpus]) -> Validators {
             if v.ours.contains_key(tool) {
                 continue;
             }
-            let text = toolgate_bench::schema_text(tool).unwrap();
+            let text = toolgate_peers::schema_text(tool).unwrap();
             let doc = toolgate_json::from_slice(&text).unwrap();
             v.ours.insert(
                 tool.clone(),
@@ -96,7 +96,7 @@ fn theirs_with(validator: &jsonschema::Validator, raw: &[u8]) -> bool {
     }
 }
 
-fn report_bad_cases(corpora: &[toolgate_bench::Corpus], v: &Validators) {
+fn report_bad_cases(corpora: &[toolgate_peers::Corpus], v: &Validators) {
     let mut checker = Checker::new(toolgate_json::ParseOptions::new());
     eprintln!("bad cases let through (each line has exactly one defect):");
     for corpus in corpora {
@@ -138,7 +138,7 @@ fn report_bad_cases(corpora: &[toolgate_bench::Corpus], v: &Validators) {
 }
 
 fn validate(c: &mut Criterion) {
-    let corpora = toolgate_bench::corpora().unwrap();
+    let corpora = toolgate_peers::corpora().unwrap();
     let v = validators(&corpora);
     for corpus in &corpora {
         for (tool, raw) in &corpus.valid {

@@ -3,7 +3,7 @@
 //! shared machine, unlike wall time):
 //!
 //! ```sh
-//! cargo build --release -p toolgate-bench --example count
+//! cd bench/peers && cargo build --release --example count && cd ../..
 //! valgrind --tool=callgrind target/release/examples/count small ours 3
 //! ```
 //!
@@ -31,7 +31,7 @@ mod typed;
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (corpus, pipeline, rounds) = (&args[1], &args[2], args[3].parse::<usize>().unwrap());
-    let corpora = toolgate_bench::corpora().unwrap();
+    let corpora = toolgate_peers::corpora().unwrap();
     let corpus = corpora.iter().find(|c| c.name == corpus).unwrap();
     let mut ours = std::collections::HashMap::new();
     let mut theirs = std::collections::HashMap::new();
@@ -39,7 +39,7 @@ fn main() {
         if ours.contains_key(tool) {
             continue;
         }
-        let text = toolgate_bench::schema_text(tool).unwrap();
+        let text = toolgate_peers::schema_text(tool).unwrap();
         let doc = toolgate_json::from_slice(&text).unwrap();
         ours.entry(tool.clone()).or_insert_with(|| {
             toolgate_schema::Schema::compile(&doc, &toolgate_schema::Options::new()).unwrap()
