@@ -69,7 +69,7 @@ def test_shop_decisions_equal_the_cli(gate: toolgate.Gate) -> None:
         assert r.to_dict() == want, path.name
         assert json.loads(r.to_json()) == want
         assert r.verdict == want["verdict"] and r.format == want["format"] and r.streamed == want["streamed"]
-        assert [(f.code, f.pointer, f.denies) for f in r.findings] == [
+        assert [(f.code, f.exact_pointer, f.denies) for f in r.findings] == [
             (f["code"], f["pointer"], f["denies"]) for f in want["findings"]
         ]
         assert len(r.calls) == len(want["decisions"])
@@ -78,9 +78,13 @@ def test_shop_decisions_equal_the_cli(gate: toolgate.Gate) -> None:
             assert (call.digest, call.approval, call.policies, call.feedback) == (
                 w["digest"], w["approval"], w["policies"], w["feedback"],
             )
-            assert [(x.code, x.pointer, x.detail) for x in call.reasons] == [
+            assert [(x.code, x.exact_pointer, x.detail) for x in call.reasons] == [
                 (x["code"], x["pointer"], x.get("detail")) for x in w["reasons"]
             ]
+            # The pointer shown is the feedback's: the schema's names only.
+            for x in call.reasons:
+                if x.pointer:
+                    assert f"{x.code} at {x.pointer}" in call.feedback or len(call.reasons) > 8
             assert call.arguments == w["arguments"]
             if call.verdict == "deny":
                 assert call.arguments is None
