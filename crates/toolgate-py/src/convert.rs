@@ -194,43 +194,44 @@ impl<'py> Numbers<'py> {
 /// Member names of at most this many bytes are kept in the key cache.
 const CACHED_KEY_BYTES: usize = 32;
 /// Slots in the key cache (a power of two).
-const KEY_SLOTS: usize = 256;
+const KEY_SLOTS: usize = 512;
 
-/// The `str` objects of recent member names, by a hash of their bytes: an
-/// array of objects with the same members makes each name once. One cache
-/// lives for one conversion; it holds only names of the value converted.
-struct Keys<'v, 'py> {
-    slots: Vec<Option<(&'v str, Bound<'py, PyString>)>>,
+/// One slot of the key cache: a name and its `str`.
+type KeySlot = Option<(Box<str>, Py<PyString>)>;
+
+thread_local! {
+    /// The `str` objects of recent member names, by a hash of their bytes,
+    /// kept from one conversion to the next on this thread: the names a
+    /// program's tools use are made once. At most `KEY_SLOTS` names of at
+    /// most `CACHED_KEY_BYTES` bytes each (a new name takes its slot's
+    /// place), so input cannot grow it.
+    static KEYS: std::cell::RefCell<Vec<KeySlot>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl<'v, 'py> Keys<'v, 'py> {
-    fn new() -> Self {
-        Self {
-            slots: vec![None; KEY_SLOTS],
+/// The `str` of a member name, from the cache when it is there.
+fn key<'py>(py: Python<'py>, keys: &mut Vec<KeySlot>, name: &str) -> Bound<'py, PyString> {
+    if name.len() > CACHED_KEY_BYTES {
+        return PyString::new(py, name);
+    }
+    if keys.is_empty() {
+        keys.resize_with(KEY_SLOTS, || None);
+    }
+    // FNV-1a over the bytes, folded to a slot.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let slot = (h as usize) & (KEY_SLOTS - 1);
+    if let Some(Some((cached, s))) = keys.get(slot) {
+        if &**cached == name {
+            return s.bind(py).clone();
         }
     }
-
-    fn get(&mut self, py: Python<'py>, name: &'v str) -> Bound<'py, PyString> {
-        if name.len() > CACHED_KEY_BYTES {
-            return PyString::new(py, name);
-        }
-        // FNV-1a over the bytes, folded to a slot.
-        let mut h: u32 = 0x811c_9dc5;
-        for b in name.bytes() {
-            h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-        }
-        let slot = (h as usize) & (KEY_SLOTS - 1);
-        if let Some(Some((cached, s))) = self.slots.get(slot) {
-            if *cached == name {
-                return s.clone();
-            }
-        }
-        let s = PyString::new(py, name);
-        if let Some(entry) = self.slots.get_mut(slot) {
-            *entry = Some((name, s.clone()));
-        }
-        s
+    let s = PyString::new(py, name);
+    if let Some(entry) = keys.get_mut(slot) {
+        *entry = Some((name.into(), s.clone().unbind()));
     }
+    s
 }
 
 /// The Python object of a JSON value.
@@ -239,15 +240,18 @@ pub(crate) fn to_py<'py>(
     value: &Value<'_>,
     numbers: &Numbers<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let mut keys = Keys::new();
-    to_py_with(py, value, numbers, &mut keys)
+    KEYS.with(|keys| match keys.try_borrow_mut() {
+        Ok(mut keys) => to_py_with(py, value, numbers, &mut keys),
+        // (Not reentered; should it be, a cache of its own.)
+        Err(_) => to_py_with(py, value, numbers, &mut Vec::new()),
+    })
 }
 
-fn to_py_with<'v, 'py>(
+fn to_py_with<'py>(
     py: Python<'py>,
-    value: &'v Value<'_>,
+    value: &Value<'_>,
     numbers: &Numbers<'py>,
-    keys: &mut Keys<'v, 'py>,
+    keys: &mut Vec<KeySlot>,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
@@ -264,7 +268,7 @@ fn to_py_with<'v, 'py>(
         Value::Object(members) => {
             let dict = PyDict::new(py);
             for (name, v) in members.iter() {
-                dict.set_item(keys.get(py, name), to_py_with(py, v, numbers, keys)?)?;
+                dict.set_item(key(py, keys, name), to_py_with(py, v, numbers, keys)?)?;
             }
             dict.into_any()
         }

@@ -282,6 +282,26 @@ impl Gate {
         }
     }
 
+    /// The approvals of the gate's store (:class:`Approvals`): list, show,
+    /// approve, deny, grant. Raises :class:`ConfigError` for a gate without
+    /// a store.
+    fn approvals(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.decider {
+            #[cfg(feature = "store")]
+            Decider::Store(gate) => Ok(Py::new(
+                py,
+                crate::approvals::Approvals::over(gate.store().clone()),
+            )?
+            .into_any()),
+            Decider::Context(_) => {
+                let _ = py;
+                Err(ConfigError::new_err(
+                    "this gate decides without a store: open it with a store to manage approvals",
+                ))
+            }
+        }
+    }
+
     /// Pickling: the config's path and the store setting.
     fn __reduce__<'py>(
         &self,

@@ -14,9 +14,14 @@
 //!   `Reason`, `Finding` (`response`): the gate built from a config file,
 //!   as `toolgate check` builds it.
 //!
+//! - `Approvals`, `Approval` (`approvals`, built with the store): the
+//!   human side of approvals, as `toolgate approvals` does it.
+//!
 //! Text from Python is read by `input` (limits before work), and pointers
 //! shown in messages are masked by `redact`.
 
+#[cfg(feature = "store")]
+mod approvals;
 mod convert;
 mod gate;
 mod input;
@@ -27,10 +32,19 @@ mod schema;
 
 use pyo3::prelude::*;
 
+/// The optional parts built in.
+const FEATURES: &[&str] = &[
+    #[cfg(feature = "store")]
+    "store",
+];
+
 /// The extension module.
 #[pymodule]
 fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // What this build carries, for code (and the package's tests) that
+    // needs a part a wheel may be built without.
+    m.add("FEATURES", FEATURES)?;
     m.add("JSONError", py.get_type::<json::JSONError>())?;
     m.add("SchemaError", py.get_type::<schema::SchemaError>())?;
     m.add("SchemaViolation", py.get_type::<schema::SchemaViolation>())?;
@@ -45,5 +59,10 @@ fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<response::Call>()?;
     m.add_class::<response::Reason>()?;
     m.add_class::<response::Finding>()?;
+    #[cfg(feature = "store")]
+    {
+        m.add_class::<approvals::Approvals>()?;
+        m.add_class::<approvals::Approval>()?;
+    }
     Ok(())
 }

@@ -150,7 +150,7 @@ def audit_rows(db: Path) -> int:
         con.close()
 
 
-def test_with_a_store_decisions_are_recorded_and_approvals_shared(tmp_path: Path) -> None:
+def test_with_a_store_decisions_are_recorded_and_approvals_shared(tmp_path: Path, store_build: None) -> None:
     shop = tmp_path / "shop"
     shutil.copytree(SHOP, shop, ignore=shutil.ignore_patterns("*.db", "*.db-*"))
     db = tmp_path / "tg.db"
@@ -219,7 +219,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_store_shared_with_a_running_toolgate_serve(tmp_path: Path) -> None:
+def test_a_store_shared_with_a_running_toolgate_serve(tmp_path: Path, store_build: None) -> None:
     import time
     import urllib.request
 

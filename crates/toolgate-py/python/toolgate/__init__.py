@@ -17,6 +17,7 @@ import os as _os
 from importlib.metadata import PackageNotFoundError as _NotFound, version as _version
 from typing import Dict as _Dict, List as _List, Literal as _Literal, Union as _Union
 
+from ._toolgate import FEATURES as _FEATURES
 from ._toolgate import (
     Call,
     ConfigError,
@@ -33,8 +34,14 @@ from ._toolgate import (
     digest,
     loads,
 )
+if "store" in _FEATURES:  # the human side of approvals, with the store built in
+    from ._toolgate import Approval, Approvals  # noqa: F401
 from ._runner import Outcome, Runner
 from . import sdk
+
+features: frozenset[str] = frozenset(_FEATURES)
+"""The optional parts this build carries: ``"store"`` when it was built with
+the store (``pip install ... -C build-args="--features store"``)."""
 
 try:
     __version__: str = _version("toolgate")
@@ -63,6 +70,7 @@ __all__ = [
     "Text",
     "Verdict",
     "__version__",
+    "features",
     "Call",
     "ConfigError",
     "Finding",

@@ -7,6 +7,8 @@ from decimal import Decimal
 from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeAlias, TypeVar, Union, overload
 
 __version__: str
+features: frozenset[str]
+"""The optional parts this build carries (``"store"``)."""
 
 JSON: TypeAlias = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
 """What :func:`loads` returns and what the functions take as a parsed value."""
@@ -280,6 +282,51 @@ class Response:
     def to_json(self) -> bytes:
         """The same, as canonical JSON text."""
 
+class Approval:
+    """One approval as it stood when read (store build only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> Literal["single", "standing"]: ...
+    @property
+    def state(self) -> Literal["pending", "approved", "denied", "expired", "withdrawn"]: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def session(self) -> Optional[str]: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def digest(self) -> Optional[str]: ...
+    @property
+    def created_at(self) -> int: ...
+    @property
+    def expires_at(self) -> int: ...
+    @property
+    def decided_by(self) -> Optional[str]: ...
+    @property
+    def decided_at(self) -> Optional[int]: ...
+    @property
+    def note(self) -> Optional[str]: ...
+    @property
+    def uses(self) -> int: ...
+
+class Approvals:
+    """The approvals of a store, as ``toolgate approvals`` manages them (store build only)."""
+
+    def __init__(self, url: str, *, base: Union[str, os.PathLike[str], None] = None) -> None: ...
+    def list(
+        self,
+        *,
+        state: Literal["pending", "approved", "denied", "expired", "withdrawn", "all"] = "pending",
+        limit: int = 100,
+    ) -> List[Approval]: ...
+    def show(self, id: str) -> Approval: ...
+    def approve(self, id: str, *, actor: Optional[str] = None, note: str = "") -> Approval: ...
+    def deny(self, id: str, *, actor: Optional[str] = None, note: str = "") -> Approval: ...
+    def grant(self, user: str, tool: str, *, for_seconds: int, note: str, actor: Optional[str] = None) -> Approval: ...
+
 class Gate:
     """The gate of a toolgate config."""
 
@@ -289,6 +336,8 @@ class Gate:
     @property
     def has_store(self) -> bool:
         """Whether decisions are recorded in a store."""
+    def approvals(self) -> Approvals:
+        """The approvals of the gate's store; :class:`ConfigError` without one."""
     def decide(
         self,
         raw_body: Text,
