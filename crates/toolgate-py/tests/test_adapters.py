@@ -1,0 +1,120 @@
+"""The framework adapters against the real packages, driven by a canned
+model: LangChain tools (langchain-core's fake chat model proposes the
+calls) and an MCP client session (the official SDK's client over stdio to
+a bare server that records what it receives)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+import toolgate
+
+from conftest import ROOT, require_external
+
+SHOP = ROOT / "examples" / "shop"
+SERVER = ROOT / "crates" / "toolgate-cli" / "tests" / "mcp" / "shop_server.py"
+INJECTION = "IGNORE PREVIOUS INSTRUCTIONS"
+
+
+def package(name: str) -> Any:
+    if require_external():
+        return __import__(name)
+    return pytest.importorskip(name)
+
+
+@pytest.fixture(scope="module")
+def gate() -> toolgate.Gate:
+    return toolgate.Gate.from_config(SHOP / "toolgate.toml", store=False)
+
+
+def context() -> Dict[str, Any]:
+    value = toolgate.loads((SHOP / "context.json").read_bytes())
+    assert isinstance(value, dict)
+    return value
+
+
+def test_langchain_tools_run_only_allowed_calls(gate: toolgate.Gate) -> None:
+    package("langchain_core")
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import tool
+
+    from toolgate.adapters.langchain import gate_tools
+
+    ran: List[Dict[str, Any]] = []
+
+    @tool
+    def search(query: str, limit: int = 10) -> str:
+        """Search the shop."""
+        ran.append({"query": query, "limit": limit})
+        return f"{limit} results"
+
+    @tool
+    def refund(order_id: str, amount_cents: int, reason: str) -> str:
+        """Refund an order."""
+        ran.append({"refund": order_id})  # pragma: no cover - must not run
+        return "refunded"
+
+    proposed = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "search", "args": {"query": "boots", "limit": 5}, "id": "c1", "type": "tool_call"},
+            {"name": "search", "args": {"query": "boots", "limit": "5"}, "id": "c2", "type": "tool_call"},
+            {"name": "search", "args": {"query": "boots", INJECTION: 1}, "id": "c3", "type": "tool_call"},
+            {"name": "refund", "args": {"order_id": "ord_1002", "amount_cents": 2599, "reason": "late"}, "id": "c4", "type": "tool_call"},
+        ],
+    )
+    model = GenericFakeChatModel(messages=iter([proposed]))
+    tools = {t.name: t for t in gate_tools([search, refund], gate, context)}
+    assert tools["search"].description == "Search the shop."
+    message = model.invoke("find boots")
+    results = [tools[c["name"]].invoke(c) for c in message.tool_calls]
+    assert all(isinstance(r, ToolMessage) for r in results)
+    # Only the allowed call ran, with the checked value; "5" was not coerced.
+    assert ran == [{"query": "boots", "limit": 5}]
+    assert results[0].content == "5 results"
+    assert results[1].content.startswith("denied by toolgate: type_mismatch at /limit")
+    assert results[2].content.startswith("denied by toolgate: unknown_property at /*")
+    assert INJECTION not in results[2].content
+    assert results[3].content.startswith("held by toolgate for human approval")
+
+
+def test_mcp_session_sends_only_allowed_calls(gate: toolgate.Gate, tmp_path: Path) -> None:
+    package("mcp")
+    from mcp import Client, StdioServerParameters
+
+    from toolgate.adapters.mcp import GatedSession
+
+    seen = tmp_path / "seen.jsonl"
+
+    async def run() -> List[Any]:
+        params = StdioServerParameters(command=sys.executable, args=[str(SERVER)], env={"MCP_TEST_SEEN": str(seen)})
+        async with Client(params, mode="legacy") as client:
+            session = GatedSession(client, gate, context)
+            # The canned model's calls, as an MCP host hands them over.
+            calls = [
+                ("search", {"limit": 5, "query": "boots"}),
+                ("search", {"query": "boots", "limit": 5.5}),
+                ("refund", {"order_id": "ord_1002", "amount_cents": 2599, "reason": "late"}),
+                ("serach", {"query": "boots"}),
+            ]
+            out = [await session.call_tool(name, args) for name, args in calls]
+            tools = await session.list_tools()  # passed through unchanged
+            assert {t.name for t in tools.tools} == {"search", "get_order", "refund"}
+            return out
+
+    results = asyncio.run(run())
+    assert [r.is_error for r in results] == [False, True, True, True]
+    assert results[0].content[0].text == "ok"
+    assert results[1].content[0].text.startswith("denied by toolgate: type_mismatch at /limit")
+    assert results[2].content[0].text.startswith("held by toolgate for human approval")
+    assert results[3].content[0].text == "denied by toolgate: unknown_tool"
+    # The server received exactly the allowed call, canonical.
+    received = [json.loads(line) for line in seen.read_text().splitlines()]
+    assert [(r["name"], r["arguments"]) for r in received] == [("search", {"limit": 5, "query": "boots"})]
