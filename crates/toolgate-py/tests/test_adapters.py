@@ -118,3 +118,61 @@ def test_mcp_session_sends_only_allowed_calls(gate: toolgate.Gate, tmp_path: Pat
     # The server received exactly the allowed call, canonical.
     received = [json.loads(line) for line in seen.read_text().splitlines()]
     assert [(r["name"], r["arguments"]) for r in received] == [("search", {"limit": 5, "query": "boots"})]
+
+
+def test_openai_agents_tools_get_the_models_text(gate: toolgate.Gate) -> None:
+    package("agents")
+    from agents import Agent, ModelSettings, Runner, function_tool
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    from toolgate.adapters.openai_agents import gate_tools
+
+    ran: List[Dict[str, Any]] = []
+
+    @function_tool
+    def search(query: str, limit: int) -> str:
+        """Search the shop."""
+        ran.append({"query": query, "limit": limit})
+        return f"{limit} results"
+
+    texts = [
+        '{"query": "boots", "limit": 5}',
+        '{"query": "boots", "limit": 5, "limit": 50}',
+        '{"query": "boots", "limit": "5"}',
+        '{"query": "boots", "limit": NaN}',
+    ]
+    seen_outputs: List[Any] = []
+
+    class Canned(Model):
+        """The canned model: the calls first, then a closing message."""
+
+        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+            if not seen_outputs:
+                seen_outputs.append(True)
+                calls = [
+                    ResponseFunctionToolCall(type="function_call", name="search", arguments=t, call_id=f"c{i}", id=f"fc{i}")
+                    for i, t in enumerate(texts)
+                ]
+                return ModelResponse(output=list(calls), usage=Usage(), response_id=None)
+            seen_outputs.extend(item for item in input if isinstance(item, dict) and item.get("type") == "function_call_output")
+            message = ResponseOutputMessage(
+                id="m1", type="message", role="assistant", status="completed",
+                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - not streamed
+            raise NotImplementedError
+
+    agent = Agent(name="shop", model=Canned(), tools=gate_tools([search], gate, context), model_settings=ModelSettings())
+    result = Runner.run_sync(agent, "find boots")
+    assert result.final_output == "done"
+    assert ran == [{"query": "boots", "limit": 5}]
+    outputs = {o["call_id"]: o["output"] for o in seen_outputs[1:]}
+    assert outputs["c0"] == "5 results"
+    assert outputs["c1"].startswith("denied by toolgate: duplicate_key")
+    assert outputs["c2"].startswith("denied by toolgate: type_mismatch at /limit")
+    assert outputs["c3"].startswith("denied by toolgate: non_finite_number")

@@ -5,7 +5,12 @@ framework installed (the package's extras):
 - :mod:`toolgate.adapters.langchain` (``pip install "toolgate[langchain]"``):
   LangChain tools that decide each call before the tool runs;
 - :mod:`toolgate.adapters.mcp` (``pip install "toolgate[mcp]"``): an MCP
-  client session whose ``call_tool`` decides each call before it is sent.
+  client session whose ``call_tool`` decides each call before it is sent;
+- :mod:`toolgate.adapters.openai_agents` (``pip install
+  "toolgate[openai-agents]"``): OpenAI Agents SDK function tools decided on
+  the model's own argument text;
+- :mod:`toolgate.adapters.pydantic_ai` (``pip install
+  "toolgate[pydantic-ai]"``): a pydantic-ai toolset wrapper.
 
 Every adapter decides one call with :meth:`toolgate.Gate.decide_call` and
 runs the tool only for an allowed call, with ``call.arguments`` (the
