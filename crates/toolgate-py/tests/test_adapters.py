@@ -176,3 +176,45 @@ def test_openai_agents_tools_get_the_models_text(gate: toolgate.Gate) -> None:
     assert outputs["c1"].startswith("denied by toolgate: duplicate_key")
     assert outputs["c2"].startswith("denied by toolgate: type_mismatch at /limit")
     assert outputs["c3"].startswith("denied by toolgate: non_finite_number")
+
+
+def test_pydantic_ai_toolset_decides_on_the_models_text(gate: toolgate.Gate) -> None:
+    package("pydantic_ai")
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai.toolsets import FunctionToolset
+
+    from toolgate.adapters.pydantic_ai import GatedToolset
+
+    ran: List[Dict[str, Any]] = []
+
+    def search(query: str, limit: int) -> str:
+        """Search the shop."""
+        ran.append({"query": query, "limit": limit})
+        return f"{limit} results"
+
+    texts = [
+        '{"query": "boots", "limit": 5}',
+        '{"query": "boots", "limit": 5, "limit": 50}',
+        '{"query": "boots", "limit": "5"}',
+        '{"query": "boots", "%s": 1}' % INJECTION,
+    ]
+    returned: Dict[str, Any] = {}
+
+    def canned(messages: List[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("search", t, tool_call_id=f"c{i}") for i, t in enumerate(texts)])
+        for part in messages[-1].parts:
+            if isinstance(part, ToolReturnPart):
+                returned[part.tool_call_id] = part.content
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = Agent(FunctionModel(canned), toolsets=[GatedToolset(FunctionToolset([search]), gate, context)])
+    result = agent.run_sync("find boots")
+    assert result.output == "done"
+    assert ran == [{"query": "boots", "limit": 5}]
+    assert returned["c0"] == "5 results"
+    assert returned["c1"].startswith("denied by toolgate: duplicate_key")
+    assert returned["c2"].startswith("denied by toolgate: type_mismatch at /limit")
+    assert returned["c3"].startswith("denied by toolgate: unknown_property at /*") and INJECTION not in returned["c3"]
