@@ -41,7 +41,7 @@ def test_the_stubs_names_exist_at_runtime() -> None:
     stub = (Path(toolgate.__file__).parent / "__init__.pyi").read_text()
     for name in ("JSON", "JSONDecimal", "Text", "Verdict", "Format"):
         assert f"\n{name}: TypeAlias" in stub
-    for name in ("JSON", "Text", "Verdict", "Format", "SchemaViolation", "features", "__version__"):
+    for name in ("JSON", "JSONDecimal", "Text", "Verdict", "Format", "SchemaViolation", "features", "__version__"):
         assert hasattr(toolgate, name) and name in toolgate.__all__
     assert typing.get_args(toolgate.Verdict) == ("allow", "needs_approval", "deny")
     assert "mcp" in typing.get_args(toolgate.Format)

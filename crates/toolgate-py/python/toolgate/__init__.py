@@ -14,6 +14,7 @@ your software executes.
 """
 
 import os as _os
+from decimal import Decimal as _Decimal
 from importlib.metadata import PackageNotFoundError as _NotFound, version as _version
 from typing import Dict as _Dict, List as _List, Literal as _Literal, Union as _Union
 
@@ -52,6 +53,8 @@ except _NotFound:  # imported from a source tree, not installed
 # with typing.get_args).
 JSON = _Union[None, bool, int, float, str, _List["JSON"], _Dict[str, "JSON"]]
 """What :func:`loads` returns and what the functions take as a parsed value."""
+JSONDecimal = _Union[None, bool, int, _Decimal, str, _List["JSONDecimal"], _Dict[str, "JSONDecimal"]]
+"""What ``loads(..., decimal=True)`` returns: non-integers as exact ``Decimal``."""
 Text = _Union[bytes, bytearray, memoryview, str]
 """JSON text: parsed strictly, never through Python objects."""
 Verdict = _Literal["allow", "needs_approval", "deny"]
@@ -66,6 +69,7 @@ def _gate_from_config(path: "_os.PathLike[str] | str", store: "bool | str") -> G
 
 __all__ = [
     "JSON",
+    "JSONDecimal",
     "Format",
     "Text",
     "Verdict",
