@@ -3,40 +3,24 @@
 //! Python to JSON takes exactly `dict` (with `str` keys), `list`, `str`,
 //! `int`, `float` (finite), `bool` and `None`, by exact type: a subclass, a
 //! tuple, a set, bytes or any other object is a `TypeError`; `bool` is never
-//! an integer. JSON to Python gives integers of any size as exact `int`s,
-//! other numbers as `float`s.
+//! an integer; a value the strict profile refuses (a lone surrogate, a
+//! noncharacter, an infinite float, too deep) is a `JSONError` with its
+//! code. JSON to Python gives integers of any size as exact `int`s, other
+//! numbers as `float`s or, on request, `decimal.Decimal`s.
 
 use std::borrow::Cow;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString};
-use toolgate_json::{pointer, Limit, Number, Object, Value};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use toolgate_json::{pointer, ErrorCode, Limit, Number, Object, Value};
+
+use crate::json::{json_error_at, Place};
+use crate::redact::Known;
 
 /// Decimal digits converted by one `int(str)` or `str(int)` call: below
 /// CPython's default `sys.get_int_max_str_digits()` (4300).
 const DIGITS_PER_CALL: usize = 4000;
-
-/// JSON text given as `bytes`, `bytearray` or `str` (UTF-8 encoded), or
-/// `None` when `obj` is none of them.
-pub(crate) fn raw_text<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Option<Cow<'a, [u8]>>> {
-    if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Some(Cow::Borrowed(b.as_bytes())));
-    }
-    if let Ok(b) = obj.cast::<PyByteArray>() {
-        return Ok(Some(Cow::Owned(b.to_vec())));
-    }
-    if let Ok(s) = obj.cast::<PyString>() {
-        return match s.to_str() {
-            Ok(text) => Ok(Some(Cow::Borrowed(text.as_bytes()))),
-            // A `str` holding a lone surrogate has no UTF-8 form.
-            Err(_) => Err(PyValueError::new_err(
-                "lone_surrogate: the str holds a lone surrogate and is not text",
-            )),
-        };
-    }
-    Ok(None)
-}
 
 /// The JSON value of a Python object (see the module documentation).
 pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
@@ -46,10 +30,7 @@ pub(crate) fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value<'static>> {
 
 fn from_py_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResult<Value<'static>> {
     if depth > Limit::Depth.ceiling() {
-        return Err(PyValueError::new_err(format!(
-            "too_deep: nesting exceeds {} at `{path}`",
-            Limit::Depth.ceiling()
-        )));
+        return Err(value_error(obj.py(), ErrorCode::TooDeep, path));
     }
     if obj.is_none() {
         return Ok(Value::Null);
@@ -64,9 +45,7 @@ fn from_py_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResu
         let f: f64 = obj.extract()?;
         return match Number::from_f64(f) {
             Some(n) => Ok(Value::Number(n)),
-            None => Err(PyValueError::new_err(format!(
-                "non_finite_number: a float that is not finite at `{path}`"
-            ))),
+            None => Err(value_error(obj.py(), ErrorCode::NonFiniteNumber, path)),
         };
     }
     if obj.is_exact_instance_of::<PyString>() {
@@ -89,8 +68,9 @@ fn from_py_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResu
         for (key, value) in dict.iter() {
             if !key.is_exact_instance_of::<PyString>() {
                 return Err(PyTypeError::new_err(format!(
-                    "a dict key must be a str, not {}, in the object at `{path}`",
-                    type_name(&key)
+                    "a dict key must be a str, not {}, in the object at `{}`",
+                    type_name(&key),
+                    Known::none().redact(path)
                 )));
             }
             let name = string(&key, path)?;
@@ -103,9 +83,26 @@ fn from_py_at(obj: &Bound<'_, PyAny>, path: &mut String, depth: usize) -> PyResu
         return Ok(Value::Object(members));
     }
     Err(PyTypeError::new_err(format!(
-        "{} is not a JSON value (dict, list, str, int, float, bool or None) at `{path}`",
-        type_name(obj)
+        "{} is not a JSON value (dict, list, str, int, float, bool or None) at `{}`",
+        type_name(obj),
+        Known::none().redact(path)
     )))
+}
+
+/// The `JSONError` of a Python value the strict profile refuses: the code,
+/// the value's pointer (input names masked in the message and `pointer`).
+fn value_error(py: Python<'_>, code: ErrorCode, path: &str) -> PyErr {
+    json_error_at(
+        py,
+        &Place {
+            code,
+            line: 0,
+            column: 0,
+            offset: 0,
+            pointer: path,
+        },
+        &Known::none(),
+    )
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -119,14 +116,10 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 fn string(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<String> {
     let s = obj.cast::<PyString>()?;
     let Ok(text) = s.to_str() else {
-        return Err(PyValueError::new_err(format!(
-            "lone_surrogate: a str holds a lone surrogate at `{path}`"
-        )));
+        return Err(value_error(obj.py(), ErrorCode::LoneSurrogate, path));
     };
     if text.chars().any(is_noncharacter) {
-        return Err(PyValueError::new_err(format!(
-            "noncharacter: a str holds a unicode noncharacter at `{path}`"
-        )));
+        return Err(value_error(obj.py(), ErrorCode::Noncharacter, path));
     }
     Ok(text.to_owned())
 }
@@ -148,8 +141,7 @@ fn int_number(obj: &Bound<'_, PyAny>, path: &str) -> PyResult<Number> {
         lexeme.push('-');
     }
     int_digits(&magnitude, &mut lexeme)?;
-    Number::from_lexeme(&lexeme)
-        .map_err(|e| PyValueError::new_err(format!("the int at `{path}` is not a number: {e}")))
+    Number::from_lexeme(&lexeme).map_err(|e| value_error(obj.py(), e.code(), path))
 }
 
 /// Appends the decimal digits of a non-negative `int`, in pieces that stay
@@ -176,31 +168,118 @@ fn int_digits(n: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
     Ok(())
 }
 
+/// How non-integer numbers come out: `float` (the nearest double), or
+/// `decimal.Decimal` of the exact lexeme.
+pub(crate) struct Numbers<'py> {
+    decimal: Option<Bound<'py, PyAny>>,
+}
+
+impl<'py> Numbers<'py> {
+    /// `decimal.Decimal` for non-integers when `decimal`, else `float`.
+    pub(crate) fn new(py: Python<'py>, decimal: bool) -> PyResult<Self> {
+        let decimal = if decimal {
+            Some(py.import("decimal")?.getattr("Decimal")?)
+        } else {
+            None
+        };
+        Ok(Self { decimal })
+    }
+
+    /// `float` for non-integers.
+    pub(crate) fn floats() -> Self {
+        Self { decimal: None }
+    }
+}
+
+/// Member names of at most this many bytes are kept in the key cache.
+const CACHED_KEY_BYTES: usize = 32;
+/// Slots in the key cache (a power of two).
+const KEY_SLOTS: usize = 512;
+
+/// One slot of the key cache: a name and its `str`.
+type KeySlot = Option<(Box<str>, Py<PyString>)>;
+
+thread_local! {
+    /// The `str` objects of recent member names, by a hash of their bytes,
+    /// kept from one conversion to the next on this thread: the names a
+    /// program's tools use are made once. At most `KEY_SLOTS` names of at
+    /// most `CACHED_KEY_BYTES` bytes each (a new name takes its slot's
+    /// place), so input cannot grow it.
+    static KEYS: std::cell::RefCell<Vec<KeySlot>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The `str` of a member name, from the cache when it is there.
+fn key<'py>(py: Python<'py>, keys: &mut Vec<KeySlot>, name: &str) -> Bound<'py, PyString> {
+    if name.len() > CACHED_KEY_BYTES {
+        return PyString::new(py, name);
+    }
+    if keys.is_empty() {
+        keys.resize_with(KEY_SLOTS, || None);
+    }
+    // FNV-1a over the bytes, folded to a slot.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let slot = (h as usize) & (KEY_SLOTS - 1);
+    if let Some(Some((cached, s))) = keys.get(slot) {
+        if &**cached == name {
+            return s.bind(py).clone();
+        }
+    }
+    let s = PyString::new(py, name);
+    if let Some(entry) = keys.get_mut(slot) {
+        *entry = Some((name.into(), s.clone().unbind()));
+    }
+    s
+}
+
 /// The Python object of a JSON value.
-pub(crate) fn to_py<'py>(py: Python<'py>, value: &Value<'_>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_py<'py>(
+    py: Python<'py>,
+    value: &Value<'_>,
+    numbers: &Numbers<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
+    KEYS.with(|keys| match keys.try_borrow_mut() {
+        Ok(mut keys) => to_py_with(py, value, numbers, &mut keys),
+        // (Not reentered; should it be, a cache of its own.)
+        Err(_) => to_py_with(py, value, numbers, &mut Vec::new()),
+    })
+}
+
+fn to_py_with<'py>(
+    py: Python<'py>,
+    value: &Value<'_>,
+    numbers: &Numbers<'py>,
+    keys: &mut Vec<KeySlot>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => number_to_py(py, n)?,
+        Value::Number(n) => number_to_py(py, n, numbers)?,
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let list = PyList::empty(py);
+            let mut out = Vec::with_capacity(items.len());
             for item in items {
-                list.append(to_py(py, item)?)?;
+                out.push(to_py_with(py, item, numbers, keys)?);
             }
-            list.into_any()
+            PyList::new(py, out)?.into_any()
         }
         Value::Object(members) => {
             let dict = PyDict::new(py);
             for (name, v) in members.iter() {
-                dict.set_item(name, to_py(py, v)?)?;
+                dict.set_item(key(py, keys, name), to_py_with(py, v, numbers, keys)?)?;
             }
             dict.into_any()
         }
     })
 }
 
-fn number_to_py<'py>(py: Python<'py>, n: &Number) -> PyResult<Bound<'py, PyAny>> {
+fn number_to_py<'py>(
+    py: Python<'py>,
+    n: &Number,
+    numbers: &Numbers<'py>,
+) -> PyResult<Bound<'py, PyAny>> {
     if let Some(v) = n.as_i64() {
         return Ok(v.into_pyobject(py)?.into_any());
     }
@@ -212,6 +291,10 @@ fn number_to_py<'py>(py: Python<'py>, n: &Number) -> PyResult<Bound<'py, PyAny>>
         };
         let v = int_from_digits(py, digits)?;
         return if negative { v.neg() } else { Ok(v) };
+    }
+    if let Some(decimal) = &numbers.decimal {
+        // The lexeme as written: `Decimal` reads every JSON number exactly.
+        return decimal.call1((&*n.lexeme(),));
     }
     match n.as_f64() {
         Some(f) => Ok(PyFloat::new(py, f).into_any()),

@@ -1,23 +1,27 @@
-//! `Gate`, its `Response` with `Call`s, `Reason`s and `Finding`s, and
-//! `ConfigError`.
+//! `Gate` and `ConfigError`.
 //!
 //! The gate is built from a config file exactly as `toolgate check` builds
 //! it: the config's tools, limits and authorization, and by default its
 //! store, where every decision is audited and approvals, session counters
 //! and the kill switch are shared with `toolgate serve` and the CLI.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyList, PyString};
+use pyo3::types::{PyBool, PyString, PyTuple};
 use toolgate::config::Config;
-use toolgate::{Context, Decisions, Format};
-use toolgate_json::{canonical, Value};
+use toolgate::{Context, Format};
+use toolgate_json::{canonical, Object, Value};
 #[cfg(feature = "store")]
 use toolgate_store::{StoreGate, StoreOptions};
 
 use crate::convert;
+use crate::input::with_text;
+use crate::redact::Known;
+use crate::response::Response;
 
 pyo3::create_exception!(
     toolgate,
@@ -26,11 +30,6 @@ pyo3::create_exception!(
     "A config, its policies, schemas or entities, or its store, that cannot \
      be loaded or opened. The message names the file and place."
 );
-
-/// `None` or a quoted string, for a `__repr__`.
-fn py_repr(s: Option<&str>) -> String {
-    s.map_or_else(|| "None".to_owned(), |s| format!("{s:?}"))
-}
 
 /// How decisions are made: over the store, or from the context alone.
 enum Decider {
@@ -44,45 +43,24 @@ enum Decider {
 pub(crate) struct Gate {
     decider: Decider,
     max_body_bytes: usize,
+    /// Each tool's declared member names, shown in reasons' pointers.
+    known: HashMap<String, Known>,
+    /// How it was opened, to pickle it.
+    path: PathBuf,
+    store: Option<Option<String>>,
 }
 
 fn config_error(what: &str, e: &dyn std::fmt::Display) -> PyErr {
     ConfigError::new_err(format!("{what}: {e}"))
 }
 
-#[pymethods]
+/// The most a context may hold, in bytes of JSON text.
+const MAX_CONTEXT_BYTES: usize = 1 << 20;
+
 impl Gate {
-    /// The gate of a toolgate config (TOML): its tools, schemas, limits and
-    /// authorization (Cedar policies; a config that names none denies every
-    /// call ``not_authorized``).
-    ///
-    /// ``store=True`` (the default) opens the config's ``[store] url``
-    /// (relative to the config's folder): every decision is audited there,
-    /// a call that needs approval gets a pending approval, an approved call
-    /// uses its approval once, and the kill switch and session counters are
-    /// those ``toolgate serve`` and the CLI share. A string opens that store
-    /// URL instead. ``store=False`` decides without a store: nothing is
-    /// written and the context carries the state (kill switch, approvals,
-    /// turn), trusted for the turn. Raises :class:`ConfigError`.
-    #[staticmethod]
-    #[pyo3(signature = (path, *, store = None), text_signature = "(path, *, store=True)")]
-    fn from_config(path: PathBuf, store: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let store_url: Option<Option<String>> = match store {
-            None => Some(None),
-            Some(s) if s.is_exact_instance_of::<PyBool>() => {
-                if s.is_truthy()? {
-                    Some(None)
-                } else {
-                    None
-                }
-            }
-            Some(s) if s.is_instance_of::<PyString>() => Some(Some(s.extract()?)),
-            Some(_) => {
-                return Err(PyTypeError::new_err(
-                    "store must be True, False or a store URL (str)",
-                ))
-            }
-        };
+    /// The gate of `path`, over the config's store (`Some(None)`), a store
+    /// URL (`Some(Some(url))`) or none (`None`).
+    fn open(path: PathBuf, store_url: Option<Option<String>>) -> PyResult<Self> {
         let config = Config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
         // "cannot load the authorization policies: …", "cannot build the
         // gate: …": the part that failed, then why.
@@ -93,7 +71,12 @@ impl Gate {
                     None => ConfigError::new_err(e.to_string()),
                 }
             })?;
-        let decider = match store_url {
+        let known = gate
+            .registry()
+            .iter()
+            .map(|tool| (tool.name().to_owned(), Known::of_schema(tool.raw_schema())))
+            .collect();
+        let decider = match &store_url {
             None => Decider::Context(gate),
             #[cfg(not(feature = "store"))]
             Some(_) => {
@@ -115,7 +98,103 @@ impl Gate {
         Ok(Self {
             decider,
             max_body_bytes: config.gate().max_body_bytes(),
+            known,
+            path,
+            store: store_url,
         })
+    }
+
+    /// The context's JSON text: as given (text), or a value written as JSON
+    /// with every number as Python wrote it (`3.0` stays a non-integer, so
+    /// that `turn: 3.0` is refused as the CLI refuses it).
+    fn context_text(context: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+        if let Some(text) = with_text(context, MAX_CONTEXT_BYTES, |t| Ok(t.to_vec()))? {
+            return Ok(text);
+        }
+        // Strictly first: exact types, str keys, finite floats.
+        convert::from_py(context)?;
+        let json = context.py().import("json")?;
+        let kwargs = pyo3::types::PyDict::new(context.py());
+        kwargs.set_item("allow_nan", false)?;
+        let text: String = json
+            .call_method("dumps", (context,), Some(&kwargs))?
+            .extract()?;
+        Ok(text.into_bytes())
+    }
+
+    /// Decides one body with the context.
+    fn decide_body(
+        &self,
+        py: Python<'_>,
+        body: &[u8],
+        format: Format,
+        context: &Bound<'_, PyAny>,
+    ) -> PyResult<Response> {
+        if body.len() > self.max_body_bytes {
+            return Err(PyValueError::new_err(format!(
+                "the body is {} bytes, over [gate] max_body_bytes ({})",
+                body.len(),
+                self.max_body_bytes
+            )));
+        }
+        let context_text = Self::context_text(context)?;
+        if let Err(e) = toolgate_json::from_slice(&context_text) {
+            // The code and place, never the context's own text.
+            return Err(PyValueError::new_err(format!(
+                "context is not strict json: {} at line {} column {}",
+                e.code().as_str(),
+                e.line(),
+                e.column()
+            )));
+        }
+        let context = Context::from_json(&context_text)
+            .map_err(|e| PyValueError::new_err(format!("context: {e}")))?;
+        let decisions = py.detach(|| match &self.decider {
+            Decider::Context(gate) => gate.decide(body, format, &context, &context),
+            #[cfg(feature = "store")]
+            Decider::Store(gate) => gate.decide_and_record(body, format, &context),
+        });
+        Response::new(py, &decisions, &self.known)
+    }
+}
+
+#[pymethods]
+impl Gate {
+    /// The gate of a toolgate config (TOML): its tools, schemas, limits and
+    /// authorization (Cedar policies; a config that names none denies every
+    /// call ``not_authorized``).
+    ///
+    /// ``store=True`` (the default) opens the config's ``[store] url``
+    /// (relative to the config's folder): every decision is audited there,
+    /// a call that needs approval gets a pending approval, an approved call
+    /// uses its approval once, and the kill switch and session counters are
+    /// those ``toolgate serve`` and the CLI share. A string opens that store
+    /// URL instead. ``store=False`` decides without a store: nothing is
+    /// written and the context carries the state (kill switch, approvals,
+    /// turn), trusted for the turn. Raises :class:`ConfigError`.
+    ///
+    /// A gate pickles as its config's path and store setting: unpickled (in
+    /// a process pool's worker, say), it loads the config again.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, store = None), text_signature = "(path, *, store=True)")]
+    fn from_config(path: PathBuf, store: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let store_url: Option<Option<String>> = match store {
+            None => Some(None),
+            Some(s) if s.is_exact_instance_of::<PyBool>() => {
+                if s.is_truthy()? {
+                    Some(None)
+                } else {
+                    None
+                }
+            }
+            Some(s) if s.is_instance_of::<PyString>() => Some(Some(s.extract()?)),
+            Some(_) => {
+                return Err(PyTypeError::new_err(
+                    "store must be True, False or a store URL (str)",
+                ))
+            }
+        };
+        Self::open(path, store_url)
     }
 
     /// Decides every tool call in one model response, as the provider sent
@@ -141,37 +220,56 @@ impl Gate {
         let format: Format = format
             .parse()
             .map_err(|e| PyValueError::new_err(format!("format: {e}")))?;
-        let Some(body) = convert::raw_text(raw_body)? else {
-            return Err(PyTypeError::new_err(format!(
+        let decided = with_text(raw_body, self.max_body_bytes, |body| {
+            self.decide_body(py, body, format, context)
+        })?;
+        match decided {
+            Some(response) => Ok(response),
+            None => Err(PyTypeError::new_err(format!(
                 "raw_body must be bytes (the raw HTTP body), not {}",
                 raw_body.get_type().name()?
-            )));
-        };
-        if body.len() > self.max_body_bytes {
-            return Err(PyValueError::new_err(format!(
-                "the body is {} bytes, over [gate] max_body_bytes ({})",
-                body.len(),
-                self.max_body_bytes
-            )));
+            ))),
         }
-        let context_text = match convert::raw_text(context)? {
-            Some(text) => text.into_owned(),
-            None => canonical::to_string(&convert::from_py(context)?).into_bytes(),
+    }
+
+    /// Decides one tool call that code already holds as a tool name and
+    /// its arguments: what every agent framework hands a tool. ``arguments``
+    /// is the model's argument text (``str``, ``bytes``; parsed strictly by
+    /// the gate, with the tool's limits: a duplicate key is a denial, not
+    /// an exception) or an already parsed ``dict``. ``call_id`` is the
+    /// framework's id of the call, if any. ``context`` as for
+    /// :meth:`decide`.
+    ///
+    /// The call is decided as the one tool call of a model response (its
+    /// ``format`` reads ``openai``), with the same stages, audit and
+    /// approvals as :meth:`decide`. Run the tool with
+    /// ``response.calls[0].arguments`` when it is allowed.
+    #[pyo3(signature = (tool, arguments, context, *, call_id = None))]
+    fn decide_call(
+        &self,
+        py: Python<'_>,
+        tool: &str,
+        arguments: &Bound<'_, PyAny>,
+        context: &Bound<'_, PyAny>,
+        call_id: Option<&str>,
+    ) -> PyResult<Response> {
+        // Text is handed on as the string the gate parses; a value as the
+        // call's inline arguments.
+        let args = match with_text(
+            arguments,
+            self.max_body_bytes,
+            |text| match std::str::from_utf8(text) {
+                Ok(s) => Ok(Value::String(Cow::Owned(s.to_owned()))),
+                Err(_) => Err(PyValueError::new_err(
+                    "invalid_utf8: the arguments are not UTF-8 text",
+                )),
+            },
+        )? {
+            Some(text) => text,
+            None => convert::from_py(arguments)?,
         };
-        if let Err(e) = toolgate_json::from_slice(&context_text) {
-            return Err(PyValueError::new_err(format!(
-                "context is not strict json: {e}"
-            )));
-        }
-        let context = Context::from_json(&context_text)
-            .map_err(|e| PyValueError::new_err(format!("context: {e}")))?;
-        let body: &[u8] = &body;
-        let decisions = py.detach(|| match &self.decider {
-            Decider::Context(gate) => gate.decide(body, format, &context, &context),
-            #[cfg(feature = "store")]
-            Decider::Store(gate) => gate.decide_and_record(body, format, &context),
-        });
-        Response::new(py, &decisions)
+        let body = call_body(tool, call_id, args);
+        self.decide_body(py, body.as_bytes(), Format::OpenAiChat, context)
     }
 
     /// Whether decisions are recorded in a store.
@@ -183,303 +281,63 @@ impl Gate {
             Decider::Store(_) => true,
         }
     }
-}
 
-/// Why a call or a response was decided as it was: a stable code (see the
-/// README's list), the JSON Pointer of the place (into the call's arguments,
-/// or into the body for a response's findings) and a finer code for some
-/// stages (the URL guard's, the parser's).
-#[pyclass(frozen, module = "toolgate")]
-pub(crate) struct Reason {
-    /// The stable code, such as ``duplicate_key`` or ``approval_required``.
-    #[pyo3(get)]
-    code: &'static str,
-    /// The JSON Pointer of the place.
-    #[pyo3(get)]
-    pointer: String,
-    /// The stage's finer code, or ``None``.
-    #[pyo3(get)]
-    detail: Option<&'static str>,
-}
-
-#[pymethods]
-impl Reason {
-    fn __repr__(&self) -> String {
-        format!(
-            "Reason(code={:?}, pointer={:?}, detail={})",
-            self.code,
-            self.pointer,
-            py_repr(self.detail)
-        )
-    }
-}
-
-impl Reason {
-    fn of(r: &toolgate::Reason) -> Self {
-        Self {
-            code: r.code.as_str(),
-            pointer: r.pointer.clone(),
-            detail: r.detail,
-        }
-    }
-}
-
-/// A response-level finding: a finish that is not complete, markup in text,
-/// and the like; ``denies`` says whether it denies every call.
-#[pyclass(frozen, module = "toolgate")]
-pub(crate) struct Finding {
-    /// The stable code, such as ``truncated``.
-    #[pyo3(get)]
-    code: &'static str,
-    /// The JSON Pointer of the place in the body.
-    #[pyo3(get)]
-    pointer: String,
-    /// The stage's finer code, or ``None``.
-    #[pyo3(get)]
-    detail: Option<&'static str>,
-    /// Whether the finding denies every call of the response.
-    #[pyo3(get)]
-    denies: bool,
-}
-
-#[pymethods]
-impl Finding {
-    fn __repr__(&self) -> String {
-        format!(
-            "Finding(code={:?}, pointer={:?}, detail={}, denies={})",
-            self.code,
-            self.pointer,
-            py_repr(self.detail),
-            if self.denies { "True" } else { "False" }
-        )
-    }
-}
-
-/// The decision on one proposed tool call.
-#[pyclass(frozen, module = "toolgate")]
-pub(crate) struct Call {
-    /// The call's position in the response, from 0.
-    #[pyo3(get)]
-    index: usize,
-    /// The provider's call id, or ``None``.
-    #[pyo3(get)]
-    call_id: Option<String>,
-    /// The tool's name as the model wrote it.
-    #[pyo3(get)]
-    tool: String,
-    /// ``allow``, ``needs_approval`` or ``deny``.
-    #[pyo3(get)]
-    verdict: &'static str,
-    reasons: Vec<Py<Reason>>,
-    /// The text safe to return to the model: codes and pointers only.
-    #[pyo3(get)]
-    feedback: String,
-    /// ``sha256:`` of the canonical arguments, or ``None`` when they did not parse.
-    #[pyo3(get)]
-    digest: Option<String>,
-    /// For an allow, the approval id used; for a needs-approval with a
-    /// store, the pending approval's id; else ``None``.
-    #[pyo3(get)]
-    approval: Option<String>,
-    /// The ids of the policies that decided at the authorization stage.
-    #[pyo3(get)]
-    policies: Vec<String>,
-    pinned: Vec<(String, Vec<String>)>,
-    arguments: Py<PyAny>,
-}
-
-#[pymethods]
-impl Call {
-    /// Why the call was decided so (empty for a plain allow).
-    #[getter]
-    fn reasons<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.reasons.iter().map(|r| r.clone_ref(py)))
-    }
-
-    /// For each URL argument checked in resolve mode: ``(pointer,
-    /// [address, ...])``, the only addresses the tool may connect to.
-    #[getter]
-    fn pinned(&self) -> Vec<(String, Vec<String>)> {
-        self.pinned.clone()
-    }
-
-    /// The canonical value the gate checked, as Python objects, for a call
-    /// that is not denied; ``None`` for a denied call. Run the tool with this
-    /// value, never with the model's text. A fresh copy on every access.
-    #[getter]
-    fn arguments<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        // A fresh copy, so that no caller can change what another reads.
-        let value = self.arguments.bind(py);
-        if value.is_none() {
-            return Ok(value.clone());
-        }
-        let copy = py.import("copy")?;
-        copy.call_method1("deepcopy", (value,))
-    }
-
-    /// Whether the call is allowed.
-    #[getter]
-    fn allowed(&self) -> bool {
-        self.verdict == "allow"
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Call(index={}, tool={:?}, call_id={}, verdict={:?})",
-            self.index,
-            self.tool,
-            py_repr(self.call_id.as_deref()),
-            self.verdict
-        )
-    }
-}
-
-/// The gate's decisions on one model response.
-#[pyclass(frozen, module = "toolgate")]
-pub(crate) struct Response {
-    /// The response's verdict: ``allow``, ``needs_approval`` or ``deny``.
-    #[pyo3(get)]
-    verdict: &'static str,
-    /// The format read (``openai``, ``responses``, ``anthropic``,
-    /// ``gemini``, ``mcp``), or ``None`` if the body was refused before it
-    /// was known.
-    #[pyo3(get)]
-    format: Option<&'static str>,
-    /// Whether the body was an event stream.
-    #[pyo3(get)]
-    streamed: bool,
-    /// The finish's kind (``complete``, ``truncated``, ...), or ``None``.
-    #[pyo3(get)]
-    finish_kind: Option<String>,
-    /// The provider's finish token, or ``None``.
-    #[pyo3(get)]
-    finish_reason: Option<String>,
-    rejected: Option<Py<Reason>>,
-    findings: Vec<Py<Finding>>,
-    calls: Vec<Py<Call>>,
-    wire: Value<'static>,
-}
-
-impl Response {
-    fn new(py: Python<'_>, d: &Decisions) -> PyResult<Self> {
-        let wire = Value::Object(toolgate::wire::decisions_object(d));
-        let wire_calls = wire
-            .pointer("/decisions")
-            .and_then(Value::as_array)
-            .unwrap_or_default();
-        let mut calls = Vec::with_capacity(d.decisions().len());
-        for (i, c) in d.decisions().iter().enumerate() {
-            let arguments = match wire_calls.get(i).and_then(|w| w.pointer("/arguments")) {
-                Some(v) => convert::to_py(py, v)?.unbind(),
-                None => py.None(),
-            };
-            let reasons = c
-                .reasons()
-                .iter()
-                .map(|r| Py::new(py, Reason::of(r)))
-                .collect::<PyResult<Vec<_>>>()?;
-            calls.push(Py::new(
+    /// The approvals of the gate's store (:class:`Approvals`): list, show,
+    /// approve, deny, grant. Raises :class:`ConfigError` for a gate without
+    /// a store.
+    fn approvals(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match &self.decider {
+            #[cfg(feature = "store")]
+            Decider::Store(gate) => Ok(Py::new(
                 py,
-                Call {
-                    index: c.index(),
-                    call_id: c.call_id().map(str::to_owned),
-                    tool: c.tool().to_owned(),
-                    verdict: c.verdict().as_str(),
-                    reasons,
-                    feedback: c.feedback().to_owned(),
-                    digest: c.digest().map(|g| g.to_string()),
-                    approval: c.approval().map(|a| a.as_str().to_owned()),
-                    policies: c.policies().to_vec(),
-                    pinned: c
-                        .pinned()
-                        .iter()
-                        .map(|p| {
-                            (
-                                p.pointer.clone(),
-                                p.addresses.iter().map(ToString::to_string).collect(),
-                            )
-                        })
-                        .collect(),
-                    arguments,
-                },
-            )?);
+                crate::approvals::Approvals::over(gate.store().clone()),
+            )?
+            .into_any()),
+            Decider::Context(_) => {
+                let _ = py;
+                Err(ConfigError::new_err(
+                    "this gate decides without a store: open it with a store to manage approvals",
+                ))
+            }
         }
-        let findings = d
-            .findings()
-            .iter()
-            .map(|r| {
-                Py::new(
-                    py,
-                    Finding {
-                        code: r.code.as_str(),
-                        pointer: r.pointer.clone(),
-                        detail: r.detail,
-                        denies: r.code.finding_denies(),
-                    },
-                )
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        Ok(Self {
-            verdict: d.verdict().as_str(),
-            format: d.format().map(Format::as_str),
-            streamed: d.streamed(),
-            finish_kind: d.finish().as_ref().map(|f| f.kind().to_string()),
-            finish_reason: d.finish().as_ref().map(|f| f.reason().to_owned()),
-            rejected: d
-                .rejected()
-                .as_ref()
-                .map(|r| Py::new(py, Reason::of(r)))
-                .transpose()?,
-            findings,
-            calls,
-            wire,
-        })
+    }
+
+    /// Pickling: the config's path and the store setting.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let restore = py.import("toolgate")?.getattr("_gate_from_config")?;
+        let store = match &self.store {
+            None => PyBool::new(py, false).to_owned().into_any(),
+            Some(None) => PyBool::new(py, true).to_owned().into_any(),
+            Some(Some(url)) => PyString::new(py, url).into_any(),
+        };
+        let path = self.path.clone().into_pyobject(py)?.into_any();
+        Ok((restore, PyTuple::new(py, [path, store])?))
     }
 }
 
-#[pymethods]
-impl Response {
-    /// Why the body was refused as a whole, or ``None``.
-    #[getter]
-    fn rejected(&self, py: Python<'_>) -> Option<Py<Reason>> {
-        self.rejected.as_ref().map(|r| r.clone_ref(py))
+/// One call as an OpenAI Chat Completions body: the tool's name and the
+/// arguments (a string the gate parses, or an inline value).
+fn call_body(tool: &str, call_id: Option<&str>, arguments: Value<'static>) -> String {
+    let mut function = Object::new();
+    function.insert("name", Value::String(Cow::Owned(tool.to_owned())));
+    function.insert("arguments", arguments);
+    let mut call = Object::new();
+    if let Some(id) = call_id {
+        call.insert("id", Value::String(Cow::Owned(id.to_owned())));
     }
-
-    /// The response-level findings.
-    #[getter]
-    fn findings<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.findings.iter().map(|r| r.clone_ref(py)))
-    }
-
-    /// One decision per proposed call, in order.
-    #[getter]
-    fn calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyList::new(py, self.calls.iter().map(|r| r.clone_ref(py)))
-    }
-
-    /// Whether every call is allowed.
-    #[getter]
-    fn allowed(&self) -> bool {
-        self.verdict == "allow"
-    }
-
-    /// The decisions as the ``dict`` that ``toolgate check --json`` prints
-    /// for this response (without ``input``) and ``POST /v1/decide`` returns.
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        convert::to_py(py, &self.wire)
-    }
-
-    /// The same, as canonical JSON text (``bytes``).
-    fn to_json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, canonical::to_string(&self.wire).as_bytes())
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Response(verdict={:?}, format={}, calls={})",
-            self.verdict,
-            py_repr(self.format),
-            self.calls.len()
-        )
-    }
+    call.insert("type", Value::String(Cow::Borrowed("function")));
+    call.insert("function", Value::Object(function));
+    let mut message = Object::new();
+    message.insert("role", Value::String(Cow::Borrowed("assistant")));
+    message.insert("tool_calls", Value::Array(vec![Value::Object(call)]));
+    let mut choice = Object::new();
+    choice.insert("index", Value::Number(toolgate_json::Number::from(0_i64)));
+    choice.insert("finish_reason", Value::String(Cow::Borrowed("tool_calls")));
+    choice.insert("message", Value::Object(message));
+    let mut body = Object::new();
+    body.insert("choices", Value::Array(vec![Value::Object(choice)]));
+    canonical::to_string(&Value::Object(body))
 }

@@ -7,24 +7,47 @@
 //!
 //! - `loads`, `canonical`, `digest`: the strict parser and the RFC 8785
 //!   canonical form (`toolgate_json`), with `JSONError`.
-//! - `Schema`, `ValidationError`, `SchemaError`: JSON Schema in toolgate's
-//!   strict mode or the standard one (`toolgate_schema`).
-//! - `Gate`, `Response`, `Call`, `Reason`, `Finding`, `ConfigError`: the gate
-//!   built from a config file, as `toolgate check` builds it.
+//! - `Schema` (with the one-pass `Schema.loads`), `ValidationError`,
+//!   `SchemaViolation`, `SchemaError`: JSON Schema in toolgate's strict
+//!   mode or the standard one (`toolgate_schema`).
+//! - `Gate`, `ConfigError` (`gate`), and its answer `Response`, `Call`,
+//!   `Reason`, `Finding` (`response`): the gate built from a config file,
+//!   as `toolgate check` builds it.
+//!
+//! - `Approvals`, `Approval` (`approvals`, built with the store): the
+//!   human side of approvals, as `toolgate approvals` does it.
+//!
+//! Text from Python is read by `input` (limits before work), and pointers
+//! shown in messages are masked by `redact`.
 
+#[cfg(feature = "store")]
+mod approvals;
 mod convert;
 mod gate;
+mod input;
 mod json;
+mod redact;
+mod response;
 mod schema;
 
 use pyo3::prelude::*;
+
+/// The optional parts built in.
+const FEATURES: &[&str] = &[
+    #[cfg(feature = "store")]
+    "store",
+];
 
 /// The extension module.
 #[pymodule]
 fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // What this build carries, for code (and the package's tests) that
+    // needs a part a wheel may be built without.
+    m.add("FEATURES", FEATURES)?;
     m.add("JSONError", py.get_type::<json::JSONError>())?;
     m.add("SchemaError", py.get_type::<schema::SchemaError>())?;
+    m.add("SchemaViolation", py.get_type::<schema::SchemaViolation>())?;
     m.add("ConfigError", py.get_type::<gate::ConfigError>())?;
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::canonical, m)?)?;
@@ -32,9 +55,14 @@ fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<schema::Schema>()?;
     m.add_class::<schema::ValidationError>()?;
     m.add_class::<gate::Gate>()?;
-    m.add_class::<gate::Response>()?;
-    m.add_class::<gate::Call>()?;
-    m.add_class::<gate::Reason>()?;
-    m.add_class::<gate::Finding>()?;
+    m.add_class::<response::Response>()?;
+    m.add_class::<response::Call>()?;
+    m.add_class::<response::Reason>()?;
+    m.add_class::<response::Finding>()?;
+    #[cfg(feature = "store")]
+    {
+        m.add_class::<approvals::Approvals>()?;
+        m.add_class::<approvals::Approval>()?;
+    }
     Ok(())
 }

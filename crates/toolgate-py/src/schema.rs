@@ -1,14 +1,16 @@
-//! `Schema`, `ValidationError` and `SchemaError`.
+//! `Schema` (validation, and the one-pass `Schema.loads`),
+//! `ValidationError`, `SchemaViolation` and `SchemaError`.
 
-use std::borrow::Cow;
-
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use toolgate_json::{ParseOptions, Value};
-use toolgate_schema::{Mode, Options};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use toolgate_json::{canonical, ParseOptions, Value};
+use toolgate_schema::{Mode, Options, ValidationErrors};
 
-use crate::convert;
-use crate::json::parse;
+use crate::convert::{self, Numbers};
+use crate::input::with_text;
+use crate::json::{detach_if_large, json_error, max_input, options, options_kwargs, JSONError};
+use crate::redact::Known;
 
 pyo3::create_exception!(
     toolgate,
@@ -18,6 +20,18 @@ pyo3::create_exception!(
      Attributes: ``code`` (the stable code, such as ``unknown_keyword``), \
      ``pointer`` (the JSON Pointer of the offending keyword in the schema) \
      and ``keyword`` (its name, the pointer's last token)."
+);
+
+pyo3::create_exception!(
+    toolgate,
+    SchemaViolation,
+    PyValueError,
+    "Strict JSON that the schema refuses (raised by ``Schema.loads``).\n\n\
+     Attributes: ``errors`` (the :class:`ValidationError` list, never \
+     empty), and of the first: ``code``, ``instance_pointer`` (member names \
+     the schema does not declare masked as ``*``) and ``keyword_location``. \
+     The message and ``str(e)`` hold codes, pointers and what the schema \
+     expects, never text from the input: safe to send to a model."
 );
 
 fn schema_error(py: Python<'_>, e: &toolgate_schema::CompileError) -> PyErr {
@@ -42,16 +56,23 @@ fn schema_error(py: Python<'_>, e: &toolgate_schema::CompileError) -> PyErr {
 }
 
 /// One violation of a schema. Its fields never hold values from the
-/// instance.
+/// instance, and only ``exact_instance_pointer`` holds member names the
+/// schema does not declare.
 #[pyclass(frozen, eq, module = "toolgate")]
 #[derive(PartialEq)]
 pub(crate) struct ValidationError {
     /// The stable code, such as ``type_mismatch``.
     #[pyo3(get)]
     code: &'static str,
-    /// The JSON Pointer of the offending value in the instance (``""`` is the root).
+    /// The JSON Pointer of the offending value in the instance (``""`` is
+    /// the root), with every member name the schema does not declare
+    /// masked as ``*``: safe to show a model.
     #[pyo3(get)]
     instance_pointer: String,
+    /// The same pointer with the instance's own member names: text the
+    /// input chose; never send it to a model.
+    #[pyo3(get)]
+    exact_instance_pointer: String,
     /// The JSON Pointer of the keyword in the schema, such as ``/properties/amount/type``.
     #[pyo3(get)]
     keyword_location: String,
@@ -80,17 +101,27 @@ impl ValidationError {
 /// A compiled JSON Schema (draft 2020-12), in toolgate's strict mode or, with
 /// ``standard=True``, as the specification says.
 ///
-/// ``schema`` is JSON text (``bytes``, ``bytearray``, ``str``: parsed
-/// strictly) or a parsed value (``dict`` or ``bool``). A schema that does not
-/// compile raises :class:`SchemaError` with the keyword and its pointer.
+/// ``schema`` is JSON text (``bytes``, ``bytearray``, ``memoryview``,
+/// ``str``: parsed strictly) or a parsed value (``dict`` or ``bool``). A
+/// schema that does not compile raises :class:`SchemaError` with the
+/// keyword and its pointer. Keyword arguments set the limits the instances
+/// are read with, as for :func:`loads` (``max_input_bytes``, ``max_depth``,
+/// ``max_string_bytes``, ``max_object_members``, ``max_array_items``,
+/// ``max_values``, ``allow_noncharacters``).
 ///
 /// In strict mode ``integer`` takes only integer lexemes (``3.0`` is not
 /// one), an object schema with ``properties`` is closed unless it says
 /// otherwise, ``format`` asserts and unknown keywords are errors.
+///
+/// A ``Schema`` pickles (for process pools) and may be shared by threads.
 #[pyclass(frozen, module = "toolgate")]
 pub(crate) struct Schema {
     inner: toolgate_schema::Schema,
     options: ParseOptions,
+    known: Known,
+    /// The schema's canonical text and mode, to pickle it.
+    source: String,
+    standard: bool,
 }
 
 impl Schema {
@@ -102,10 +133,56 @@ impl Schema {
         data: &Bound<'_, PyAny>,
         f: impl FnOnce(&Value<'_>) -> T,
     ) -> PyResult<T> {
-        match convert::raw_text(data)? {
-            Some(Cow::Borrowed(text)) => Ok(f(&parse(py, &self.options, text)?)),
-            Some(Cow::Owned(text)) => Ok(f(&parse(py, &self.options, &text)?)),
-            None => Ok(f(&convert::from_py(data)?)),
+        let done = with_text(data, max_input(&self.options), |text| {
+            let value = detach_if_large(py, text.len(), || self.options.parse(text))
+                .map_err(|e| json_error(py, &e, &self.known))?;
+            Ok(f(&value))
+        })?;
+        match done {
+            Some(out) => Ok(out),
+            None => Err(PyTypeError::new_err("the instance was not read")),
+        }
+    }
+
+    fn errors(&self, errors: &ValidationErrors) -> Vec<ValidationError> {
+        errors
+            .iter()
+            .map(|e| ValidationError {
+                code: e.code().as_str(),
+                instance_pointer: self.known.redact(e.instance_pointer()),
+                exact_instance_pointer: e.instance_pointer().to_owned(),
+                keyword_location: e.keyword_location().to_owned(),
+                message: e.message().to_owned(),
+            })
+            .collect()
+    }
+
+    /// The `SchemaViolation` of a refused instance.
+    fn violation(&self, py: Python<'_>, errors: &ValidationErrors) -> PyErr {
+        let errors = self.errors(errors);
+        let message = errors
+            .iter()
+            .map(ValidationError::__str__)
+            .collect::<Vec<_>>()
+            .join("; ");
+        let err = SchemaViolation::new_err(message);
+        let value = err.value(py);
+        let set = || -> PyResult<()> {
+            if let Some(first) = errors.first() {
+                value.setattr("code", first.code)?;
+                value.setattr("instance_pointer", &first.instance_pointer)?;
+                value.setattr("keyword_location", &first.keyword_location)?;
+            }
+            let list = PyList::empty(py);
+            for e in errors {
+                list.append(Py::new(py, e)?)?;
+            }
+            value.setattr("errors", list)?;
+            Ok(())
+        };
+        match set() {
+            Ok(()) => err,
+            Err(other) => other,
         }
     }
 }
@@ -113,11 +190,23 @@ impl Schema {
 #[pymethods]
 impl Schema {
     #[new]
-    #[pyo3(signature = (schema, *, standard = false))]
-    fn new(py: Python<'_>, schema: &Bound<'_, PyAny>, standard: bool) -> PyResult<Self> {
-        let options = ParseOptions::new();
-        let value = match convert::raw_text(schema)? {
-            Some(text) => parse(py, &options, &text)?.into_owned(),
+    #[pyo3(signature = (schema, *, standard = false, **limits))]
+    fn new(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        standard: bool,
+        limits: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let options = options(limits)?;
+        let schema_options = ParseOptions::new();
+        let parsed = with_text(schema, max_input(&schema_options), |text| {
+            Ok(schema_options
+                .parse(text)
+                .map_err(|e| json_error(py, &e, &Known::none()))?
+                .into_owned())
+        })?;
+        let value = match parsed {
+            Some(value) => value,
             None => convert::from_py(schema)?,
         };
         let mode = if standard {
@@ -127,38 +216,140 @@ impl Schema {
         };
         let inner = toolgate_schema::Schema::compile(&value, &Options::new().mode(mode))
             .map_err(|e| schema_error(py, &e))?;
-        Ok(Self { inner, options })
-    }
-
-    /// The violations of ``data`` (an empty list when it is valid). ``data``
-    /// is JSON text (``bytes``, ``bytearray``, ``str``), parsed strictly in
-    /// Rust and never through Python objects (text that is not strict JSON
-    /// raises :class:`JSONError`), or a parsed value (a ``str`` is always
-    /// JSON text: pass ``'"x"'`` for the string ``x``).
-    fn validate(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ValidationError>> {
-        self.with_instance(py, data, |v| match self.inner.validate(v) {
-            Ok(()) => Vec::new(),
-            Err(errors) => errors
-                .iter()
-                .map(|e| ValidationError {
-                    code: e.code().as_str(),
-                    instance_pointer: e.instance_pointer().to_owned(),
-                    keyword_location: e.keyword_location().to_owned(),
-                    message: e.message().to_owned(),
-                })
-                .collect(),
+        Ok(Self {
+            inner,
+            options,
+            known: Known::of_schema(&value),
+            source: canonical::to_string(&value),
+            standard,
         })
     }
 
-    /// Whether ``data`` is valid: ``False`` also for JSON text that is not
-    /// strict JSON. ``data`` as for :meth:`validate`.
-    fn is_valid(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
-        match convert::raw_text(data)? {
-            Some(text) => Ok(self
-                .options
-                .parse(&text)
-                .is_ok_and(|v| self.inner.is_valid(&v))),
-            None => self.with_instance(py, data, |v| self.inner.is_valid(v)),
+    /// Parses JSON text strictly, validates it and returns the Python
+    /// value, in one call: the checked value, or an exception.
+    ///
+    /// ``data`` is JSON text (``bytes``, ``bytearray``, ``memoryview``,
+    /// ``str``), read with the schema's limits. Text that is not strict
+    /// JSON raises :class:`JSONError`; strict JSON the schema refuses
+    /// raises :class:`SchemaViolation`. Both messages are safe to send to a
+    /// model. Integers come back exact; other numbers as ``float``, or as
+    /// exact ``decimal.Decimal`` with ``decimal=True``. Large texts are
+    /// read and checked with the GIL released.
+    #[pyo3(signature = (data, /, *, decimal = false))]
+    fn loads<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        decimal: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let numbers = if decimal {
+            Numbers::new(py, true)?
+        } else {
+            Numbers::floats()
+        };
+        let out = with_text(data, max_input(&self.options), |text| {
+            let checked = detach_if_large(py, text.len(), || {
+                let value = self.options.parse(text).map_err(Refusal::Json)?;
+                if self.inner.is_valid(&value) {
+                    return Ok(value);
+                }
+                match self.inner.validate(&value) {
+                    Err(errors) => Err(Refusal::Schema(errors)),
+                    // The two verdicts agree; should they not, the refusal stands.
+                    Ok(()) => Err(Refusal::Disagree),
+                }
+            });
+            match checked {
+                Ok(value) => convert::to_py(py, &value, &numbers),
+                Err(Refusal::Json(e)) => Err(json_error(py, &e, &self.known)),
+                Err(Refusal::Schema(errors)) => Err(self.violation(py, &errors)),
+                Err(Refusal::Disagree) => Err(PyValueError::new_err(
+                    "internal_error: the validator's verdicts disagree",
+                )),
+            }
+        })?;
+        match out {
+            Some(value) => Ok(value),
+            None => Err(PyTypeError::new_err(format!(
+                "Schema.loads() takes bytes, bytearray, memoryview or str, not {}",
+                data.get_type().name()?
+            ))),
         }
     }
+
+    /// The violations of ``data`` (an empty list when it is valid). ``data``
+    /// is JSON text (``bytes``, ``bytearray``, ``memoryview``, ``str``),
+    /// parsed strictly in Rust and never through Python objects (text that
+    /// is not strict JSON raises :class:`JSONError`), or a parsed value (a
+    /// ``str`` is always JSON text: pass ``'"x"'`` for the string ``x``).
+    fn validate(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ValidationError>> {
+        let check = |v: &Value<'_>| match self.inner.validate(v) {
+            Ok(()) => Vec::new(),
+            Err(errors) => self.errors(&errors),
+        };
+        if is_text(data) {
+            self.with_instance(py, data, check)
+        } else {
+            Ok(check(&convert::from_py(data)?))
+        }
+    }
+
+    /// Whether ``data`` is valid: ``False`` also for JSON text that is not
+    /// strict JSON (or is over the limits, or a ``str`` with a lone
+    /// surrogate). ``data`` as for :meth:`validate`.
+    fn is_valid(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if !is_text(data) {
+            return match convert::from_py(data) {
+                Ok(v) => Ok(self.inner.is_valid(&v)),
+                Err(e) if e.is_instance_of::<JSONError>(py) => Ok(false),
+                Err(e) => Err(e),
+            };
+        }
+        let verdict = with_text(data, max_input(&self.options), |text| {
+            Ok(detach_if_large(py, text.len(), || {
+                self.options
+                    .parse(text)
+                    .is_ok_and(|v| self.inner.is_valid(&v))
+            }))
+        });
+        match verdict {
+            Ok(v) => Ok(v.unwrap_or(false)),
+            Err(e) if e.is_instance_of::<JSONError>(py) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Pickling: the schema's canonical text, its mode and the limits.
+    fn __getnewargs_ex__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyDict>)> {
+        let kwargs = options_kwargs(py, &self.options)?;
+        kwargs.set_item("standard", self.standard)?;
+        let args = PyTuple::new(py, [PyBytes::new(py, self.source.as_bytes())])?;
+        Ok((args, kwargs))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Schema({:?}{})",
+            self.source,
+            if self.standard { ", standard=True" } else { "" }
+        )
+    }
+}
+
+/// Why `Schema.loads` refused, found without the GIL.
+enum Refusal {
+    Json(toolgate_json::Error),
+    Schema(ValidationErrors),
+    Disagree,
+}
+
+/// Whether `data` is JSON text (as opposed to a parsed value).
+fn is_text(data: &Bound<'_, PyAny>) -> bool {
+    data.is_instance_of::<pyo3::types::PyBytes>()
+        || data.is_instance_of::<pyo3::types::PyByteArray>()
+        || data.is_instance_of::<pyo3::types::PyMemoryView>()
+        || data.is_instance_of::<pyo3::types::PyString>()
 }

@@ -54,3 +54,13 @@ def cli() -> Path:
             pytest.fail("no toolgate binary (cargo build -p toolgate-cli, or TOOLGATE_BIN)")
         pytest.skip("no toolgate binary (cargo build -p toolgate-cli, or TOOLGATE_BIN)")
     return path
+
+
+@pytest.fixture()
+def store_build() -> None:
+    """Skips a test of the store on a wheel built without it (the default
+    `pip install`); `.ci/run` builds the store in, so there it runs."""
+    import toolgate
+
+    if "store" not in toolgate.features:
+        pytest.skip("this toolgate wheel was built without the store (--features store)")

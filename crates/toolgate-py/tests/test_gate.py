@@ -69,7 +69,7 @@ def test_shop_decisions_equal_the_cli(gate: toolgate.Gate) -> None:
         assert r.to_dict() == want, path.name
         assert json.loads(r.to_json()) == want
         assert r.verdict == want["verdict"] and r.format == want["format"] and r.streamed == want["streamed"]
-        assert [(f.code, f.pointer, f.denies) for f in r.findings] == [
+        assert [(f.code, f.exact_pointer, f.denies) for f in r.findings] == [
             (f["code"], f["pointer"], f["denies"]) for f in want["findings"]
         ]
         assert len(r.calls) == len(want["decisions"])
@@ -78,9 +78,13 @@ def test_shop_decisions_equal_the_cli(gate: toolgate.Gate) -> None:
             assert (call.digest, call.approval, call.policies, call.feedback) == (
                 w["digest"], w["approval"], w["policies"], w["feedback"],
             )
-            assert [(x.code, x.pointer, x.detail) for x in call.reasons] == [
+            assert [(x.code, x.exact_pointer, x.detail) for x in call.reasons] == [
                 (x["code"], x["pointer"], x.get("detail")) for x in w["reasons"]
             ]
+            # The pointer shown is the feedback's: the schema's names only.
+            for x in call.reasons:
+                if x.pointer:
+                    assert f"{x.code} at {x.pointer}" in call.feedback or len(call.reasons) > 8
             assert call.arguments == w["arguments"]
             if call.verdict == "deny":
                 assert call.arguments is None
@@ -146,7 +150,7 @@ def audit_rows(db: Path) -> int:
         con.close()
 
 
-def test_with_a_store_decisions_are_recorded_and_approvals_shared(tmp_path: Path) -> None:
+def test_with_a_store_decisions_are_recorded_and_approvals_shared(tmp_path: Path, store_build: None) -> None:
     shop = tmp_path / "shop"
     shutil.copytree(SHOP, shop, ignore=shutil.ignore_patterns("*.db", "*.db-*"))
     db = tmp_path / "tg.db"
@@ -215,7 +219,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_store_shared_with_a_running_toolgate_serve(tmp_path: Path) -> None:
+def test_a_store_shared_with_a_running_toolgate_serve(tmp_path: Path, store_build: None) -> None:
     import time
     import urllib.request
 

@@ -115,7 +115,9 @@ def test_the_seeds_refusals(text: bytes, code: str, pointer: str) -> None:
     with pytest.raises(toolgate.JSONError) as info:
         toolgate.loads(text)
     e = info.value
-    assert (e.code, e.pointer) == (code, pointer)
+    assert (e.code, e.exact_pointer) == (code, pointer)
+    # Member names the input chose are masked where a message may show them.
+    assert e.pointer == "/".join("*" if t and not t.isdigit() else t for t in pointer.split("/"))
     assert e.line >= 1 and e.column >= 1 and e.offset >= 0
     assert isinstance(e, ValueError)
 
@@ -137,7 +139,8 @@ def test_error_messages_never_echo_the_input() -> None:
 def test_line_and_column() -> None:
     with pytest.raises(toolgate.JSONError) as info:
         toolgate.loads(b'{\n  "a": 1,\n  "b": tru\n}')
-    assert (info.value.line, info.value.column, info.value.pointer) == (3, 11, "/b")
+    assert (info.value.line, info.value.column, info.value.exact_pointer) == (3, 11, "/b")
+    assert info.value.pointer == "/*"
 
 
 def test_exact_integers_of_any_size() -> None:
@@ -191,11 +194,9 @@ def test_limits() -> None:
 
 
 def test_loads_takes_text_only() -> None:
-    for bad in (1, None, {"a": 1}, memoryview(b"1")):
+    for bad in (1, None, {"a": 1}, [b"1"]):
         with pytest.raises(TypeError):
             toolgate.loads(bad)  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
-        toolgate.loads('"\ud800"')
 
 
 def test_canonical_and_digest() -> None:

@@ -25,7 +25,7 @@ def refund() -> toolgate.Schema:
 
 
 def codes(errors: list) -> list:  # type: ignore[type-arg]
-    return [(e.code, e.instance_pointer) for e in errors]
+    return [(e.code, e.exact_instance_pointer) for e in errors]
 
 
 def test_valid(refund: toolgate.Schema) -> None:

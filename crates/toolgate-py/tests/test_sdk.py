@@ -108,6 +108,36 @@ def test_the_sdk_parsed_value_differs_and_the_gate_refuses(upstream: str, gate: 
     assert not ran and not any(o.ran for o in outcomes)
 
 
+@pytest.mark.parametrize("name", ["openai-search.json", "openai-duplicate-amount.json", "openai-refund-needs-approval.json"])
+def test_a_parsed_chat_completion_is_decided(upstream: str, gate: toolgate.Gate, name: str) -> None:
+    openai = sdk("openai")
+    Canned.body = (SHOP / "responses" / name).read_bytes()
+    client = openai.OpenAI(base_url=f"{upstream}/v1", api_key="x", max_retries=0)
+    completion = client.chat.completions.create(model="m", messages=MESSAGES)
+    got = toolgate.sdk.decide(gate, completion, context())
+    want = gate.decide(Canned.body, context())
+    # The arguments are the model's text either way: the same decisions.
+    assert [(c.tool, c.verdict, c.digest, c.feedback) for c in got.calls] == [
+        (c.tool, c.verdict, c.digest, c.feedback) for c in want.calls
+    ]
+
+
+def test_a_parsed_anthropic_message_is_decided(upstream: str, gate: toolgate.Gate) -> None:
+    anthropic = sdk("anthropic")
+    Canned.body = (SHOP / "responses" / "anthropic-refund-over-total.json").read_bytes()
+    client = anthropic.Anthropic(base_url=upstream, api_key="x", max_retries=0)
+    message = client.messages.create(model="m", max_tokens=8, messages=MESSAGES)
+    got = toolgate.sdk.decide(gate, message, context())
+    want = gate.decide(Canned.body, context())
+    assert got.format == "anthropic"
+    assert [(c.tool, c.verdict, c.digest) for c in got.calls] == [(c.tool, c.verdict, c.digest) for c in want.calls]
+    # The duplicate the SDK already resolved cannot be seen in its object:
+    # the raw body is refused, the parsed message reads as one value.
+    Canned.body = (SHOP / "responses" / "anthropic-duplicate-amount.json").read_bytes()
+    parsed = toolgate.sdk.decide(gate, client.messages.create(model="m", max_tokens=8, messages=MESSAGES), context())
+    assert parsed.rejected is None and gate.decide(Canned.body, context()).rejected is not None
+
+
 def test_raw_body_refuses_what_has_no_body() -> None:
     assert toolgate.sdk.raw_body(b"{}") == b"{}"
     for bad in (None, {"choices": []}, "text"):

@@ -3,12 +3,20 @@
 import os
 
 from . import sdk as sdk
-from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeAlias, TypeVar, Union
+from decimal import Decimal
+from typing import Any, Callable, Dict, List, Literal, Mapping, Optional, Tuple, TypeAlias, TypeVar, Union, overload
+
+__version__: str
+features: frozenset[str]
+"""The optional parts this build carries (``"store"``)."""
 
 JSON: TypeAlias = Union[None, bool, int, float, str, List["JSON"], Dict[str, "JSON"]]
 """What :func:`loads` returns and what the functions take as a parsed value."""
 
-Text: TypeAlias = Union[bytes, bytearray, str]
+JSONDecimal: TypeAlias = Union[None, bool, int, Decimal, str, List["JSONDecimal"], Dict[str, "JSONDecimal"]]
+"""What ``loads(..., decimal=True)`` returns: non-integers as exact ``Decimal``."""
+
+Text: TypeAlias = Union[bytes, bytearray, memoryview, str]
 """JSON text: parsed strictly, never through Python objects."""
 
 Verdict: TypeAlias = Literal["allow", "needs_approval", "deny"]
@@ -20,11 +28,14 @@ class JSONError(ValueError):
     code: str
     """The stable code, such as ``duplicate_key`` or ``truncated``."""
     pointer: str
-    """The JSON Pointer of the place (of the object, for ``duplicate_key``)."""
+    """The JSON Pointer of the place (of the object, for ``duplicate_key``),
+    member names the input chose masked as ``*``: safe to show a model."""
+    exact_pointer: str
+    """The same pointer with the input's own member names: never send it to a model."""
     line: int
-    """One-based line."""
+    """One-based line (0 when the text was refused before it was read)."""
     column: int
-    """One-based column, in bytes."""
+    """One-based column, in bytes (0 when the text was refused before it was read)."""
     offset: int
     """Zero-based byte offset."""
 
@@ -41,10 +52,24 @@ class SchemaError(ValueError):
 class ConfigError(ValueError):
     """A config (or its policies, schemas, entities, store) that cannot be loaded."""
 
+class SchemaViolation(ValueError):
+    """Strict JSON the schema refuses (from :meth:`Schema.loads`); the message is safe to send to a model."""
+
+    errors: List["ValidationError"]
+    """Every violation found (never empty)."""
+    code: str
+    """The first violation's code."""
+    instance_pointer: str
+    """The first violation's (masked) instance pointer."""
+    keyword_location: str
+    """The first violation's keyword location in the schema."""
+
+@overload
 def loads(
     data: Text,
     /,
     *,
+    decimal: Literal[False] = ...,
     max_input_bytes: int = ...,
     max_depth: int = ...,
     max_string_bytes: int = ...,
@@ -52,13 +77,27 @@ def loads(
     max_array_items: int = ...,
     max_values: int = ...,
     allow_noncharacters: bool = ...,
-) -> JSON:
+) -> JSON: ...
+@overload
+def loads(
+    data: Text,
+    /,
+    *,
+    decimal: Literal[True],
+    max_input_bytes: int = ...,
+    max_depth: int = ...,
+    max_string_bytes: int = ...,
+    max_object_members: int = ...,
+    max_array_items: int = ...,
+    max_values: int = ...,
+    allow_noncharacters: bool = ...,
+) -> JSONDecimal:
     """Parses JSON text strictly; integers of any size come back exact.
 
     Raises :class:`JSONError` for anything the strict profile refuses."""
 
 def canonical(
-    data: Union[bytes, bytearray, JSON],
+    data: Union[bytes, bytearray, memoryview, JSON],
     /,
     *,
     max_input_bytes: int = ...,
@@ -72,7 +111,7 @@ def canonical(
     """The RFC 8785 canonical text of JSON text (``bytes``) or of a value (a ``str`` is a value)."""
 
 def digest(
-    data: Union[bytes, bytearray, JSON],
+    data: Union[bytes, bytearray, memoryview, JSON],
     /,
     *,
     max_input_bytes: int = ...,
@@ -93,7 +132,10 @@ class ValidationError:
         """The stable code, such as ``type_mismatch``."""
     @property
     def instance_pointer(self) -> str:
-        """The JSON Pointer of the offending value (``""`` is the root)."""
+        """The JSON Pointer of the offending value (``""`` is the root), names the schema does not declare masked as ``*``."""
+    @property
+    def exact_instance_pointer(self) -> str:
+        """The same with the instance's own member names: never send it to a model."""
     @property
     def keyword_location(self) -> str:
         """The JSON Pointer of the keyword in the schema."""
@@ -104,8 +146,27 @@ class ValidationError:
 class Schema:
     """A compiled JSON Schema (draft 2020-12): strict mode, or ``standard=True``."""
 
-    def __init__(self, schema: Union[Text, Dict[str, JSON], bool], *, standard: bool = False) -> None:
-        """Compiles ``schema`` (JSON text or a parsed value); raises :class:`SchemaError`."""
+    def __init__(
+        self,
+        schema: Union[Text, Dict[str, JSON], bool],
+        *,
+        standard: bool = False,
+        max_input_bytes: int = ...,
+        max_depth: int = ...,
+        max_string_bytes: int = ...,
+        max_object_members: int = ...,
+        max_array_items: int = ...,
+        max_values: int = ...,
+        allow_noncharacters: bool = ...,
+    ) -> None:
+        """Compiles ``schema`` (JSON text or a parsed value); raises :class:`SchemaError`.
+        The limits are those instances are read with."""
+    @overload
+    def loads(self, data: Text, /, *, decimal: Literal[False] = ...) -> JSON: ...
+    @overload
+    def loads(self, data: Text, /, *, decimal: Literal[True]) -> JSONDecimal:
+        """Parses strictly, validates and returns the value in one call; raises
+        :class:`JSONError` or :class:`SchemaViolation`."""
     def validate(self, data: Union[Text, JSON]) -> List[ValidationError]:
         """The violations of ``data`` (JSON text is parsed strictly; :class:`JSONError` if it is not JSON)."""
     def is_valid(self, data: Union[Text, JSON]) -> bool:
@@ -119,7 +180,10 @@ class Reason:
         """The stable code."""
     @property
     def pointer(self) -> str:
-        """The JSON Pointer of the place."""
+        """The JSON Pointer of the place, names the tool's schema does not declare masked as ``*``."""
+    @property
+    def exact_pointer(self) -> str:
+        """The same with the model's own member names: never send it back to a model."""
     @property
     def detail(self) -> Optional[str]:
         """The stage's finer code, or ``None``."""
@@ -132,7 +196,10 @@ class Finding:
         """The stable code."""
     @property
     def pointer(self) -> str:
-        """The JSON Pointer of the place in the body."""
+        """The JSON Pointer of the place in the body (names outside the provider formats' masked)."""
+    @property
+    def exact_pointer(self) -> str:
+        """The same with the body's own member names."""
     @property
     def detail(self) -> Optional[str]:
         """The stage's finer code, or ``None``."""
@@ -215,6 +282,51 @@ class Response:
     def to_json(self) -> bytes:
         """The same, as canonical JSON text."""
 
+class Approval:
+    """One approval as it stood when read (store build only)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def kind(self) -> Literal["single", "standing"]: ...
+    @property
+    def state(self) -> Literal["pending", "approved", "denied", "expired", "withdrawn"]: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def session(self) -> Optional[str]: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def digest(self) -> Optional[str]: ...
+    @property
+    def created_at(self) -> int: ...
+    @property
+    def expires_at(self) -> int: ...
+    @property
+    def decided_by(self) -> Optional[str]: ...
+    @property
+    def decided_at(self) -> Optional[int]: ...
+    @property
+    def note(self) -> Optional[str]: ...
+    @property
+    def uses(self) -> int: ...
+
+class Approvals:
+    """The approvals of a store, as ``toolgate approvals`` manages them (store build only)."""
+
+    def __init__(self, url: str, *, base: Union[str, os.PathLike[str], None] = None) -> None: ...
+    def list(
+        self,
+        *,
+        state: Literal["pending", "approved", "denied", "expired", "withdrawn", "all"] = "pending",
+        limit: int = 100,
+    ) -> List[Approval]: ...
+    def show(self, id: str) -> Approval: ...
+    def approve(self, id: str, *, actor: Optional[str] = None, note: str = "") -> Approval: ...
+    def deny(self, id: str, *, actor: Optional[str] = None, note: str = "") -> Approval: ...
+    def grant(self, user: str, tool: str, *, for_seconds: int, note: str, actor: Optional[str] = None) -> Approval: ...
+
 class Gate:
     """The gate of a toolgate config."""
 
@@ -224,6 +336,8 @@ class Gate:
     @property
     def has_store(self) -> bool:
         """Whether decisions are recorded in a store."""
+    def approvals(self) -> Approvals:
+        """The approvals of the gate's store; :class:`ConfigError` without one."""
     def decide(
         self,
         raw_body: Text,
@@ -232,6 +346,15 @@ class Gate:
         format: Format = "auto",
     ) -> Response:
         """Decides every tool call of one raw model response."""
+    def decide_call(
+        self,
+        tool: str,
+        arguments: Union[Text, Mapping[str, JSON]],
+        context: Union[Mapping[str, JSON], Text],
+        *,
+        call_id: Optional[str] = None,
+    ) -> Response:
+        """Decides one call held as a tool name and its arguments (text or a parsed ``dict``)."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 

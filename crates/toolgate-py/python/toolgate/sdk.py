@@ -10,6 +10,12 @@ gate, and run tools with the decision's ``arguments``::
     response = toolgate.sdk.decide(gate, raw, context)
 
 ``raw.parse()`` still gives the SDK's object for the rest of the message.
+
+A parsed object (a ``ChatCompletion``, a Responses ``Response``, an
+Anthropic ``Message``) is taken too: it is written back as JSON and
+decided. That is weaker than the raw body wherever the SDK parsed a value
+itself (Anthropic's ``input``: a duplicate key is already gone), and as
+strong where it kept the model's text (OpenAI's ``arguments`` strings).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ if TYPE_CHECKING:
 def raw_body(raw: Any) -> bytes:
     """The raw HTTP body of ``raw``: the result of an SDK's
     ``with_raw_response`` call (its ``http_response``), an ``httpx`` or
-    ``requests`` response (``content``), or ``bytes`` as they are.
+    ``requests`` response (``content``), ``bytes`` as they are, or an
+    SDK's parsed response object (a pydantic model) written back as JSON.
 
     A streamed response whose body was not read raises ``TypeError``:
     read it first, or decide on the stream's bytes."""
@@ -36,9 +43,16 @@ def raw_body(raw: Any) -> bytes:
         raise TypeError("the response's body has not been read") from e
     if isinstance(content, (bytes, bytearray)):
         return bytes(content)
+    dump = getattr(raw, "model_dump_json", None)
+    if callable(dump) and hasattr(raw, "model_fields_set"):
+        # The SDK's own model: the members it read, by their wire names.
+        text = dump(by_alias=True, exclude_unset=True)
+        if isinstance(text, str):
+            return text.encode("utf-8")
     raise TypeError(
         f"{type(raw).__name__} has no raw body: pass the result of an SDK's "
-        "with_raw_response call, an httpx or requests response, or bytes"
+        "with_raw_response call, an httpx or requests response, an SDK's "
+        "parsed response, or bytes"
     )
 
 
