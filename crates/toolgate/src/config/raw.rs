@@ -61,6 +61,8 @@ pub(crate) struct RawGate {
     pub(crate) max_object_members: Option<Spanned<u64>>,
     pub(crate) max_array_items: Option<Spanned<u64>>,
     pub(crate) max_values: Option<Spanned<u64>>,
+    pub(crate) receipt_key: Option<Spanned<String>>,
+    pub(crate) receipt_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
