@@ -203,6 +203,7 @@ mod raw;
 mod receipts;
 mod resolver;
 mod server;
+mod sources;
 mod store;
 mod toml_json;
 mod tool;
@@ -252,6 +253,7 @@ pub use self::server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
     MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
 };
+pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
 };

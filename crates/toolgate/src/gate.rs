@@ -99,8 +99,18 @@ impl Gate {
     /// or deny-all when the table is absent). The paved path: the CLI, the
     /// HTTP service and the Python package build their gates here.
     pub fn from_config(config: &crate::config::Config) -> Result<Self, FromConfigError> {
-        let authorizer =
-            crate::authz::from_config(config).map_err(FromConfigError::Authorization)?;
+        Self::from_config_with(config, &|_| Ok(None))
+    }
+
+    /// [`Gate::from_config`], with entity sources of kinds the gate does
+    /// not build itself built by `connect` (`toolgate-store` builds the
+    /// PostgreSQL ones: see [`crate::authz::from_config_with`]).
+    pub fn from_config_with(
+        config: &crate::config::Config,
+        connect: crate::authz::SourceConnector<'_>,
+    ) -> Result<Self, FromConfigError> {
+        let authorizer = crate::authz::from_config_with(config, connect)
+            .map_err(FromConfigError::Authorization)?;
         let mut builder = Self::builder(config.registry().clone())
             .gate_config(config.gate())
             .authorizer(authorizer);

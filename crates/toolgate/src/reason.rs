@@ -157,6 +157,11 @@ pub enum Code {
     /// user or session is longer than
     /// [`crate::identifier::MAX_IDENTIFIER_BYTES`].
     IdentifierTooLong,
+    /// `entity_source_unavailable`: an entity the authorizer fetches from
+    /// a configured source (HTTP, PostgreSQL) could not be had: the source
+    /// timed out, failed, or answered something that is not the entity
+    /// asked for.
+    EntitySourceUnavailable,
     /// A strict-parse code of the arguments.
     Parse(JsonCode),
     /// A schema violation code.
@@ -195,6 +200,7 @@ impl Code {
             Self::InternalError => "internal_error",
             Self::ToolChanged => "tool_changed",
             Self::IdentifierTooLong => "identifier_too_long",
+            Self::EntitySourceUnavailable => "entity_source_unavailable",
             Self::Parse(c) => c.as_str(),
             Self::Schema(c) => c.as_str(),
             Self::Body(c) => c.as_str(),
@@ -204,7 +210,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 24] = [
+    pub const GATE: [Code; 25] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -229,6 +235,7 @@ impl Code {
         Self::InternalError,
         Self::ToolChanged,
         Self::IdentifierTooLong,
+        Self::EntitySourceUnavailable,
     ];
 
     /// The schema codes this version knows, in a stable order.
