@@ -11,10 +11,13 @@
 //!   strict mode or the standard one (`toolgate_schema`).
 //! - `Gate`, `Response`, `Call`, `Reason`, `Finding`, `ConfigError`: the gate
 //!   built from a config file, as `toolgate check` builds it.
+//! - `verify_receipt`, `ReceiptError`: the executor's check of a decision's
+//!   signed receipt (`toolgate::receipt`).
 
 mod convert;
 mod gate;
 mod json;
+mod receipt;
 mod schema;
 
 use pyo3::prelude::*;
@@ -29,6 +32,8 @@ fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::canonical, m)?)?;
     m.add_function(wrap_pyfunction!(json::digest, m)?)?;
+    m.add("ReceiptError", py.get_type::<receipt::ReceiptError>())?;
+    m.add_function(wrap_pyfunction!(receipt::verify_receipt, m)?)?;
     m.add_class::<schema::Schema>()?;
     m.add_class::<schema::ValidationError>()?;
     m.add_class::<gate::Gate>()?;

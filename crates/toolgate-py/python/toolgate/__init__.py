@@ -8,6 +8,8 @@ your software executes.
   (draft 2020-12), in toolgate's strict mode by default.
 - :class:`Gate` decides a model response's tool calls as ``toolgate check``
   does; run a tool only with an allowed call's ``arguments``.
+- :func:`verify_receipt` lets the service that executes a call check the
+  gate's signed receipt of it (``ReceiptError`` when it does not pass).
 - :class:`Runner` runs registered Python functions only with those
   arguments.
 """
@@ -19,6 +21,7 @@ from ._toolgate import (
     Gate,
     JSONError,
     Reason,
+    ReceiptError,
     Response,
     Schema,
     SchemaError,
@@ -26,6 +29,7 @@ from ._toolgate import (
     canonical,
     digest,
     loads,
+    verify_receipt,
 )
 from ._runner import Outcome, Runner
 from . import sdk
@@ -38,6 +42,7 @@ __all__ = [
     "JSONError",
     "Outcome",
     "Reason",
+    "ReceiptError",
     "Response",
     "Runner",
     "Schema",
@@ -47,4 +52,5 @@ __all__ = [
     "digest",
     "loads",
     "sdk",
+    "verify_receipt",
 ]
