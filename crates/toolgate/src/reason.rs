@@ -45,6 +45,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `not_authorized` | authorization | deny | the authorizer did not permit the call (default deny, or a forbid) |
 /// | `not_owner` | authorization | deny | the resource is not the caller's, or is unknown (no existence oracle) |
 /// | `authorization_error` | authorization | deny | the authorizer reported an error while evaluating (fail closed) |
+/// | `entity_source_unavailable` | authorization | deny | the call's resource comes from an entity source (HTTP, PostgreSQL) that timed out, failed, or answered what is not that entity; the decision's policy id names the kind (`toolgate:entity_source:timeout`, …) |
 /// | `loop_limit` | limits | deny | the session is past its turn limit; every call, reads included |
 /// | `too_many_calls` | limits | deny | the response proposes more calls than allowed; every call of it; also the adapter's code when its own bound is hit |
 /// | `repeated_rejection` | limits | deny | this session already had calls of the same tool and argument shape rejected too often |
