@@ -256,6 +256,10 @@ fn ownership_and_totals_are_checked_against_the_fetched_entity() {
     assert_eq!(code(&refund(5000)), "not_authorized");
     // No such entity (404): like an unknown resource.
     assert_eq!(code(&get_order(&gate, "alice", "ord_none")), "not_owner");
+    // A host name is resolved (within the timeout) as well as a literal.
+    let named = format!("http://localhost:{}/entities", server.addr.port());
+    let by_name = HttpSource::new(&named, Duration::from_millis(2000), 4096).unwrap();
+    assert!(by_name.fetch("Order", "ord_a").unwrap().is_some());
     // An id that is not a plain path segment is sent percent-encoded.
     server.set(
         "/entities/Order/a%2F..%2Fb%3Fx",

@@ -157,6 +157,34 @@ fn a_denied_or_held_call_has_a_receipt_that_never_passes() {
         receipt::verify(&forged, "refund", canonical, &key, T0),
         Err(ReceiptError::BadSignature)
     );
+    // A call held for a human's approval: its receipt does not let it run.
+    let config = Config::parse(
+        &TOOLS.replace("approval = \"none\"", "approval = \"required\""),
+        "held.toml",
+    )
+    .unwrap();
+    let held_gate = Gate::builder(config.registry().clone())
+        .authorizer(toolgate::danger::NoAuthorization)
+        .receipts(ReceiptKey::from_seed([1; 32]))
+        .build()
+        .unwrap();
+    let held = decide(
+        &held_gate,
+        "refund",
+        r#"{"amount_cents":5,"order_id":"o-1"}"#,
+    );
+    assert_eq!(held.verdict(), Verdict::NeedsApproval);
+    let now = held.receipt_claims().unwrap().issued;
+    assert_eq!(
+        receipt::verify(
+            held.receipt().unwrap(),
+            "refund",
+            held.canonical_args().unwrap(),
+            &key,
+            now
+        ),
+        Err(ReceiptError::NotAllowed)
+    );
     // Arguments that never parsed: no digest, no receipt.
     let d = decide(&g, "refund", r#"{"amount_cents":1,"amount_cents":2}"#);
     assert_eq!(d.verdict(), Verdict::Deny);

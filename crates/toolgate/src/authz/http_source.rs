@@ -78,10 +78,7 @@ impl HttpSource {
         };
         let host = url.host_str().unwrap_or_default();
         let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = (host.trim_start_matches('[').trim_end_matches(']'), port)
-            .to_socket_addrs()
-            .map_err(|e| unavailable(format!("cannot resolve `{host}`: {e}")))?
-            .collect();
+        let addrs = resolve(host, port, remaining()?)?;
         let mut stream = None;
         let mut last = unavailable(format!("`{host}` has no address"));
         for addr in addrs {
@@ -160,6 +157,35 @@ impl HttpSource {
             }
         }
         Ok((status, body.to_vec()))
+    }
+}
+
+/// The addresses of `host`, within `timeout`: an IP literal at once, a
+/// name on a thread of its own (the system's lookup takes no deadline; a
+/// lookup past it is left to finish alone, its answer unused).
+fn resolve(host: &str, port: u16, timeout: Duration) -> Result<Vec<SocketAddr>, SourceError> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let name = bare.to_owned();
+    std::thread::Builder::new()
+        .name("toolgate-resolve".to_owned())
+        .spawn(move || {
+            let found = (name.as_str(), port)
+                .to_socket_addrs()
+                .map(Iterator::collect::<Vec<_>>);
+            let _ = tx.send(found);
+        })
+        .map_err(|e| unavailable(format!("cannot resolve `{host}`: {e}")))?;
+    match rx.recv_timeout(timeout) {
+        Ok(Ok(addrs)) => Ok(addrs),
+        Ok(Err(e)) => Err(unavailable(format!("cannot resolve `{host}`: {e}"))),
+        Err(_) => Err(SourceError::new(
+            SourceErrorKind::Timeout,
+            format!("`{host}` did not resolve in time"),
+        )),
     }
 }
 
