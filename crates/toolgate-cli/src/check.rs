@@ -187,7 +187,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         // Its error says which part failed ("cannot load the authorization
         // policies", "cannot build the gate"), its source why.
-        Gate::from_config(&config)?
+        Gate::from_config_with(&config, &toolgate_store::connect_source)?
     };
     let decider = if args.no_store {
         Decider::Context(gate)

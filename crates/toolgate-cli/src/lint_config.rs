@@ -340,7 +340,8 @@ fn schema_fix(code: FindingCode) -> Option<&'static str> {
 /// and the authorization mode are checked. `max_enum` caps narrowed enums.
 pub fn lint(path: &Path, max_enum: usize, report: &mut Report) -> anyhow::Result<()> {
     let config = Config::load(path).map_err(|e| anyhow!("{e}"))?;
-    let authorizer = toolgate::authz::from_config(&config).map_err(|e| anyhow!("{e}"))?;
+    let authorizer = toolgate::authz::from_config_with(&config, &toolgate_store::connect_source)
+        .map_err(|e| anyhow!("{e}"))?;
     let source = path.display().to_string();
     let cedar = authorizer.cedar();
     for tool in config.registry() {

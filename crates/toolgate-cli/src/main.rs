@@ -15,6 +15,7 @@ mod mcp_http;
 mod narrow;
 mod pins_cmd;
 mod proxy;
+mod receipt_cmd;
 mod redteam;
 mod report;
 mod schema_cmds;
@@ -101,6 +102,12 @@ enum Command {
     /// provider format, over a throwaway store.
     #[command(after_help = REDTEAM_HELP)]
     Redteam(redteam::Args),
+    /// Signed receipts of decisions: the public key of the config's
+    /// receipt key, and the executor's check of a receipt.
+    Receipt {
+        #[command(subcommand)]
+        command: receipt_cmd::ReceiptCommand,
+    },
     /// The audit log: verify the hash chain, show the last records, export
     /// them as JSON Lines.
     Audit {
@@ -282,6 +289,7 @@ fn main() -> ExitCode {
         Command::Lint(args) => schema_cmds::lint(&args),
         Command::Narrow(args) => narrow::run(&args),
         Command::Redteam(args) => redteam::run(&args),
+        Command::Receipt { command } => receipt_cmd::run(&command),
         Command::Audit { command } => store_cmds::audit(&command),
         Command::Approvals { command } => store_cmds::approvals(&command),
         Command::Pins { command } => pins_cmd::run(&command),

@@ -90,7 +90,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let narrowed = if mcp.narrow_tools() {
-        match toolgate::authz::from_config(&config)
+        match toolgate::authz::from_config_with(&config, &toolgate_store::connect_source)
             .context("cannot load the authorization policies for narrow_tools")?
         {
             toolgate::authz::ConfiguredAuthorizer::Cedar(cedar) => Some(

@@ -59,8 +59,8 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.config)?;
-    let authorizer =
-        authz::from_config(&config).context("cannot load the authorization policies")?;
+    let authorizer = authz::from_config_with(&config, &toolgate_store::connect_source)
+        .context("cannot load the authorization policies")?;
     let cedar = authorizer.cedar().ok_or_else(|| {
         anyhow::anyhow!(
             "config `{}` names no cedar policies (`[authorization] policies`)",

@@ -134,9 +134,9 @@ impl Expect {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.config)?;
     let world = World::load(config.authorization().entities())?;
-    let gate = Gate::from_config(&config)?;
+    let gate = Gate::from_config_with(&config, &toolgate_store::connect_source)?;
     // What the policies say (limits compared in them), read once more here.
-    let authorizer = toolgate::authz::from_config(&config)?;
+    let authorizer = toolgate::authz::from_config_with(&config, &toolgate_store::connect_source)?;
     let facts = authorizer.cedar().map_or(&[][..], |c| c.policy_facts());
     // A throwaway store: nothing reaches the config's.
     let store =

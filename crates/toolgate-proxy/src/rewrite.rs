@@ -96,6 +96,11 @@ pub fn summary(decisions: &Decisions) -> Value<'static> {
                 "digest",
                 d.digest().map_or(Value::Null, |g| s(&g.to_string())),
             );
+            // With `[gate] receipt_key`: the signed receipt the executor
+            // checks (absent otherwise, as in the decision's wire form).
+            if let Some(receipt) = d.receipt() {
+                o.insert("receipt", s(receipt));
+            }
             Value::Object(o)
         })
         .collect();

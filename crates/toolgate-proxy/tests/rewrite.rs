@@ -183,3 +183,49 @@ fn released_calls_are_rebuilt_and_upstream_toolgate_members_removed() {
     assert_eq!(text(&out, "/toolgate/calls/0/verdict"), "allow");
     assert!(out.pointer("/toolgate/calls/0/digest").is_some());
 }
+
+#[test]
+fn the_toolgate_member_carries_each_calls_receipt_when_the_gate_signs() {
+    let body = std::fs::read(shop_dir().join("responses").join("openai-search.json")).unwrap();
+    let config = Config::load(shop_file("toolgate.toml")).unwrap();
+    let key = toolgate::receipt::ReceiptKey::from_seed([5; 32]);
+    let public = key.public_key();
+    let mut builder = Gate::builder(config.registry().clone())
+        .gate_config(config.gate())
+        .authorizer(toolgate::authz::from_config(&config).unwrap())
+        .receipts(key);
+    if let Some(r) = config.resolver() {
+        builder = builder.resolver(r.resolver());
+    }
+    let gate = builder.build().unwrap();
+    let context = Context::new("alice", "s", 1);
+    let decisions = gate.decide(&body, Api::ChatCompletions.format(), &context, &context);
+    let envelope = AdapterOptions::new()
+        .read(&body, Api::ChatCompletions.format())
+        .unwrap();
+    let out = rewrite_json(
+        Api::ChatCompletions,
+        &body,
+        &envelope,
+        &decisions,
+        &[],
+        false,
+    )
+    .unwrap();
+    let v = toolgate_json::from_slice(&out).unwrap();
+    assert_eq!(text(&v, "/toolgate/calls/0/verdict"), "allow");
+    let args = text(&v, "/choices/0/message/tool_calls/0/function/arguments");
+    let receipt = text(&v, "/toolgate/calls/0/receipt");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = toolgate::receipt::verify(receipt, "search", args, &public, now).unwrap();
+    assert_eq!(
+        claims.call_id.as_deref(),
+        Some(text(&v, "/toolgate/calls/0/call_id"))
+    );
+    // The shop's gate has no receipt key: no member.
+    let plain = rewritten(Api::ChatCompletions, "openai-search.json", false);
+    assert!(plain.pointer("/toolgate/calls/0/receipt").is_none());
+}

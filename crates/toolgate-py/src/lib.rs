@@ -14,6 +14,8 @@
 //!   `Reason`, `Finding` (`response`): the gate built from a config file,
 //!   as `toolgate check` builds it.
 //!
+//! - `verify_receipt`, `ReceiptError` (`receipt`): the executor's check of
+//!   a decision's signed receipt (`toolgate::receipt`).
 //! - `Approvals`, `Approval` (`approvals`, built with the store): the
 //!   human side of approvals, as `toolgate approvals` does it.
 //!
@@ -26,6 +28,7 @@ mod convert;
 mod gate;
 mod input;
 mod json;
+mod receipt;
 mod redact;
 mod response;
 mod schema;
@@ -52,6 +55,8 @@ fn _toolgate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::loads, m)?)?;
     m.add_function(wrap_pyfunction!(json::canonical, m)?)?;
     m.add_function(wrap_pyfunction!(json::digest, m)?)?;
+    m.add("ReceiptError", py.get_type::<receipt::ReceiptError>())?;
+    m.add_function(wrap_pyfunction!(receipt::verify_receipt, m)?)?;
     m.add_class::<schema::Schema>()?;
     m.add_class::<schema::ValidationError>()?;
     m.add_class::<gate::Gate>()?;

@@ -98,7 +98,7 @@ pub(crate) struct Source {
 
 /// The gate a config describes, without its store.
 pub fn gate_from_config(config: &Config) -> Result<Gate, BuildError> {
-    Gate::from_config(config).map_err(|e| match e {
+    Gate::from_config_with(config, &toolgate_store::connect_source).map_err(|e| match e {
         // The service's messages name the failing part alone.
         toolgate::FromConfigError::Authorization(e) => BuildError::from(e),
         toolgate::FromConfigError::Gate(e) => BuildError::from(e),

@@ -85,6 +85,7 @@ mod approval;
 pub mod audit;
 mod changes;
 mod checkpoint;
+mod entity_source;
 mod error;
 mod group;
 mod id;
@@ -98,6 +99,7 @@ mod sqlite;
 mod store;
 mod time;
 
+pub use crate::entity_source::{connect_source, PgEntitySource};
 #[cfg(feature = "tokio")]
 pub use crate::persist::Unfinished;
 // The public interface is:

@@ -150,7 +150,8 @@ impl StoreGate {
         config: &toolgate::config::Config,
         store: Arc<dyn Store>,
     ) -> Result<Self, toolgate::FromConfigError> {
-        Ok(Self::new(Gate::from_config(config)?, store).configured(config))
+        let gate = Gate::from_config_with(config, &crate::entity_source::connect_source)?;
+        Ok(Self::new(gate, store).configured(config))
     }
 
     /// How long a pending approval (and so the approval granted on it)

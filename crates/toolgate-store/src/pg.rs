@@ -40,7 +40,7 @@ mod pool;
 mod reads;
 mod schema;
 mod statements;
-mod tls;
+pub(crate) mod tls;
 mod tx;
 
 use std::collections::{BTreeMap, VecDeque};

@@ -37,11 +37,16 @@ mod cedar;
 mod declared;
 mod error;
 mod facts;
+mod http_source;
 mod narrow;
+mod source;
+mod sourced;
 mod value;
 
 use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
-use crate::config::{AuthorizationMode, Config};
+use std::sync::Arc;
+
+use crate::config::{AuthorizationMode, Config, EntitySourceConfig, SourceKind};
 use crate::danger::NoAuthorization;
 
 pub use self::cedar::{
@@ -51,7 +56,15 @@ pub use self::error::{LoadError, LoadErrorCode};
 pub use self::facts::{
     ActionScope, ArgComparison, Clause, CompareOp, Operand, PolicyEffect, PolicyFacts,
 };
+pub use self::http_source::HttpSource;
 pub use self::narrow::{NarrowError, Narrowed, NarrowedTool, ToolsFormat};
+pub use self::source::{
+    CachedSource, EntitySource, SourceClock, SourceError, SourceErrorKind,
+    DEFAULT_SOURCE_MAX_BYTES, DEFAULT_SOURCE_MAX_ENTRIES, DEFAULT_SOURCE_TIMEOUT_MS,
+    DEFAULT_SOURCE_TTL_SECONDS, MAX_SOURCE_MAX_BYTES, MAX_SOURCE_MAX_ENTRIES,
+    MAX_SOURCE_TIMEOUT_MS, MAX_SOURCE_TTL_SECONDS,
+};
+pub use self::sourced::ENTITY_SOURCE;
 
 /// The authorizer a config names.
 #[derive(Debug)]
@@ -90,6 +103,23 @@ impl Authorizer for ConfiguredAuthorizer {
 /// registered tool checked to have an action in the schema), the explicit
 /// `none`, or, with no mode, [`DenyAll`].
 pub fn from_config(config: &Config) -> Result<ConfiguredAuthorizer, LoadError> {
+    from_config_with(config, &|_| Ok(None))
+}
+
+/// Builds an entity source the gate itself does not (a PostgreSQL query:
+/// `toolgate-store` builds it, so that the gate holds no database code):
+/// `Ok(None)` when it builds no source of this kind.
+pub type SourceConnector<'a> =
+    &'a dyn Fn(&EntitySourceConfig) -> Result<Option<Arc<dyn EntitySource>>, String>;
+
+/// [`from_config`], with the `[[authorization.sources]]` the config names:
+/// HTTP sources built here, other kinds by `connect`; each behind a
+/// [`CachedSource`] with its TTL and size. A source no one builds is a load
+/// error (`entity_source`), never a gate that silently lacks its data.
+pub fn from_config_with(
+    config: &Config,
+    connect: SourceConnector<'_>,
+) -> Result<ConfiguredAuthorizer, LoadError> {
     let a = config.authorization();
     match a.mode() {
         None => Ok(ConfiguredAuthorizer::DenyAll(DenyAll)),
@@ -104,8 +134,37 @@ pub fn from_config(config: &Config) -> Result<ConfiguredAuthorizer, LoadError> {
             };
             let cedar = CedarAuthorizer::load(policies, schema, a.entities())?
                 .with_context_entities(a.context_entities(), config.path())?;
+            let mut cedar = cedar;
+            for source in a.sources() {
+                let built = build_source(source, connect)
+                    .map_err(|e| LoadError::new(LoadErrorCode::EntitySource, config.path(), e))?;
+                let cached: Arc<dyn EntitySource> =
+                    Arc::new(CachedSource::new(built, source.ttl(), source.max_entries()));
+                cedar = cedar.with_entity_source(source.types(), cached, config.path())?;
+            }
             cedar.check_registry(config.registry(), schema)?;
             Ok(ConfiguredAuthorizer::Cedar(Box::new(cedar)))
         }
+    }
+}
+
+/// The source one `[[authorization.sources]]` entry names.
+fn build_source(
+    source: &EntitySourceConfig,
+    connect: SourceConnector<'_>,
+) -> Result<Arc<dyn EntitySource>, String> {
+    if let Some(built) = connect(source)? {
+        return Ok(built);
+    }
+    match source.kind() {
+        SourceKind::Http { url } => Ok(Arc::new(HttpSource::new(
+            url,
+            source.timeout(),
+            source.max_bytes(),
+        )?)),
+        SourceKind::Postgres { .. } => Err(
+            "a `postgres` entity source is built by toolgate-store (the CLI, the HTTP service and the store-backed gates build it); this gate was built without it"
+                .to_owned(),
+        ),
     }
 }

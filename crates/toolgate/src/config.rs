@@ -13,6 +13,9 @@
 //! max_argument_bytes = 65536   # parse limits of every tool's arguments: also
 //! max_depth = 16               # max_string_bytes, max_object_members,
 //!                              # max_array_items, max_values
+//! receipt_key = "receipts.key" # sign a receipt of every decision: an Ed25519
+//!                              # seed, 64 hex digits (optional)
+//! receipt_seconds = 60         # how long a receipt is valid (default 60)
 //!
 //! [store]
 //! url = "sqlite://toolgate.db"  # the default; relative to this file's folder;
@@ -197,8 +200,10 @@ mod pointer;
 mod proxy;
 mod proxy_routes;
 mod raw;
+mod receipts;
 mod resolver;
 mod server;
+mod sources;
 mod store;
 mod toml_json;
 mod tool;
@@ -240,6 +245,7 @@ pub use self::proxy::{
     DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
+pub use self::receipts::ReceiptConfig;
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
     speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
@@ -247,6 +253,7 @@ pub use self::server::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
     MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
 };
+pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
 };
@@ -263,6 +270,7 @@ pub struct Config {
     mcp: McpConfig,
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
+    receipts: Option<ReceiptConfig>,
     registry: Registry,
 }
 
@@ -323,6 +331,12 @@ impl Config {
     /// config file's folder).
     pub fn base_dir(&self) -> &Path {
         self.path.parent().unwrap_or_else(|| Path::new(""))
+    }
+
+    /// Signed receipts (`[gate] receipt_key`, `receipt_seconds`), if the
+    /// config names a key.
+    pub fn receipts(&self) -> Option<&ReceiptConfig> {
+        self.receipts.as_ref()
     }
 
     /// The `[authorization]` table.

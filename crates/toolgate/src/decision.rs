@@ -112,6 +112,9 @@ pub struct Decision {
     /// (`toolgate_store::StoreGate` records a bounded copy). Never run a tool with
     /// it, never show it to the model.
     pub(crate) received_arguments: Option<String>,
+    /// The signed receipt of this decision, when the gate has a receipt key
+    /// and the arguments parsed ([`crate::receipt`]).
+    pub(crate) receipt: Option<crate::receipt::IssuedReceipt>,
 }
 
 /// A reference to an approval: the id the store gave it, as decimal digits
@@ -238,6 +241,20 @@ impl Decision {
     /// show it to the model.
     pub fn received_arguments(&self) -> Option<&str> {
         self.received_arguments.as_deref()
+    }
+
+    /// The signed receipt of this decision (`tgr1.…`), for the service that
+    /// executes the call to check with [`crate::receipt::verify`]: present
+    /// when the gate was given a receipt key and the arguments parsed,
+    /// whatever the verdict (only an allow's passes verification). A
+    /// decision denied after the gate decided carries a deny receipt.
+    pub fn receipt(&self) -> Option<&str> {
+        self.receipt.as_ref().map(|r| r.text.as_str())
+    }
+
+    /// What the receipt says (call id, tool, digest, verdict, times).
+    pub fn receipt_claims(&self) -> Option<&crate::receipt::Receipt> {
+        self.receipt.as_ref().map(|r| &r.claims)
     }
 
     /// Takes the details out of the feedback of a denied or held call (a
@@ -384,6 +401,7 @@ mod tests {
             pinned: Vec::new(),
             feedback: String::new(),
             received_arguments: None,
+            receipt: None,
         }
     }
 

@@ -14,6 +14,7 @@ use crate::context::{ApprovalKey, Context, StateView};
 use crate::decision::{Decision, Decisions, Verdict};
 use crate::feedback;
 use crate::reason::{Code, Reason};
+use crate::receipt::{ReceiptKey, ReceiptPublicKey};
 use crate::registry::Registry;
 use crate::stage::{
     self, approval::Outcome, default_urls::DefaultUrls, limits::Limits, policy::UrlArg,
@@ -53,6 +54,8 @@ pub struct Gate {
     adapter: AdapterOptions,
     limits: Limits,
     resolver: Arc<dyn Resolve + Send + Sync>,
+    /// The key that signs every decision's receipt, if any.
+    receipts: Option<Arc<ReceiptKey>>,
 }
 
 /// What the gate precomputes per tool.
@@ -82,6 +85,7 @@ impl Gate {
             authorizer: None,
             adapter: AdapterOptions::new(),
             resolver: None,
+            receipts: None,
             limits: Limits {
                 max_turns: Self::DEFAULT_MAX_TURNS,
                 max_calls: Self::DEFAULT_MAX_CALLS,
@@ -95,13 +99,29 @@ impl Gate {
     /// or deny-all when the table is absent). The paved path: the CLI, the
     /// HTTP service and the Python package build their gates here.
     pub fn from_config(config: &crate::config::Config) -> Result<Self, FromConfigError> {
-        let authorizer =
-            crate::authz::from_config(config).map_err(FromConfigError::Authorization)?;
+        Self::from_config_with(config, &|_| Ok(None))
+    }
+
+    /// [`Gate::from_config`], with entity sources of kinds the gate does
+    /// not build itself built by `connect` (`toolgate-store` builds the
+    /// PostgreSQL ones: see [`crate::authz::from_config_with`]).
+    pub fn from_config_with(
+        config: &crate::config::Config,
+        connect: crate::authz::SourceConnector<'_>,
+    ) -> Result<Self, FromConfigError> {
+        let authorizer = crate::authz::from_config_with(config, connect)
+            .map_err(FromConfigError::Authorization)?;
         let mut builder = Self::builder(config.registry().clone())
             .gate_config(config.gate())
             .authorizer(authorizer);
         if let Some(resolver) = config.resolver() {
             builder = builder.resolver(resolver.resolver());
+        }
+        if let Some(receipts) = config.receipts() {
+            let key = ReceiptKey::from_file(receipts.key())
+                .map_err(FromConfigError::Receipts)?
+                .with_seconds(receipts.seconds());
+            builder = builder.receipts(key);
         }
         builder.build().map_err(FromConfigError::Gate)
     }
@@ -109,6 +129,11 @@ impl Gate {
     /// The registry the gate decides against.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The public key that verifies this gate's receipts, if it signs them.
+    pub fn receipt_public_key(&self) -> Option<ReceiptPublicKey> {
+        self.receipts.as_ref().map(|k| k.public_key())
     }
 
     /// [`Gate::deny_after`] on every decision of `decisions`; a response
@@ -148,6 +173,16 @@ impl Gate {
         decision.feedback = feedback::render(Verdict::Deny, &reasons, &known);
         decision.verdict = Verdict::Deny;
         decision.reasons = reasons;
+        // The receipt says what the decision now says: deny, with the
+        // times of the first (a receipt is never made to last longer).
+        if let (Some(key), Some(old)) = (&self.receipts, decision.receipt.take()) {
+            let mut claims = old.claims;
+            claims.verdict = Verdict::Deny;
+            decision.receipt = Some(crate::receipt::IssuedReceipt {
+                text: key.sign(&claims),
+                claims,
+            });
+        }
     }
 
     /// Decides every call of one raw response body. Never fails, never
@@ -204,7 +239,13 @@ impl Gate {
         let decisions = envelope
             .calls
             .iter()
-            .map(|call| self.decide_call(call, response_denial.as_ref(), &mut run))
+            .map(|call| {
+                let mut d = self.decide_call(call, response_denial.as_ref(), &mut run);
+                if let (Some(key), Some(digest)) = (&self.receipts, &d.digest) {
+                    d.receipt = Some(key.issue(d.call_id.as_deref(), &d.tool, digest, d.verdict));
+                }
+                d
+            })
             .collect();
         Decisions {
             format: Some(envelope.format),
@@ -240,6 +281,7 @@ impl Gate {
             pinned: Vec::new(),
             feedback: String::new(),
             received_arguments: None,
+            receipt: None,
         };
         // 0. identifiers: what the model and the caller named, bounded
         // before anything is read or written under them.
@@ -402,9 +444,17 @@ pub struct GateBuilder {
     adapter: AdapterOptions,
     limits: Limits,
     resolver: Option<Arc<dyn Resolve + Send + Sync>>,
+    receipts: Option<Arc<ReceiptKey>>,
 }
 
 impl GateBuilder {
+    /// Signs a receipt of every decision whose arguments parsed with `key`
+    /// ([`crate::receipt`]); without it decisions carry none.
+    pub fn receipts(mut self, key: ReceiptKey) -> Self {
+        self.receipts = Some(Arc::new(key));
+        self
+    }
+
     /// The resolver of resolve-mode URL policies (`resolve = true`); by
     /// default the [`SystemResolver`]. It is called during
     /// [`Gate::decide`], once per resolve-mode URL argument. With a
@@ -496,6 +546,7 @@ impl GateBuilder {
             resolver: self
                 .resolver
                 .unwrap_or_else(|| Arc::new(SystemResolver::new())),
+            receipts: self.receipts,
         })
     }
 }
@@ -518,6 +569,8 @@ pub enum FromConfigError {
     Authorization(crate::authz::LoadError),
     /// A tool's URL policy does not compile.
     Gate(GateError),
+    /// The `[gate] receipt_key` file could not be read.
+    Receipts(crate::receipt::ReceiptKeyError),
 }
 
 impl fmt::Display for FromConfigError {
@@ -525,6 +578,7 @@ impl fmt::Display for FromConfigError {
         match self {
             Self::Authorization(_) => f.write_str("cannot load the authorization policies"),
             Self::Gate(_) => f.write_str("cannot build the gate"),
+            Self::Receipts(_) => f.write_str("cannot read the receipt key"),
         }
     }
 }
@@ -534,6 +588,7 @@ impl std::error::Error for FromConfigError {
         match self {
             Self::Authorization(e) => Some(e),
             Self::Gate(e) => Some(e),
+            Self::Receipts(e) => Some(e),
         }
     }
 }

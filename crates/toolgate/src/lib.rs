@@ -71,6 +71,7 @@ mod gate;
 pub mod hook;
 pub mod identifier;
 mod reason;
+pub mod receipt;
 pub mod registry;
 pub mod sanitize;
 mod stage;

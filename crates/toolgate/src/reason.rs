@@ -45,6 +45,7 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `not_authorized` | authorization | deny | the authorizer did not permit the call (default deny, or a forbid) |
 /// | `not_owner` | authorization | deny | the resource is not the caller's, or is unknown (no existence oracle) |
 /// | `authorization_error` | authorization | deny | the authorizer reported an error while evaluating (fail closed) |
+/// | `entity_source_unavailable` | authorization | deny | the call's resource comes from an entity source (HTTP, PostgreSQL) that timed out, failed, or answered what is not that entity; the decision's policy id names the kind (`toolgate:entity_source:timeout`, …) |
 /// | `loop_limit` | limits | deny | the session is past its turn limit; every call, reads included |
 /// | `too_many_calls` | limits | deny | the response proposes more calls than allowed; every call of it; also the adapter's code when its own bound is hit |
 /// | `repeated_rejection` | limits | deny | this session already had calls of the same tool and argument shape rejected too often |
@@ -157,6 +158,11 @@ pub enum Code {
     /// user or session is longer than
     /// [`crate::identifier::MAX_IDENTIFIER_BYTES`].
     IdentifierTooLong,
+    /// `entity_source_unavailable`: an entity the authorizer fetches from
+    /// a configured source (HTTP, PostgreSQL) could not be had: the source
+    /// timed out, failed, or answered something that is not the entity
+    /// asked for.
+    EntitySourceUnavailable,
     /// A strict-parse code of the arguments.
     Parse(JsonCode),
     /// A schema violation code.
@@ -195,6 +201,7 @@ impl Code {
             Self::InternalError => "internal_error",
             Self::ToolChanged => "tool_changed",
             Self::IdentifierTooLong => "identifier_too_long",
+            Self::EntitySourceUnavailable => "entity_source_unavailable",
             Self::Parse(c) => c.as_str(),
             Self::Schema(c) => c.as_str(),
             Self::Body(c) => c.as_str(),
@@ -204,7 +211,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 24] = [
+    pub const GATE: [Code; 25] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -229,6 +236,7 @@ impl Code {
         Self::InternalError,
         Self::ToolChanged,
         Self::IdentifierTooLong,
+        Self::EntitySourceUnavailable,
     ];
 
     /// The schema codes this version knows, in a stable order.

@@ -7,7 +7,8 @@
 //! `decisions`; a reason is `{"code", "pointer"}` plus `"detail"` when the
 //! stage has a finer code; a decision is `{"index", "call_id", "tool",
 //! "verdict", "reasons", "arguments", "digest", "approval", "policies",
-//! "pinned", "feedback"}`. The members are documented in the README
+//! "pinned", "feedback"}`, plus `"receipt"` (the signed receipt's
+//! text, [`crate::receipt`]) when the gate signs receipts. The members are documented in the README
 //! (`toolgate check`).
 //!
 //! `arguments` is the canonical value the gate checked, for every call that
@@ -127,6 +128,10 @@ fn decision_json(d: &Decision) -> Value<'static> {
         Value::Array(d.pinned.iter().map(pinned_json).collect()),
     );
     o.insert("feedback", string(d.feedback.clone()));
+    // Only with a receipt key: an answer without one keeps its shape.
+    if let Some(receipt) = d.receipt() {
+        o.insert("receipt", string(receipt));
+    }
     Value::Object(o)
 }
 

@@ -9,6 +9,8 @@ your software executes.
   :meth:`Schema.loads` parses, validates and returns the value in one call.
 - :class:`Gate` decides a model response's tool calls as ``toolgate check``
   does; run a tool only with an allowed call's ``arguments``.
+- :func:`verify_receipt` lets the service that executes a call check the
+  gate's signed receipt of it (``ReceiptError`` when it does not pass).
 - :class:`Runner` runs registered Python functions only with those
   arguments.
 """
@@ -26,6 +28,7 @@ from ._toolgate import (
     Gate,
     JSONError,
     Reason,
+    ReceiptError,
     Response,
     Schema,
     SchemaError,
@@ -34,6 +37,7 @@ from ._toolgate import (
     canonical,
     digest,
     loads,
+    verify_receipt,
 )
 if "store" in _FEATURES:  # the human side of approvals, with the store built in
     from ._toolgate import Approval, Approvals  # noqa: F401
@@ -82,6 +86,7 @@ __all__ = [
     "JSONError",
     "Outcome",
     "Reason",
+    "ReceiptError",
     "Response",
     "Runner",
     "Schema",
@@ -92,4 +97,5 @@ __all__ = [
     "digest",
     "loads",
     "sdk",
+    "verify_receipt",
 ]

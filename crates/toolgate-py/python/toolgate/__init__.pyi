@@ -22,6 +22,26 @@ Text: TypeAlias = Union[bytes, bytearray, memoryview, str]
 Verdict: TypeAlias = Literal["allow", "needs_approval", "deny"]
 Format: TypeAlias = Literal["auto", "openai", "responses", "anthropic", "gemini", "mcp"]
 
+class ReceiptError(ValueError):
+    """A receipt that does not let the call run."""
+
+    code: str
+    """``receipt_malformed``, ``receipt_bad_signature``, ``receipt_not_allowed``,
+    ``receipt_other_tool``, ``receipt_other_arguments`` or ``receipt_expired``."""
+
+def verify_receipt(
+    receipt: str,
+    tool: str,
+    arguments: Union[str, bytes],
+    public_key: str,
+    now: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Checks the gate's signed receipt: signed by ``public_key`` (64 hex
+    digits), verdict allow, for ``tool`` and exactly the canonical argument
+    text ``arguments``, not expired at ``now`` (unix seconds; the clock by
+    default). Returns its claims (``call_id``, ``tool``, ``args``,
+    ``verdict``, ``issued``, ``expires``); raises :class:`ReceiptError`."""
+
 class JSONError(ValueError):
     """A JSON text the strict parser refuses; the message never echoes the input."""
 

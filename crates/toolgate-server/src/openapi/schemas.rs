@@ -113,7 +113,7 @@ pub(super) fn decisions() -> Value<'static> {
         &["code", "pointer", "denies"],
         false,
     );
-    let decision = answer(&[
+    let decision_members = [
         ("index", int_range(0, SAFE_INTEGER)),
         ("call_id", nullable("string")),
         ("tool", ty("string")),
@@ -137,7 +137,24 @@ pub(super) fn decisions() -> Value<'static> {
             ])),
         ),
         ("feedback", ty("string")),
-    ]);
+        (
+            "receipt",
+            o([
+                ("type", s("string")),
+                (
+                    "description",
+                    s("the signed receipt (`tgr1.…`), present when `[gate] receipt_key` is set"),
+                ),
+            ]),
+        ),
+    ];
+    // Every member is always present but `receipt`.
+    let required: Vec<&str> = decision_members
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| *k != "receipt")
+        .collect();
+    let decision = object(&decision_members, &required, false);
     let finish = o([(
         "oneOf",
         list([

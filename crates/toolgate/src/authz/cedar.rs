@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use cedar_policy::{
     ActionConstraint, Authorizer as Engine, Context as CedarContext, Decision as CedarDecision,
@@ -17,6 +18,8 @@ use toolgate_json::Value;
 use super::declared::{self, Declared};
 use super::error::{LoadError, LoadErrorCode};
 use super::facts::{self, PolicyFacts};
+use super::source::EntitySource;
+use super::sourced::{Fetched, ENTITY_SOURCE};
 use super::value::to_cedar_as;
 use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
 use crate::context::Context;
@@ -101,7 +104,7 @@ impl<'a> Source<'a> {
 /// (`action == …`, `action in […]` with the schema's action groups, or any
 /// action), and each call is evaluated against its action's policies only.
 pub struct CedarAuthorizer {
-    schema: Schema,
+    pub(super) schema: Schema,
     engine: Engine,
     /// Per action id (the tool's name): its uid and the policies that can
     /// apply to it.
@@ -111,12 +114,15 @@ pub struct CedarAuthorizer {
     /// The static entities and the schema's action entities.
     entities: Entities,
     /// The schema's entity types, by name.
-    types: HashMap<String, EntityTypeName>,
+    pub(super) types: HashMap<String, EntityTypeName>,
     user_type: EntityTypeName,
     role_type: EntityTypeName,
     tool_type: EntityTypeName,
     /// The entity types a request context may add (by name).
-    context_types: HashSet<String>,
+    pub(super) context_types: HashSet<String>,
+    /// The sources the resources of some types are fetched from, by type
+    /// name ([`Self::with_entity_source`]).
+    pub(super) sources: HashMap<String, Arc<dyn EntitySource>>,
     /// The declared type of each action's `context.args`, by action id.
     args: HashMap<String, Declared>,
     policy_count: usize,
@@ -215,6 +221,7 @@ impl CedarAuthorizer {
             role_type: type_name(ROLE_TYPE, schema_file)?,
             tool_type: type_name(TOOL_TYPE, schema_file)?,
             context_types: HashSet::new(),
+            sources: HashMap::new(),
             args: declared::args_by_action(schema_text),
             facts,
         })
@@ -516,12 +523,30 @@ impl CedarAuthorizer {
                 ))
             }
         };
-        let entities = self.entities_for(request.context, &principal)?;
+        let mut entities = self.entities_for(request.context, &principal)?;
         if has_resource && entities.get(&resource).is_none() {
-            return Ok(Authorization::deny(
-                Code::NotOwner,
-                vec![UNKNOWN_RESOURCE.to_owned()],
-            ));
+            match self.fetch_resource(&resource) {
+                Fetched::NoSource | Fetched::Absent => {
+                    return Ok(Authorization::deny(
+                        Code::NotOwner,
+                        vec![UNKNOWN_RESOURCE.to_owned()],
+                    ))
+                }
+                Fetched::Failed(kind) => {
+                    return Ok(Authorization::deny(
+                        Code::EntitySourceUnavailable,
+                        vec![format!("{ENTITY_SOURCE}:{}", kind.as_str())],
+                    ))
+                }
+                Fetched::Found(entity) => {
+                    entities = Cow::Owned(
+                        entities
+                            .into_owned()
+                            .add_entities([*entity], Some(&self.schema))
+                            .map_err(|e| format!("fetched entity: {e}"))?,
+                    );
+                }
+            }
         }
         let args = to_cedar_as(
             request.arguments,

@@ -36,6 +36,9 @@ pub enum LoadErrorCode {
     /// fraction digits within ±922337203685477, a `Long` whole numbers
     /// within `i64`): a valid call would be denied for its type alone.
     UnrepresentableNumber,
+    /// An entity source is misconfigured (a type not in the schema, or
+    /// also trusted from the context; a base URL that is not one).
+    EntitySource,
 }
 
 impl LoadErrorCode {
@@ -53,6 +56,7 @@ impl LoadErrorCode {
             Self::Entities => "entities",
             Self::UnknownAction => "unknown_action",
             Self::UnrepresentableNumber => "unrepresentable_number",
+            Self::EntitySource => "entity_source",
         }
     }
 }

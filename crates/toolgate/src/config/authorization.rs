@@ -31,6 +31,7 @@ pub struct AuthorizationConfig {
     entities: Option<PathBuf>,
     schema: Option<PathBuf>,
     context_entities: Vec<String>,
+    sources: Vec<super::sources::EntitySourceConfig>,
 }
 
 impl AuthorizationConfig {
@@ -38,6 +39,12 @@ impl AuthorizationConfig {
     /// (`context_entities`; empty by default: the context adds nothing).
     pub fn context_entities(&self) -> &[String] {
         &self.context_entities
+    }
+
+    /// The entity sources the gate queries itself
+    /// (`[[authorization.sources]]`), in the order written.
+    pub fn sources(&self) -> &[super::sources::EntitySourceConfig] {
+        &self.sources
     }
 
     /// The mode, or `None` when the config names none (every call denied).
@@ -72,6 +79,7 @@ impl Loader<'_> {
             entities: path_of(&raw.authorization.entities),
             schema: path_of(&raw.authorization.schema),
             context_entities: self.context_entities(raw)?,
+            sources: self.sources(raw)?,
         })
     }
 
@@ -124,6 +132,7 @@ impl Loader<'_> {
                         "context_entities",
                         a.context_entities.as_ref().map(|v| v.span().start),
                     ),
+                    ("sources", a.sources.first().map(|v| v.span().start)),
                 ]
                 .into_iter()
                 .find_map(|(k, v)| v.map(|at| (k, at)))

@@ -122,6 +122,7 @@ impl Loader<'_> {
         let mcp = self.mcp(&raw)?;
         let authorization = self.authorization(&raw)?;
         let resolver = self.resolver(&raw)?;
+        let receipts = self.receipts(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         Ok(Config {
@@ -134,6 +135,7 @@ impl Loader<'_> {
             mcp,
             authorization,
             resolver,
+            receipts,
             registry,
         })
     }

@@ -61,6 +61,8 @@ pub(crate) struct RawGate {
     pub(crate) max_object_members: Option<Spanned<u64>>,
     pub(crate) max_array_items: Option<Spanned<u64>>,
     pub(crate) max_values: Option<Spanned<u64>>,
+    pub(crate) receipt_key: Option<Spanned<String>>,
+    pub(crate) receipt_seconds: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -210,6 +212,28 @@ pub(crate) struct RawAuthorization {
     pub(crate) entities: Option<Spanned<String>>,
     pub(crate) schema: Option<Spanned<String>>,
     pub(crate) context_entities: Option<Spanned<Vec<Spanned<String>>>>,
+    #[serde(default)]
+    pub(crate) sources: Vec<Spanned<RawEntitySource>>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawEntitySource {
+    pub(crate) kind: Spanned<RawSourceKind>,
+    pub(crate) types: Spanned<Vec<Spanned<String>>>,
+    pub(crate) url: Option<Spanned<String>>,
+    pub(crate) query: Option<Spanned<String>>,
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) ttl_seconds: Option<Spanned<u64>>,
+    pub(crate) max_entries: Option<Spanned<u64>>,
+    pub(crate) max_bytes: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawSourceKind {
+    Http,
+    Postgres,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
