@@ -122,7 +122,7 @@ impl Gate {
     /// it: ``raw_body`` is the raw HTTP body (``bytes``; JSON or an SSE
     /// stream), never a value an SDK has parsed. ``context`` is the request
     /// context as a ``dict`` (or its JSON text): ``user``, ``session``,
-    /// ``roles``, ``turn``, and without a store the state (see the README).
+    /// ``roles``, ``turn``, and without a store the state (see the book's Python chapter).
     /// ``format`` is ``auto``, ``openai``, ``responses``, ``anthropic``,
     /// ``gemini`` or ``mcp``.
     ///
@@ -186,7 +186,7 @@ impl Gate {
 }
 
 /// Why a call or a response was decided as it was: a stable code (see the
-/// README's list), the JSON Pointer of the place (into the call's arguments,
+/// book's list), the JSON Pointer of the place (into the call's arguments,
 /// or into the body for a response's findings) and a finer code for some
 /// stages (the URL guard's, the parser's).
 #[pyclass(frozen, module = "toolgate")]

@@ -68,7 +68,7 @@ pub const CORPORA_ENV: &str = "TOOLGATE_CORPORA";
 pub const CORPORA_HELP: &str =
     "the conformance corpora (JSONTestSuite, JSON-Schema-Test-Suite) are \
 needed: put `../shared/corpora` beside the checkout, or run `scripts/fetch-corpora.sh DIR` \
-and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\")";
+and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\", and docs/src/testing.md)";
 
 /// The corpora folder: where `TOOLGATE_CORPORA` points when it is set,
 /// `../shared/corpora` beside the checkout otherwise. Fails, saying how to

@@ -7,8 +7,8 @@
 //! `decisions`; a reason is `{"code", "pointer"}` plus `"detail"` when the
 //! stage has a finer code; a decision is `{"index", "call_id", "tool",
 //! "verdict", "reasons", "arguments", "digest", "approval", "policies",
-//! "pinned", "feedback"}`. The members are documented in the README
-//! (`toolgate check`).
+//! "pinned", "feedback"}`. The members are documented in the book
+//! (`docs/src/check.md`).
 //!
 //! `arguments` is the canonical value the gate checked, for every call that
 //! is not denied (`null` for a denied one): the caller runs the tool with
