@@ -107,7 +107,7 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::AuditCommand,
     },
-    /// Human approvals of held calls: list, show, approve, deny.
+    /// Human approvals of held calls: list, show, approve, deny, grant.
     Approvals {
         #[command(subcommand)]
         command: store_cmds::ApprovalsCommand,

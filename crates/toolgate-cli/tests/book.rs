@@ -221,3 +221,28 @@ fn the_runner_compares_the_output_and_the_status() {
         "{failures:?}"
     );
 }
+
+#[test]
+fn the_book_calls_toolgate_by_name_once_the_quickstart_installs_it() {
+    let install = "cargo install --locked --path crates/toolgate-cli";
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains(install),
+        "the README's quickstart installs it"
+    );
+    let mut by_cargo = Vec::new();
+    for (name, text) in chapters() {
+        if name == "quickstart.md" {
+            assert!(text.contains(install), "the quickstart installs it");
+        }
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("cargo run") && line.contains("toolgate-cli") {
+                by_cargo.push(format!("{name}:{}", i + 1));
+            }
+        }
+    }
+    assert!(
+        by_cargo.is_empty(),
+        "blocks that run toolgate through cargo: {by_cargo:?}"
+    );
+}
