@@ -197,6 +197,7 @@ mod pointer;
 mod proxy;
 mod proxy_routes;
 mod raw;
+pub mod reference;
 mod resolver;
 mod server;
 mod store;
