@@ -477,7 +477,7 @@ async fn logout(
 
 /// The audit record of the call that asked for approval `a` (the first
 /// `needs_approval` record naming it).
-fn asked_record(
+pub(crate) fn asked_record(
     store: &dyn Store,
     a: &Approval,
 ) -> Result<Option<AuditEntry>, toolgate_store::Error> {
