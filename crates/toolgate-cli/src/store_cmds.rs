@@ -473,13 +473,23 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ApprovalsCommand::Show { store, id } => {
-            match store
-                .open(false)?
-                .get_approval(*id)
-                .context("cannot read")?
-            {
+            let s = store.open(false)?;
+            match s.get_approval(*id).context("cannot read")? {
                 Some(a) => {
                     write_approval(&mut out, &a)?;
+                    // What the approver decides on: the arguments of the
+                    // call that asked (canonical, secrets redacted),
+                    // escaped for the terminal.
+                    let asked = toolgate_store::asking_record(&*s, &a).context("cannot read")?;
+                    let arguments = asked.as_ref().and_then(|e| e.arguments.as_deref());
+                    writeln!(
+                        out,
+                        "arguments:  {}",
+                        arguments.map_or_else(
+                            || "-".to_owned(),
+                            |t| crate::check::terminal_safe(t, 4096)
+                        )
+                    )?;
                     Ok(ExitCode::SUCCESS)
                 }
                 None => {

@@ -554,3 +554,19 @@ fn the_approvals_help_names_every_subcommand_and_shows_own_exit_codes() {
     assert!(check.contains("allowed_calls"), "{check}");
     assert!(check.contains("<RESPONSE>"), "{check}");
 }
+
+#[test]
+fn approvals_show_prints_the_arguments_the_approver_decides_on() {
+    let db = fresh_db();
+    let (held, _) = check(&db, "context.json", REFUND);
+    let id = s(&held, "/decisions/1/approval").to_owned();
+    let out = toolgate(&["approvals", "show", &id, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "\narguments:  {\"amount_cents\":2599,\"order_id\":\"ord_1002\",\"reason\":\"late\"}\n"
+        ),
+        "{shown}"
+    );
+}

@@ -125,7 +125,7 @@ pub(super) async fn get_approval(
             };
             // What the approver decides on: the arguments of the call that
             // asked (canonical, secrets redacted, escaped as JSON text).
-            let asked = crate::ui::asked_record(s, &a)?;
+            let asked = toolgate_store::asking_record(s, &a)?;
             let gate = inner.gate.gate();
             let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
             Ok(Some(toolgate_json::canonical::to_string(
