@@ -246,3 +246,17 @@ fn the_book_calls_toolgate_by_name_once_the_quickstart_installs_it() {
         "blocks that run toolgate through cargo: {by_cargo:?}"
     );
 }
+
+#[test]
+fn the_link_check_reports_a_missing_chapter_heading_or_exit() {
+    let src = root().join("docs/src");
+    let text = "# Here\n[ok](#here) [ok](concepts.md#verdicts) [gone](nowhere.md)\n\
+                [bad](concepts.md#no-such-heading) [out](../../README.md) [self](#nope)\n";
+    let mut broken = Vec::new();
+    check_links("page.md", text, &src, &src, &mut broken);
+    assert_eq!(broken.len(), 4, "{broken:#?}");
+    assert!(broken[0].contains("`nowhere.md`: no such file"));
+    assert!(broken[1].contains("has no heading `#no-such-heading`"));
+    assert!(broken[2].contains("leaves"));
+    assert!(broken[3].contains("has no heading `#nope`"));
+}
