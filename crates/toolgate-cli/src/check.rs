@@ -28,9 +28,11 @@
 //! # Human output
 //!
 //! One block per input: a header line `NAME: FORMAT, finish KIND (REASON):
-//! VERDICT`, one line per response-level finding, then a table of the calls
-//! (index, call id, tool, verdict, reasons as `code@pointer`, followed by
-//! `[policy ids]` for an authorization denial). Call ids and
+//! VERDICT` (`format not read` for a body refused before its format was
+//! known; `no calls` for the verdict of a response that proposes none), one
+//! line per response-level finding, then a table of the calls (index, call
+//! id, tool, verdict, reasons as `code@pointer`, or `code` alone for the
+//! call as a whole, followed by `[policy ids]` for an authorization denial). Call ids and
 //! tool names come from the model: control characters are escaped and long
 //! ones cut.
 //!
@@ -110,8 +112,8 @@ pub struct Args {
     format: String,
 
     /// The request context (JSON): user, session, roles, turn, max_turns,
-    /// now, kill_switch, approvals, rejections, entities. Unknown members are
-    /// errors. Without it, calls are decided as the anonymous user "" in
+    /// now, kill_switch, approvals, rejections, allowed_calls, entities.
+    /// Unknown members are errors. Without it, calls are decided as the anonymous user "" in
     /// session "" at turn 1, and a warning says so.
     #[arg(long, value_name = "FILE")]
     context: Option<PathBuf>,
@@ -144,7 +146,7 @@ pub struct Args {
     no_store: bool,
 
     /// Response bodies (JSON or SSE); `-` reads standard input.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "RESPONSE")]
     inputs: Vec<PathBuf>,
 }
 
@@ -245,16 +247,23 @@ enum Decider {
 }
 
 fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Result<()> {
-    let format = d.format().map_or("unknown format", Format::as_str);
+    // A body refused before its format was read has none to name.
+    let format = d.format().map_or("format not read", Format::as_str);
+    // A response that proposes nothing is not an `allow`: nothing runs.
+    let nothing = d.decisions().is_empty() && d.rejected().is_none();
+    let verdict = if nothing && d.verdict() == Verdict::Allow {
+        "no calls".to_owned()
+    } else {
+        d.verdict().to_string()
+    };
     match &d.finish() {
         Some(f) => writeln!(
             out,
-            "{name}: {format}, finish {} ({}): {}",
+            "{name}: {format}, finish {} ({}): {verdict}",
             f.kind(),
             display(f.reason()),
-            d.verdict()
         )?,
-        None => writeln!(out, "{name}: {format}: {}", d.verdict())?,
+        None => writeln!(out, "{name}: {format}: {verdict}")?,
     }
     if let Some(r) = &d.rejected() {
         writeln!(out, "  rejected: {}", reason_text(r))?;
@@ -268,8 +277,8 @@ fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Resu
         writeln!(out, "  finding: {} ({effect})", reason_text(r))?;
     }
     if d.decisions().is_empty() {
-        if d.rejected().is_none() {
-            writeln!(out, "  no calls")?;
+        if nothing {
+            writeln!(out, "  no calls: nothing runs")?;
         }
         return writeln!(out);
     }
@@ -319,7 +328,12 @@ fn reasons_cell(d: &Decision) -> String {
         .reasons()
         .iter()
         .map(|r| {
-            let mut s = format!("{}@{}", r.code, display(&r.pointer));
+            // `code@pointer`, or the code alone for the call as a whole.
+            let mut s = if r.pointer.is_empty() {
+                r.code.to_string()
+            } else {
+                format!("{}@{}", r.code, display(&r.pointer))
+            };
             if let Some(detail) = r.detail {
                 s.push_str(&format!("({detail})"));
             }

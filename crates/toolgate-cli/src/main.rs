@@ -50,7 +50,7 @@ Exit codes:
 const PROXY_EXIT_CODES: &str = "\
 Routes: POST /v1/chat/completions and /v1/responses (to `[proxy] openai`),
 POST /v1/messages (to `[proxy] anthropic`), the `forward` routes unchanged;
-every other route is 404. See the README's `toolgate proxy`.
+every other route is 404. See the book: docs/src/proxy.md.
 
 Exit codes:
   0  stopped by Ctrl-C or SIGTERM
@@ -114,7 +114,7 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::AuditCommand,
     },
-    /// Human approvals of held calls: list, show, approve, deny.
+    /// Human approvals of held calls: list, show, approve, deny, grant.
     Approvals {
         #[command(subcommand)]
         command: store_cmds::ApprovalsCommand,
@@ -160,7 +160,7 @@ enum Command {
 }
 
 const HOOK_HELP: &str = "\
-The README's \"Coding agents\" section has each agent's setup. Before a
+The book's \"Coding agents\" (docs/src/agents.md) has each agent's setup. Before a
 tool: the call is decided as `toolgate check --format mcp` decides a
 tools/call (over the config's store, in session AGENT:SESSION_ID); an
 allowed call is answered with the canonical arguments where the agent
@@ -178,7 +178,7 @@ refuses is answered with a JSON-RPC error and never forwarded. A tools/call
 is decided as `toolgate check --format mcp` decides it, over the config's
 store, and forwarded with the canonical arguments only if allowed; denied
 and held calls are answered with an isError result. Findings go to
-standard error. The README documents it (`toolgate mcp`).
+standard error. The book documents it (docs/src/mcp.md).
 
 With --listen, toolgate serves MCP over streamable HTTP on ADDR/mcp (both
 spec eras) until Ctrl-C or SIGTERM; a bearer token of [[mcp.token]] names
@@ -194,7 +194,7 @@ Exit codes:
 const CHECK_HELP: &str = "\
 Each FILE is one response body as the provider sent it (JSON or SSE). With
 --json, one JSON object per input is printed (JSON Lines); the wire format is
-documented in the README (`toolgate check`).
+documented in the book (docs/src/check.md).
 
 State lives in the config's store (`[store] url`, default
 `sqlite://toolgate.db` beside the config): every decision is audited before it
@@ -247,8 +247,8 @@ url_not_resolved, money_as_number, enum_over_cap (--max-enum),
 tool_never_permitted, policy_never_applies, forbid_without_code,
 authorization_off. What OpenAI's and Anthropic's strict modes do not enforce
 is listed as info (openai_strict_drops, anthropic_strict_drops). --allow
-CODE[@NAME] accepts named findings: listed as allowed. The README's
-`toolgate lint` section has the JSON format and a CI recipe.
+CODE[@NAME] accepts named findings: listed as allowed. The book's
+`toolgate lint` section (docs/src/cli.md) has the JSON format and a CI recipe.
 
 Exit codes:
   0  no findings (info and allowed ones do not count)

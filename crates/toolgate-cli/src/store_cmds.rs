@@ -347,8 +347,8 @@ pub enum ApprovalsCommand {
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
-    /// Show one approval.
-    #[command(after_help = DECIDE_EXIT_CODES)]
+    /// Show one approval, with the arguments it is bound to.
+    #[command(after_help = SHOW_EXIT_CODES)]
     Show {
         #[command(flatten)]
         store: StoreArgs,
@@ -417,6 +417,12 @@ pub struct DecisionArgs {
     actor: Option<String>,
 }
 
+const SHOW_EXIT_CODES: &str = "\
+Exit codes:
+  0  shown
+  1  no such approval
+  2  usage error, or a store that cannot be opened";
+
 const DECIDE_EXIT_CODES: &str = "\
 Exit codes:
   0  done
@@ -467,13 +473,23 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ApprovalsCommand::Show { store, id } => {
-            match store
-                .open(false)?
-                .get_approval(*id)
-                .context("cannot read")?
-            {
+            let s = store.open(false)?;
+            match s.get_approval(*id).context("cannot read")? {
                 Some(a) => {
                     write_approval(&mut out, &a)?;
+                    // What the approver decides on: the arguments of the
+                    // call that asked (canonical, secrets redacted),
+                    // escaped for the terminal.
+                    let asked = toolgate_store::asking_record(&*s, &a).context("cannot read")?;
+                    let arguments = asked.as_ref().and_then(|e| e.arguments.as_deref());
+                    writeln!(
+                        out,
+                        "arguments:  {}",
+                        arguments.map_or_else(
+                            || "-".to_owned(),
+                            |t| crate::check::terminal_safe(t, 4096)
+                        )
+                    )?;
                     Ok(ExitCode::SUCCESS)
                 }
                 None => {
@@ -551,8 +567,15 @@ pub enum KillCommand {
     On {
         #[command(flatten)]
         store: StoreArgs,
-        /// `deny-all` denies every call; `deny-writes` lets reads run.
-        #[arg(long, default_value = "deny-all", value_parser = ["deny-all", "deny-writes"])]
+        /// `deny_all` denies every call; `deny_writes` lets reads run (the
+        /// spelling of the API and of `kill status`; `deny-all` and
+        /// `deny-writes` are accepted too).
+        #[arg(
+            long,
+            default_value = "deny_all",
+            value_parser = ["deny_all", "deny_writes", "deny-all", "deny-writes"],
+            hide_possible_values = true
+        )]
         mode: String,
         /// Why (recorded in the audit log).
         #[arg(long, required = true)]
@@ -591,7 +614,7 @@ pub fn kill(command: &KillCommand) -> anyhow::Result<ExitCode> {
             reason,
             actor: who,
         } => {
-            let mode = if mode == "deny-writes" {
+            let mode = if mode == "deny_writes" || mode == "deny-writes" {
                 KillMode::DenyWrites
             } else {
                 KillMode::DenyAll

@@ -285,6 +285,23 @@ fn a_kill_switch_flipped_by_one_process_stops_the_next_decision_of_another() {
     let out = toolgate(&["kill", "off", "--store", &db.url]);
     assert_eq!(text(&out.stdout).trim_end().split(' ').nth(2), Some("off"));
     assert_eq!(check(&db, "context-carol.json", search).1, 0);
+    // The CLI takes the spelling the API and `kill status` print.
+    for (mode, shown) in [("deny_writes", "deny_writes"), ("deny_all", "deny_all")] {
+        let out = toolgate(&[
+            "kill", "on", "--mode", mode, "--reason", "r", "--store", &db.url,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let expected = format!("kill switch: {shown} (since ");
+        assert!(
+            text(&out.stdout).starts_with(&expected),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    assert_eq!(
+        toolgate(&["kill", "off", "--store", &db.url]).status.code(),
+        Some(0)
+    );
     // A kill switch needs a reason.
     let out = toolgate(&["kill", "on", "--store", &db.url]);
     assert_eq!(out.status.code(), Some(2));
@@ -519,4 +536,37 @@ fn an_approval_past_its_expiry_is_expired_in_list_and_show() {
     let (again, _) = check(&db, "context.json", REFUND);
     assert_eq!(s(&again, "/decisions/1/verdict"), "needs_approval");
     assert_ne!(s(&again, "/decisions/1/approval"), id);
+}
+
+#[test]
+fn the_approvals_help_names_every_subcommand_and_shows_own_exit_codes() {
+    let out = toolgate(&["approvals", "--help"]);
+    let help = text(&out.stdout);
+    assert!(help.contains("grant"), "{help}");
+    let out = toolgate(&["help", "approvals"]);
+    assert_eq!(out.status.code(), Some(0));
+    let top = text(&toolgate(&["--help"]).stdout);
+    assert!(top.contains("list, show, approve, deny, grant"), "{top}");
+    let show = text(&toolgate(&["approvals", "show", "--help"]).stdout);
+    assert!(show.contains("1  no such approval\n"), "{show}");
+    assert!(!show.contains("already decided"), "{show}");
+    let check = text(&toolgate(&["check", "--help"]).stdout);
+    assert!(check.contains("allowed_calls"), "{check}");
+    assert!(check.contains("<RESPONSE>"), "{check}");
+}
+
+#[test]
+fn approvals_show_prints_the_arguments_the_approver_decides_on() {
+    let db = fresh_db();
+    let (held, _) = check(&db, "context.json", REFUND);
+    let id = s(&held, "/decisions/1/approval").to_owned();
+    let out = toolgate(&["approvals", "show", &id, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains(
+            "\narguments:  {\"amount_cents\":2599,\"order_id\":\"ord_1002\",\"reason\":\"late\"}\n"
+        ),
+        "{shown}"
+    );
 }

@@ -135,8 +135,22 @@ fn a_rejected_body_and_findings_are_reported() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stdout),
-        "-: unknown format: deny\n  rejected: body_invalid_json (duplicate_key)\n\n"
+        "-: format not read: deny\n  rejected: body_invalid_json (duplicate_key)\n\n"
     );
+}
+
+#[test]
+fn markup_in_text_is_no_calls_not_an_allow() {
+    let body = shop_file("responses/deepseek-dsml-leak.json");
+    let out = check(&[&body], b"");
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    let first = s.lines().next().unwrap();
+    assert!(
+        first.ends_with(": openai, finish complete (stop): no calls"),
+        "{s}"
+    );
+    assert!(s.contains("(reported)\n  no calls: nothing runs\n"), "{s}");
 }
 
 #[test]

@@ -201,7 +201,7 @@ impl Gate {
     /// it: ``raw_body`` is the raw HTTP body (``bytes``; JSON or an SSE
     /// stream), never a value an SDK has parsed. ``context`` is the request
     /// context as a ``dict`` (or its JSON text): ``user``, ``session``,
-    /// ``roles``, ``turn``, and without a store the state (see the README).
+    /// ``roles``, ``turn``, and without a store the state (see the book's Python chapter).
     /// ``format`` is ``auto``, ``openai``, ``responses``, ``anthropic``,
     /// ``gemini`` or ``mcp``.
     ///

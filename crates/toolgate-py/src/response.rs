@@ -19,7 +19,7 @@ pub(crate) fn py_repr(s: Option<&str>) -> String {
 }
 
 /// Why a call or a response was decided as it was: a stable code (see the
-/// README's list), the JSON Pointer of the place (into the call's arguments,
+/// book's list), the JSON Pointer of the place (into the call's arguments,
 /// or into the body for a response's findings) and a finer code for some
 /// stages (the URL guard's, the parser's).
 #[pyclass(frozen, module = "toolgate")]

@@ -79,7 +79,7 @@ def test_inprocess_example() -> None:
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == [
         "openai-refund-needs-approval.json: get_order ran with {'order_id': 'ord_1002'}: {'order_id': 'ord_1002', 'status': 'shipped'}",
-        "openai-refund-needs-approval.json: refund needs_approval: held by toolgate for human approval: approval_required; do not retry this call",
+        "openai-refund-needs-approval.json: refund needs_approval: held by toolgate for human approval: approval_required; once a human approves it, make the same call again unchanged",
         "openai-duplicate-amount.json: refund deny: denied by toolgate: duplicate_key",
         "refund schema: valid",
         "refund schema: type_mismatch at /amount",

@@ -188,11 +188,11 @@ fn operations() -> Vec<Op> {
         Op {
             method: "get",
             path: "/v1/approvals/{id}",
-            summary: "One approval.",
+            summary: "One approval, with the arguments of the call that asked for it.",
             access: approver,
             params: vec![path_id()],
             body: None,
-            ok: json_ok(schema_ref("Approval")),
+            ok: json_ok(schema_ref("ApprovalDetail")),
             errors: &[404],
         },
         Op {

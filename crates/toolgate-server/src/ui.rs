@@ -70,8 +70,7 @@ use sha2::{Digest as _, Sha256};
 use toolgate::config::ServerRole;
 use toolgate_json::{canonical, Object, Value};
 use toolgate_store::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditFilter, PinFilter,
-    PinState, Store, Timestamp, Verdict,
+    ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, PinFilter, PinState, Verdict,
 };
 
 use crate::auth::{audit_refusal, caller_for, token_digest, Caller};
@@ -92,10 +91,6 @@ const CSRF_HEADER: &str = "x-csrf-token";
 pub const PENDING_LIMIT: u32 = 100;
 /// How many audit entries the page shows.
 const AUDIT_LIMIT: u32 = 25;
-/// How far before an approval's creation its request's audit record may be
-/// (the gate's clock and the store's clock are read separately).
-const RECORD_SLACK: Duration = Duration::from_secs(60);
-
 /// The Content-Security-Policy of every `/ui` answer.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
@@ -475,34 +470,6 @@ async fn logout(
     response
 }
 
-/// The audit record of the call that asked for approval `a` (the first
-/// `needs_approval` record naming it).
-fn asked_record(
-    store: &dyn Store,
-    a: &Approval,
-) -> Result<Option<AuditEntry>, toolgate_store::Error> {
-    let since = a.created_at.saturating_sub(RECORD_SLACK);
-    let mut filter = AuditFilter::new()
-        .user(a.user.clone())
-        .tool(a.tool.clone())
-        .verdict(Verdict::NeedsApproval)
-        .between(since, Timestamp::from_unix_millis(i64::MAX))
-        .limit(200);
-    if let Some(s) = &a.session {
-        filter = filter.session(s.clone());
-    }
-    loop {
-        let page = store.list(&filter)?;
-        if let Some(r) = page.iter().find(|r| r.entry.approval == Some(a.id)) {
-            return Ok(Some(r.entry.clone()));
-        }
-        match page.last() {
-            Some(last) if page.len() >= 200 => filter = filter.after(last.seq),
-            _ => return Ok(None),
-        }
-    }
-}
-
 /// The page's search of the pending calls: exact user, session or tool.
 #[derive(Debug, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -533,7 +500,7 @@ async fn page_state(
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
             for a in &pending {
-                let asked = asked_record(s, a)?;
+                let asked = toolgate_store::asking_record(s, a)?;
                 let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
                 approvals.push(Value::Object(wire::approval_detail_object(
                     a,

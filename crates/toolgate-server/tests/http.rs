@@ -249,6 +249,25 @@ async fn approve_then_wait_returns_approved_and_the_call_is_allowed() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(s(&v, "/approvals/0/id"), id);
 
+    // One approval carries what the approver decides on: the call's
+    // arguments (canonical, as JSON text: escaped), its call id and risk.
+    let (status, v) = call(
+        &f.app,
+        "GET",
+        &format!("/v1/approvals/{id}"),
+        Some(APPROVER),
+        None,
+        "",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(s(&v, "/call_id"), "call_refund_2");
+    assert_eq!(s(&v, "/risk"), "destructive");
+    assert_eq!(
+        s(&v, "/arguments"),
+        "{\n  \"amount_cents\": 2599,\n  \"order_id\": \"ord_1002\",\n  \"reason\": \"late\"\n}"
+    );
+
     // A waiter blocks until the approver decides.
     let app = f.app.clone();
     let uri = format!("/v1/approvals/{id}/wait?timeout=10");

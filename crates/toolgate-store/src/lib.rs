@@ -82,6 +82,7 @@
 #![deny(missing_docs)]
 
 mod approval;
+mod asked;
 pub mod audit;
 mod changes;
 mod checkpoint;
@@ -108,6 +109,7 @@ pub use crate::{
         bound_digest, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
         ApprovalUse, PendingLimits,
     },
+    asked::asking_record,
     audit::{
         AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
         Verdict, Verification, GENESIS,

@@ -68,7 +68,7 @@ pub const CORPORA_ENV: &str = "TOOLGATE_CORPORA";
 pub const CORPORA_HELP: &str =
     "the conformance corpora (JSONTestSuite, JSON-Schema-Test-Suite) are \
 needed: put `../shared/corpora` beside the checkout, or run `scripts/fetch-corpora.sh DIR` \
-and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\")";
+and set TOOLGATE_CORPORA=DIR (see the README, \"Running the tests\", and docs/src/testing.md)";
 
 /// The corpora folder: where `TOOLGATE_CORPORA` points when it is set,
 /// `../shared/corpora` beside the checkout otherwise. Fails, saying how to
@@ -103,16 +103,29 @@ pub fn corpora_dir_with(manifest_dir: &str, env: Option<&OsStr>) -> Result<PathB
     }
 }
 
-/// `../shared/perf`.
+/// The perf corpus (the benchmarks' tool-call arguments): `perf` in the
+/// folder `TOOLGATE_CORPORA` names when it is set, `../shared/perf` beside
+/// the checkout otherwise. Fails, saying where it was looked for and how to
+/// provide it, when it is not there.
 pub fn perf_dir(manifest_dir: &str) -> Result<PathBuf, String> {
-    existing(shared_dir(manifest_dir)?.join("perf"))
+    perf_dir_with(manifest_dir, std::env::var_os(CORPORA_ENV).as_deref())
 }
 
-fn existing(path: PathBuf) -> Result<PathBuf, String> {
-    if path.is_dir() {
-        Ok(path)
+/// [`perf_dir`] with the value of `TOOLGATE_CORPORA` given (`None`: unset).
+pub fn perf_dir_with(manifest_dir: &str, env: Option<&OsStr>) -> Result<PathBuf, String> {
+    const HELP: &str = "the perf corpus (tool-call arguments and their schemas, \
+made by its generator) is needed: put `../shared/perf` beside the checkout, \
+or a copy of it at DIR/perf with TOOLGATE_CORPORA=DIR";
+    let dir = match env.filter(|v| !v.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("perf"),
+        None => workspace_root(manifest_dir)
+            .map_err(|e| format!("{e}: {HELP}"))?
+            .join("../shared/perf"),
+    };
+    if dir.join("schemas").is_dir() {
+        Ok(dir)
     } else {
-        Err(format!("missing corpus folder `{}`", path.display()))
+        Err(format!("no perf corpus at `{}`: {HELP}", dir.display()))
     }
 }
 

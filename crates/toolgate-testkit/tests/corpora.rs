@@ -157,3 +157,16 @@ fn a_missing_corpus_says_how_to_get_it() {
     assert!(err.contains("holds no `JSONTestSuite` folder"), "{err}");
     assert!(err.contains("scripts/fetch-corpora.sh"), "{err}");
 }
+
+#[test]
+fn the_corpora_variable_covers_the_perf_corpus_too() {
+    let dir = tempfile::tempdir().unwrap();
+    // Set, without a perf folder: one message, naming where and the fix.
+    let err = toolgate_testkit::perf_dir_with("/", Some(dir.path().as_os_str())).unwrap_err();
+    assert!(err.starts_with("no perf corpus at `"), "{err}");
+    assert!(err.contains("TOOLGATE_CORPORA=DIR"), "{err}");
+    // Set, with one: that one, not ../shared/perf.
+    std::fs::create_dir_all(dir.path().join("perf/schemas")).unwrap();
+    let found = toolgate_testkit::perf_dir_with("/", Some(dir.path().as_os_str())).unwrap();
+    assert_eq!(found, dir.path().join("perf"));
+}

@@ -201,6 +201,7 @@ mod proxy;
 mod proxy_routes;
 mod raw;
 mod receipts;
+pub mod reference;
 mod resolver;
 mod server;
 mod sources;

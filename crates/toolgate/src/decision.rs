@@ -13,7 +13,7 @@ use crate::reason::Reason;
 pub const ESCALATED_DENY_FEEDBACK: &str = "denied by toolgate";
 /// The feedback of a held call in an escalated session: no details.
 pub const ESCALATED_HOLD_FEEDBACK: &str =
-    "held by toolgate for human approval; do not retry this call";
+    "held by toolgate for human approval; once a human approves it, make the same call again unchanged";
 
 /// The verdict on one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

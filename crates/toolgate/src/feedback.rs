@@ -27,7 +27,7 @@
 //! denied by toolgate: type_mismatch at /amount: expected integer; unknown_property at /*: member is not allowed: the declared members are `amount`, `order_id`
 //! denied by toolgate: missing_required: missing required member `order_id`
 //! denied by toolgate: unknown_tool
-//! held by toolgate for human approval: approval_required; do not retry this call
+//! held by toolgate for human approval: approval_required; once a human approves it, make the same call again unchanged
 //! allowed by toolgate
 //! ```
 
@@ -87,7 +87,7 @@ pub fn render_expecting(
         });
     }
     if verdict == Verdict::NeedsApproval {
-        out.push_str("; do not retry this call");
+        out.push_str("; once a human approves it, make the same call again unchanged");
     }
     out
 }
@@ -152,7 +152,7 @@ mod tests {
                 &[Reason::whole(Code::ApprovalRequired)],
                 &known
             ),
-            "held by toolgate for human approval: approval_required; do not retry this call"
+            "held by toolgate for human approval: approval_required; once a human approves it, make the same call again unchanged"
         );
         assert_eq!(
             render(Verdict::Deny, &[], &known),

@@ -5,7 +5,7 @@
 //! nothing itself (`toolgate hook` decides each call with the gate, over the
 //! store, as `toolgate check --format mcp` decides a `tools/call`).
 //!
-//! # The protocols read (versions in the README's "Coding agents")
+//! # The protocols read (versions in the book's "Coding agents", docs/src/agents.md)
 //!
 //! | agent | before | after | allow | deny | ask | replaced input |
 //! |---|---|---|---|---|---|---|

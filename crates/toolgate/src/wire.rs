@@ -8,8 +8,8 @@
 //! stage has a finer code; a decision is `{"index", "call_id", "tool",
 //! "verdict", "reasons", "arguments", "digest", "approval", "policies",
 //! "pinned", "feedback"}`, plus `"receipt"` (the signed receipt's
-//! text, [`crate::receipt`]) when the gate signs receipts. The members are documented in the README
-//! (`toolgate check`).
+//! text, [`crate::receipt`]) when the gate signs receipts. The members are
+//! documented in the book (`docs/src/check.md`).
 //!
 //! `arguments` is the canonical value the gate checked, for every call that
 //! is not denied (`null` for a denied one): the caller runs the tool with

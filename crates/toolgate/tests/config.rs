@@ -127,7 +127,7 @@ fn bad_configs_name_file_line_column_and_key() {
             ErrorCode::MissingKey,
             "fixtures/toolgate.toml:1:1: ",
             Some("name"),
-            "missing key `name`",
+            "missing key `name` (string)",
         ),
         bad(
             "missing risk",
@@ -135,7 +135,7 @@ fn bad_configs_name_file_line_column_and_key() {
             ErrorCode::MissingKey,
             "fixtures/toolgate.toml:1:1: ",
             Some("risk"),
-            "missing key `risk`",
+            "missing key `risk` (one of \"read\", \"write\", \"destructive\")",
         ),
         bad(
             "bad risk value",

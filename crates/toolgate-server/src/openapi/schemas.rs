@@ -264,7 +264,25 @@ pub(super) fn nullable_millis() -> Value<'static> {
 }
 
 pub(super) fn approval() -> Value<'static> {
-    answer(&[
+    answer(&approval_members())
+}
+
+/// One approval with what a human needs to decide it (`GET
+/// /v1/approvals/{id}`): the tool's risk tier and, from the call that asked
+/// for it, its call id, reasons and canonical arguments as escaped text.
+pub(super) fn approval_detail() -> Value<'static> {
+    let mut members = approval_members();
+    members.extend([
+        ("risk", nullable("string")),
+        ("call_id", nullable("string")),
+        ("reasons", array_of(ty("string"))),
+        ("arguments", nullable("string")),
+    ]);
+    answer(&members)
+}
+
+fn approval_members() -> Vec<(&'static str, Value<'static>)> {
+    vec![
         ("id", ty("string")),
         ("kind", one_of_enum(["single", "standing"])),
         ("user", ty("string")),
@@ -279,7 +297,7 @@ pub(super) fn approval() -> Value<'static> {
         ("note", nullable("string")),
         ("used_at", nullable_millis()),
         ("uses", int_range(0, u64::MAX)),
-    ])
+    ]
 }
 
 /// A tool-definition pin with its findings and diff (`GET /v1/pins/{id}`).
@@ -480,6 +498,7 @@ pub(super) fn components(tools: &[&str]) -> Value<'static> {
         ("Context", context()),
         ("DecideRequest", decide_request()),
         ("Approval", approval()),
+        ("ApprovalDetail", approval_detail()),
         ("Pin", pin()),
         ("Kill", kill()),
         ("AuditRecord", audit_record()),

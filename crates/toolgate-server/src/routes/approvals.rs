@@ -117,9 +117,28 @@ pub(super) async fn get_approval(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let id = approval_id(&id)?;
-    let found = state.blocking(move |s| s.get_approval(id)).await?;
-    let a = found.ok_or_else(|| ApiError::not_found(format!("no approval {id}")))?;
-    Ok(ok_json(wire::approval(&a)))
+    let inner = std::sync::Arc::clone(&state.inner);
+    let body = state
+        .blocking(move |s| {
+            let Some(a) = s.get_approval(id)? else {
+                return Ok(None);
+            };
+            // What the approver decides on: the arguments of the call that
+            // asked (canonical, secrets redacted, escaped as JSON text).
+            let asked = toolgate_store::asking_record(s, &a)?;
+            let gate = inner.gate.gate();
+            let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
+            Ok(Some(toolgate_json::canonical::to_string(
+                &toolgate_json::Value::Object(wire::approval_detail_object(
+                    &a,
+                    risk,
+                    asked.as_ref(),
+                )),
+            )))
+        })
+        .await?;
+    let body = body.ok_or_else(|| ApiError::not_found(format!("no approval {id}")))?;
+    Ok(ok_json(body))
 }
 
 pub(super) async fn approve(

@@ -289,6 +289,12 @@ impl Loader<'_> {
             (Some(k), ErrorCode::InvalidType | ErrorCode::InvalidValue) => {
                 format!("`{k}`: {message}")
             }
+            // A missing key says what it takes (the values of an enumerated
+            // key), from the same types the reference is made from.
+            (Some(k), ErrorCode::MissingKey) => match super::reference::expected_of(k) {
+                Some(expected) => format!("{message} ({expected})"),
+                None => message,
+            },
             _ => message,
         };
         let mut err = Error::new(code, self.file, message)

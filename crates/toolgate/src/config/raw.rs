@@ -395,3 +395,159 @@ pub(crate) fn limit_key(limit: toolgate_json::Limit) -> &'static str {
         other => other.name(),
     }
 }
+
+/// What each table above is for, for the configuration reference
+/// ([`super::reference`]): registered here, beside the types.
+pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
+    super::reference::TableDoc {
+        type_name: "RawGate",
+        about: "The gate's limits, for every surface. A call or response past one is denied with its code.",
+        keys: &[
+            ("max_turns", "a session's decided responses before every call of it is `loop_limit` (default 20)"),
+            ("max_calls_per_response", "calls in one response; more deny them all `too_many_calls` (default 16)"),
+            ("escalate_after", "rejections after which a session's non-read calls need a human (default 3)"),
+            ("max_body_bytes", "a provider response body, JSON or stream (default 8 MiB, at most 1 GiB)"),
+            ("max_argument_bytes", "a call's arguments as received (`too_large`); the parse limits below apply to every tool, a tool may lower them"),
+            ("receipt_key", "an Ed25519 seed (64 hex digits) file: each decision carries a signed receipt an executor verifies"),
+            ("receipt_seconds", "how long a receipt is valid (default 60, 1 to 3600)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawStore",
+        about: "Where decisions, approvals, counters and the audit log are kept.",
+        keys: &[
+            ("url", "`sqlite://PATH` (relative to this file; the default `sqlite://toolgate.db`), `sqlite:///ABS`, `sqlite::memory:` or `postgres://…`"),
+            ("refused_arguments", "arguments that never parsed are audited as `\"text\"` (their first 4 KiB, the default) or `\"digest\"`"),
+            ("checkpoint_key", "an Ed25519 seed (64 hex digits) file: signed checkpoints of the audit chain"),
+            ("checkpoint_sink", "the file checkpoints are appended to"),
+            ("checkpoint_seconds", "how often `serve` writes one (default 300)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawAuthorization",
+        about: "Who may call what: Cedar policies over the user, the tool and the resource. Without this table every call is denied `not_authorized`.",
+        keys: &[
+            ("mode", "`\"cedar\"` (the default with `policies`) or `\"none\"` (DANGER: no per-user check)"),
+            ("policies", "the Cedar policy file"),
+            ("entities", "the Cedar entities file (JSON): users, roles, resources"),
+            ("schema", "the Cedar schema; required with `policies`"),
+            ("context_entities", "entity types a decision context may add (default none)"),
+            ("sources", "`[[authorization.sources]]`: entities the gate fetches itself (see the table below)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawEntitySource",
+        about: "An entity source the gate queries for the call's resource when the static entities do not define it; an answer that fails, is late or malformed denies `entity_source_unavailable`.",
+        keys: &[
+            ("kind", "`\"http\"` (JSON entities by type and id) or `\"postgres\"` (a query, read-only)"),
+            ("types", "the entity types this source serves"),
+            ("url", "the endpoint (`http://`) or the PostgreSQL URL"),
+            ("query", "PostgreSQL only: the query, `$1` the type and `$2` the id"),
+            ("timeout_ms", "the whole exchange (default 1000, at most 30000)"),
+            ("ttl_seconds", "how long an answer is cached (default 5; 0: never)"),
+            ("max_entries", "cached answers (default 10000)"),
+            ("max_bytes", "the largest answer read (default 64 KiB, at most 1 MiB)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawApprovals",
+        about: "Pending human approvals: their life and how many may wait (a held call beyond is `approval_queue_full`).",
+        keys: &[
+            ("expiry_seconds", "a pending approval's life (default 3600)"),
+            ("max_pending_per_session", "default 20"),
+            ("max_pending_per_user", "default 100"),
+            ("max_pending_per_token", "approvals one `serve` token asked for (default 200)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawServer",
+        about: "`toolgate serve`, the HTTP service.",
+        keys: &[
+            ("listen", "address and port (default `127.0.0.1:8080`)"),
+            ("max_body_bytes", "a request body's cap (default 8 MiB)"),
+            ("header_timeout_seconds", "a request's headers must arrive within this (default 10)"),
+            ("body_timeout_seconds", "a request's body must arrive within this (default 30; `408`)"),
+            ("max_connections", "connections served at once; more wait (default 1024)"),
+            ("metrics_auth", "whether `GET /metrics` needs a bearer token (default `\"none\"`)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawToken",
+        about: "A bearer token of `toolgate serve`, stored as its SHA-256.",
+        keys: &[
+            ("name", "the actor in the audit log"),
+            ("sha256", "the token's SHA-256, 64 hex digits"),
+            ("role", "what it may do: decide (agent), decide approvals (approver), everything (admin)"),
+            ("users", "the users an agent token may decide for: names, or prefixes ending in `*` (default: any)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawProxy",
+        about: "`toolgate proxy`, the model-API proxy (see its chapter for every key).",
+        keys: &[
+            ("listen", "default `127.0.0.1:8090`"),
+            ("openai", "the upstream of `/v1/chat/completions` and `/v1/responses`"),
+            ("anthropic", "the upstream of `/v1/messages`"),
+            ("forward", "other routes passed on unchanged, `\"METHOD /v1/path\"` (`*`: one segment)"),
+            ("on_deny", "a denied call becomes assistant text (`\"feedback\"`) or the response an API error"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawProxyToken",
+        about: "A token an application sends to the proxy (`token_header`), and the user it speaks for.",
+        keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawMcp",
+        about: "`toolgate mcp`, the MCP proxy (stdio, or HTTP with `listen`; see its chapter).",
+        keys: &[
+            ("user", "the user every call is decided as (default `\"mcp\"`)"),
+            ("env", "variables the server is given from toolgate's environment (default none)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawMcpToken",
+        about: "A bearer token of the MCP HTTP endpoint, and the user (and session) it speaks for.",
+        keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawMcpUpstream",
+        about: "An MCP server behind the HTTP endpoint: a `url`, or a `command` with `args`.",
+        keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawImport",
+        about: "Tools imported from a list users already have (`import = [{ path, format }]`); a `[[tool]]` of the same name overrides the import.",
+        keys: &[("format", "the list's format")],
+    },
+    super::reference::TableDoc {
+        type_name: "RawTool",
+        about: "A tool the model may call. A call to any other name is `unknown_tool`.",
+        keys: &[
+            ("name", "the exact name the model calls (compared byte for byte)"),
+            ("namespace", "a namespace only calls naming it reach (registered as `NAMESPACE.NAME`)"),
+            ("risk", "what a call does: reads, writes, or destroys; decides approval's default and `deny_writes`"),
+            ("approval", "whether a call needs a human (default: `\"required\"` unless `risk = \"read\"`)"),
+            ("schema", "the JSON Schema (2020-12, strict): a file path or an inline table"),
+            ("schema_json", "the JSON Schema as JSON text"),
+            ("url_policy", "the URL policies of its URL arguments: `{ arg, hosts, schemes, ports, allow_private, resolve }`, an array of them, or `\"none\"` (DANGER)"),
+            ("redact", "JSON Pointers of arguments kept out of the audit log and the approvals page"),
+            ("round_numbers", "DANGER: admit numbers a double cannot hold, rounded (default `false`: `number_too_precise`)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawResource",
+        about: "The resource a call acts on, for authorization: its Cedar entity type and the JSON Pointer of its id in the arguments.",
+        keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawUrlUnchecked",
+        about: "An argument the default URL guard leaves alone, and why (`toolgate lint` shows it).",
+        keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawResolver",
+        about: "How URL policies resolve hosts: `\"system\"`, or `\"static\"` with a `hosts` table of names to addresses. With this table, hosts resolve by default.",
+        keys: &[],
+    },
+];
