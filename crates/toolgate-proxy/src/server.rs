@@ -54,6 +54,8 @@ struct Inner {
     client: upstream::UpstreamClient,
     max_request_bytes: usize,
     max_response_bytes: usize,
+    /// The edge's limits, from `[server]`.
+    limits: toolgate_edge::Limits,
     /// The tool results whose findings are already in the audit log.
     audited: Mutex<Audited>,
     /// The calls withheld from recent Responses answers.
@@ -146,6 +148,7 @@ impl Proxy {
                 client: upstream::client(),
                 max_request_bytes: config.server().max_body_bytes(),
                 max_response_bytes: config.gate().max_body_bytes(),
+                limits: toolgate_edge::Limits::from_server(config.server()),
                 audited: Mutex::new(Audited::default()),
                 continuations: Continuations::default(),
             }),
@@ -163,21 +166,47 @@ impl Proxy {
     }
 }
 
-/// Serves `proxy` on `listener` until `shutdown` completes.
+/// Serves `proxy` on `listener` until `shutdown` completes, on the edge's
+/// listener within the config's `[server]` limits (header and body
+/// deadlines, `max_connections`, the pre-authentication budget): a request
+/// whose user is known takes its connection out of that budget.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     proxy: Proxy,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt as _;
-    // Stream events go out as they are written (no Nagle delay before a
-    // client's first text byte).
-    let listener = listener.tap_io(|tcp| {
-        let _ignored = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, proxy.router())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = proxy.inner.limits.clone();
+    serve_within(listener, proxy, limits, shutdown).await
+}
+
+/// [`serve`] within other limits of the edge (a test's short deadlines).
+pub async fn serve_within(
+    listener: tokio::net::TcpListener,
+    proxy: Proxy,
+    limits: toolgate_edge::Limits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    toolgate_edge::serve(listener, proxy.router(), limits, shutdown, || async {}).await
+}
+
+/// A request's body, at most `cap` bytes, within the edge's body deadline:
+/// else `413` or `408`.
+async fn read_request(api: Api, body: Body, cap: usize) -> Result<Bytes, Box<Response>> {
+    match axum::body::to_bytes(body, cap).await {
+        Ok(b) => Ok(b),
+        Err(e) if toolgate_edge::is_body_deadline(&e) => Err(Box::new(error(
+            api,
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "the request body did not arrive in time",
+        ))),
+        Err(_) => Err(Box::new(error(
+            api,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            "the request body is too large",
+        ))),
+    }
 }
 
 fn error(api: Api, status: StatusCode, code: &str, message: &str) -> Response {
@@ -264,16 +293,10 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         Ok(c) => c,
         Err(why) => return error(api, StatusCode::UNAUTHORIZED, "unauthorized", why),
     };
-    let body = match axum::body::to_bytes(body, inner.max_request_bytes).await {
+    toolgate_edge::authenticated(&parts.extensions);
+    let body = match read_request(api, body, inner.max_request_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            return error(
-                api,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                "the request body is too large",
-            )
-        }
+        Err(r) => return *r,
     };
     // The request is read strictly too: what the upstream receives is what
     // was checked to be one JSON object.
@@ -841,13 +864,10 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
         );
     };
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, inner.max_request_bytes).await else {
-        return error(
-            api,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request_too_large",
-            "the request body is too large",
-        );
+    toolgate_edge::authenticated(&parts.extensions);
+    let body = match read_request(api, body, inner.max_request_bytes).await {
+        Ok(b) => b,
+        Err(r) => return *r,
     };
     let response = match send(inner, api, parts.method.clone(), base, &parts, body).await {
         Ok(r) => r,

@@ -232,9 +232,7 @@ async fn require(
         return Err(ApiError::unauthorized());
     };
     // An authenticated request: its connection is no longer anonymous.
-    if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
-        mark.authenticated();
-    }
+    toolgate_edge::authenticated(&parts.extensions);
     if allowed.contains(&caller.role) {
         Ok(caller)
     } else {

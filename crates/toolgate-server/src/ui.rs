@@ -346,9 +346,7 @@ impl FromRequestParts<AppState> for PageUser {
                 return Err(audited_csrf(state, e, Some(caller.actor), parts).await);
             }
         }
-        if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
-            mark.authenticated();
-        }
+        toolgate_edge::authenticated(&parts.extensions);
         Ok(Self { caller, csrf })
     }
 }

@@ -1,7 +1,7 @@
 //! Admission: every request's `Host`, `Origin` and bearer token, checked
 //! before anything else is read.
 
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use sha2::{Digest as _, Sha256};
 use std::net::IpAddr;
@@ -13,10 +13,18 @@ use crate::refusals::Kind;
 
 impl Inner {
     /// The checks every request passes first: its `Host` and `Origin`
-    /// (`403`), then its bearer token (`401`); the token's entry.
-    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+    /// (`403`), then its bearer token (`401`); the token's entry. An
+    /// accepted token takes the request's connection out of the edge's
+    /// pre-authentication budget.
+    pub(super) fn admit(
+        &self,
+        headers: &HeaderMap,
+        extensions: &Extensions,
+    ) -> Result<McpToken, Box<Response>> {
         self.check_host_origin(headers)?;
-        self.authenticate(headers)
+        let token = self.authenticate(headers)?;
+        toolgate_edge::authenticated(extensions);
+        Ok(token)
     }
 
     /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
