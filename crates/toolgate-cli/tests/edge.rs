@@ -253,3 +253,116 @@ fn connections_past_the_cap_wait_for_a_place_everywhere() {
         assert_eq!(status(&mut waiting).unwrap(), Some(400), "{}", f.name);
     }
 }
+
+/// The token of each front end in the shop's config.
+fn token_of(f: &Front) -> &'static str {
+    match f.name {
+        "serve" => "agent-demo-token",
+        "mcp" => "demo-token",
+        _ => "proxy-demo-token",
+    }
+}
+
+/// A request whose token header lines are `lines` (`{T}` stands for the
+/// front end's token), with the probe's body: `Authorization` lines for
+/// the service and the MCP endpoint, `x-toolgate-token` lines (the token
+/// alone) for the proxy.
+fn with_token_lines(f: &Front, bearer: &[&str], plain: &[&str]) -> Vec<u8> {
+    let (path, name, lines) = match f.name {
+        "serve" => ("/v1/decide", "Authorization", bearer),
+        "mcp" => ("/mcp", "Authorization", bearer),
+        _ => ("/v1/chat/completions", "x-toolgate-token", plain),
+    };
+    let mut out = format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nConnection: close\r\n\
+         Content-Length: 5\r\n",
+        f.port
+    );
+    for l in lines {
+        out.push_str(&format!("{name}: {}\r\n", l.replace("{T}", token_of(f))));
+    }
+    out.push_str("\r\n[1,2]");
+    out.into_bytes()
+}
+
+/// Sends `request` on a new connection; whether the front end took the
+/// token (it then refuses the body `[1,2]` with its own `400`; a refused
+/// token is `401`, a duplicate header `400 duplicate_header`, a header the
+/// HTTP parser rejects `400` with no body).
+fn token_accepted(f: &Front, request: &[u8]) -> bool {
+    let mut s = f.connect();
+    s.write_all(request).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw);
+    let status = text.split(' ').nth(1).unwrap_or("");
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let passed = match f.name {
+        "serve" | "proxy" => body.contains("\"invalid_request\""),
+        _ => body.contains("\"jsonrpc\""),
+    };
+    assert!(
+        (status == "400" && passed) || matches!(status, "400" | "401"),
+        "{}: unexpected answer {text}",
+        f.name
+    );
+    status == "400" && passed
+}
+
+/// The three front ends accept and refuse the same token spellings: one
+/// header, the scheme `Bearer` in any case followed by one space, then the
+/// token alone (visible ASCII, nothing else). The proxy's own header holds
+/// the token alone.
+#[test]
+fn the_three_front_ends_accept_and_refuse_the_same_token_spellings() {
+    let (_dir, fronts) = fronts("");
+    // (what, Authorization lines, x-toolgate-token lines, accepted)
+    let cases: &[(&str, &[&str], &[&str], bool)] = &[
+        ("exact", &["Bearer {T}"], &["{T}"], true),
+        ("lower-case scheme", &["bearer {T}"], &["{T}"], true),
+        ("upper-case scheme", &["BEARER {T}"], &["{T}"], true),
+        // Space around a header's value is not part of it (RFC 9110).
+        (
+            "space around the value",
+            &["  Bearer {T}  "],
+            &["  {T}  "],
+            true,
+        ),
+        ("no header", &[], &[], false),
+        (
+            "duplicate header",
+            &["Bearer {T}", "Bearer {T}"],
+            &["{T}", "{T}"],
+            false,
+        ),
+        (
+            "duplicate, one wrong",
+            &["Bearer {T}", "Bearer nope"],
+            &["{T}", "nope"],
+            false,
+        ),
+        ("empty value", &[""], &[""], false),
+        ("scheme alone", &["Bearer"], &["Bearer"], false),
+        ("scheme and space", &["Bearer x"], &["x"], false),
+        ("two spaces", &["Bearer  {T}"], &["{T} {T}"], false),
+        ("space inside", &["Bearer {T} x"], &["{T} x"], false),
+        ("tab separator", &["Bearer\t{T}"], &["{T}\tx"], false),
+        (
+            "control character",
+            &["Bearer {T}\u{1}"],
+            &["{T}\u{1}"],
+            false,
+        ),
+        ("other scheme", &["Basic {T}"], &["Basic {T}"], false),
+        ("no scheme", &["{T}"], &["Bearer {T}"], false),
+        ("non-ASCII", &["Bearer {T}é"], &["{T}é"], false),
+        ("wrong token", &["Bearer {T}x"], &["{T}x"], false),
+    ];
+    for (what, bearer, plain, accepted) in cases {
+        for f in &fronts {
+            let got = token_accepted(f, &with_token_lines(f, bearer, plain));
+            assert_eq!(got, *accepted, "{}: {what}", f.name);
+        }
+    }
+}

@@ -34,6 +34,11 @@
 //!   close, and [`serve`] returns once every connection is closed (or, with
 //!   [`Limits::drain_timeout`], once that has passed).
 //!
+//! The edge also holds the one rule for presented tokens ([`token`]: one
+//! header, one spelling, a SHA-256 compared in constant time with every
+//! configured hash), so that the three front ends accept and refuse the
+//! same requests.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -51,6 +56,7 @@ mod admission;
 mod body;
 mod limits;
 mod listener;
+pub mod token;
 
 pub use admission::authenticated;
 pub use body::{is_body_deadline, BodyDeadline};

@@ -11,9 +11,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt as _, Full};
-use sha2::{Digest as _, Sha256};
-use toolgate::config::{Config, ProxyAuth, ProxyConfig};
+use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
+use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
 use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
 
@@ -231,7 +231,10 @@ async fn messages(State(p): State<Proxy>, req: Request) -> Response {
     headers::scoped(gated(p, Api::Messages, req)).await
 }
 
-/// Who a request is for: `(user, session)`, or why it is refused.
+/// Who a request is for: `(user, session)`, or why it is refused. A token
+/// is read and matched by the edge's one rule ([`toolgate_edge::token`]:
+/// exactly one header, one spelling, constant-time); a user named by the
+/// trusted header follows the one user-name rule.
 fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String), &'static str> {
     let text = |name: &str| {
         headers
@@ -241,13 +244,29 @@ fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String),
     };
     let user = match config.auth() {
         Some(ProxyAuth::Fixed(u)) => u.clone(),
-        Some(ProxyAuth::TrustedHeader(h)) => text(h).ok_or("the request names no user")?.to_owned(),
+        Some(ProxyAuth::TrustedHeader(h)) => {
+            let mut all = headers.get_all(h.as_str()).iter();
+            let (Some(value), None) = (all.next(), all.next()) else {
+                return Err("the request must name exactly one user");
+            };
+            let user = value
+                .to_str()
+                .map_err(|_| "the request names no valid user")?;
+            toolgate::config::check_user_name(user)
+                .map_err(|_| "the request names no valid user")?;
+            user.to_owned()
+        }
         Some(ProxyAuth::Tokens(tokens)) => {
-            let token = text(config.token_header()).ok_or("the request carries no proxy token")?;
-            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-            tokens
-                .iter()
-                .find(|t| t.sha256() == &digest)
+            let digest = match toolgate_edge::token::in_header(headers, config.token_header()) {
+                Presented::Token(d) => d,
+                Presented::Missing => return Err("the request carries no proxy token"),
+                Presented::Duplicate => {
+                    return Err("the request carries more than one proxy token")
+                }
+                Presented::Malformed => return Err("the proxy token is malformed"),
+            };
+            digest
+                .find(tokens, ProxyToken::sha256)
                 .ok_or("the proxy token is not known")?
                 .user()
                 .to_owned()

@@ -242,10 +242,11 @@ pub use self::proxy::{
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
-    speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
-    DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
-    MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
+    check_user_name, speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken,
+    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES,
+    MAX_MAX_CONNECTIONS, MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MAX_USER_NAME_BYTES,
+    MIN_STORE_POLL_MS,
 };
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,

@@ -3,9 +3,9 @@
 
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use sha2::{Digest as _, Sha256};
 use std::net::IpAddr;
 use toolgate::config::McpToken;
+use toolgate_edge::token::Presented;
 
 use super::{note, plain, rpc_error, Inner};
 use crate::frame;
@@ -60,34 +60,21 @@ impl Inner {
         host_ok(host, self.port, &self.hosts)
     }
 
-    /// The token of `Authorization: Bearer TOKEN`, or the `401` answer.
+    /// The token of `Authorization: Bearer TOKEN` (the edge's one rule:
+    /// [`toolgate_edge::token`]), or the `401` answer.
     pub(super) fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim().to_owned())
-            });
-        let Some(given) = given.filter(|t| !t.is_empty()) else {
-            self.refused(Kind::Unauthorized, "missing_token", None);
-            return Err(Box::new(unauthorized(None)));
-        };
-        let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
-        let mut found: Option<&McpToken> = None;
-        for t in &self.tokens {
-            // Compared whole, whatever the first difference.
-            let diff = t
-                .sha256()
-                .iter()
-                .zip(digest.iter())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-            if diff == 0 {
-                found = Some(t);
+        let digest = match toolgate_edge::token::bearer(headers) {
+            Presented::Token(d) => d,
+            Presented::Missing => {
+                self.refused(Kind::Unauthorized, "missing_token", None);
+                return Err(Box::new(unauthorized(None)));
             }
-        }
+            Presented::Malformed | Presented::Duplicate => {
+                self.refused(Kind::Unauthorized, "invalid_token", None);
+                return Err(Box::new(unauthorized(Some("invalid_token"))));
+            }
+        };
+        let found = digest.find(&self.tokens, McpToken::sha256);
         found.cloned().ok_or_else(|| {
             self.refused(Kind::Unauthorized, "invalid_token", None);
             Box::new(unauthorized(Some("invalid_token")))
