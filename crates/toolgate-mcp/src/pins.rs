@@ -215,11 +215,10 @@ impl Pins {
 pub enum HiddenKind {
     /// Unicode tag characters U+E0000–U+E007F (invisible ASCII).
     Tag,
-    /// Bidirectional controls: U+202A–U+202E, U+2066–U+2069, U+200E,
-    /// U+200F, U+061C.
+    /// Bidirectional controls.
     Bidi,
-    /// Zero-width and invisible characters: U+200B–U+200D, U+2060–U+2064,
-    /// U+FEFF, U+00AD, U+180E.
+    /// Zero-width and other invisible characters, fillers and variation
+    /// selectors.
     ZeroWidth,
 }
 
@@ -234,21 +233,14 @@ impl HiddenKind {
     }
 }
 
-/// The kind of `c`, if it is a hidden character.
+/// The kind of `c`, if it is a hidden character of the one table
+/// ([`toolgate::hidden`]).
 pub fn hidden_kind(c: char) -> Option<HiddenKind> {
-    match c {
-        '\u{e0000}'..='\u{e007f}' => Some(HiddenKind::Tag),
-        '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{061c}' => Some(HiddenKind::Bidi),
-        '\u{200b}'..='\u{200d}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{feff}'
-        | '\u{00ad}'
-        | '\u{180e}' => Some(HiddenKind::ZeroWidth),
-        _ => None,
+    use toolgate::hidden::HiddenKind as K;
+    match toolgate::hidden::hidden_kind(c)? {
+        K::Tag => Some(HiddenKind::Tag),
+        K::Bidi => Some(HiddenKind::Bidi),
+        _ => Some(HiddenKind::ZeroWidth),
     }
 }
 
