@@ -15,7 +15,7 @@ use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
 use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord};
 
 use toolgate::authz::CedarAuthorizer;
 use toolgate::registry::Registry;
@@ -579,25 +579,23 @@ async fn audit_results(
     if fresh.is_empty() {
         return true;
     }
-    let now = SystemClock::new().now();
     let entries: Vec<AuditEntry> = fresh
         .iter()
         .map(|(_, r)| {
-            let mut e = AuditEntry::new(now, AuditVerdict::ToolResult)
+            let mut record = ToolResultRecord::new(format!("proxy request {}", api.path()))
                 .user(user)
                 .session(session)
-                .digest(r.digest)
-                .note(format!("proxy request {}", api.path()));
+                .digest(r.digest);
             if let Some(t) = &r.tool {
-                e = e.tool(t.as_str());
+                record = record.tool(t.as_str());
             }
             if let Some(c) = &r.call_id {
-                e = e.call_id(c.as_str());
+                record = record.call_id(c.as_str());
             }
             for f in &r.findings {
-                e = e.reason(*f);
+                record = record.finding(*f);
             }
-            e
+            inner.gate.tool_result(record)
         })
         .collect();
     let gate = Arc::clone(&inner.gate);

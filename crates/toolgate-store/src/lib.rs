@@ -92,6 +92,7 @@ mod kill;
 mod persist;
 mod pg;
 mod pin;
+mod result_record;
 mod rules;
 mod session;
 mod sqlite;
@@ -100,6 +101,7 @@ mod time;
 
 #[cfg(feature = "tokio")]
 pub use crate::persist::Unfinished;
+pub use crate::result_record::ToolResultRecord;
 // The public interface is:
 pub use crate::{
     approval::{
