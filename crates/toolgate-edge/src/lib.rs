@@ -56,9 +56,11 @@ mod admission;
 mod body;
 mod limits;
 mod listener;
+mod start;
 pub mod token;
 
 pub use admission::authenticated;
 pub use body::{is_body_deadline, BodyDeadline};
 pub use limits::Limits;
 pub use listener::serve;
+pub use start::StartError;

@@ -90,18 +90,8 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
-/// Why the endpoint cannot start.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct StartError(String);
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
+/// Why it cannot start: the edge's one start error.
+pub use toolgate_edge::StartError;
 
 /// The streamable-HTTP endpoint: the gate, the client tokens, the upstream
 /// and the open sessions. Cheap to clone (one shared state).
@@ -153,13 +143,13 @@ impl HttpProxy {
         let mcp = config.mcp();
         let http = mcp.http();
         if http.tokens().is_empty() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[mcp] declares no client token: add a `[[mcp.token]]` (sha256, user) for --listen"
                     .to_owned(),
             ));
         }
         if http.upstreams().is_empty() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[mcp] declares no upstream server: add an `[[mcp.upstream]]` (name, and url or command) for --listen".to_owned(),
             ));
         }
@@ -169,12 +159,12 @@ impl HttpProxy {
             match toolgate::authz::from_config(config) {
                 Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(cedar)) => Some(cedar),
                 Ok(_) => {
-                    return Err(StartError(
+                    return Err(StartError::new(
                         "[mcp] narrow_tools needs Cedar policies in [authorization]".to_owned(),
                     ))
                 }
                 Err(e) => {
-                    return Err(StartError(format!(
+                    return Err(StartError::new(format!(
                         "cannot load the authorization policies for narrow_tools: {e}"
                     )))
                 }

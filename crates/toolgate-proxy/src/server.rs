@@ -27,17 +27,8 @@ use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
 use crate::{headers, intake, refused, rewrite, upstream};
 
-/// Why the proxy cannot start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError(String);
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
+/// Why it cannot start: the edge's one start error.
+pub use toolgate_edge::StartError;
 
 /// The proxy: its gate over the store, its config, its upstream client.
 #[derive(Clone)]
@@ -110,12 +101,12 @@ impl Proxy {
     pub fn new(config: &Config, gate: StoreGate) -> Result<Self, StartError> {
         let p = config.proxy().clone();
         if p.auth().is_none() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header` or `user`".to_owned(),
             ));
         }
         if p.openai().is_none() && p.anthropic().is_none() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[proxy] names no upstream: set `openai` and/or `anthropic` to the API's base URL"
                     .to_owned(),
             ));
@@ -125,12 +116,12 @@ impl Proxy {
             match toolgate::authz::from_config(config) {
                 Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(c)) => Some(*c),
                 Ok(_) => {
-                    return Err(StartError(
+                    return Err(StartError::new(
                         "[proxy] narrow_tools needs Cedar policies in [authorization]".to_owned(),
                     ))
                 }
                 Err(e) => {
-                    return Err(StartError(format!(
+                    return Err(StartError::new(format!(
                         "cannot load the authorization policies: {e}"
                     )))
                 }
