@@ -42,6 +42,8 @@
 //!                             # (also an idle keep-alive connection's life)
 //! body_timeout_seconds = 30   # a request's body must arrive within this (408)
 //! max_connections = 1024      # connections served at once; more wait
+//!                             # (these three limits hold on every listener:
+//!                             # serve, mcp --listen and proxy; see toolgate-edge)
 //! metrics_auth = "none"       # "token": GET /metrics needs a bearer token
 //!                             # (any role); "none" (the default): public
 //!
