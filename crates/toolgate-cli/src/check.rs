@@ -399,29 +399,10 @@ pub(crate) fn terminal_safe(s: &str, max: usize) -> String {
 }
 
 /// Whether `c` changes how the text around it reads, or does not show:
-/// bidirectional controls (`U+202E` shows "amount: 1" as "1 :tnuoma"),
-/// zero-width and other invisible format characters, fillers, variation
-/// selectors and tag characters. The approvals page escapes the same set.
+/// the one table of hidden characters ([`toolgate::hidden`]), which the
+/// approvals page escapes too.
 pub(crate) fn hidden(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00ad}'
-            | '\u{061c}'
-            | '\u{115f}'
-            | '\u{1160}'
-            | '\u{17b4}'
-            | '\u{17b5}'
-            | '\u{180b}'..='\u{180f}'
-            | '\u{200b}'..='\u{200f}'
-            | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{206f}'
-            | '\u{3164}'
-            | '\u{fe00}'..='\u{fe0f}'
-            | '\u{feff}'
-            | '\u{ffa0}'
-            | '\u{fff9}'..='\u{fffb}'
-            | '\u{e0000}'..='\u{e007f}'
-    )
+    toolgate::hidden::is_hidden(c)
 }
 
 /// The `--json` object of one input (see the module documentation): the

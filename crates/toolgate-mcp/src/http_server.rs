@@ -82,28 +82,16 @@ pub const HEADER_MISMATCH: i64 = -32020;
 /// JSON-RPC `-32022`: the request's protocol version is not served.
 pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
-/// Connections served at once; more wait to be accepted.
-pub const MAX_CONNECTIONS: usize = 1024;
 /// How often an open event stream gets a comment when nothing else comes.
 pub const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// A request's headers must arrive within this.
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// On shutdown, the connections still open after this are left behind.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The path of the MCP endpoint.
 pub const ENDPOINT: &str = "/mcp";
 
-/// Why the endpoint cannot start.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct StartError(String);
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
+/// Why it cannot start: the edge's one start error.
+pub use toolgate_edge::StartError;
 
 /// The streamable-HTTP endpoint: the gate, the client tokens, the upstream
 /// and the open sessions. Cheap to clone (one shared state).
@@ -141,6 +129,10 @@ struct Inner {
     approvals_url: Option<String>,
     /// Audit records of refused requests, aggregated.
     refusals: Arc<crate::refusals::Refusals>,
+    /// The edge's limits, from `[server]`.
+    limits: toolgate_edge::Limits,
+    /// How long a body may take ([server] `body_timeout_seconds`).
+    body_timeout: Duration,
 }
 
 impl HttpProxy {
@@ -151,13 +143,13 @@ impl HttpProxy {
         let mcp = config.mcp();
         let http = mcp.http();
         if http.tokens().is_empty() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[mcp] declares no client token: add a `[[mcp.token]]` (sha256, user) for --listen"
                     .to_owned(),
             ));
         }
         if http.upstreams().is_empty() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[mcp] declares no upstream server: add an `[[mcp.upstream]]` (name, and url or command) for --listen".to_owned(),
             ));
         }
@@ -167,12 +159,12 @@ impl HttpProxy {
             match toolgate::authz::from_config(config) {
                 Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(cedar)) => Some(cedar),
                 Ok(_) => {
-                    return Err(StartError(
+                    return Err(StartError::new(
                         "[mcp] narrow_tools needs Cedar policies in [authorization]".to_owned(),
                     ))
                 }
                 Err(e) => {
-                    return Err(StartError(format!(
+                    return Err(StartError::new(format!(
                         "cannot load the authorization policies for narrow_tools: {e}"
                     )))
                 }
@@ -203,6 +195,9 @@ impl HttpProxy {
                 pins: (mcp.upstream_name().to_owned(), mcp.pin_first()),
                 approvals_url: mcp.approvals_url().map(str::to_owned),
                 refusals,
+                limits: toolgate_edge::Limits::from_server(config.server())
+                    .drain_timeout(DRAIN_TIMEOUT),
+                body_timeout: config.server().body_timeout(),
             }),
         })
     }
@@ -220,10 +215,25 @@ impl HttpProxy {
 }
 
 /// Serves `proxy` on `listener` until `shutdown` completes; then every
-/// session (and its upstream child) ends.
+/// session (and its upstream child) ends. The listener is the edge's,
+/// within the config's `[server]` limits (header and body deadlines,
+/// `max_connections`, the pre-authentication budget: a request with a
+/// valid token takes its connection out of it) and [`DRAIN_TIMEOUT`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     proxy: HttpProxy,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let limits = proxy.inner.limits.clone();
+    serve_within(listener, proxy, limits, shutdown).await
+}
+
+/// [`serve`] within other limits of the edge (a deployment's, or a
+/// test's short deadlines).
+pub async fn serve_within(
+    listener: tokio::net::TcpListener,
+    proxy: HttpProxy,
+    limits: toolgate_edge::Limits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let sessions = Arc::clone(&proxy.inner);
@@ -238,63 +248,19 @@ pub async fn serve(
             }
         })
     };
-    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let router = proxy.router();
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        let permit = tokio::select! {
-            () = &mut shutdown => break,
-            p = Arc::clone(&permits).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-        };
-        let stream = tokio::select! {
-            () = &mut shutdown => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
-                Err(e) => {
-                    note(&format!("accept failed: {e}"));
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-        };
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let mut stop = stop_rx.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            let _ = stream.set_nodelay(true);
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            // A client that does not finish its headers in time is cut off
-            // (slow-header connections would hold the endpoint's budget).
-            builder
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT);
-            let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => return,
-                _ = stop.wait_for(|stopping| *stopping) => {}
-            }
-            conn.as_mut().graceful_shutdown();
-            let _ = tokio::time::timeout(Duration::from_secs(5), conn).await;
-        });
-    }
-    drop(listener);
-    reaper.abort();
-    let refusals = Arc::clone(&proxy.inner.refusals);
-    let _ = tokio::task::spawn_blocking(move || refusals.flush()).await;
-    // Open event streams would hold the shutdown: every session ends first.
-    let all: Vec<Arc<Session>> = sessions.lock_sessions().drain().map(|(_, s)| s).collect();
-    for s in all {
-        s.end();
-    }
-    stop_tx.send_replace(true);
-    let all = u32::try_from(MAX_CONNECTIONS).unwrap_or(u32::MAX);
-    let _ = tokio::time::timeout(Duration::from_secs(10), permits.acquire_many(all)).await;
-    Ok(())
+    toolgate_edge::serve(listener, router, limits, shutdown, || async move {
+        reaper.abort();
+        let refusals = Arc::clone(&sessions.refusals);
+        let _ = tokio::task::spawn_blocking(move || refusals.flush()).await;
+        // Open event streams would hold the shutdown: every session ends
+        // first.
+        let all: Vec<Arc<Session>> = sessions.lock_sessions().drain().map(|(_, s)| s).collect();
+        for s in all {
+            s.end();
+        }
+    })
+    .await
 }
 
 impl Inner {
@@ -444,9 +410,14 @@ impl Inner {
 }
 
 /// `POST /mcp`: one JSON-RPC message.
-async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body) -> Response {
+async fn post_message(
+    State(p): State<HttpProxy>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers) {
+    let token = match inner.admit(&headers, &extensions) {
         Ok(t) => t,
         Err(r) => return *r,
     };
@@ -477,13 +448,25 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
             "refused by toolgate: Accept must allow application/json or text/event-stream",
         );
     }
+    let late = || {
+        inner.refused(Kind::Deny, "body_timeout", Some(token.user()));
+        rpc_error(
+            StatusCode::REQUEST_TIMEOUT,
+            None,
+            frame::PARSE_ERROR,
+            "refused by toolgate: body_timeout",
+        )
+    };
+    // The edge holds the body to its deadline; the timeout here holds a
+    // router driven without the edge to the same one.
     let bytes = match tokio::time::timeout(
-        Duration::from_secs(30),
+        inner.body_timeout,
         axum::body::to_bytes(body, inner.max_frame_bytes),
     )
     .await
     {
         Ok(Ok(b)) => b,
+        Ok(Err(e)) if toolgate_edge::is_body_deadline(&e) => return late(),
         Ok(Err(_)) => {
             note("client frame refused: frame_too_large");
             inner.refused(Kind::Deny, "frame_too_large", Some(token.user()));
@@ -494,15 +477,7 @@ async fn post_message(State(p): State<HttpProxy>, headers: HeaderMap, body: Body
                 "refused by toolgate: frame_too_large",
             );
         }
-        Err(_) => {
-            inner.refused(Kind::Deny, "body_timeout", Some(token.user()));
-            return rpc_error(
-                StatusCode::REQUEST_TIMEOUT,
-                None,
-                frame::PARSE_ERROR,
-                "refused by toolgate: body_timeout",
-            );
-        }
+        Err(_) => return late(),
     };
     let message = match frame::decode(&bytes, &inner.parse) {
         Ok(m) => m,
@@ -608,9 +583,13 @@ fn is_modern(value: &Value<'static>, headers: &HeaderMap) -> bool {
 }
 
 /// `DELETE /mcp`: ends the session.
-async fn delete_session(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
+async fn delete_session(
+    State(p): State<HttpProxy>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers) {
+    let token = match inner.admit(&headers, &extensions) {
         Ok(t) => t,
         Err(r) => return *r,
     };

@@ -100,8 +100,8 @@ pub mod results;
 // The public interface is:
 #[cfg(feature = "proxy")]
 pub use crate::http_server::{
-    serve as serve_http, HttpProxy, StartError, ENDPOINT, HEADER_MISMATCH, HEADER_TIMEOUT,
-    LEGACY_VERSIONS, MAX_CONNECTIONS, MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
+    serve as serve_http, serve_within as serve_http_within, HttpProxy, StartError, DRAIN_TIMEOUT,
+    ENDPOINT, HEADER_MISMATCH, LEGACY_VERSIONS, MODERN_VERSION, UNSUPPORTED_PROTOCOL_VERSION,
 };
 #[cfg(feature = "proxy")]
 pub use crate::proxy::{spawn_server, Ended, Proxy, ProxyOptions};

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{
+    AuditEntry, Clock as _, StoreGate, SystemClock, ToolResultRecord, Verdict as AuditVerdict,
+};
 
 use crate::api::Api;
 use crate::request::{OfferedTool, RequestRefused};
@@ -39,13 +41,12 @@ pub(crate) async fn refuse(
     refused: &RequestRefused,
 ) -> Response {
     let entries = if refused.offered.is_empty() {
-        vec![
-            AuditEntry::new(SystemClock::new().now(), AuditVerdict::ToolResult)
+        vec![gate.tool_result(
+            ToolResultRecord::new(format!("proxy request {} refused", api.path()))
                 .user(user)
                 .session(session)
-                .reason(refused.code)
-                .note(format!("proxy request {} refused", api.path())),
-        ]
+                .finding(refused.code),
+        )]
     } else {
         offered_entries(api, user, session, &refused.offered)
     };

@@ -85,6 +85,6 @@ pub use crate::request::{
 };
 pub use crate::rewrite::{check_items, refusal, rewrite_json, Refusal, MARKUP_REMOVED};
 #[cfg(feature = "server")]
-pub use crate::server::{serve, Proxy, StartError};
+pub use crate::server::{serve, serve_within, Proxy, StartError};
 pub use crate::sse::{Event, Reader as SseReader, SseError};
 pub use crate::stream::{Broken, HeldCall, Rewriter, Step};

@@ -11,11 +11,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt as _, Full};
-use sha2::{Digest as _, Sha256};
-use toolgate::config::{Config, ProxyAuth, ProxyConfig};
+use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
+use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord};
 
 use toolgate::authz::CedarAuthorizer;
 use toolgate::registry::Registry;
@@ -27,17 +27,8 @@ use crate::sse::{Reader as SseReader, SseError};
 use crate::stream::{Broken, Rewriter, Step};
 use crate::{headers, intake, refused, rewrite, upstream};
 
-/// Why the proxy cannot start.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StartError(String);
-
-impl std::fmt::Display for StartError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for StartError {}
+/// Why it cannot start: the edge's one start error.
+pub use toolgate_edge::StartError;
 
 /// The proxy: its gate over the store, its config, its upstream client.
 #[derive(Clone)]
@@ -54,6 +45,8 @@ struct Inner {
     client: upstream::UpstreamClient,
     max_request_bytes: usize,
     max_response_bytes: usize,
+    /// The edge's limits, from `[server]`.
+    limits: toolgate_edge::Limits,
     /// The tool results whose findings are already in the audit log.
     audited: Mutex<Audited>,
     /// The calls withheld from recent Responses answers.
@@ -108,12 +101,12 @@ impl Proxy {
     pub fn new(config: &Config, gate: StoreGate) -> Result<Self, StartError> {
         let p = config.proxy().clone();
         if p.auth().is_none() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header` or `user`".to_owned(),
             ));
         }
         if p.openai().is_none() && p.anthropic().is_none() {
-            return Err(StartError(
+            return Err(StartError::new(
                 "[proxy] names no upstream: set `openai` and/or `anthropic` to the API's base URL"
                     .to_owned(),
             ));
@@ -123,12 +116,12 @@ impl Proxy {
             match toolgate::authz::from_config(config) {
                 Ok(toolgate::authz::ConfiguredAuthorizer::Cedar(c)) => Some(*c),
                 Ok(_) => {
-                    return Err(StartError(
+                    return Err(StartError::new(
                         "[proxy] narrow_tools needs Cedar policies in [authorization]".to_owned(),
                     ))
                 }
                 Err(e) => {
-                    return Err(StartError(format!(
+                    return Err(StartError::new(format!(
                         "cannot load the authorization policies: {e}"
                     )))
                 }
@@ -146,6 +139,7 @@ impl Proxy {
                 client: upstream::client(),
                 max_request_bytes: config.server().max_body_bytes(),
                 max_response_bytes: config.gate().max_body_bytes(),
+                limits: toolgate_edge::Limits::from_server(config.server()),
                 audited: Mutex::new(Audited::default()),
                 continuations: Continuations::default(),
             }),
@@ -163,21 +157,47 @@ impl Proxy {
     }
 }
 
-/// Serves `proxy` on `listener` until `shutdown` completes.
+/// Serves `proxy` on `listener` until `shutdown` completes, on the edge's
+/// listener within the config's `[server]` limits (header and body
+/// deadlines, `max_connections`, the pre-authentication budget): a request
+/// whose user is known takes its connection out of that budget.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     proxy: Proxy,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    use axum::serve::ListenerExt as _;
-    // Stream events go out as they are written (no Nagle delay before a
-    // client's first text byte).
-    let listener = listener.tap_io(|tcp| {
-        let _ignored = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, proxy.router())
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = proxy.inner.limits.clone();
+    serve_within(listener, proxy, limits, shutdown).await
+}
+
+/// [`serve`] within other limits of the edge (a test's short deadlines).
+pub async fn serve_within(
+    listener: tokio::net::TcpListener,
+    proxy: Proxy,
+    limits: toolgate_edge::Limits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    toolgate_edge::serve(listener, proxy.router(), limits, shutdown, || async {}).await
+}
+
+/// A request's body, at most `cap` bytes, within the edge's body deadline:
+/// else `413` or `408`.
+async fn read_request(api: Api, body: Body, cap: usize) -> Result<Bytes, Box<Response>> {
+    match axum::body::to_bytes(body, cap).await {
+        Ok(b) => Ok(b),
+        Err(e) if toolgate_edge::is_body_deadline(&e) => Err(Box::new(error(
+            api,
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "the request body did not arrive in time",
+        ))),
+        Err(_) => Err(Box::new(error(
+            api,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            "the request body is too large",
+        ))),
+    }
 }
 
 fn error(api: Api, status: StatusCode, code: &str, message: &str) -> Response {
@@ -202,7 +222,10 @@ async fn messages(State(p): State<Proxy>, req: Request) -> Response {
     headers::scoped(gated(p, Api::Messages, req)).await
 }
 
-/// Who a request is for: `(user, session)`, or why it is refused.
+/// Who a request is for: `(user, session)`, or why it is refused. A token
+/// is read and matched by the edge's one rule ([`toolgate_edge::token`]:
+/// exactly one header, one spelling, constant-time); a user named by the
+/// trusted header follows the one user-name rule.
 fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String), &'static str> {
     let text = |name: &str| {
         headers
@@ -212,13 +235,29 @@ fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String),
     };
     let user = match config.auth() {
         Some(ProxyAuth::Fixed(u)) => u.clone(),
-        Some(ProxyAuth::TrustedHeader(h)) => text(h).ok_or("the request names no user")?.to_owned(),
+        Some(ProxyAuth::TrustedHeader(h)) => {
+            let mut all = headers.get_all(h.as_str()).iter();
+            let (Some(value), None) = (all.next(), all.next()) else {
+                return Err("the request must name exactly one user");
+            };
+            let user = value
+                .to_str()
+                .map_err(|_| "the request names no valid user")?;
+            toolgate::config::check_user_name(user)
+                .map_err(|_| "the request names no valid user")?;
+            user.to_owned()
+        }
         Some(ProxyAuth::Tokens(tokens)) => {
-            let token = text(config.token_header()).ok_or("the request carries no proxy token")?;
-            let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-            tokens
-                .iter()
-                .find(|t| t.sha256() == &digest)
+            let digest = match toolgate_edge::token::in_header(headers, config.token_header()) {
+                Presented::Token(d) => d,
+                Presented::Missing => return Err("the request carries no proxy token"),
+                Presented::Duplicate => {
+                    return Err("the request carries more than one proxy token")
+                }
+                Presented::Malformed => return Err("the proxy token is malformed"),
+            };
+            digest
+                .find(tokens, ProxyToken::sha256)
                 .ok_or("the proxy token is not known")?
                 .user()
                 .to_owned()
@@ -264,16 +303,10 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         Ok(c) => c,
         Err(why) => return error(api, StatusCode::UNAUTHORIZED, "unauthorized", why),
     };
-    let body = match axum::body::to_bytes(body, inner.max_request_bytes).await {
+    toolgate_edge::authenticated(&parts.extensions);
+    let body = match read_request(api, body, inner.max_request_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            return error(
-                api,
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                "the request body is too large",
-            )
-        }
+        Err(r) => return *r,
     };
     // The request is read strictly too: what the upstream receives is what
     // was checked to be one JSON object.
@@ -537,25 +570,23 @@ async fn audit_results(
     if fresh.is_empty() {
         return true;
     }
-    let now = SystemClock::new().now();
     let entries: Vec<AuditEntry> = fresh
         .iter()
         .map(|(_, r)| {
-            let mut e = AuditEntry::new(now, AuditVerdict::ToolResult)
+            let mut record = ToolResultRecord::new(format!("proxy request {}", api.path()))
                 .user(user)
                 .session(session)
-                .digest(r.digest)
-                .note(format!("proxy request {}", api.path()));
+                .digest(r.digest);
             if let Some(t) = &r.tool {
-                e = e.tool(t.as_str());
+                record = record.tool(t.as_str());
             }
             if let Some(c) = &r.call_id {
-                e = e.call_id(c.as_str());
+                record = record.call_id(c.as_str());
             }
             for f in &r.findings {
-                e = e.reason(*f);
+                record = record.finding(*f);
             }
-            e
+            inner.gate.tool_result(record)
         })
         .collect();
     let gate = Arc::clone(&inner.gate);
@@ -841,13 +872,10 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
         );
     };
     let (parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, inner.max_request_bytes).await else {
-        return error(
-            api,
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request_too_large",
-            "the request body is too large",
-        );
+    toolgate_edge::authenticated(&parts.extensions);
+    let body = match read_request(api, body, inner.max_request_bytes).await {
+        Ok(b) => b,
+        Err(r) => return *r,
     };
     let response = match send(inner, api, parts.method.clone(), base, &parts, body).await {
         Ok(r) => r,

@@ -1,6 +1,7 @@
-//! Bearer tokens: the SHA-256 of the presented token is compared, in
-//! constant time, with every configured hash; the matching token's role
-//! decides what the caller may do.
+//! Bearer tokens, read and matched by the edge's one rule
+//! ([`toolgate_edge::token`]): one `Authorization: Bearer TOKEN` header,
+//! whose SHA-256 is compared, in constant time, with every configured hash;
+//! the matching token's role decides what the caller may do.
 //!
 //! A refused request is audited: `unauthorized` (reason `missing_token`,
 //! `malformed_token`, `unknown_token`, or `duplicate_token` for a request
@@ -15,9 +16,9 @@ use std::time::{Duration, Instant};
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use axum::http::{header, StatusCode};
-use sha2::{Digest as _, Sha256};
+use axum::http::StatusCode;
 use toolgate::config::{ServerRole, ServerToken};
+use toolgate_edge::token::{Presented, TokenDigest};
 use toolgate_store::{AuditEntry, Verdict};
 
 use crate::error::ApiError;
@@ -43,28 +44,9 @@ impl Caller {
     }
 }
 
-/// Equality of two digests that takes the same time wherever they differ.
-fn constant_time_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    let mut diff = 0u8;
-    for (x, y) in a.iter().zip(b) {
-        diff |= x ^ y;
-    }
-    diff == 0
-}
-
-/// The caller presenting `authorization` (the header's value), if any
-/// configured token matches.
-pub fn authenticate(tokens: &[ServerToken], authorization: Option<&[u8]>) -> Option<Caller> {
-    let value = authorization?;
-    let token = value
-        .strip_prefix(b"Bearer ")
-        .or_else(|| value.strip_prefix(b"bearer "))?;
-    caller_for(tokens, &token_digest(token))
-}
-
 /// The SHA-256 of a presented token (what the config holds).
 pub(crate) fn token_digest(token: &[u8]) -> [u8; 32] {
-    Sha256::digest(token).into()
+    *TokenDigest::of(token).bytes()
 }
 
 /// The caller whose token has the SHA-256 `digest`, if one is configured
@@ -72,12 +54,7 @@ pub(crate) fn token_digest(token: &[u8]) -> [u8; 32] {
 /// reload that revokes or rebinds a token ends or changes them).
 pub(crate) fn caller_for(tokens: &[ServerToken], digest: &[u8; 32]) -> Option<Caller> {
     // Every hash is compared: no early exit on a match.
-    let mut found: Option<&ServerToken> = None;
-    for t in tokens {
-        if constant_time_eq(t.sha256(), digest) {
-            found = Some(t);
-        }
-    }
+    let found = TokenDigest::from_bytes(*digest).find(tokens, ServerToken::sha256);
     let t = found?;
     let actor = match t.name() {
         Some(n) => n.to_owned(),
@@ -200,41 +177,40 @@ async fn require(
     state: &AppState,
     allowed: &[ServerRole],
 ) -> Result<Caller, ApiError> {
-    let mut all = parts.headers.get_all(header::AUTHORIZATION).iter();
-    let header = all.next().map(axum::http::HeaderValue::as_bytes);
-    if all.next().is_some() {
-        // Which one counts would be up to each hop that reads them: none.
-        state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
-            .reason(Refusal::Duplicate.as_str())
-            .note(route(parts));
-        audit_refusal(state, entry).await;
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "duplicate_header",
-            "more than one `Authorization` header",
-        ));
-    }
-    let caller = authenticate(state.server().tokens(), header);
-    let Some(caller) = caller else {
-        let why = match header {
-            None => Refusal::Missing,
-            Some(v) if !(v.starts_with(b"Bearer ") || v.starts_with(b"bearer ")) => {
-                Refusal::Malformed
-            }
-            Some(_) => Refusal::Unknown,
-        };
-        state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
-            .reason(why.as_str())
-            .note(route(parts));
-        audit_refusal(state, entry).await;
-        return Err(ApiError::unauthorized());
+    let why = match toolgate_edge::token::bearer(&parts.headers) {
+        Presented::Duplicate => {
+            // Which one counts would be up to each hop that reads them:
+            // none.
+            state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
+            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+                .reason(Refusal::Duplicate.as_str())
+                .note(route(parts));
+            audit_refusal(state, entry).await;
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "duplicate_header",
+                "more than one `Authorization` header",
+            ));
+        }
+        Presented::Missing => Err(Refusal::Missing),
+        Presented::Malformed => Err(Refusal::Malformed),
+        Presented::Token(digest) => {
+            caller_for(state.server().tokens(), digest.bytes()).ok_or(Refusal::Unknown)
+        }
+    };
+    let caller = match why {
+        Ok(caller) => caller,
+        Err(why) => {
+            state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
+            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+                .reason(why.as_str())
+                .note(route(parts));
+            audit_refusal(state, entry).await;
+            return Err(ApiError::unauthorized());
+        }
     };
     // An authenticated request: its connection is no longer anonymous.
-    if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
-        mark.authenticated();
-    }
+    toolgate_edge::authenticated(&parts.extensions);
     if allowed.contains(&caller.role) {
         Ok(caller)
     } else {
@@ -337,20 +313,5 @@ impl FromRequestParts<AppState> for Admin {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         require(parts, state, &[ServerRole::Admin]).await.map(Self)
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::indexing_slicing, reason = "test code")]
-mod tests {
-    use super::constant_time_eq;
-
-    #[test]
-    fn equality() {
-        let a = [7u8; 32];
-        let mut b = a;
-        assert!(constant_time_eq(&a, &b));
-        b[31] = 8;
-        assert!(!constant_time_eq(&a, &b));
     }
 }

@@ -101,10 +101,23 @@ async fn read_limited(
             "the body must be `Content-Type: application/json`",
         ));
     }
+    let late = || {
+        ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            format!(
+                "the body did not arrive within {} seconds",
+                timeout.as_secs()
+            ),
+        )
+    };
+    // The edge's body deadline (the connection's) and this request's own
+    // (shorter for an anonymous login) both answer `408`.
     let bytes: Bytes =
         match tokio::time::timeout(timeout, axum::body::to_bytes(req.into_body(), cap)).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(e)) if is_length_limit(&e) => return Err(too_large()),
+            Ok(Err(e)) if toolgate_edge::is_body_deadline(&e) => return Err(late()),
             Ok(Err(_)) => {
                 return Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
@@ -112,16 +125,7 @@ async fn read_limited(
                     "the body could not be read (cut off or malformed framing)",
                 ))
             }
-            Err(_) => {
-                return Err(ApiError::new(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "request_timeout",
-                    format!(
-                        "the body did not arrive within {} seconds",
-                        timeout.as_secs()
-                    ),
-                ))
-            }
+            Err(_) => return Err(late()),
         };
     if bytes.is_empty() {
         return Ok(None);

@@ -28,7 +28,7 @@ use toolgate::identifier::MAX_IDENTIFIER_BYTES;
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Number, Object, Value};
-use toolgate_store::{AuditEntry, Verdict};
+use toolgate_store::ToolResultRecord;
 
 use crate::auth::Agent;
 use crate::error::{json_response, ApiError};
@@ -91,26 +91,20 @@ pub(crate) async fn results(
     // Bounded work: the sanitizer reads at most its cap.
     let clean = sanitize_str(&req.result, &SanitizeOptions::new());
     if !clean.findings.is_empty() {
-        let mut entry = AuditEntry::new(crate::state::now(), Verdict::ToolResult)
+        let mut record = ToolResultRecord::new("/v1/results")
             .actor(caller.actor)
             .tool(req.tool.as_str())
-            .digest(Digest::of(req.result.as_bytes()))
-            .note("/v1/results");
+            .digest(Digest::of(req.result.as_bytes()));
         if let Some(c) = &req.call_id {
-            entry = entry.call_id(c.as_str());
+            record = record.call_id(c.as_str());
         }
         if let Some(se) = &req.session {
-            entry = entry.session(se.as_str());
+            record = record.session(se.as_str());
         }
-        let mut codes: Vec<&str> = Vec::new();
         for f in &clean.findings {
-            if !codes.contains(&f.code.as_str()) {
-                codes.push(f.code.as_str());
-            }
+            record = record.finding(f.code.as_str());
         }
-        for c in codes {
-            entry = entry.reason(c);
-        }
+        let entry = state.inner.gate.current().tool_result(record);
         let store = std::sync::Arc::clone(state.inner.gate.store());
         tokio::task::spawn_blocking(move || store.append(entry))
             .await

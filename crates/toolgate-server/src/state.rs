@@ -32,9 +32,9 @@ pub(crate) struct Inner {
     /// swapped by a reload; the rest is what the service started with.
     pub(crate) server: std::sync::RwLock<Arc<ServerConfig>>,
     pub(crate) max_body_bytes: usize,
-    pub(crate) header_timeout: Duration,
+    /// The edge's limits (the listener's), from `[server]`.
+    pub(crate) limits: toolgate_edge::Limits,
     pub(crate) body_timeout: Duration,
-    pub(crate) max_connections: usize,
     pub(crate) metrics: Metrics,
     /// The gauges (pending approvals, kill switch mode) of the last scrape.
     pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
@@ -84,9 +84,8 @@ impl AppState {
                 auth_failures: auth::FailureLimiter::default(),
                 server: std::sync::RwLock::new(Arc::new(server.clone())),
                 max_body_bytes: server.max_body_bytes(),
-                header_timeout: server.header_timeout(),
+                limits: toolgate_edge::Limits::from_server(server),
                 body_timeout: server.body_timeout(),
-                max_connections: server.max_connections(),
                 metrics: Metrics::default(),
                 gauges: tokio::sync::Mutex::new(None),
                 ready: tokio::sync::Mutex::new(None),

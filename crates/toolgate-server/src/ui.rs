@@ -174,8 +174,21 @@ async fn index() -> Response {
     asset("text/html; charset=utf-8", INDEX_HTML)
 }
 
+/// The page's script with the one table of hidden characters written into
+/// its `HIDDEN` expression.
+fn app_js_text() -> &'static str {
+    static TEXT: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        APP_JS.replacen(
+            "/*toolgate:hidden*/",
+            &toolgate::hidden::javascript_class(),
+            1,
+        )
+    });
+    &TEXT
+}
+
 async fn app_js() -> Response {
-    asset("text/javascript; charset=utf-8", APP_JS)
+    asset("text/javascript; charset=utf-8", app_js_text())
 }
 
 async fn app_css() -> Response {
@@ -341,9 +354,7 @@ impl FromRequestParts<AppState> for PageUser {
                 return Err(audited_csrf(state, e, Some(caller.actor), parts).await);
             }
         }
-        if let Some(mark) = parts.extensions.get::<crate::serve::ConnectionMark>() {
-            mark.authenticated();
-        }
+        toolgate_edge::authenticated(&parts.extensions);
         Ok(Self { caller, csrf })
     }
 }

@@ -218,6 +218,12 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_code() {
     assert_eq!(js.status, StatusCode::OK);
     assert!(js.header("content-type").starts_with("text/javascript"));
     assert_eq!(js.header("content-security-policy"), ui::CSP);
+    // The page escapes the one table of hidden characters, written in.
+    assert!(!js.text.contains("/*toolgate:hidden*/"));
+    assert!(js.text.contains(&format!(
+        "/[\\u0000-\\u0008\\u000B-\\u001F\\u007F-\\u009F{}]/gu",
+        toolgate::hidden::javascript_class()
+    )));
     // Values are written as text, never parsed as HTML.
     for sink in [
         "innerHTML",

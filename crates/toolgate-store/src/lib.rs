@@ -94,6 +94,7 @@ mod kill;
 mod persist;
 mod pg;
 mod pin;
+mod result_record;
 mod rules;
 mod session;
 mod sqlite;
@@ -103,6 +104,7 @@ mod time;
 pub use crate::entity_source::{connect_source, PgEntitySource};
 #[cfg(feature = "tokio")]
 pub use crate::persist::Unfinished;
+pub use crate::result_record::ToolResultRecord;
 // The public interface is:
 pub use crate::{
     approval::{

@@ -188,6 +188,11 @@ impl StoreGate {
         self
     }
 
+    /// The time now, by this gate's clock (what its records are timed by).
+    pub fn now(&self) -> crate::time::Timestamp {
+        self.clock.now()
+    }
+
     /// The gate.
     pub fn gate(&self) -> &Gate {
         &self.gate

@@ -45,6 +45,8 @@
 //!                             # (also an idle keep-alive connection's life)
 //! body_timeout_seconds = 30   # a request's body must arrive within this (408)
 //! max_connections = 1024      # connections served at once; more wait
+//!                             # (these three limits hold on every listener:
+//!                             # serve, mcp --listen and proxy; see toolgate-edge)
 //! metrics_auth = "none"       # "token": GET /metrics needs a bearer token
 //!                             # (any role); "none" (the default): public
 //!
@@ -249,10 +251,11 @@ pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::receipts::ReceiptConfig;
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
-    speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
-    DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
-    MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
+    check_user_name, speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken,
+    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES,
+    MAX_MAX_CONNECTIONS, MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MAX_USER_NAME_BYTES,
+    MIN_STORE_POLL_MS,
 };
 pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{

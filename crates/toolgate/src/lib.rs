@@ -68,6 +68,7 @@ mod decision;
 pub mod feedback;
 mod fsread;
 mod gate;
+pub mod hidden;
 pub mod hook;
 pub mod identifier;
 mod reason;

@@ -8,13 +8,11 @@
 //! 2. **removes invisible and control characters** (finding
 //!    `control_removed`), keeping only `\n` and `\t` of the controls:
 //!    - C0 controls (so `\r` too: CRLF becomes LF), DEL and C1 controls;
-//!    - bidi embeddings, overrides and isolates U+202A–U+202E,
-//!      U+2066–U+2069, and the marks U+200E, U+200F, U+061C;
-//!    - zero-width and invisible characters U+200B–U+200D, U+2060–U+2064,
-//!      U+FEFF, U+00AD (soft hyphen), U+034F, U+180E, U+FFF9–U+FFFB;
-//!    - Unicode tag characters U+E0000–U+E007F and variation selectors
-//!      U+FE00–U+FE0F, U+E0100–U+E01EF (both carry hidden text; an emoji
-//!      loses its presentation selector);
+//!    - every character of the one table of hidden characters
+//!      ([`crate::hidden`]): bidi controls, zero-width and other invisible
+//!      format characters, fillers (U+3164 …), variation selectors
+//!      (U+FE00–U+FE0F, U+E0100–U+E01EF: an emoji loses its presentation
+//!      selector) and tag characters;
 //! 3. **caps** the text at [`SanitizeOptions::max_bytes`] on a character
 //!    boundary (finding `truncated`, and [`Sanitized::truncated`]); the
 //!    input is read only until the cap is reached, so work and memory are
@@ -362,25 +360,14 @@ impl Cleaned {
     }
 }
 
-/// Whether the sanitizer removes `c` (see the module documentation).
+/// Whether the sanitizer removes `c` (see the module documentation):
+/// controls but `\n` and `\t`, and the hidden characters of
+/// [`crate::hidden`].
 pub fn is_removed(c: char) -> bool {
     match c {
         '\n' | '\t' => false,
         _ if c.is_control() => true,
-        '\u{00AD}'
-        | '\u{034F}'
-        | '\u{061C}'
-        | '\u{180E}'
-        | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}'
-        | '\u{2060}'..='\u{2064}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{FE00}'..='\u{FE0F}'
-        | '\u{FEFF}'
-        | '\u{FFF9}'..='\u{FFFB}'
-        | '\u{E0000}'..='\u{E007F}'
-        | '\u{E0100}'..='\u{E01EF}' => true,
-        _ => false,
+        _ => crate::hidden::is_hidden(c),
     }
 }
 

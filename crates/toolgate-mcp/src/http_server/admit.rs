@@ -1,11 +1,11 @@
 //! Admission: every request's `Host`, `Origin` and bearer token, checked
 //! before anything else is read.
 
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use sha2::{Digest as _, Sha256};
 use std::net::IpAddr;
 use toolgate::config::McpToken;
+use toolgate_edge::token::Presented;
 
 use super::{note, plain, rpc_error, Inner};
 use crate::frame;
@@ -13,10 +13,18 @@ use crate::refusals::Kind;
 
 impl Inner {
     /// The checks every request passes first: its `Host` and `Origin`
-    /// (`403`), then its bearer token (`401`); the token's entry.
-    pub(super) fn admit(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+    /// (`403`), then its bearer token (`401`); the token's entry. An
+    /// accepted token takes the request's connection out of the edge's
+    /// pre-authentication budget.
+    pub(super) fn admit(
+        &self,
+        headers: &HeaderMap,
+        extensions: &Extensions,
+    ) -> Result<McpToken, Box<Response>> {
         self.check_host_origin(headers)?;
-        self.authenticate(headers)
+        let token = self.authenticate(headers)?;
+        toolgate_edge::authenticated(extensions);
+        Ok(token)
     }
 
     /// `403` unless the `Host` names this endpoint and the `Origin` (if any)
@@ -52,34 +60,21 @@ impl Inner {
         host_ok(host, self.port, &self.hosts)
     }
 
-    /// The token of `Authorization: Bearer TOKEN`, or the `401` answer.
+    /// The token of `Authorization: Bearer TOKEN` (the edge's one rule:
+    /// [`toolgate_edge::token`]), or the `401` answer.
     pub(super) fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| {
-                let (scheme, token) = v.split_once(' ')?;
-                scheme
-                    .eq_ignore_ascii_case("bearer")
-                    .then(|| token.trim().to_owned())
-            });
-        let Some(given) = given.filter(|t| !t.is_empty()) else {
-            self.refused(Kind::Unauthorized, "missing_token", None);
-            return Err(Box::new(unauthorized(None)));
-        };
-        let digest: [u8; 32] = Sha256::digest(given.as_bytes()).into();
-        let mut found: Option<&McpToken> = None;
-        for t in &self.tokens {
-            // Compared whole, whatever the first difference.
-            let diff = t
-                .sha256()
-                .iter()
-                .zip(digest.iter())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b));
-            if diff == 0 {
-                found = Some(t);
+        let digest = match toolgate_edge::token::bearer(headers) {
+            Presented::Token(d) => d,
+            Presented::Missing => {
+                self.refused(Kind::Unauthorized, "missing_token", None);
+                return Err(Box::new(unauthorized(None)));
             }
-        }
+            Presented::Malformed | Presented::Duplicate => {
+                self.refused(Kind::Unauthorized, "invalid_token", None);
+                return Err(Box::new(unauthorized(Some("invalid_token"))));
+            }
+        };
+        let found = digest.find(&self.tokens, McpToken::sha256);
         found.cloned().ok_or_else(|| {
             self.refused(Kind::Unauthorized, "invalid_token", None);
             Box::new(unauthorized(Some("invalid_token")))

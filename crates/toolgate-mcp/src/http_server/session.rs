@@ -484,9 +484,13 @@ pub(super) fn forget(session: &Session, id: &RequestId) {
 }
 
 /// `GET /mcp`: the session's stream of the server's other messages.
-pub(super) async fn get_stream(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
+pub(super) async fn get_stream(
+    State(p): State<HttpProxy>,
+    extensions: axum::http::Extensions,
+    headers: HeaderMap,
+) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers) {
+    let token = match inner.admit(&headers, &extensions) {
         Ok(t) => t,
         Err(r) => return *r,
     };

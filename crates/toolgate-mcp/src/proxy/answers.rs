@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use toolgate::registry::Registry;
 use toolgate_json::{canonical, Value};
-use toolgate_store::{AuditEntry, Clock as _, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{
+    AuditEntry, Clock as _, SystemClock, ToolResultRecord, Verdict as AuditVerdict,
+};
 
 use super::{finding, pinning, printable, Pending, Shared, Sides};
 use crate::frame::{self, RequestId};
@@ -85,19 +87,18 @@ impl Shared {
         let user = self.user.clone();
         let session = self.session.clone();
         let done = tokio::task::spawn_blocking(move || {
-            let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::ToolResult)
+            let mut record = ToolResultRecord::new(note)
                 .user(user)
                 .session(session)
                 .tool(tool)
-                .call_id(call_id)
-                .note(note);
+                .call_id(call_id);
             for r in reasons {
-                entry = entry.reason(r);
+                record = record.finding(r);
             }
             if let Some(d) = digest {
-                entry = entry.digest(d);
+                record = record.digest(d);
             }
-            gate.store().append(entry).is_ok()
+            gate.store().append(gate.tool_result(record)).is_ok()
         })
         .await;
         matches!(done, Ok(true))

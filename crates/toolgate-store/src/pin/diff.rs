@@ -282,13 +282,10 @@ fn write_str(s: &str, out: &mut String) {
     out.push('"');
 }
 
-/// Characters a reader does not see: zero-width and invisible ones,
-/// bidirectional controls, tag characters.
+/// Characters a reader does not see: the one table of hidden characters
+/// ([`toolgate::hidden`]).
 fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{00ad}' | '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}'
-        | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}'
-        | '\u{e0000}'..='\u{e007f}')
+    toolgate::hidden::is_hidden(c)
 }
 
 #[cfg(test)]

@@ -297,12 +297,12 @@ impl Loader<'_> {
             ));
         }
         let user = t.user.get_ref();
-        if user.trim().is_empty() || user.chars().any(char::is_control) {
+        if let Err(why) = super::check_user_name(user) {
             return Err(self.at_key(
                 ErrorCode::InvalidValue,
                 t.user.span().start,
                 "user",
-                "`user` must be a name without control characters",
+                format!("`user`: {why}"),
             ));
         }
         let session = match &t.session {

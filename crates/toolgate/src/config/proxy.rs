@@ -435,12 +435,12 @@ impl Loader<'_> {
             }
             proxy.auth = Some(ProxyAuth::TrustedHeader(v.get_ref().to_ascii_lowercase()));
         } else if let Some(v) = &p.user {
-            if v.get_ref().is_empty() {
+            if let Err(why) = super::check_user_name(v.get_ref()) {
                 return Err(self.at_key(
                     ErrorCode::InvalidValue,
                     v.span().start,
                     "user",
-                    "`user` must not be empty",
+                    format!("`user`: {why}"),
                 ));
             }
             proxy.auth = Some(ProxyAuth::Fixed(v.get_ref().clone()));
@@ -465,12 +465,12 @@ impl Loader<'_> {
                 "this token is already declared",
             ));
         }
-        if t.user.get_ref().is_empty() {
+        if let Err(why) = super::check_user_name(t.user.get_ref()) {
             return Err(self.at_key(
                 ErrorCode::InvalidValue,
                 t.user.span().start,
                 "user",
-                "`user` must not be empty",
+                format!("`user`: {why}"),
             ));
         }
         Ok(ProxyToken {

@@ -103,6 +103,25 @@ impl ServerToken {
     }
 }
 
+/// The longest user name accepted, in bytes.
+pub const MAX_USER_NAME_BYTES: usize = 256;
+
+/// The one rule for a user name, wherever one comes from (a token's
+/// `user` in `[[mcp.token]]` or `[[proxy.token]]`, `[proxy] user`, the
+/// proxy's trusted user header): 1 to [`MAX_USER_NAME_BYTES`] bytes, not
+/// blank, no control character. `Err` says what is wrong.
+pub fn check_user_name(name: &str) -> Result<(), &'static str> {
+    if name.trim().is_empty() {
+        Err("a user name must not be empty or blank")
+    } else if name.len() > MAX_USER_NAME_BYTES {
+        Err("a user name must be at most 256 bytes")
+    } else if name.chars().any(char::is_control) {
+        Err("a user name must not contain control characters")
+    } else {
+        Ok(())
+    }
+}
+
 /// Whether a token bound to `users` (`None`: unbound) may speak for `user`:
 /// a name equal to one of them, or starting with a prefix given as
 /// `prefix*`.
@@ -359,4 +378,20 @@ pub(super) fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
         *byte = u8::from_str_radix(text, 16).ok()?;
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod user_name_tests {
+    use super::check_user_name;
+
+    #[test]
+    fn one_rule_for_user_names() {
+        assert!(check_user_name("alice").is_ok());
+        assert!(check_user_name("Zoë Müller").is_ok());
+        assert!(check_user_name(&"a".repeat(256)).is_ok());
+        for bad in ["", "   ", "\t", "al\nice", "al\u{7f}ice", "al\u{85}ice"] {
+            assert!(check_user_name(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_user_name(&"a".repeat(257)).is_err());
+    }
 }
