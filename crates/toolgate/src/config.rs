@@ -190,6 +190,7 @@ mod authorization;
 mod error;
 mod gate;
 mod import;
+mod limits;
 mod load;
 mod mcp;
 mod mcp_http;
@@ -222,6 +223,7 @@ pub use self::gate::{
     DEFAULT_MAX_TURNS,
 };
 pub use self::import::ImportFormat;
+pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
@@ -264,6 +266,7 @@ pub struct Config {
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     registry: Registry,
+    limits: Vec<crate::limit::Limit>,
 }
 
 impl Config {
@@ -340,6 +343,12 @@ impl Config {
     /// The tools.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The `[[limit]]` tables: rate limits and budgets (see
+    /// [`crate::limit::Limit`]).
+    pub fn limits(&self) -> &[crate::limit::Limit] {
+        &self.limits
     }
 
     /// The tools, owned.

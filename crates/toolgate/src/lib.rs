@@ -70,6 +70,7 @@ mod fsread;
 mod gate;
 pub mod hook;
 pub mod identifier;
+pub mod limit;
 mod reason;
 pub mod registry;
 pub mod sanitize;
@@ -87,7 +88,7 @@ pub use crate::authz::CedarAuthorizer;
 pub use crate::config::RefusedArguments;
 pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
-    KillSwitch, Rejection, StateError, StateView,
+    KillSwitch, LimitEvent, Rejection, StateError, StateView,
 };
 pub use crate::decision::{
     ApprovalRef, Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK,

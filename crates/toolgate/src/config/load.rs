@@ -124,6 +124,7 @@ impl Loader<'_> {
         let resolver = self.resolver(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
+        let limits = self.limits(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
@@ -135,6 +136,7 @@ impl Loader<'_> {
             authorization,
             resolver,
             registry,
+            limits,
         })
     }
 

@@ -29,6 +29,8 @@ pub(crate) struct RawConfig {
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
+    #[serde(default)]
+    pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
 }
 
@@ -269,6 +271,11 @@ pub(crate) struct RawTool {
     /// URL guard leaves alone.
     #[serde(default)]
     pub(crate) url_unchecked: Vec<Spanned<RawUrlUnchecked>>,
+    /// `labels = ["untrusted_content"]`: session labels its results bring.
+    pub(crate) labels: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `egress = true`: it can send data out.
+    #[serde(default)]
+    pub(crate) egress: bool,
 }
 
 #[derive(Debug, serde::Deserialize)]
