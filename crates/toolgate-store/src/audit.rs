@@ -381,6 +381,16 @@ pub struct AuditEntry {
     /// in the same transaction, so that a response decided without a
     /// write before it is counted exactly when its record is.
     pub counts_response: bool,
+    /// Not part of the record: what the call adds to each limit counting
+    /// it ([`toolgate::Decision::charges`]), judged again and stored in the
+    /// record's transaction; an allowed record a limit refuses there is
+    /// written as a deny with the limit's code
+    /// ([`AppendReceipt::refused`]).
+    pub charges: Vec<toolgate::limit::Charge>,
+    /// Not part of the record: the labels an allowed call brings into its
+    /// session ([`toolgate::Decision::labels`]), added in the record's
+    /// transaction.
+    pub labels: Vec<String>,
 }
 
 impl AuditEntry {
@@ -403,6 +413,8 @@ impl AuditEntry {
             risk: None,
             refused_arguments: None,
             counts_response: false,
+            charges: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -646,6 +658,10 @@ pub struct AppendReceipt {
     pub seq: u64,
     /// The record's hash.
     pub hash: Digest,
+    /// The code of the limit that refused the allowed call at commit
+    /// (`rate_limited`, `budget_exceeded`): the record was written as that
+    /// deny, and the call must not run.
+    pub refused: Option<&'static str>,
 }
 
 /// Which records [`crate::Store::list`] returns: all filters must match;

@@ -328,7 +328,10 @@ mod tests {
         let one = Amount::ONE;
         let events = [(1_000, one), (2_000, one), (3_000, one)];
         let cap = Amount::from_u64(3);
-        assert_eq!(judge(&events[..2], one, cap, 3_500, 10_000), Judgement::Fits);
+        assert_eq!(
+            judge(&events[..2], one, cap, 3_500, 10_000),
+            Judgement::Fits
+        );
         assert_eq!(
             judge(&events, one, cap, 3_500, 10_000),
             Judgement::Over {

@@ -85,8 +85,7 @@ impl Amount {
                     Some((b'+', d)) => (false, d),
                     _ => (false, r),
                 };
-                if digits.is_empty() || digits.len() > 6 || !digits.iter().all(u8::is_ascii_digit)
-                {
+                if digits.is_empty() || digits.len() > 6 || !digits.iter().all(u8::is_ascii_digit) {
                     return None;
                 }
                 let mut e: i64 = 0;
@@ -271,12 +270,26 @@ mod tests {
         assert_eq!(a("0.05").to_string(), "0.05");
         assert_eq!(a("-12.5").to_string(), "-12.5");
         for bad in [
-            "", "-", "01", "1.", ".5", "1e", "1e+", "x", "1.5x", "NaN", "1e400", "1e-19",
+            "",
+            "-",
+            "01",
+            "1.",
+            ".5",
+            "1e",
+            "1e+",
+            "x",
+            "1.5x",
+            "NaN",
+            "1e400",
+            "1e-19",
             "123456789012345678901",
         ] {
             assert_eq!(Amount::parse(bad), None, "{bad}");
         }
-        assert_eq!(a("0.000000000000000001").to_string(), "0.000000000000000001");
+        assert_eq!(
+            a("0.000000000000000001").to_string(),
+            "0.000000000000000001"
+        );
     }
 
     #[test]

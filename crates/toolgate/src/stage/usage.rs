@@ -149,22 +149,52 @@ mod tests {
         ];
         let args = |s: &'static str| toolgate_json::from_str(s).unwrap();
         let now = 2_000_000;
-        let ok = check(&[budget.clone()], &args(r#"{"amount":0.1}"#), &ctx, None, &ctx, now, &[]).unwrap();
+        let ok = check(
+            &[budget.clone()],
+            &args(r#"{"amount":0.1}"#),
+            &ctx,
+            None,
+            &ctx,
+            now,
+            &[],
+        )
+        .unwrap();
         assert_eq!(ok.charges.len(), 1);
         assert_eq!(ok.charges[0].key, "refund_total/user/alice");
         assert_eq!(ok.charges[0].amount, a("0.1"));
-        let over =
-            check(&[budget.clone()], &args(r#"{"amount":0.11}"#), &ctx, None, &ctx, now, &[]).unwrap_err();
+        let over = check(
+            &[budget.clone()],
+            &args(r#"{"amount":0.11}"#),
+            &ctx,
+            None,
+            &ctx,
+            now,
+            &[],
+        )
+        .unwrap_err();
         assert_eq!(over.reason, Reason::new(Code::BudgetExceeded, "/amount"));
         // The first refund slides out at 1000 s + 3600 s.
         assert_eq!(over.retry_after, Some(4600 - 2000));
         for bad in [r#"{"amount":-5}"#, r#"{"amount":"5"}"#, "{}"] {
             let e = check(&[budget.clone()], &args(bad), &ctx, None, &ctx, now, &[]).unwrap_err();
-            assert_eq!(e.reason, Reason::new(Code::BudgetExceeded, "/amount"), "{bad}");
+            assert_eq!(
+                e.reason,
+                Reason::new(Code::BudgetExceeded, "/amount"),
+                "{bad}"
+            );
         }
         // Earlier calls of the same response count.
         let earlier = ok.charges;
-        assert!(check(&[budget], &args(r#"{"amount":0.01}"#), &ctx, None, &ctx, now, &earlier).is_err());
+        assert!(check(
+            &[budget],
+            &args(r#"{"amount":0.01}"#),
+            &ctx,
+            None,
+            &ctx,
+            now,
+            &earlier
+        )
+        .is_err());
     }
 
     #[test]
@@ -180,7 +210,15 @@ mod tests {
 
     #[test]
     fn an_approval_budget_holds_and_charges_without_the_cap() {
-        let budget = Limit::sum("t", &["refund"], Scope::Session, "/amount", a("10"), Over::Approval, 60);
+        let budget = Limit::sum(
+            "t",
+            &["refund"],
+            Scope::Session,
+            "/amount",
+            a("10"),
+            Over::Approval,
+            60,
+        );
         let ctx = Context::new("alice", "s", 1);
         let args = toolgate_json::from_str(r#"{"amount":11}"#).unwrap();
         let p = check(&[budget], &args, &ctx, Some("c1"), &ctx, 1000, &[]).unwrap();
