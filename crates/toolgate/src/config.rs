@@ -119,6 +119,17 @@
 //! url_policy = { arg = "/url", schemes = ["https"], hosts = ["*.example.com"], ports = [443] }
 //! url_unchecked = [{ arg = "/note", reason = "shown as text, never fetched" }]
 //! round_numbers = false              # true: admit numbers a double cannot hold, rounded
+//! labels = ["untrusted_content"]     # session labels its results bring in
+//! egress = true                      # it can send data out (policies: context.egress)
+//!
+//! [[limit]]                          # rate limits and budgets (crate::limit::Limit)
+//! name = "refund_total"
+//! tools = ["refund"]
+//! per = "user"                       # user | session | token | global
+//! sum = "/amount"                    # or `calls = N` (a rate limit)
+//! max = "500.00"                     # exact decimal string or integer
+//! over = "deny"                      # or "approval"
+//! window_seconds = 86400
 //!
 //! [resolver]                         # hosts resolve by default where this table is
 //! mode = "static"                    # or "system"

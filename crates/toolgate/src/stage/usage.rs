@@ -150,7 +150,7 @@ mod tests {
         let args = |s: &'static str| toolgate_json::from_str(s).unwrap();
         let now = 2_000_000;
         let ok = check(
-            &[budget.clone()],
+            std::slice::from_ref(&budget),
             &args(r#"{"amount":0.1}"#),
             &ctx,
             None,
@@ -163,7 +163,7 @@ mod tests {
         assert_eq!(ok.charges[0].key, "refund_total/user/alice");
         assert_eq!(ok.charges[0].amount, a("0.1"));
         let over = check(
-            &[budget.clone()],
+            std::slice::from_ref(&budget),
             &args(r#"{"amount":0.11}"#),
             &ctx,
             None,
@@ -176,7 +176,16 @@ mod tests {
         // The first refund slides out at 1000 s + 3600 s.
         assert_eq!(over.retry_after, Some(4600 - 2000));
         for bad in [r#"{"amount":-5}"#, r#"{"amount":"5"}"#, "{}"] {
-            let e = check(&[budget.clone()], &args(bad), &ctx, None, &ctx, now, &[]).unwrap_err();
+            let e = check(
+                std::slice::from_ref(&budget),
+                &args(bad),
+                &ctx,
+                None,
+                &ctx,
+                now,
+                &[],
+            )
+            .unwrap_err();
             assert_eq!(
                 e.reason,
                 Reason::new(Code::BudgetExceeded, "/amount"),
