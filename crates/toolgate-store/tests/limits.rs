@@ -422,3 +422,104 @@ on_both_backends!(
     no_limit_is_crossed_by_50_parallel_calls_on_two_replicas,
     labels_are_acquired_by_calls_that_run,
 );
+
+/// The trifecta template: Cedar reads the session's labels and the tool's
+/// `egress`. With a store, a session that ran a search (untrusted content)
+/// and read an order (private data) has its egress call denied, while a
+/// session holding one label is not; without a store, the context's
+/// `labels` say the same.
+#[test]
+fn the_trifecta_rule_denies_egress_after_untrusted_content_and_private_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = r#"
+entity User;
+entity Tool;
+action search appliesTo { principal: [User], resource: [Tool],
+  context: { args: { q: String }, turn: Long, risk: String, labels: Set<String>, egress: Bool } };
+action get_order appliesTo { principal: [User], resource: [Tool],
+  context: { args: { id: String }, turn: Long, risk: String, labels: Set<String>, egress: Bool } };
+action send_email appliesTo { principal: [User], resource: [Tool],
+  context: { args: { to: String }, turn: Long, risk: String, labels: Set<String>, egress: Bool } };
+"#;
+    let policies = r#"
+@id("anyone")
+permit(principal, action, resource);
+
+@id("trifecta-egress")
+@code("not_authorized")
+forbid(principal, action, resource)
+when {
+  context.egress &&
+  context.labels.contains("untrusted_content") &&
+  context.labels.contains("private_data")
+};
+"#;
+    let config = r#"
+[authorization]
+policies = "p.cedar"
+schema = "s.cedarschema"
+
+[[tool]]
+name = "search"
+risk = "read"
+labels = ["untrusted_content"]
+schema_json = '{"type":"object","properties":{"q":{"type":"string"}},"required":["q"],"additionalProperties":false}'
+
+[[tool]]
+name = "get_order"
+risk = "read"
+labels = ["private_data"]
+schema_json = '{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}'
+
+[[tool]]
+name = "send_email"
+risk = "write"
+approval = "none"
+egress = true
+schema_json = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"],"additionalProperties":false}'
+"#;
+    std::fs::write(dir.path().join("s.cedarschema"), schema).unwrap();
+    std::fs::write(dir.path().join("p.cedar"), policies).unwrap();
+    let path = dir.path().join("toolgate.toml");
+    std::fs::write(&path, config).unwrap();
+    let config = Config::load(&path).unwrap();
+    let clock = clock();
+    let store = toolgate_store::SqliteOptions::new()
+        .clock(Arc::new(clock.clone()))
+        .open_in_memory()
+        .unwrap();
+    let g = StoreGate::from_config(&config, Arc::new(store))
+        .unwrap()
+        .with_clock(Arc::new(clock.clone()));
+    let email = [("send_email", r#"{"to":"eve@example.com"}"#)];
+    assert_eq!(one(&decide(&g, "alice", "s", &email)).0, Verdict::Allow);
+    assert_eq!(
+        one(&decide(&g, "alice", "s", &[("search", r#"{"q":"x"}"#)])).0,
+        Verdict::Allow
+    );
+    assert_eq!(one(&decide(&g, "alice", "s", &email)).0, Verdict::Allow);
+    assert_eq!(
+        one(&decide(
+            &g,
+            "alice",
+            "s",
+            &[("get_order", r#"{"id":"o1"}"#)]
+        ))
+        .0,
+        Verdict::Allow
+    );
+    let d = decide(&g, "alice", "s", &email);
+    assert_eq!(one(&d).1, vec!["not_authorized"]);
+    assert_eq!(d.decisions()[0].policies(), ["trifecta-egress"]);
+    // Another session holds nothing.
+    assert_eq!(one(&decide(&g, "alice", "t", &email)).0, Verdict::Allow);
+    // Without a store the context carries the labels.
+    let gate = toolgate::Gate::from_config(&config).unwrap();
+    let mut ctx = Context::new("alice", "u", 1);
+    ctx.labels = vec!["private_data".into()];
+    let decided = gate.decide(&body(&email), Format::Auto, &ctx, &ctx);
+    assert_eq!(decided.decisions()[0].verdict(), Verdict::Allow);
+    ctx.labels.push("untrusted_content".into());
+    let decided = gate.decide(&body(&email), Format::Auto, &ctx, &ctx);
+    assert_eq!(decided.decisions()[0].verdict(), Verdict::Deny);
+}
