@@ -26,6 +26,16 @@ pub struct UsageArgs {
     /// The token whose `per = "token"` limits to show.
     #[arg(long)]
     token: Option<String>,
+    /// Forget the counted calls of this `[[limit]]` for the user, session
+    /// or token given (audited `limit_reset`, with `--reason`).
+    #[arg(long, value_name = "LIMIT", requires = "reason")]
+    reset: Option<String>,
+    /// Why the reset (recorded in the audit log).
+    #[arg(long)]
+    reason: Option<String>,
+    /// Who resets (default: `$USER`, else `cli`).
+    #[arg(long)]
+    actor: Option<String>,
 }
 
 /// Runs `toolgate usage`: one line per limit counting the given user,
@@ -36,9 +46,52 @@ pub fn usage(args: &UsageArgs) -> anyhow::Result<ExitCode> {
         .config_path()
         .ok_or_else(|| anyhow!("`usage` needs `--config` (the limits are the config's)"))?;
     let config = Config::load(path).map_err(|e| anyhow!("{e}"))?;
-    let store = args.store.open(true)?;
-    let now = SystemClock::new().now();
+    let store = args.store.open(args.reset.is_none())?;
     let mut out = std::io::stdout().lock();
+    if let Some(name) = &args.reset {
+        let limit = config
+            .limits()
+            .iter()
+            .find(|l| l.name == *name)
+            .ok_or_else(|| anyhow!("the config has no `[[limit]]` named `{name}`"))?;
+        let key = match limit.scope {
+            Scope::User => limit.key(
+                args.user
+                    .as_deref()
+                    .ok_or_else(|| anyhow!("`{name}` counts per user: give `--user`"))?,
+                "",
+                None,
+            ),
+            Scope::Session => limit.key(
+                "",
+                args.session
+                    .as_deref()
+                    .ok_or_else(|| anyhow!("`{name}` counts per session: give `--session`"))?,
+                None,
+            ),
+            Scope::Token => limit.key(
+                "",
+                "",
+                Some(
+                    args.token
+                        .as_deref()
+                        .ok_or_else(|| anyhow!("`{name}` counts per token: give `--token`"))?,
+                ),
+            ),
+            _ => limit.key("", "", None),
+        };
+        let actor = crate::store_cmds::actor(args.actor.as_deref());
+        let n = store
+            .reset_limit(&key, &actor, args.reason.as_deref().unwrap_or_default())
+            .context("cannot reset the limit")?;
+        writeln!(
+            out,
+            "reset {}: {n} counted calls forgotten",
+            crate::store_cmds::display(&key)
+        )?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let now = SystemClock::new().now();
     for limit in config.limits() {
         let (who, key) = match limit.scope {
             Scope::User => match &args.user {

@@ -71,4 +71,30 @@ fn usage_shows_a_sessions_count_and_labels() {
         stdout.contains("session s-9 labels: untrusted_content"),
         "{stdout}"
     );
+    // An audited reset: the session's count starts again.
+    let out = toolgate(&[
+        "usage",
+        "--config",
+        config,
+        "--session",
+        "s-9",
+        "--reset",
+        "searches",
+        "--reason",
+        "test",
+        "--actor",
+        "bob",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("reset searches/session/s-9: 2 counted calls forgotten"),
+        "{stdout}"
+    );
+    let out = toolgate(&["usage", "--config", config, "--session", "s-9"]);
+    assert!(
+        text(&out.stdout).contains("0 of 2"),
+        "{}",
+        text(&out.stdout)
+    );
 }

@@ -224,11 +224,15 @@ pub enum Verdict {
     /// (see [`crate::write_checkpoint`]); `note` holds its digest and how
     /// many records it covers.
     Checkpoint,
+    /// `limit_reset`: an operator forgot a limit key's counted calls
+    /// ([`crate::Store::reset_limit`]); `reasons` holds the key, `actor`
+    /// who, `note` why.
+    LimitReset,
 }
 
 impl Verdict {
     /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 18] = [
         Self::Allow,
         Self::Deny,
         Self::NeedsApproval,
@@ -246,11 +250,12 @@ impl Verdict {
         Self::PinRejected,
         Self::ToolOffered,
         Self::Checkpoint,
+        Self::LimitReset,
     ];
 
     /// The kind of record this verdict belongs to (what `GET /v1/audit
     /// ?kind=` filters by): `decision`, `approval`, `kill_switch`, `auth`,
-    /// `reload`, `result`, `pin`, `offered` or `checkpoint`. Every verdict
+    /// `reload`, `result`, `pin`, `offered`, `checkpoint` or `limit`. Every verdict
     /// has one, so every record can be found by its kind.
     pub const fn kind(self) -> &'static str {
         match self {
@@ -266,6 +271,7 @@ impl Verdict {
             Self::PinPending | Self::PinApproved | Self::PinRejected => "pin",
             Self::ToolOffered => "offered",
             Self::Checkpoint => "checkpoint",
+            Self::LimitReset => "limit",
         }
     }
 
@@ -289,6 +295,7 @@ impl Verdict {
             Self::PinRejected => "pin_rejected",
             Self::ToolOffered => "tool_offered",
             Self::Checkpoint => "checkpoint",
+            Self::LimitReset => "limit_reset",
         }
     }
 
@@ -312,6 +319,7 @@ impl Verdict {
             "pin_rejected" => Self::PinRejected,
             "tool_offered" => Self::ToolOffered,
             "checkpoint" => Self::Checkpoint,
+            "limit_reset" => Self::LimitReset,
             _ => return None,
         })
     }

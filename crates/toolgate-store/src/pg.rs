@@ -923,6 +923,19 @@ impl Store for PgStore {
             .with(|client, _| limits::read_labels(client, session))
     }
 
+    fn reset_limit(&self, key: &str, actor: &str, note: &str) -> Result<u64, Error> {
+        let now = self.open.clock.now();
+        self.write(|tx| {
+            limits::lock_key(&mut tx.tx, key)?;
+            let n = tx
+                .tx
+                .execute("DELETE FROM limit_events WHERE key = $1", &[&key])
+                .map_err(|e| Error::pg("forgetting a limit's usage", e))?;
+            tx.append(rules::limits::reset_entry(now, key, actor, note))?;
+            Ok(n)
+        })
+    }
+
     fn count_response(&self, session: &str) -> Result<u64, Error> {
         self.write(|tx| {
             let row = tx

@@ -737,6 +737,15 @@ impl Store for SqliteStore {
         limits::read_labels(&*self.hot_conn()?, session)
     }
 
+    fn reset_limit(&self, key: &str, actor: &str, note: &str) -> Result<u64, Error> {
+        let now = self.open.clock.now();
+        self.write(|tx| {
+            let n = limits::forget(tx.conn, key)?;
+            tx.append(&rules::limits::reset_entry(now, key, actor, note))?;
+            Ok(n)
+        })
+    }
+
     fn observe_catalog(
         &self,
         upstream: &str,

@@ -294,6 +294,15 @@ pub trait Store: Send + Sync {
         Err(no_limits())
     }
 
+    /// An operator forgets every counted call of one limit key (a user's
+    /// refunds after a mistake was cleared up), audited `limit_reset` in
+    /// the same transaction (the key in `reasons`, `actor`, `note`).
+    /// Returns how many counted calls were forgotten. The default refuses.
+    fn reset_limit(&self, key: &str, actor: &str, note: &str) -> Result<u64, Error> {
+        let _ = (key, actor, note);
+        Err(no_limits())
+    }
+
     // ---- tool pins ----
 
     /// A catalog (`tools/list`) of `upstream` whose digest is `catalog`,

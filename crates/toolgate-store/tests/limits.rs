@@ -414,7 +414,32 @@ fn the_commit_refuses_what_a_stale_read_let_through(db: &Db) {
     assert!(store.verify().unwrap().is_intact());
 }
 
+/// An operator's reset forgets a key's counted calls, audited
+/// `limit_reset` in the same transaction; the user's next call fits again.
+fn an_audited_reset_forgets_a_keys_usage(db: &Db) {
+    let clock = clock();
+    let g = store_gate(db.open(&clock), &clock);
+    let full = [("refund", r#"{"order_id":"o","amount":100}"#)];
+    assert_eq!(one(&decide(&g, "alice", "s", &full)).0, Verdict::Allow);
+    assert_eq!(one(&decide(&g, "alice", "s", &full)).0, Verdict::Deny);
+    let n = g
+        .store()
+        .reset_limit("refund_total/user/alice", "bob", "duplicate order")
+        .unwrap();
+    assert_eq!(n, 1);
+    let resets = g
+        .store()
+        .list(&AuditFilter::new().verdict(AV::LimitReset))
+        .unwrap();
+    assert_eq!(resets.len(), 1);
+    assert_eq!(resets[0].entry.reasons, ["refund_total/user/alice"]);
+    assert_eq!(resets[0].entry.actor.as_deref(), Some("bob"));
+    assert_eq!(one(&decide(&g, "alice", "s2", &full)).0, Verdict::Allow);
+    assert!(g.store().verify().unwrap().is_intact());
+}
+
 on_both_backends!(
+    an_audited_reset_forgets_a_keys_usage,
     the_commit_refuses_what_a_stale_read_let_through,
     a_rate_limit_counts_per_user_and_frees_up_at_the_window_edge,
     a_budget_sums_exact_decimals_across_sessions,

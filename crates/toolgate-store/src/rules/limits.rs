@@ -144,3 +144,13 @@ pub(crate) fn typed_events(rows: Vec<(i64, String)>) -> Result<Vec<(Timestamp, A
         })
         .collect()
 }
+
+/// The record of [`crate::Store::reset_limit`].
+pub(crate) fn reset_entry(now: Timestamp, key: &str, actor: &str, note: &str) -> AuditEntry {
+    let mut e = AuditEntry::new(now, Verdict::LimitReset).actor(actor);
+    e.reasons = vec![key.to_owned()];
+    if let Some(note) = crate::rules::optional(note) {
+        e = e.note(note);
+    }
+    e
+}

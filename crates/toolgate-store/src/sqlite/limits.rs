@@ -93,3 +93,12 @@ pub(super) fn read_labels(conn: &Connection, session: &str) -> Result<Vec<String
     rows.collect::<Result<Vec<_>, _>>()
         .map_err(db("reading a session's labels"))
 }
+
+/// Deletes every counted call of `key`; how many.
+pub(super) fn forget(conn: &Connection, key: &str) -> Result<u64, Error> {
+    let n = conn
+        .prepare_cached("DELETE FROM limit_events WHERE key = ?1")
+        .and_then(|mut s| s.execute([key]))
+        .map_err(db("forgetting a limit's usage"))?;
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
+}
