@@ -71,6 +71,17 @@ fn usage_shows_a_sessions_count_and_labels() {
         stdout.contains("session s-9 labels: untrusted_content"),
         "{stdout}"
     );
+    // Narrowing with --usage leaves the used-up tool out.
+    let narrowed = |usage: bool| {
+        let mut a = vec!["narrow", "--config", config, "--user", "alice"];
+        if usage {
+            a.extend(["--usage", "--session", "s-9"]);
+        }
+        text(&toolgate(&a).stdout)
+    };
+    assert!(narrowed(false).contains("\"search\""));
+    assert!(!narrowed(true).contains("\"search\""), "{}", narrowed(true));
+    assert!(narrowed(true).contains("\"get_order\""));
     // An audited reset: the session's count starts again.
     let out = toolgate(&[
         "usage",

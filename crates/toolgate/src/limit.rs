@@ -309,6 +309,18 @@ pub fn judge(
     Judgement::Over { retry_at_ms: None }
 }
 
+/// Whether a limit has nothing left at `now_ms`, given its key's usage
+/// `events`: what counts in the window reaches the cap, so no call fits
+/// whatever its amount. Narrowing hides a tool with such a limit.
+pub fn exhausted(limit: &Limit, events: &[(u64, Amount)], now_ms: u64) -> bool {
+    let since = now_ms.saturating_sub(limit.window_ms());
+    events
+        .iter()
+        .filter(|(at, _)| *at > since)
+        .try_fold(Amount::ZERO, |sum, (_, a)| sum.checked_add(*a))
+        .is_none_or(|used| used >= limit.cap())
+}
+
 impl fmt::Display for Scope {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -360,6 +372,19 @@ mod tests {
             judge(&[], a("500.01"), cap, 100, 1_000),
             Judgement::Over { retry_at_ms: None }
         );
+    }
+
+    #[test]
+    fn a_limit_is_exhausted_when_its_window_reaches_the_cap() {
+        let l = Limit::sum("t", &["refund"], Scope::User, "/a", a("10"), Over::Deny, 60);
+        assert!(!exhausted(&l, &[(1_000, a("9.99"))], 2_000));
+        assert!(exhausted(
+            &l,
+            &[(1_000, a("9.99")), (1_500, a("0.01"))],
+            2_000
+        ));
+        // Slid out of the window.
+        assert!(!exhausted(&l, &[(1_000, a("10"))], 61_000));
     }
 
     #[test]
