@@ -1,7 +1,7 @@
 //! Limits across calls: rate limits, budgets on argument values, and the
 //! rule that judges both; documented on [`Limit`].
 //!
-//! The gate judges each call against the usage its [`StateView`] reports
+//! The gate judges each call against the usage its [`StateView`](crate::StateView) reports
 //! (`StateView::limit_events`) and, when the call may run, puts a
 //! [`Charge`] per limit on its [`Decision`](crate::Decision). The store
 //! gate (`toolgate-store`) applies the charges in the transaction that
