@@ -180,6 +180,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let gate = if args.no_authorization {
         let mut builder = Gate::builder(config.registry().clone())
             .gate_config(gate_config)
+            .limits(config.limits().iter().cloned())
             .authorizer(toolgate::danger::NoAuthorization);
         // The config's `[resolver]`, as `Gate::from_config` gives it.
         if let Some(resolver) = config.resolver() {

@@ -15,6 +15,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail};
 use toolgate::authz::{ActionScope, ConfiguredAuthorizer, PolicyEffect};
 use toolgate::config::Config;
+use toolgate::limit::{Limit, Measure};
 use toolgate::registry::{Risk, Tool};
 use toolgate_json::{canonical, Object, Value};
 use toolgate_schema::FindingCode;
@@ -45,6 +46,10 @@ pub const TOOL_NEVER_PERMITTED: &str = "tool_never_permitted";
 pub const FORBID_WITHOUT_CODE: &str = "forbid_without_code";
 /// `[authorization] mode = "none"`.
 pub const AUTHORIZATION_OFF: &str = "authorization_off";
+/// A money-like argument of a non-read tool that no `[[limit]]` sums.
+pub const MONEY_WITHOUT_BUDGET: &str = "money_without_budget";
+/// An `egress = true` tool no forbid policy's scope names.
+pub const EGRESS_WITHOUT_FLOW_RULE: &str = "egress_without_flow_rule";
 
 /// The config codes (errors unless allowed).
 const CONFIG_CODES: &[&str] = &[
@@ -59,6 +64,8 @@ const CONFIG_CODES: &[&str] = &[
     TOOL_NEVER_PERMITTED,
     FORBID_WITHOUT_CODE,
     AUTHORIZATION_OFF,
+    MONEY_WITHOUT_BUDGET,
+    EGRESS_WITHOUT_FLOW_RULE,
 ];
 
 /// The schema lint's codes.
@@ -353,6 +360,7 @@ pub fn lint(path: &Path, max_enum: usize, report: &mut Report) -> anyhow::Result
             subject: &subject,
         };
         lint.tool(tool, &authorizer, max_enum);
+        lint.flow(tool, config.limits(), &authorizer);
     }
     if let Some(cedar) = cedar {
         for policy in cedar.policy_facts() {
@@ -520,6 +528,52 @@ impl ToolLint<'_, '_> {
                 message: format!("{}: enforced by toolgate only", d.message),
                 fix: None,
             });
+        }
+    }
+
+    /// `money_without_budget` and `egress_without_flow_rule`: harm spread
+    /// over calls that no limit or policy watches.
+    fn flow(&mut self, tool: &Tool, limits: &[Limit], authorizer: &ConfiguredAuthorizer) {
+        if tool.risk() != Risk::Read {
+            for arg in arguments(tool.raw_schema())
+                .iter()
+                .filter(|a| is_money_named(a))
+            {
+                let budgeted = limits.iter().any(|l| {
+                    l.applies_to(tool.name())
+                        && matches!(&l.measure, Measure::Sum { pointer, .. } if *pointer == arg.pointer)
+                });
+                if !budgeted {
+                    self.push(
+                        MONEY_WITHOUT_BUDGET,
+                        &arg.schema_pointer,
+                        format!(
+                            "money-like argument `{}` that no `[[limit]]` sums: forty small calls pass where one large one would not",
+                            arg.pointer.escape_debug()
+                        ),
+                        format!(
+                            "add a `[[limit]]` with `tools = [\"{}\"]`, `sum = \"{}\"`, `max` and `window_seconds`",
+                            tool.name().escape_debug(),
+                            arg.pointer.escape_debug()
+                        ),
+                    );
+                }
+            }
+        }
+        if tool.egress() {
+            let ruled = authorizer.cedar().is_some_and(|c| {
+                c.policy_facts()
+                    .iter()
+                    .any(|p| p.effect == PolicyEffect::Forbid && p.actions.matches(tool.name()))
+            });
+            if !ruled {
+                self.push(
+                    EGRESS_WITHOUT_FLOW_RULE,
+                    "",
+                    "an `egress = true` tool that no forbid policy names: a session holding untrusted content and private data can send it out".to_owned(),
+                    "add the trifecta forbid for its action (docs/src/limits.md), with `labels` and `egress` in its context".to_owned(),
+                );
+            }
         }
     }
 
@@ -699,12 +753,16 @@ fn is_url_like(arg: &Arg<'_>) -> bool {
 }
 
 fn is_money(arg: &Arg<'_>) -> bool {
+    has_type(arg.schema, "number") && !has_type(arg.schema, "integer") && is_money_named(arg)
+}
+
+/// A number or integer argument named like money.
+fn is_money_named(arg: &Arg<'_>) -> bool {
     const WORDS: &[&str] = &[
         "amount", "price", "cost", "total", "balance", "fee", "refund", "payment", "charge",
     ];
     let lower = arg.name.to_ascii_lowercase();
-    has_type(arg.schema, "number")
-        && !has_type(arg.schema, "integer")
+    (has_type(arg.schema, "number") || has_type(arg.schema, "integer"))
         && WORDS.iter().any(|w| lower.contains(w))
 }
 

@@ -23,6 +23,7 @@ mod serve;
 mod store_cmds;
 mod strict_modes;
 mod table;
+mod usage_cmd;
 
 use std::process::ExitCode;
 
@@ -132,6 +133,10 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::KillCommand,
     },
+    /// What a user, session or token has used of each configured
+    /// `[[limit]]` in its window, and the labels a session holds (read
+    /// from the store).
+    Usage(usage_cmd::UsageArgs),
     /// Create the store if needed and apply pending schema migrations
     /// (`[store] url`: SQLite or PostgreSQL); safe while replicas run.
     #[command(after_help = MIGRATE_EXIT_CODES)]
@@ -294,6 +299,7 @@ fn main() -> ExitCode {
         Command::Approvals { command } => store_cmds::approvals(&command),
         Command::Pins { command } => pins_cmd::run(&command),
         Command::Kill { command } => store_cmds::kill(&command),
+        Command::Usage(args) => usage_cmd::usage(&args),
         Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Proxy(args) => proxy::run(&args),

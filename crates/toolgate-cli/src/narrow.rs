@@ -50,6 +50,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     entities: Option<PathBuf>,
 
+    /// Also leave out the tools whose `[[limit]]`s this user (and
+    /// `--session`, and everyone for `global` ones) has used up in their
+    /// window, reading the config's store.
+    #[arg(long)]
+    usage: bool,
+
+    /// The session, for `--usage`'s `per = "session"` limits.
+    #[arg(long, value_name = "ID", requires = "usage")]
+    session: Option<String>,
+
     /// The shape of the tools array.
     #[arg(long, value_name = "FORMAT", default_value = "openai",
           value_parser = ["openai", "anthropic"])]
@@ -75,9 +85,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("entities `{}` are not strict json", path.display()))?;
         context.entities = Some(value.into_owned());
     }
-    let narrowed = cedar
+    let mut narrowed = cedar
         .narrow(config.registry(), &context)
         .context("cannot narrow the tools")?;
+    if args.usage {
+        let hidden = exhausted_tools(&config, &args.user, args.session.as_deref())?;
+        narrowed.tools.retain(|t| !hidden.contains(&t.name));
+    }
     let format = match args.format.as_str() {
         "anthropic" => ToolsFormat::Anthropic,
         _ => ToolsFormat::OpenAi,
@@ -90,4 +104,39 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     )?;
     stdout.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tools some limit counting this user, session or everyone has used
+/// up now.
+fn exhausted_tools(
+    config: &Config,
+    user: &str,
+    session: Option<&str>,
+) -> anyhow::Result<Vec<String>> {
+    use toolgate::limit::Scope;
+    use toolgate_store::{Clock as _, SystemClock, Timestamp};
+    let store = crate::store_cmds::open(Some(config), None, toolgate_store::StoreOptions::new())?;
+    let now = SystemClock::new().now();
+    let now_ms = u64::try_from(now.unix_millis()).unwrap_or(0);
+    let mut hidden = Vec::new();
+    for limit in config.limits() {
+        let key = match (limit.scope, session) {
+            (Scope::User, _) => limit.key(user, "", None),
+            (Scope::Session, Some(s)) => limit.key(user, s, None),
+            (Scope::Global, _) => limit.key("", "", None),
+            _ => continue,
+        };
+        let window = i64::try_from(limit.window_ms()).unwrap_or(i64::MAX);
+        let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
+        let events: Vec<(u64, toolgate::limit::Amount)> = store
+            .limit_events(&key, since)
+            .with_context(|| format!("cannot read the usage of `{}`", limit.name))?
+            .into_iter()
+            .map(|(at, a)| (u64::try_from(at.unix_millis()).unwrap_or(0), a))
+            .collect();
+        if toolgate::limit::exhausted(limit, &events, now_ms) {
+            hidden.extend(limit.tools.iter().cloned());
+        }
+    }
+    Ok(hidden)
 }

@@ -775,7 +775,7 @@ pub(crate) fn time(t: Timestamp) -> String {
 /// Text from the store (users, sessions and tools come from callers and
 /// models), made safe for a terminal: control characters escaped, at most
 /// 64 characters.
-fn display(s: &str) -> String {
+pub(crate) fn display(s: &str) -> String {
     crate::check::terminal_safe(s, 64)
 }
 

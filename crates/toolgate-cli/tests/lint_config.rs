@@ -105,6 +105,11 @@ fn loosened_shop(dir: &Path) -> String {
         "risk = \"destructive\"\napproval = \"none\"           # loosened",
     );
     assert!(toml.contains("approval = \"none\""));
+    let toml = toml.replace(
+        "name = \"fetch_url\"\n",
+        "name = \"fetch_url\"\negress = true               # loosened: no flow rule\n",
+    );
+    assert!(toml.contains("egress = true"));
     let toml = format!(
         "{toml}\n[[tool]]\nname = \"charge\"\nrisk = \"write\"\nschema_json = '{}'\n",
         r#"{"type":"object","properties":{"customer_id":{"type":"string","pattern":"^c_[0-9]{1,9}$"},"amount":{"type":"number","minimum":0,"maximum":500},"webhook_url":{"type":"string","pattern":"^https://","maxLength":200}},"required":["customer_id","amount","webhook_url"],"additionalProperties":false}"#
@@ -138,6 +143,8 @@ fn the_loosened_shop_yields_each_expected_code() {
         "tool `refund`: approval_off at ``",
         "tool `charge`: resource_unmapped at `/properties/customer_id`",
         "tool `charge`: money_as_number at `/properties/amount`",
+        "tool `charge`: money_without_budget at `/properties/amount`",
+        "tool `fetch_url`: egress_without_flow_rule at ``",
         "tool `charge`: url_unguarded at `/properties/webhook_url`",
         "tool `charge`: tool_never_permitted at ``",
         "policy `no-late-charges`: forbid_without_code at ``",

@@ -295,3 +295,59 @@ fn the_two_halves_without_a_runtime_decide_a_deny_once() {
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
     assert!(d.decisions()[0].approval().is_some());
 }
+
+/// Issue 32: a rate limit through the service's entry point: a charged
+/// allow takes the path that commits its charges with its record (never
+/// the one-record path without them), and the third search of the session
+/// in the window is denied `rate_limited` with when to retry.
+#[test]
+fn issue_32_a_rate_limit_holds_through_decide_async() {
+    let shop = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/shop/toolgate.toml");
+    let config = Config::load(shop).unwrap();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let gate = Gate::builder(config.registry().clone())
+        .limits([toolgate::limit::Limit::calls(
+            "searches",
+            &["search"],
+            toolgate::limit::Scope::Session,
+            2,
+            3600,
+        )])
+        .authorizer(Counting(Arc::clone(&asked)))
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteOptions::new().open(dir.path().join("t.db")).unwrap());
+    let gate = Arc::new(StoreGate::new(gate, Arc::clone(&store)));
+    let rt = runtime();
+    let verdicts: Vec<(Verdict, String)> = (0..3)
+        .map(|i| {
+            let d = rt
+                .block_on(gate.decide_async(
+                    body("search", SEARCH, &format!("c{i}")),
+                    Format::Auto,
+                    Context::new("alice", "s-1", 1),
+                ))
+                .unwrap();
+            let d = &d.decisions()[0];
+            (d.verdict(), d.feedback().to_owned())
+        })
+        .collect();
+    assert_eq!(verdicts[0].0, Verdict::Allow);
+    assert_eq!(verdicts[1].0, Verdict::Allow);
+    assert_eq!(verdicts[2].0, Verdict::Deny);
+    assert!(
+        verdicts[2]
+            .1
+            .starts_with("denied by toolgate: rate_limited; retry after "),
+        "{verdicts:?}"
+    );
+    let counted = store
+        .limit_events(
+            "searches/session/s-1",
+            toolgate_store::Timestamp::from_unix_seconds(0),
+        )
+        .unwrap();
+    assert_eq!(counted.len(), 2);
+}

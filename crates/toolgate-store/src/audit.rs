@@ -224,11 +224,15 @@ pub enum Verdict {
     /// (see [`crate::write_checkpoint`]); `note` holds its digest and how
     /// many records it covers.
     Checkpoint,
+    /// `limit_reset`: an operator forgot a limit key's counted calls
+    /// ([`crate::Store::reset_limit`]); `reasons` holds the key, `actor`
+    /// who, `note` why.
+    LimitReset,
 }
 
 impl Verdict {
     /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
-    pub const ALL: [Self; 17] = [
+    pub const ALL: [Self; 18] = [
         Self::Allow,
         Self::Deny,
         Self::NeedsApproval,
@@ -246,11 +250,12 @@ impl Verdict {
         Self::PinRejected,
         Self::ToolOffered,
         Self::Checkpoint,
+        Self::LimitReset,
     ];
 
     /// The kind of record this verdict belongs to (what `GET /v1/audit
     /// ?kind=` filters by): `decision`, `approval`, `kill_switch`, `auth`,
-    /// `reload`, `result`, `pin`, `offered` or `checkpoint`. Every verdict
+    /// `reload`, `result`, `pin`, `offered`, `checkpoint` or `limit`. Every verdict
     /// has one, so every record can be found by its kind.
     pub const fn kind(self) -> &'static str {
         match self {
@@ -266,6 +271,7 @@ impl Verdict {
             Self::PinPending | Self::PinApproved | Self::PinRejected => "pin",
             Self::ToolOffered => "offered",
             Self::Checkpoint => "checkpoint",
+            Self::LimitReset => "limit",
         }
     }
 
@@ -289,6 +295,7 @@ impl Verdict {
             Self::PinRejected => "pin_rejected",
             Self::ToolOffered => "tool_offered",
             Self::Checkpoint => "checkpoint",
+            Self::LimitReset => "limit_reset",
         }
     }
 
@@ -312,6 +319,7 @@ impl Verdict {
             "pin_rejected" => Self::PinRejected,
             "tool_offered" => Self::ToolOffered,
             "checkpoint" => Self::Checkpoint,
+            "limit_reset" => Self::LimitReset,
             _ => return None,
         })
     }
@@ -381,6 +389,16 @@ pub struct AuditEntry {
     /// in the same transaction, so that a response decided without a
     /// write before it is counted exactly when its record is.
     pub counts_response: bool,
+    /// Not part of the record: what the call adds to each limit counting
+    /// it ([`toolgate::Decision::charges`]), judged again and stored in the
+    /// record's transaction; an allowed record a limit refuses there is
+    /// written as a deny with the limit's code
+    /// ([`AppendReceipt::refused`]).
+    pub charges: Vec<toolgate::limit::Charge>,
+    /// Not part of the record: the labels an allowed call brings into its
+    /// session ([`toolgate::Decision::labels`]), added in the record's
+    /// transaction.
+    pub labels: Vec<String>,
 }
 
 impl AuditEntry {
@@ -403,6 +421,8 @@ impl AuditEntry {
             risk: None,
             refused_arguments: None,
             counts_response: false,
+            charges: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -646,6 +666,10 @@ pub struct AppendReceipt {
     pub seq: u64,
     /// The record's hash.
     pub hash: Digest,
+    /// The code of the limit that refused the allowed call at commit
+    /// (`rate_limited`, `budget_exceeded`): the record was written as that
+    /// deny, and the call must not run.
+    pub refused: Option<&'static str>,
 }
 
 /// Which records [`crate::Store::list`] returns: all filters must match;

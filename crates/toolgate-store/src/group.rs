@@ -388,6 +388,7 @@ mod tests {
             .map(|_| AppendReceipt {
                 seq,
                 hash: toolgate_json::Digest::of(b""),
+                refused: None,
             })
             .collect()
     }
@@ -409,6 +410,7 @@ mod tests {
                     AppendReceipt {
                         seq,
                         hash: toolgate_json::Digest::of(b""),
+                        refused: None,
                     }
                 })
                 .collect())
@@ -488,6 +490,7 @@ mod tests {
                 .map(|_| AppendReceipt {
                     seq: next.fetch_add(1, Ordering::SeqCst) as u64 + 1,
                     hash: toolgate_json::Digest::of(b""),
+                    refused: None,
                 })
                 .collect())
         })

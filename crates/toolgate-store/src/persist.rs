@@ -315,7 +315,9 @@ impl StoreGate {
         let escalated = state.escalated();
         let consecutive = state.has_consecutive_rejections();
         let writes = consecutive
-            || ds.decisions().iter().any(|d| d.verdict() != Verdict::Allow)
+            || ds.decisions().iter().any(|d| {
+                d.verdict() != Verdict::Allow || !d.charges().is_empty() || !d.labels().is_empty()
+            })
             || (ds.decisions().is_empty() && ds.rejected().is_some());
         if !writes {
             let mut unrecorded = self.unrecorded(ds, context, now, escalated);
@@ -515,13 +517,26 @@ impl StoreGate {
             }
         }
         let appended = match entries.len() {
-            0 => Ok(()),
+            0 => Ok(Vec::new()),
             1 => entries
                 .pop()
-                .map_or(Ok(()), |e| self.store.append(e).map(drop)),
-            _ => self.store.append_all(entries).map(drop),
+                .map_or(Ok(Vec::new()), |e| self.store.append(e).map(|r| vec![r])),
+            _ => self.store.append_all(entries),
         };
-        self.finish(unrecorded, appended.is_ok())
+        let Ok(receipts) = appended else {
+            return self.finish(unrecorded, false);
+        };
+        // A limit the store found crossed when the record committed (a
+        // concurrent call, on this replica or another, counted first): the
+        // record says deny, so does the decision.
+        for (d, receipt) in unrecorded.decisions.decisions_mut().zip(&receipts) {
+            match receipt.refused {
+                Some("rate_limited") => self.gate.deny_after(d, Code::RateLimited),
+                Some(_) => self.gate.deny_after(d, Code::BudgetExceeded),
+                None => {}
+            }
+        }
+        self.finish(unrecorded, true)
     }
 
     /// The decisions with their audit records, to be committed.
@@ -605,6 +620,10 @@ impl StoreGate {
         }
         if let Some(id) = &d.call_id() {
             e = e.call_id(*id);
+        }
+        if d.verdict() == Verdict::Allow {
+            e.charges = d.charges().to_vec();
+            e.labels = d.labels().to_vec();
         }
         for r in d.reasons() {
             e = e.reason(r.code.as_str());

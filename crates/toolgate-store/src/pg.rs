@@ -33,6 +33,7 @@
 //!   call that met it runs once more when nothing it did took effect.
 
 mod approvals;
+mod limits;
 mod listen;
 mod opening;
 mod pins;
@@ -251,6 +252,11 @@ impl PgStore {
 
     fn commit_batch(&self, entries: Vec<AuditEntry>) -> Result<Vec<AppendReceipt>, Error> {
         self.write(|tx| {
+            // The keys this batch charges, locked in order before the
+            // chain's head (see `pg/limits.rs`).
+            for key in rules::limits::keys(&entries) {
+                limits::lock_key(&mut tx.tx, key)?;
+            }
             tx.reserve(entries.len())?;
             // Cloned: the transaction may run twice (see `write`).
             entries.iter().cloned().map(|e| tx.append(e)).collect()
@@ -898,6 +904,35 @@ impl Store for PgStore {
             tx.append(kill::flip_entry(now, mode, reason, actor))?;
             listen::notify(&mut tx.tx, &Change::KillSwitch)?;
             read_kill_switch(&mut tx.tx, &tx.prepared.kill_switch)
+        })
+    }
+
+    fn limit_events(
+        &self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Vec<(Timestamp, toolgate::limit::Amount)>, Error> {
+        let rows = self
+            .pool
+            .with(|client, _| limits::read_events(client, key, since))?;
+        rules::limits::typed_events(rows)
+    }
+
+    fn session_labels(&self, session: &str) -> Result<Vec<String>, Error> {
+        self.pool
+            .with(|client, _| limits::read_labels(client, session))
+    }
+
+    fn reset_limit(&self, key: &str, actor: &str, note: &str) -> Result<u64, Error> {
+        let now = self.open.clock.now();
+        self.write(|tx| {
+            limits::lock_key(&mut tx.tx, key)?;
+            let n = tx
+                .tx
+                .execute("DELETE FROM limit_events WHERE key = $1", &[&key])
+                .map_err(|e| Error::pg("forgetting a limit's usage", e))?;
+            tx.append(rules::limits::reset_entry(now, key, actor, note))?;
+            Ok(n)
         })
     }
 

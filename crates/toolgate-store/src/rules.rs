@@ -11,6 +11,8 @@
 //! - [`escalation`]: the session counters a call moves, and when a
 //!   session is escalated;
 //! - [`kill`]: the kill switch's stored row and the record of a flip;
+//! - [`limits`]: rate limits, budgets and session labels, judged and
+//!   applied in the audit record's transaction;
 //! - [`migrations`]: which migrations a database needs, which it refuses;
 //! - [`options`]: the options every store takes, their defaults and bounds;
 //! - [`pins`]: what a catalog does to the tool pins, and which state a
@@ -24,6 +26,7 @@
 pub(crate) mod chain;
 pub(crate) mod escalation;
 pub(crate) mod kill;
+pub(crate) mod limits;
 pub(crate) mod migrations;
 pub(crate) mod options;
 pub(crate) mod pins;

@@ -269,6 +269,40 @@ pub trait Store: Send + Sync {
     /// a read.
     fn call_allowed(&self, session: &str, call_id: &str) -> Result<bool, Error>;
 
+    // ---- limits and session labels ----
+
+    /// The usage of one limit key ([`toolgate::limit::Limit::key`]) counted
+    /// after `since` (exclusive): when each counted call ran and what it
+    /// added. Counted calls are stored by the audit records of allowed
+    /// decisions ([`AuditEntry::charges`]), judged again in their
+    /// transaction. The default refuses: a store that keeps no usage lets
+    /// no limited call through (fail closed).
+    fn limit_events(
+        &self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Vec<(Timestamp, toolgate::limit::Amount)>, Error> {
+        let _ = (key, since);
+        Err(no_limits())
+    }
+
+    /// The labels `session` holds, sorted: added by the audit records of
+    /// its allowed calls of labelled tools ([`AuditEntry::labels`]). The
+    /// default refuses.
+    fn session_labels(&self, session: &str) -> Result<Vec<String>, Error> {
+        let _ = session;
+        Err(no_limits())
+    }
+
+    /// An operator forgets every counted call of one limit key (a user's
+    /// refunds after a mistake was cleared up), audited `limit_reset` in
+    /// the same transaction (the key in `reasons`, `actor`, `note`).
+    /// Returns how many counted calls were forgotten. The default refuses.
+    fn reset_limit(&self, key: &str, actor: &str, note: &str) -> Result<u64, Error> {
+        let _ = (key, actor, note);
+        Err(no_limits())
+    }
+
     // ---- tool pins ----
 
     /// A catalog (`tools/list`) of `upstream` whose digest is `catalog`,
@@ -366,6 +400,14 @@ fn no_pins() -> Error {
     Error::new(
         crate::error::ErrorCode::Unavailable,
         "this store keeps no tool pins",
+    )
+}
+
+/// The refusal of a store that keeps no limit usage or labels.
+fn no_limits() -> Error {
+    Error::new(
+        crate::error::ErrorCode::Unavailable,
+        "this store keeps no limit usage or session labels",
     )
 }
 

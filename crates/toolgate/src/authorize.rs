@@ -33,6 +33,9 @@ pub struct AuthzRequest<'a> {
     /// The value at the tool's resource id pointer, if the tool maps one and
     /// the arguments hold it.
     pub resource_id: Option<&'a Value<'a>>,
+    /// The labels the session holds (see [`Tool::labels`]), read only when
+    /// [`Authorizer::reads_session_labels`] says so (empty otherwise).
+    pub labels: &'a [String],
 }
 
 /// Whether the authorizer permits.
@@ -104,6 +107,14 @@ impl Authorization {
 pub trait Authorizer: Send + Sync {
     /// Answers for one call.
     fn authorize(&self, request: &AuthzRequest<'_>) -> Authorization;
+
+    /// Whether its policies read the session's labels
+    /// ([`AuthzRequest::labels`]): then the gate reads them from the state
+    /// for every call (and denies `store_unavailable` if it cannot). The
+    /// default: `false`.
+    fn reads_session_labels(&self) -> bool {
+        false
+    }
 }
 
 /// Denies every call `not_authorized`: the authorizer of a gate that was

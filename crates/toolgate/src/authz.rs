@@ -96,6 +96,13 @@ impl Authorizer for ConfiguredAuthorizer {
             Self::DenyAll(d) => d.authorize(request),
         }
     }
+
+    fn reads_session_labels(&self) -> bool {
+        match self {
+            Self::Cedar(c) => c.reads_session_labels(),
+            Self::None(_) | Self::DenyAll(_) => false,
+        }
+    }
 }
 
 /// Builds the authorizer `config`'s `[authorization]` table names: Cedar

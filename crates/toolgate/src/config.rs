@@ -124,6 +124,17 @@
 //! url_policy = { arg = "/url", schemes = ["https"], hosts = ["*.example.com"], ports = [443] }
 //! url_unchecked = [{ arg = "/note", reason = "shown as text, never fetched" }]
 //! round_numbers = false              # true: admit numbers a double cannot hold, rounded
+//! labels = ["untrusted_content"]     # session labels its results bring in
+//! egress = true                      # it can send data out (policies: context.egress)
+//!
+//! [[limit]]                          # rate limits and budgets (crate::limit::Limit)
+//! name = "refund_total"
+//! tools = ["refund"]
+//! per = "user"                       # user | session | token | global
+//! sum = "/amount"                    # or `calls = N` (a rate limit)
+//! max = "500.00"                     # exact decimal string or integer
+//! over = "deny"                      # or "approval"
+//! window_seconds = 86400
 //!
 //! [resolver]                         # hosts resolve by default where this table is
 //! mode = "static"                    # or "system"
@@ -195,6 +206,7 @@ mod authorization;
 mod error;
 mod gate;
 mod import;
+mod limits;
 mod load;
 mod mcp;
 mod mcp_http;
@@ -230,6 +242,7 @@ pub use self::gate::{
     DEFAULT_MAX_TURNS,
 };
 pub use self::import::ImportFormat;
+pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
@@ -276,6 +289,7 @@ pub struct Config {
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
     registry: Registry,
+    limits: Vec<crate::limit::Limit>,
 }
 
 impl Config {
@@ -358,6 +372,12 @@ impl Config {
     /// The tools.
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The `[[limit]]` tables: rate limits and budgets (see
+    /// [`crate::limit::Limit`]).
+    pub fn limits(&self) -> &[crate::limit::Limit] {
+        &self.limits
     }
 
     /// The tools, owned.

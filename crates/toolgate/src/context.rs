@@ -6,6 +6,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use toolgate_json::{canonical::Digest, Object, ParseOptions, Value};
 
+mod flow;
+
 /// The kill switch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -156,6 +158,37 @@ pub trait StateView {
         let _ = (session, call_id);
         Ok(false)
     }
+
+    /// The usage of one limit key ([`crate::limit::Limit::key`]) counted
+    /// after `since_ms` (Unix milliseconds, exclusive): when each counted
+    /// call ran (Unix milliseconds) and what it added. The gate asks only
+    /// for calls of a tool some `[[limit]]` counts. The default cannot
+    /// answer (those calls are denied `store_unavailable`); a [`Context`]
+    /// answers from its `limit_events`, the store from its table.
+    fn limit_events(
+        &self,
+        key: &str,
+        since_ms: u64,
+    ) -> Result<Vec<(u64, crate::limit::Amount)>, StateError> {
+        let _ = (key, since_ms);
+        Err(StateError::new("this state keeps no limit usage"))
+    }
+
+    /// The labels `session` holds (see [`crate::registry::Tool::labels`]):
+    /// asked only when the authorizer's policies read them. The default
+    /// cannot answer (those calls are denied `store_unavailable`); a
+    /// [`Context`] answers from its `labels`, the store from its table.
+    fn session_labels(&self, session: &str) -> Result<Vec<String>, StateError> {
+        let _ = session;
+        Err(StateError::new("this state keeps no session labels"))
+    }
+
+    /// The state's own clock (Unix milliseconds), if it keeps one: limits'
+    /// windows are judged at this time rather than the context's `now`. The
+    /// default, `None`: the context's time.
+    fn now_millis(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// What an approval carried by the context covers.
@@ -253,6 +286,8 @@ pub struct Rejection {
 /// | `approvals` | array of approvals | no (`[]`) | approvals granted by humans |
 /// | `allowed_calls` | array of strings | no (`[]`) | the call ids already allowed in this session: a non-read call with one of them is denied `replayed_call` |
 /// | `rejections` | array of `{tool, shape}` | no (`[]`) | the session's earlier rejected calls: tool and argument shape digest ([`crate::Decision::shape`]) |
+/// | `limit_events` | array of `{limit, at, amount}` | no (`[]`) | without a store, the calls that count toward each `[[limit]]` for this user, session or token (as the limit's `per` says): its name, when the call ran (Unix seconds), what it added (a number or decimal string; `1` for a rate limit). The caller keeps them, from each allowed decision's `charges`; with a store they are ignored |
+/// | `labels` | array of strings | no (`[]`) | without a store, the labels the session holds (from each allowed decision's `labels`); with a store they are ignored |
 /// | `entities` | any JSON | no | the caller's entities for authorization (Cedar entity JSON): the Cedar authorizer takes only those of the types `[authorization] context_entities` names, never one its entities define |
 ///
 /// An approval is `{id, kind, user, session, tool, digest, expires_at,
@@ -315,6 +350,36 @@ pub struct Context {
     /// caps the pending approvals one requester holds, whatever users it
     /// names (`[approvals] max_pending_per_token`).
     pub requester: Option<String>,
+    /// The usage of the limits this caller keeps without a store: one
+    /// entry per counted call (see the table above).
+    pub limit_events: Vec<LimitEvent>,
+    /// The labels the session holds, as this caller keeps them without a
+    /// store.
+    pub labels: Vec<String>,
+}
+
+/// A counted call of a limit, carried by the context: the limit's name,
+/// when the call ran (Unix seconds) and what it added (1 for a rate limit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LimitEvent {
+    /// The `[[limit]]` name.
+    pub limit: String,
+    /// When the call ran, Unix seconds.
+    pub at: u64,
+    /// What it added.
+    pub amount: crate::limit::Amount,
+}
+
+impl LimitEvent {
+    /// An event of `limit` at `at` (Unix seconds) adding `amount`.
+    pub fn new(limit: impl Into<String>, at: u64, amount: crate::limit::Amount) -> Self {
+        Self {
+            limit: limit.into(),
+            at,
+            amount,
+        }
+    }
 }
 
 impl Context {
@@ -334,6 +399,8 @@ impl Context {
             entities: None,
             tool_definitions: Vec::new(),
             requester: None,
+            limit_events: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -378,6 +445,8 @@ impl Context {
                 "rejections",
                 "allowed_calls",
                 "entities",
+                "limit_events",
+                "labels",
             ],
         )?;
         let mut ctx = Self::new(
@@ -432,6 +501,7 @@ impl Context {
             }
         }
         ctx.entities = obj.get("entities").map(|e| e.clone().into_owned());
+        flow::read(obj, &mut ctx)?;
         Ok(ctx)
     }
 
@@ -487,6 +557,20 @@ impl StateView for Context {
 
     fn call_allowed(&self, _session: &str, call_id: &str) -> Result<bool, StateError> {
         Ok(self.allowed_calls.iter().any(|c| c == call_id))
+    }
+
+    /// The context's `limit_events` of the key's limit (the caller gives
+    /// those of this user, session or token, as the limit counts them).
+    fn limit_events(
+        &self,
+        key: &str,
+        since_ms: u64,
+    ) -> Result<Vec<(u64, crate::limit::Amount)>, StateError> {
+        Ok(flow::events(self, key, since_ms))
+    }
+
+    fn session_labels(&self, _session: &str) -> Result<Vec<String>, StateError> {
+        Ok(self.labels.clone())
     }
 
     fn rejections(&self, _session: &str, tool: &str, shape: &Digest) -> Result<u32, StateError> {

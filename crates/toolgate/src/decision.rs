@@ -115,6 +115,16 @@ pub struct Decision {
     /// The signed receipt of this decision, when the gate has a receipt key
     /// and the arguments parsed ([`crate::receipt`]).
     pub(crate) receipt: Option<crate::receipt::IssuedReceipt>,
+    /// What the call adds to each `[[limit]]` that counts it, if it runs
+    /// (an allowed call only): the store applies them with the audit record.
+    pub(crate) charges: Vec<crate::limit::Charge>,
+    /// The labels the call's result brings into the session, if it runs
+    /// (an allowed call of a labelled tool only).
+    pub(crate) labels: Vec<String>,
+    /// For a call denied `rate_limited` or `budget_exceeded`: seconds until
+    /// a retry can succeed, as the feedback says (`None`: never within the
+    /// window, or not told).
+    pub(crate) retry_after: Option<u64>,
 }
 
 /// A reference to an approval: the id the store gave it, as decimal digits
@@ -255,6 +265,26 @@ impl Decision {
     /// What the receipt says (call id, tool, digest, verdict, times).
     pub fn receipt_claims(&self) -> Option<&crate::receipt::Receipt> {
         self.receipt.as_ref().map(|r| &r.claims)
+    }
+
+    /// What the call adds to each `[[limit]]` counting it, if it runs: set
+    /// on an allowed call only. A store applies them in the audit record's
+    /// transaction; a caller without a store keeps them (the context's
+    /// `limit_events`).
+    pub fn charges(&self) -> &[crate::limit::Charge] {
+        &self.charges
+    }
+
+    /// The session labels the call's result brings in, if it runs (the
+    /// tool's `labels`): set on an allowed call only.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// For a call denied `rate_limited` or `budget_exceeded`: the seconds
+    /// after which a retry can succeed, as the feedback says.
+    pub fn retry_after(&self) -> Option<u64> {
+        self.retry_after
     }
 
     /// Takes the details out of the feedback of a denied or held call (a
@@ -402,6 +432,9 @@ mod tests {
             feedback: String::new(),
             received_arguments: None,
             receipt: None,
+            charges: Vec::new(),
+            labels: Vec::new(),
+            retry_after: None,
         }
     }
 

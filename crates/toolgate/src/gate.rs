@@ -1,7 +1,7 @@
 //! The gate; documented on [`Gate`].
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use crate::receipt::{ReceiptKey, ReceiptPublicKey};
 use crate::registry::Registry;
 use crate::stage::{
     self, approval::Outcome, default_urls::DefaultUrls, limits::Limits, policy::UrlArg,
+    usage::Planned,
 };
 use crate::url_guard::{Resolve, SystemResolver, UrlPolicyError};
 
@@ -67,6 +68,8 @@ struct Extras {
     /// Every property name the tool's schema declares: the names feedback
     /// may show.
     names: HashSet<String>,
+    /// The `[[limit]]`s counting the tool.
+    limits: Vec<crate::limit::Limit>,
 }
 
 impl Gate {
@@ -86,6 +89,7 @@ impl Gate {
             adapter: AdapterOptions::new(),
             resolver: None,
             receipts: None,
+            usage_limits: Vec::new(),
             limits: Limits {
                 max_turns: Self::DEFAULT_MAX_TURNS,
                 max_calls: Self::DEFAULT_MAX_CALLS,
@@ -113,6 +117,7 @@ impl Gate {
             .map_err(FromConfigError::Authorization)?;
         let mut builder = Self::builder(config.registry().clone())
             .gate_config(config.gate())
+            .limits(config.limits().iter().cloned())
             .authorizer(authorizer);
         if let Some(resolver) = config.resolver() {
             builder = builder.resolver(resolver.resolver());
@@ -171,6 +176,10 @@ impl Gate {
         let extras = self.tools.get(&decision.tool);
         let known = |name: &str| extras.is_some_and(|e| e.names.contains(name));
         decision.feedback = feedback::render(Verdict::Deny, &reasons, &known);
+        // A denied call does not run: it counts toward no limit and brings
+        // no label.
+        decision.charges.clear();
+        decision.labels.clear();
         decision.verdict = Verdict::Deny;
         decision.reasons = reasons;
         // The receipt says what the decision now says: deny, with the
@@ -235,6 +244,8 @@ impl Gate {
             calls_in_response: envelope.calls.len(),
             granted: Vec::new(),
             allowed_ids: Vec::new(),
+            charges: Vec::new(),
+            labels: None,
         };
         let decisions = envelope
             .calls
@@ -282,6 +293,9 @@ impl Gate {
             feedback: String::new(),
             received_arguments: None,
             receipt: None,
+            charges: Vec::new(),
+            labels: Vec::new(),
+            retry_after: None,
         };
         // 0. identifiers: what the model and the caller named, bounded
         // before anything is read or written under them.
@@ -345,7 +359,17 @@ impl Gate {
                 Err(reasons) => return deny(d, reasons, Some(extras)),
             }
         }
-        // 6. authorization.
+        // 6. authorization, with the session's labels when the policies
+        // read them.
+        let labels: &[String] = if self.authorizer.reads_session_labels() {
+            read_session_labels(run);
+            match &run.labels {
+                Some(Ok(labels)) => labels,
+                _ => return deny(d, vec![Reason::whole(Code::StoreUnavailable)], Some(extras)),
+            }
+        } else {
+            &[]
+        };
         let canonical = d.canonical_args.as_deref().unwrap_or_default();
         let request = AuthzRequest {
             context: run.context,
@@ -355,6 +379,7 @@ impl Gate {
             resource_id: tool
                 .resource()
                 .and_then(|r| arguments.pointer(r.id_pointer())),
+            labels,
         };
         let (authorized, policies) = stage::authorize::check(self.authorizer.as_ref(), &request);
         d.policies = policies;
@@ -379,6 +404,30 @@ impl Gate {
         if let Err(reason) = limits {
             return deny(d, vec![reason], Some(extras));
         }
+        // 7b. rate limits and budgets.
+        let now_ms = run
+            .state
+            .now_millis()
+            .unwrap_or_else(|| run.now.saturating_mul(1000));
+        let planned = match stage::usage::check(
+            &extras.limits,
+            &arguments,
+            run.context,
+            d.call_id.as_deref(),
+            run.state,
+            now_ms,
+            &run.charges,
+        ) {
+            Ok(planned) => planned,
+            Err(over) => {
+                let mut d = deny(d, vec![over.reason], Some(extras));
+                if let Some(seconds) = over.retry_after {
+                    d.retry_after = Some(seconds);
+                    let _ = write!(d.feedback, "; retry after {seconds} s");
+                }
+                return d;
+            }
+        };
         // 8. kill switch.
         if let Err(reason) = stage::kill_switch::check(run.state, tool.risk()) {
             return deny(d, vec![reason], Some(extras));
@@ -391,7 +440,7 @@ impl Gate {
             digest: &digest,
         };
         let required = match stage::approval::required(tool, run.state, &run.context.session) {
-            Ok(required) => required,
+            Ok(required) => required || planned.hold.is_some(),
             Err(reason) => return deny(d, vec![reason], Some(extras)),
         };
         // A replayed call is denied before an approval is used or asked
@@ -404,20 +453,29 @@ impl Gate {
         let outcome = stage::approval::check(required, run.state, &key, run.now, &run.granted);
         // 10. replays: a non-read call is allowed once per call id.
         let replay = |run: &mut Run<'_>| claim(replay_id, run);
+        let Planned { charges, hold } = planned;
+        let allow = |mut d: Decision, run: &mut Run<'_>| {
+            run.charges.extend(charges.iter().cloned());
+            d.charges = charges;
+            d.labels = tool.labels().to_vec();
+            finish(d, Verdict::Allow, Vec::new(), Some(extras))
+        };
         match outcome {
             Outcome::NotRequired => match replay(run) {
-                Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+                Ok(()) => allow(d, run),
                 Err(reason) => deny(d, vec![reason], Some(extras)),
             },
             Outcome::Approved(grant) => {
                 run.granted.push(grant.id.as_str().to_owned());
                 d.approval = Some(grant.id);
                 match replay(run) {
-                    Ok(()) => finish(d, Verdict::Allow, Vec::new(), Some(extras)),
+                    Ok(()) => allow(d, run),
                     Err(reason) => deny(d, vec![reason], Some(extras)),
                 }
             }
+            // Held over a budget: the human sees why.
             Outcome::Required(reason) => {
+                let reason = hold.unwrap_or(reason);
                 finish(d, Verdict::NeedsApproval, vec![reason], Some(extras))
             }
             Outcome::Denied(reason) => deny(d, vec![reason], Some(extras)),
@@ -445,6 +503,7 @@ pub struct GateBuilder {
     limits: Limits,
     resolver: Option<Arc<dyn Resolve + Send + Sync>>,
     receipts: Option<Arc<ReceiptKey>>,
+    usage_limits: Vec<crate::limit::Limit>,
 }
 
 impl GateBuilder {
@@ -452,6 +511,13 @@ impl GateBuilder {
     /// ([`crate::receipt`]); without it decisions carry none.
     pub fn receipts(mut self, key: ReceiptKey) -> Self {
         self.receipts = Some(Arc::new(key));
+        self
+    }
+
+    /// Rate limits and budgets across calls (the config's `[[limit]]`
+    /// tables; see [`crate::limit::Limit`]), added to those given before.
+    pub fn limits(mut self, limits: impl IntoIterator<Item = crate::limit::Limit>) -> Self {
+        self.usage_limits.extend(limits);
         self
     }
 
@@ -528,12 +594,19 @@ impl GateBuilder {
                 })?;
             let mut names = HashSet::new();
             collect_property_names(tool.raw_schema(), &mut names);
+            let limits = self
+                .usage_limits
+                .iter()
+                .filter(|l| l.applies_to(tool.name()))
+                .cloned()
+                .collect();
             tools.insert(
                 tool.name().to_owned(),
                 Extras {
                     urls,
                     default_urls,
                     names,
+                    limits,
                 },
             );
         }
@@ -645,6 +718,18 @@ struct Run<'a> {
     granted: Vec<String>,
     /// Call ids of non-read calls allowed earlier in this response.
     allowed_ids: Vec<String>,
+    /// What calls allowed earlier in this response add to limits.
+    charges: Vec<crate::limit::Charge>,
+    /// The session's labels, read once per response when policies need
+    /// them (`Err`: unreadable).
+    labels: Option<Result<Vec<String>, ()>>,
+}
+
+/// Reads the session's labels into the run on first use.
+fn read_session_labels(run: &mut Run<'_>) {
+    if run.labels.is_none() {
+        run.labels = Some(run.state.session_labels(&run.context.session).map_err(drop));
+    }
 }
 
 /// The turn of this response: `max(earlier responses + 1, context turn)`.

@@ -71,6 +71,7 @@ mod gate;
 pub mod hidden;
 pub mod hook;
 pub mod identifier;
+pub mod limit;
 mod reason;
 pub mod receipt;
 pub mod registry;
@@ -89,7 +90,7 @@ pub use crate::authz::CedarAuthorizer;
 pub use crate::config::RefusedArguments;
 pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
-    KillSwitch, Rejection, StateError, StateView,
+    KillSwitch, LimitEvent, Rejection, StateError, StateView,
 };
 pub use crate::decision::{
     ApprovalRef, Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK,

@@ -49,6 +49,8 @@ use crate::adapter::{ErrorCode as AdapterCode, FindingCode};
 /// | `loop_limit` | limits | deny | the session is past its turn limit; every call, reads included |
 /// | `too_many_calls` | limits | deny | the response proposes more calls than allowed; every call of it; also the adapter's code when its own bound is hit |
 /// | `repeated_rejection` | limits | deny | this session already had calls of the same tool and argument shape rejected too often |
+/// | `rate_limited` | limits | deny | a `[[limit]]` with `calls` already counts as many calls of this tool in its window as it allows; the feedback says when a retry can succeed (for a `user` or `session` limit; the window's length otherwise) |
+/// | `budget_exceeded` | limits | deny or needs approval | the number at a `[[limit]]`'s `sum` pointer would push the window's exact sum over its `max` (held for a human with `over = "approval"`); also a budgeted call whose amount is missing, not a number, negative or beyond the digits an amount keeps (deny, pointer at the amount) |
 /// | `kill_switch` | kill switch | deny | the kill switch is on (`deny_all`, or `deny_writes` for a non-read tool) |
 /// | `approval_required` | risk and approval | needs approval | the tool needs a human approval bound to (user, session, tool, argument digest), and none usable is at hand |
 /// | `approval_queue_full` | risk and approval | deny | the call needs a human approval, but its session or its user already has as many waiting as `[approvals] max_pending_per_session` / `max_pending_per_user` allow |
@@ -136,6 +138,12 @@ pub enum Code {
     TooManyCalls,
     /// `repeated_rejection`: near-identical calls were rejected too often.
     RepeatedRejection,
+    /// `rate_limited`: a rate limit counts as many calls in its window as
+    /// it allows.
+    RateLimited,
+    /// `budget_exceeded`: the call's amount would push a budget's sum over
+    /// its cap.
+    BudgetExceeded,
     /// `kill_switch`: the kill switch is on.
     KillSwitch,
     /// `approval_required`: a human must approve this exact call.
@@ -193,6 +201,8 @@ impl Code {
             Self::LoopLimit => "loop_limit",
             Self::TooManyCalls => "too_many_calls",
             Self::RepeatedRejection => "repeated_rejection",
+            Self::RateLimited => "rate_limited",
+            Self::BudgetExceeded => "budget_exceeded",
             Self::KillSwitch => "kill_switch",
             Self::ApprovalRequired => "approval_required",
             Self::ApprovalQueueFull => "approval_queue_full",
@@ -211,7 +221,7 @@ impl Code {
 
     /// The gate's own codes (not those of the parser, the validator, the
     /// adapters or the findings), in a stable order.
-    pub const GATE: [Code; 25] = [
+    pub const GATE: [Code; 27] = [
         Self::Truncated,
         Self::ContentFiltered,
         Self::Refused,
@@ -228,6 +238,8 @@ impl Code {
         Self::LoopLimit,
         Self::TooManyCalls,
         Self::RepeatedRejection,
+        Self::RateLimited,
+        Self::BudgetExceeded,
         Self::KillSwitch,
         Self::ApprovalRequired,
         Self::ApprovalQueueFull,

@@ -183,6 +183,10 @@ pub struct Tool {
     pub(crate) parse_options: ParseOptions,
     pub(crate) redact: Vec<String>,
     pub(crate) origin: ToolOrigin,
+    /// Session labels its results bring in (`labels` in its entry).
+    pub(crate) labels: Vec<String>,
+    /// Whether it can send data out (`egress = true`).
+    pub(crate) egress: bool,
 }
 
 impl Tool {
@@ -274,6 +278,20 @@ impl Tool {
     /// wherever arguments are recorded.
     pub fn redact(&self) -> &[String] {
         &self.redact
+    }
+
+    /// The session labels a call of it brings into the session once it
+    /// runs (`labels = ["untrusted_content"]` in its `[[tool]]` entry): what
+    /// its results carry (third-party text, private records).
+    pub fn labels(&self) -> &[String] {
+        &self.labels
+    }
+
+    /// Whether it can send data out of the session (`egress = true`: mail,
+    /// an HTTP POST, a URL built from arguments): policies see it as
+    /// `context.egress`.
+    pub fn egress(&self) -> bool {
+        self.egress
     }
 
     /// Where the tool was declared.

@@ -218,6 +218,16 @@ pub(super) fn context() -> Value<'static> {
         &["tool", "shape"],
         true,
     );
+    // A counted call of a `[[limit]]`, kept by a caller without a store.
+    let limit_event = object(
+        &[
+            ("limit", ty("string")),
+            ("at", int_range(0, u64::MAX)),
+            ("amount", o([("oneOf", list([ty("number"), ty("string")]))])),
+        ],
+        &["limit", "at", "amount"],
+        true,
+    );
     object(
         &[
             ("user", ty("string")),
@@ -233,6 +243,8 @@ pub(super) fn context() -> Value<'static> {
             ("approvals", array_of(approval)),
             ("rejections", array_of(rejection)),
             ("allowed_calls", array_of(ty("string"))),
+            ("limit_events", array_of(limit_event)),
+            ("labels", array_of(ty("string"))),
             ("entities", o([])),
         ],
         &["user", "session", "turn"],

@@ -39,7 +39,7 @@ pub(crate) fn kind_verdicts(kind: &str) -> Vec<Verdict> {
 
 /// The audit kinds `GET /v1/audit?kind=` accepts: the kind of every
 /// verdict ([`Verdict::kind`]), so that every record can be found by one.
-pub const AUDIT_KINDS: [&str; 9] = [
+pub const AUDIT_KINDS: [&str; 10] = [
     "decision",
     "approval",
     "kill_switch",
@@ -49,6 +49,7 @@ pub const AUDIT_KINDS: [&str; 9] = [
     "pin",
     "offered",
     "checkpoint",
+    "limit",
 ];
 
 /// `GET /v1/audit`: without a cursor, the newest page; `before=SEQ` pages

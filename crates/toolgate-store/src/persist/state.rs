@@ -217,6 +217,35 @@ impl StateView for StoreState<'_> {
         self.store.claim_call(session, call_id).map_err(unavailable)
     }
 
+    /// [`Store::limit_events`]: the usage committed so far; the store
+    /// judges the call's charges again when its record commits.
+    fn limit_events(
+        &self,
+        key: &str,
+        since_ms: u64,
+    ) -> Result<Vec<(u64, toolgate::limit::Amount)>, StateError> {
+        let since = Timestamp::from_unix_millis(i64::try_from(since_ms).unwrap_or(i64::MAX));
+        let events = self.store.limit_events(key, since).map_err(unavailable)?;
+        Ok(events
+            .into_iter()
+            .map(|(at, a)| (u64::try_from(at.unix_millis()).unwrap_or(0), a))
+            .collect())
+    }
+
+    /// [`Store::session_labels`], for the run's own session only.
+    fn session_labels(&self, session: &str) -> Result<Vec<String>, StateError> {
+        if session != self.session {
+            return Err(StateError::new("labels of another session"));
+        }
+        self.store.session_labels(session).map_err(unavailable)
+    }
+
+    /// The store gate's clock: windows are judged at the time the records
+    /// are written with.
+    fn now_millis(&self) -> Option<u64> {
+        u64::try_from(self.now.unix_millis()).ok()
+    }
+
     fn escalated(&self, session: &str) -> Result<bool, StateError> {
         match self.counters_of(session)? {
             Some(c) => Ok(c.is_escalated()),

@@ -10,14 +10,38 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 9;
+pub const PG_SCHEMA_VERSION: u32 = 10;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+
+/// Version 10: the usage of rate limits and budgets (one row per counted
+/// call and key, a call id once per key), one row per key that a
+/// transaction charging it locks first (so replicas judge a key one after
+/// the other), and the labels each session holds.
+const V10: &str = "
+CREATE TABLE limit_keys (
+    key TEXT PRIMARY KEY
+);
+CREATE TABLE limit_events (
+    key     TEXT NOT NULL,
+    at      BIGINT NOT NULL,
+    amount  TEXT NOT NULL,
+    call_id TEXT
+);
+CREATE INDEX limit_events_key_at ON limit_events (key, at);
+CREATE UNIQUE INDEX limit_events_call ON limit_events (key, call_id) WHERE call_id IS NOT NULL;
+CREATE TABLE session_labels (
+    session     TEXT NOT NULL,
+    label       TEXT NOT NULL,
+    acquired_at BIGINT NOT NULL,
+    PRIMARY KEY (session, label)
+);
+";
 
 /// Version 9: who asked for each pending approval (the front end's
 /// authenticated caller, such as the service's token name), so that the

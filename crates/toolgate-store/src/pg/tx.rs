@@ -110,6 +110,13 @@ impl Tx<'_> {
                     .map_err(|e| Error::pg("counting a response", e))?;
             }
         }
+        // The keys were locked first (`commit_batch`): judged one replica
+        // after the other.
+        let (entry, refused) =
+            match rules::limits::apply(&mut limits::PgLimits(&mut self.tx), &entry)? {
+                Some(code) => (rules::limits::refused_entry(&entry, code), Some(code)),
+                None => (entry, None),
+            };
         let at = Place { seq, segment, sseq };
         let hash = audit::chain_hash(&prev, at, audit::SEGMENT_RECORD_VERSION, &entry);
         if sseq == 1 {
@@ -120,7 +127,7 @@ impl Tx<'_> {
         }
         self.head = Some((segment, sseq, hash));
         self.pending.push((at, prev, hash, entry));
-        Ok(AppendReceipt { seq, hash })
+        Ok(AppendReceipt { seq, hash, refused })
     }
 
     /// Writes the appended records and the new heads.

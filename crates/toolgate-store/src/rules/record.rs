@@ -72,6 +72,8 @@ impl RawRecord {
             risk: self.risk,
             refused_arguments: self.refused,
             counts_response: false,
+            charges: Vec::new(),
+            labels: Vec::new(),
         };
         let version = audit::record_version(self.v)?;
         let seq = u64::try_from(self.seq).ok()?;

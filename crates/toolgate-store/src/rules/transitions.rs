@@ -508,6 +508,7 @@ mod tests {
             Ok(AppendReceipt {
                 seq: 41,
                 hash: Digest::of(b""),
+                refused: None,
             })
         }
         fn lock_requests(&mut self, _: &str) -> Result<(), Error> {

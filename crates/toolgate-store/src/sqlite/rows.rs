@@ -223,7 +223,11 @@ impl Chain {
         .map_err(db)?;
         self.head = Some((seq, hash));
         self.dirty = true;
-        Ok(AppendReceipt { seq, hash })
+        Ok(AppendReceipt {
+            seq,
+            hash,
+            refused: None,
+        })
     }
 
     /// Saves the head if records were appended.

@@ -9,10 +9,29 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+
+/// Version 9: the usage of rate limits and budgets (one row per counted
+/// call and key, a call id once per key) and the labels each session holds.
+const V9: &str = "
+CREATE TABLE limit_events (
+    key     TEXT NOT NULL,
+    at      INTEGER NOT NULL,
+    amount  TEXT NOT NULL,
+    call_id TEXT
+);
+CREATE INDEX limit_events_key_at ON limit_events (key, at);
+CREATE UNIQUE INDEX limit_events_call ON limit_events (key, call_id) WHERE call_id IS NOT NULL;
+CREATE TABLE session_labels (
+    session     TEXT NOT NULL,
+    label       TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    PRIMARY KEY (session, label)
+);
+";
 
 /// Version 8: who asked for each pending approval (the front end's
 /// authenticated caller, such as the service's token name), so that the

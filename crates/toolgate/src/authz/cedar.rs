@@ -125,6 +125,9 @@ pub struct CedarAuthorizer {
     pub(super) sources: HashMap<String, Arc<dyn EntitySource>>,
     /// The declared type of each action's `context.args`, by action id.
     args: HashMap<String, Declared>,
+    /// The session facts (`labels`, `egress`) each action's context
+    /// declares, by action id.
+    session_facts: HashMap<String, Vec<&'static str>>,
     policy_count: usize,
     /// What each policy says, sorted by id ([`Self::policy_facts`]).
     facts: Vec<PolicyFacts>,
@@ -223,6 +226,7 @@ impl CedarAuthorizer {
             context_types: HashSet::new(),
             sources: HashMap::new(),
             args: declared::args_by_action(schema_text),
+            session_facts: declared::facts_by_action(schema_text),
             facts,
         })
     }
@@ -456,14 +460,42 @@ impl CedarAuthorizer {
         Ok(out)
     }
 
-    /// The Cedar context of a call.
+    /// Whether some action's context declares `labels`: the gate then
+    /// reads the session's labels for every call.
+    pub fn reads_session_labels(&self) -> bool {
+        self.session_facts.values().any(|f| f.contains(&"labels"))
+    }
+
+    /// The Cedar context of a call: `args`, `turn`, `risk`, and the session
+    /// facts the action's context declares (`labels`: the session's labels
+    /// as a set of strings; `egress`: whether the tool sends data out).
     pub(crate) fn context(
         &self,
         args: RestrictedExpression,
         turn: u32,
         tool: &Tool,
+        labels: &[String],
     ) -> Result<CedarContext, String> {
-        CedarContext::from_pairs([
+        let declared = self.session_facts.get(tool.name());
+        let has = |f: &str| declared.is_some_and(|d| d.contains(&f));
+        let mut facts = Vec::new();
+        if has("labels") {
+            facts.push((
+                "labels".to_owned(),
+                RestrictedExpression::new_set(
+                    labels
+                        .iter()
+                        .map(|l| RestrictedExpression::new_string(l.clone())),
+                ),
+            ));
+        }
+        if has("egress") {
+            facts.push((
+                "egress".to_owned(),
+                RestrictedExpression::new_bool(tool.egress()),
+            ));
+        }
+        CedarContext::from_pairs(facts.into_iter().chain([
             ("args".to_owned(), args),
             (
                 "turn".to_owned(),
@@ -473,7 +505,7 @@ impl CedarAuthorizer {
                 "risk".to_owned(),
                 RestrictedExpression::new_string(tool.risk().as_str().to_owned()),
             ),
-        ])
+        ]))
         .map_err(|e| format!("context: {e}"))
     }
 
@@ -554,7 +586,7 @@ impl CedarAuthorizer {
             &mut String::new(),
         )
         .map_err(|e| e.to_string())?;
-        let context = self.context(args, request.context.turn, tool)?;
+        let context = self.context(args, request.context.turn, tool, request.labels)?;
         let cedar_request = Request::new(
             principal,
             action.clone(),

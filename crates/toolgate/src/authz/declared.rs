@@ -73,6 +73,50 @@ pub(crate) fn args_by_action(cedar_schema: &str) -> HashMap<String, Declared> {
     out
 }
 
+/// The session facts each action's declared context holds, by action id:
+/// the names among `labels` and `egress` its context record declares (the
+/// gate adds only those to the request's context, which the schema checks).
+pub(crate) fn facts_by_action(cedar_schema: &str) -> HashMap<String, Vec<&'static str>> {
+    let mut out = HashMap::new();
+    let Ok((fragment, _warnings)) =
+        cedar_policy::SchemaFragment::from_cedarschema_str(cedar_schema)
+    else {
+        return out;
+    };
+    let Ok(json) = fragment.to_json_string() else {
+        return out;
+    };
+    let Ok(root) = toolgate_json::from_str(&json) else {
+        return out;
+    };
+    let Some(namespaces) = root.as_object() else {
+        return out;
+    };
+    for (ns_name, ns) in namespaces.iter() {
+        let common = ns.pointer("/commonTypes").and_then(Value::as_object);
+        let Some(actions) = ns.pointer("/actions").and_then(Value::as_object) else {
+            continue;
+        };
+        let resolver = Resolver { common };
+        for (action, def) in actions.iter() {
+            let Some(context) = def.pointer("/appliesTo/context") else {
+                continue;
+            };
+            let Declared::Record(attrs) = resolver.resolve(context, 0) else {
+                continue;
+            };
+            let facts: Vec<&'static str> = ["labels", "egress"]
+                .into_iter()
+                .filter(|f| attrs.contains_key(*f))
+                .collect();
+            if ns_name.is_empty() && !facts.is_empty() {
+                out.insert(action.to_owned(), facts);
+            }
+        }
+    }
+    out
+}
+
 /// Why a tool's JSON Schema lets through a number its declared Cedar type
 /// cannot hold exactly (so a valid call would be denied for its type alone):
 /// a `number` or `integer` argument declared `decimal` needs `multipleOf` a

@@ -139,7 +139,8 @@ impl CedarAuthorizer {
                     Some(mapping) => id_record(mapping.id_pointer(), resource.id().unescaped()),
                 };
                 let Ok(args) = args else { continue };
-                let Ok(cedar_context) = self.context(args, context.turn, tool) else {
+                let Ok(cedar_context) = self.context(args, context.turn, tool, &context.labels)
+                else {
                     continue;
                 };
                 let Ok(request) = Request::new(

@@ -125,6 +125,7 @@ impl Loader<'_> {
         let receipts = self.receipts(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
+        let limits = self.limits(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
@@ -137,6 +138,7 @@ impl Loader<'_> {
             resolver,
             receipts,
             registry,
+            limits,
         })
     }
 

@@ -29,6 +29,8 @@ pub(crate) struct RawConfig {
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
     pub(crate) tool: Vec<RawTool>,
+    #[serde(default)]
+    pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
 }
 
@@ -293,6 +295,11 @@ pub(crate) struct RawTool {
     /// URL guard leaves alone.
     #[serde(default)]
     pub(crate) url_unchecked: Vec<Spanned<RawUrlUnchecked>>,
+    /// `labels = ["untrusted_content"]`: session labels its results bring.
+    pub(crate) labels: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `egress = true`: it can send data out.
+    #[serde(default)]
+    pub(crate) egress: bool,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -521,6 +528,20 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
         keys: &[("format", "the list's format")],
     },
     super::reference::TableDoc {
+        type_name: "RawLimit",
+        about: "`[[limit]]`: a rate limit (`calls`) or a budget (`sum`) over a sliding window, counted in the store with the audit record; a call past it is `rate_limited` or `budget_exceeded`.",
+        keys: &[
+            ("name", "the limit's name (`[a-z0-9_]`), unique; shown by `toolgate usage` and reset by it"),
+            ("tools", "the tools it counts"),
+            ("per", "`\"user\"`, `\"session\"`, `\"token\"` or `\"global\"`: whose calls are counted together"),
+            ("calls", "a rate limit: calls that run per window"),
+            ("sum", "a budget: the JSON Pointer of the numeric argument summed (exact decimals)"),
+            ("max", "the cap of `calls` or of the sum"),
+            ("over", "a budget crossed: `\"deny\"` (the default) or `\"approval\"` (held for a human)"),
+            ("window_seconds", "the sliding window (1 s to 31 days)"),
+        ],
+    },
+    super::reference::TableDoc {
         type_name: "RawTool",
         about: "A tool the model may call. A call to any other name is `unknown_tool`.",
         keys: &[
@@ -533,6 +554,8 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("url_policy", "the URL policies of its URL arguments: `{ arg, hosts, schemes, ports, allow_private, resolve }`, an array of them, or `\"none\"` (DANGER)"),
             ("redact", "JSON Pointers of arguments kept out of the audit log and the approvals page"),
             ("round_numbers", "DANGER: admit numbers a double cannot hold, rounded (default `false`: `number_too_precise`)"),
+            ("labels", "session labels the tool's results bring in (e.g. `untrusted_content`, `private_data`), for policies"),
+            ("egress", "`true` when the tool can send data out (email, HTTP POST, a URL from arguments)"),
         ],
     },
     super::reference::TableDoc {

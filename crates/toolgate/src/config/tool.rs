@@ -71,6 +71,8 @@ pub(super) fn tool_from_import(
         url_default: true,
         parse_options: ParseOptions::new().with_limits(*gate.limits()),
         redact: Vec::new(),
+        labels: Vec::new(),
+        egress: false,
     })
 }
 
@@ -114,6 +116,7 @@ impl Loader<'_> {
         );
         let redact = self.redact(raw, &raw_schema)?;
         let limits = self.tool_limits(raw, gate)?;
+        let labels = self.tool_labels(raw)?;
 
         let namespace = raw.namespace.as_ref().map(|ns| ns.get_ref().clone());
         Ok(Tool {
@@ -135,6 +138,8 @@ impl Loader<'_> {
                 .with_limits(limits)
                 .allow_rounding(raw.round_numbers),
             redact,
+            labels,
+            egress: raw.egress,
             origin: ToolOrigin::Config {
                 file: self.file().to_path_buf(),
                 line,
