@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cedar_policy::{
     ActionConstraint, Authorizer as Engine, Context as CedarContext, Decision as CedarDecision,
     Effect, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet,
-    Request, RestrictedExpression, Schema, ValidationMode, Validator,
+    Request, RestrictedExpression, Schema, SchemaFragment, ValidationMode, Validator,
 };
 use miette::Diagnostic;
 use toolgate_json::Value;
@@ -183,8 +183,7 @@ impl CedarAuthorizer {
         entities: Option<Source<'_>>,
     ) -> Result<Self, LoadError> {
         let schema_file = schema.file;
-        let schema_text = schema.text;
-        let schema = load_schema(schema)?;
+        let (schema, schema_json) = load_schema(schema)?;
         let (set, meta) = load_policies(policies, &schema)?;
         let entities = match entities {
             Some(source) => load_entities(source, &schema)?,
@@ -225,8 +224,8 @@ impl CedarAuthorizer {
             tool_type: type_name(TOOL_TYPE, schema_file)?,
             context_types: HashSet::new(),
             sources: HashMap::new(),
-            args: declared::args_by_action(schema_text),
-            session_facts: declared::facts_by_action(schema_text),
+            args: declared::args_by_action(&schema_json),
+            session_facts: declared::facts_by_action(&schema_json),
             facts,
         })
     }
@@ -667,22 +666,29 @@ fn offset(diagnostic: &dyn Diagnostic) -> Option<usize> {
         .map(|label| label.offset())
 }
 
-fn load_schema(source: Source<'_>) -> Result<Schema, LoadError> {
-    match Schema::from_cedarschema_str(source.text) {
-        Ok((schema, _warnings)) => Ok(schema),
-        Err(e) => {
-            let err = LoadError::new(
-                LoadErrorCode::Schema,
-                source.file,
-                format!("invalid cedar schema: {}", one_line(&e)),
-            );
-            let err = match offset(&e) {
-                Some(at) => err.at_offset(source.text, at),
-                None => err,
-            };
-            Err(err.source(e))
-        }
+/// The schema, and its JSON form for the declared-type readers: the text
+/// is parsed once (a fragment), then the schema is built from it.
+fn load_schema(source: Source<'_>) -> Result<(Schema, Value<'static>), LoadError> {
+    fn invalid<E>(source: Source<'_>, e: E) -> LoadError
+    where
+        E: Diagnostic + std::error::Error + Send + Sync + 'static,
+    {
+        let err = LoadError::new(
+            LoadErrorCode::Schema,
+            source.file,
+            format!("invalid cedar schema: {}", one_line(&e)),
+        );
+        let err = match offset(&e) {
+            Some(at) => err.at_offset(source.text, at),
+            None => err,
+        };
+        err.source(e)
     }
+    let (fragment, _warnings) =
+        SchemaFragment::from_cedarschema_str(source.text).map_err(|e| invalid(source, e))?;
+    let root = declared::json_root(&fragment);
+    let schema = Schema::from_schema_fragments([fragment]).map_err(|e| invalid(source, e))?;
+    Ok((schema, root))
 }
 
 fn load_policies(

@@ -30,22 +30,22 @@ pub(crate) enum Declared {
     Other,
 }
 
+/// The schema's JSON form (from the fragment parsed once for the
+/// schema itself), which [`args_by_action`] and [`facts_by_action`] read;
+/// `null` when it cannot be written (they then find nothing declared).
+pub(crate) fn json_root(fragment: &cedar_policy::SchemaFragment) -> Value<'static> {
+    fragment
+        .to_json_string()
+        .ok()
+        .and_then(|json| toolgate_json::from_str(&json).ok().map(Value::into_owned))
+        .unwrap_or(Value::Null)
+}
+
 /// The declared type of `context.args` of every action, by action id (the
 /// tool's name), from the Cedar schema text. Actions whose `args` cannot be
 /// read are left out (their arguments are converted by their JSON types).
-pub(crate) fn args_by_action(cedar_schema: &str) -> HashMap<String, Declared> {
+pub(crate) fn args_by_action(root: &Value<'_>) -> HashMap<String, Declared> {
     let mut out = HashMap::new();
-    let Ok((fragment, _warnings)) =
-        cedar_policy::SchemaFragment::from_cedarschema_str(cedar_schema)
-    else {
-        return out;
-    };
-    let Ok(json) = fragment.to_json_string() else {
-        return out;
-    };
-    let Ok(root) = toolgate_json::from_str(&json) else {
-        return out;
-    };
     let Some(namespaces) = root.as_object() else {
         return out;
     };
@@ -76,19 +76,8 @@ pub(crate) fn args_by_action(cedar_schema: &str) -> HashMap<String, Declared> {
 /// The session facts each action's declared context holds, by action id:
 /// the names among `labels` and `egress` its context record declares (the
 /// gate adds only those to the request's context, which the schema checks).
-pub(crate) fn facts_by_action(cedar_schema: &str) -> HashMap<String, Vec<&'static str>> {
+pub(crate) fn facts_by_action(root: &Value<'_>) -> HashMap<String, Vec<&'static str>> {
     let mut out = HashMap::new();
-    let Ok((fragment, _warnings)) =
-        cedar_policy::SchemaFragment::from_cedarschema_str(cedar_schema)
-    else {
-        return out;
-    };
-    let Ok(json) = fragment.to_json_string() else {
-        return out;
-    };
-    let Ok(root) = toolgate_json::from_str(&json) else {
-        return out;
-    };
     let Some(namespaces) = root.as_object() else {
         return out;
     };
@@ -291,7 +280,8 @@ mod tests {
             };
             action ping appliesTo { principal: [User], resource: [User], context: {} };
         "#;
-        let got = args_by_action(schema);
+        let (fragment, _) = cedar_policy::SchemaFragment::from_cedarschema_str(schema).unwrap();
+        let got = args_by_action(&json_root(&fragment));
         let Declared::Record(args) = &got["pay"] else {
             panic!("{got:?}")
         };
