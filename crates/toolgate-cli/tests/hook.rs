@@ -246,8 +246,12 @@ fn claude_write_inside_the_project_is_allowed_and_outside_is_denied() {
     }
 }
 
+/// Writes to .git, credentials and CI files need a human (the ready
+/// config's `@approval("required")` forbid): held for a toolgate approval
+/// by default (the call blocked, the approval's id shown to the user), or
+/// Claude Code's own "ask" with `--on-hold ask`; never allowed outright.
 #[test]
-fn claude_writes_to_git_credentials_and_ci_files_are_denied() {
+fn claude_writes_to_git_credentials_and_ci_files_need_a_human() {
     let db = db();
     for path in [
         "/home/dev/project/.git/hooks/pre-commit",
@@ -265,6 +269,27 @@ fn claude_writes_to_git_credentials_and_ci_files_are_denied() {
         assert_eq!(
             str_at(&v, "/hookSpecificOutput/permissionDecision"),
             "deny",
+            "{path}"
+        );
+        assert!(
+            str_at(&v, "/hookSpecificOutput/permissionDecisionReason")
+                .starts_with("held by toolgate for human approval: approval_required"),
+            "{path}: {v:?}"
+        );
+        assert!(
+            str_at(&v, "/systemMessage").contains("toolgate approvals approve"),
+            "{path}: {v:?}"
+        );
+        let v = stdout_json(&hook(
+            "claude",
+            &agents_config(),
+            &db,
+            &["--on-hold", "ask"],
+            &body,
+        ));
+        assert_eq!(
+            str_at(&v, "/hookSpecificOutput/permissionDecision"),
+            "ask",
             "{path}"
         );
     }

@@ -455,6 +455,27 @@ on_both_backends!(
 /// `labels` say the same.
 #[test]
 fn the_trifecta_rule_denies_egress_after_untrusted_content_and_private_data() {
+    trifecta(
+        r#"@code("not_authorized")"#,
+        Verdict::Deny,
+        "not_authorized",
+    );
+}
+
+/// The template as shipped: `@approval("required")` holds the egress call
+/// for a human instead of denying it, in the same places.
+#[test]
+fn the_trifecta_rule_holds_egress_for_a_human_with_approval_required() {
+    trifecta(
+        r#"@approval("required")"#,
+        Verdict::NeedsApproval,
+        "approval_required",
+    );
+}
+
+/// The trifecta rule with the forbid annotated `annotation`: the egress
+/// call of a session holding both labels gets `verdict` with `code`.
+fn trifecta(annotation: &str, verdict: Verdict, code: &str) {
     let dir = tempfile::tempdir().unwrap();
     let schema = r#"
 entity User;
@@ -471,7 +492,7 @@ action send_email appliesTo { principal: [User], resource: [Tool],
 permit(principal, action, resource);
 
 @id("trifecta-egress")
-@code("not_authorized")
+ANNOTATION
 forbid(principal, action, resource)
 when {
   context.egress &&
@@ -504,7 +525,11 @@ egress = true
 schema_json = '{"type":"object","properties":{"to":{"type":"string"}},"required":["to"],"additionalProperties":false}'
 "#;
     std::fs::write(dir.path().join("s.cedarschema"), schema).unwrap();
-    std::fs::write(dir.path().join("p.cedar"), policies).unwrap();
+    std::fs::write(
+        dir.path().join("p.cedar"),
+        policies.replace("ANNOTATION", annotation),
+    )
+    .unwrap();
     let path = dir.path().join("toolgate.toml");
     std::fs::write(&path, config).unwrap();
     let config = Config::load(&path).unwrap();
@@ -534,7 +559,8 @@ schema_json = '{"type":"object","properties":{"to":{"type":"string"}},"required"
         Verdict::Allow
     );
     let d = decide(&g, "alice", "s", &email);
-    assert_eq!(one(&d).1, vec!["not_authorized"]);
+    assert_eq!(one(&d).0, verdict);
+    assert_eq!(one(&d).1, vec![code]);
     assert_eq!(d.decisions()[0].policies(), ["trifecta-egress"]);
     // Another session holds nothing.
     assert_eq!(one(&decide(&g, "alice", "t", &email)).0, Verdict::Allow);
@@ -546,5 +572,5 @@ schema_json = '{"type":"object","properties":{"to":{"type":"string"}},"required"
     assert_eq!(decided.decisions()[0].verdict(), Verdict::Allow);
     ctx.labels.push("untrusted_content".into());
     let decided = gate.decide(&body(&email), Format::Auto, &ctx, &ctx);
-    assert_eq!(decided.decisions()[0].verdict(), Verdict::Deny);
+    assert_eq!(decided.decisions()[0].verdict(), verdict);
 }

@@ -47,6 +47,9 @@ pub enum AuthzVerdict {
     /// The call is denied, with the code to report (`not_authorized`,
     /// `not_owner`, `authorization_error`).
     Deny(Code),
+    /// The call may run once a human approves it (`approval_required`):
+    /// the policies that ask for it would otherwise forbid it.
+    Hold,
 }
 
 /// An authorizer's answer, with its diagnostics.
@@ -81,6 +84,22 @@ impl Authorization {
         }
     }
 
+    /// A permit that needs a human's approval first, asked for by
+    /// `policies`.
+    pub fn hold(policies: Vec<String>) -> Self {
+        Self {
+            verdict: AuthzVerdict::Hold,
+            policies,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Whether the call needs a human's approval before it runs (and is
+    /// otherwise permitted). An answer with errors never holds: it denies.
+    pub fn holds(&self) -> bool {
+        self.errors.is_empty() && self.verdict == AuthzVerdict::Hold
+    }
+
     /// Adds an evaluation error (which denies).
     pub fn with_error(mut self, error: impl Into<String>) -> Self {
         self.errors.push(error.into());
@@ -94,7 +113,7 @@ impl Authorization {
             return Some(Code::AuthorizationError);
         }
         match self.verdict {
-            AuthzVerdict::Permit => None,
+            AuthzVerdict::Permit | AuthzVerdict::Hold => None,
             AuthzVerdict::Deny(code) => Some(code),
         }
     }

@@ -383,9 +383,10 @@ impl Gate {
         };
         let (authorized, policies) = stage::authorize::check(self.authorizer.as_ref(), &request);
         d.policies = policies;
-        if let Err(reason) = authorized {
-            return deny(d, vec![reason], Some(extras));
-        }
+        let held_by_policy = match authorized {
+            Ok(held) => held,
+            Err(reason) => return deny(d, vec![reason], Some(extras)),
+        };
         // 7. limits.
         let limits = run
             .turn
@@ -440,7 +441,7 @@ impl Gate {
             digest: &digest,
         };
         let required = match stage::approval::required(tool, run.state, &run.context.session) {
-            Ok(required) => required || planned.hold.is_some(),
+            Ok(required) => required || planned.hold.is_some() || held_by_policy,
             Err(reason) => return deny(d, vec![reason], Some(extras)),
         };
         // A replayed call is denied before an approval is used or asked

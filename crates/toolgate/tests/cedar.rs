@@ -636,3 +636,89 @@ fn context_entities_from_the_config() {
     let config = Config::parse(&text, shop().join("unknown.toml")).unwrap();
     assert!(authz::from_config(&config).is_err());
 }
+
+/// A forbid annotated `@approval("required")` asks a human instead of
+/// denying: the call is held (`approval_required`, the policy named), runs
+/// once approved, and is denied as before when another forbid also
+/// applies or no permit does.
+#[test]
+fn an_approval_forbid_holds_what_it_forbids() {
+    const ASK: &str = r#"@id("ask-boots") @approval("required")
+        forbid(principal, action == Action::"search", resource)
+        when { context.args.query == "boots" };"#;
+    let gate = gate_with(&format!(
+        r#"@id("all") permit(principal, action, resource); {ASK}"#
+    ));
+    let boots = body("search", r#"{"query":"boots"}"#);
+    let d = decide(&gate, &boots, &ctx("alice", &[]));
+    assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
+    assert_eq!(d.reasons()[0].code.as_str(), "approval_required");
+    assert_eq!(d.policies(), ["ask-boots"]);
+    // What the forbid does not match runs without a human.
+    let d = decide(
+        &gate,
+        &body("search", r#"{"query":"socks"}"#),
+        &ctx("alice", &[]),
+    );
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+    assert_eq!(d.policies(), ["all"]);
+
+    // Approved for exactly these arguments: allowed.
+    let digest = d_digest(&gate, &boots);
+    let approved = Context::from_json(
+        format!(
+            r#"{{"user":"alice","session":"s-1","turn":1,"now":1000,"approvals":[{{"id":"a1","user":"alice","session":"s-1","tool":"search","digest":"{digest}","expires_at":2000,"used":false}}]}}"#
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let d = decide(&gate, &boots, &approved);
+    assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
+
+    // A plain forbid beside it still denies.
+    let gate = gate_with(&format!(
+        r#"@id("all") permit(principal, action, resource); {ASK}
+           @id("no-boots") @code("not_authorized")
+           forbid(principal, action == Action::"search", resource)
+           when {{ context.args.query == "boots" }};"#
+    ));
+    let d = decide(&gate, &boots, &ctx("alice", &[]));
+    assert_eq!(d.verdict(), Verdict::Deny, "{d:?}");
+    assert_eq!(d.reasons()[0].code.as_str(), "not_authorized");
+    // No permit: a human cannot make it allowed, so it is denied.
+    let gate = gate_with(ASK);
+    let d = decide(&gate, &boots, &ctx("alice", &[]));
+    assert_eq!(d.verdict(), Verdict::Deny, "{d:?}");
+}
+
+/// The digest a call's arguments are approved under.
+fn d_digest(gate: &Gate, body: &[u8]) -> String {
+    decide(gate, body, &ctx("alice", &[]))
+        .digest()
+        .expect("the arguments parsed")
+        .to_string()
+}
+
+#[test]
+fn an_approval_annotation_is_for_forbids_and_says_required() {
+    let schema = shop_text("shop.cedarschema");
+    for (policies, needle) in [
+        (
+            r#"@id("p") @approval("required") permit(principal, action, resource);"#,
+            "is for a forbid",
+        ),
+        (
+            r#"@id("f") @approval("maybe") forbid(principal, action, resource);"#,
+            "the value must be `required`",
+        ),
+    ] {
+        let err = CedarAuthorizer::from_sources(
+            Source::new(Path::new("test.cedar"), policies),
+            Source::new(Path::new("shop.cedarschema"), &schema),
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), LoadErrorCode::InvalidAnnotation, "{err}");
+        assert!(err.to_string().contains(needle), "{err}");
+    }
+}

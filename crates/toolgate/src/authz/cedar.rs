@@ -136,12 +136,19 @@ pub struct CedarAuthorizer {
 struct ActionEntry {
     uid: EntityUid,
     policies: PolicySet,
+    /// The policies without the `@approval("required")` forbids, when the
+    /// action has any: a call those alone forbid is asked of a human when
+    /// these permit it.
+    without_holds: Option<PolicySet>,
 }
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PolicyMeta {
     pub(crate) effect: Effect,
     code: Option<Code>,
+    /// A forbid annotated `@approval("required")`: what it forbids needs
+    /// a human's approval instead of being denied.
+    hold: bool,
 }
 
 impl CedarAuthorizer {
@@ -196,7 +203,10 @@ impl CedarAuthorizer {
                 .source(e)
             })?,
         };
-        let actions = index(&set, &schema, schema_file)?;
+        let mut actions = index(&set, &schema, schema_file)?;
+        for entry in actions.values_mut() {
+            entry.without_holds = without_holds(&entry.policies, &meta, schema_file)?;
+        }
         let mut applies: HashMap<String, Vec<String>> = HashMap::new();
         for (name, entry) in &actions {
             for policy in entry.policies.policies() {
@@ -600,6 +610,28 @@ impl CedarAuthorizer {
         let mut reason: Vec<PolicyId> = response.diagnostics().reason().cloned().collect();
         reason.sort_unstable_by_key(ToString::to_string);
         let ids = reason.iter().map(ToString::to_string).collect();
+        let held = response.decision() == CedarDecision::Deny
+            && !reason.is_empty()
+            && response.diagnostics().errors().next().is_none()
+            && reason
+                .iter()
+                .all(|id| self.meta.get(id).is_some_and(|m| m.hold));
+        if held {
+            // Only `@approval("required")` forbids deny: the call is a
+            // human's to approve when the other policies permit it.
+            if let Some(rest) = self
+                .actions
+                .get(tool.name())
+                .and_then(|a| a.without_holds.as_ref())
+            {
+                let again = self.engine.is_authorized(&cedar_request, rest, &entities);
+                if again.decision() == CedarDecision::Allow
+                    && again.diagnostics().errors().next().is_none()
+                {
+                    return Ok(Authorization::hold(ids));
+                }
+            }
+        }
         let mut answer = match response.decision() {
             CedarDecision::Allow => Authorization::permit(ids),
             CedarDecision::Deny if reason.is_empty() => Authorization::deny(
@@ -759,12 +791,32 @@ fn load_policies(
                 .policy(id));
             }
         };
+        let hold = match policy.annotation("approval") {
+            None => false,
+            Some("required") if policy.effect() == Effect::Forbid => true,
+            Some(other) => {
+                let message = if other == "required" {
+                    "`@approval(\"required\")` is for a forbid: it turns what the forbid denies into a request for a human's approval".to_owned()
+                } else {
+                    format!(
+                        "`@approval(\"{}\")`: the value must be `required`",
+                        other.escape_debug()
+                    )
+                };
+                return Err(at_policy(
+                    LoadError::new(LoadErrorCode::InvalidAnnotation, source.file, message),
+                    policy,
+                )
+                .policy(id));
+            }
+        };
         let renamed = policy.new_id(PolicyId::new(&id));
         meta.insert(
             PolicyId::new(&id),
             PolicyMeta {
                 effect: policy.effect(),
                 code,
+                hold,
             },
         );
         set.add(renamed).map_err(|e| {
@@ -887,10 +939,37 @@ fn index(
             ActionEntry {
                 uid: uid.clone(),
                 policies,
+                without_holds: None,
             },
         );
     }
     Ok(actions)
+}
+
+/// `policies` without its `@approval("required")` forbids, or `None` when it
+/// has none.
+fn without_holds(
+    policies: &PolicySet,
+    meta: &HashMap<PolicyId, PolicyMeta>,
+    file: &Path,
+) -> Result<Option<PolicySet>, LoadError> {
+    let held = |p: &Policy| meta.get(p.id()).is_some_and(|m| m.hold);
+    if !policies.policies().any(held) {
+        return Ok(None);
+    }
+    let mut rest = PolicySet::new();
+    for policy in policies.policies().filter(|p| !held(p)) {
+        rest.add(policy.clone()).map_err(|e| {
+            LoadError::new(
+                LoadErrorCode::DuplicatePolicyId,
+                file,
+                format!("cannot index the policy: {e}"),
+            )
+            .policy(policy.id().to_string())
+            .source(e)
+        })?;
+    }
+    Ok(Some(rest))
 }
 
 /// An error's message on one line.

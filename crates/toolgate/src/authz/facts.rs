@@ -199,7 +199,10 @@ pub(crate) fn collect(set: &PolicySet, applies: &HashMap<String, Vec<String>>) -
                     Effect::Forbid => PolicyEffect::Forbid,
                 },
                 actions,
-                has_code: policy.annotation("code").is_some(),
+                // A forbid that asks for a human (`@approval`) reports
+                // `approval_required`, never a fallback code.
+                has_code: policy.annotation("code").is_some()
+                    || policy.annotation("approval").is_some(),
                 comparisons: comparisons(policy),
                 id,
             }
