@@ -60,6 +60,53 @@ fn usage_shows_a_sessions_count_and_labels() {
         }
     }
     assert!(last.contains("rate_limited"), "{last}");
+    // The JSON form carries what a caller without a store keeps: the
+    // allowed call's charges and labels, and when a refused one can retry.
+    let body = dir.path().join("b0.json");
+    let json = |ctx: &str| {
+        let out = toolgate(&[
+            "check",
+            "--json",
+            "--no-store",
+            "--config",
+            config,
+            "--context",
+            ctx,
+            body.to_str().unwrap(),
+        ]);
+        let v = toolgate_json::from_slice(&out.stdout).unwrap().into_owned();
+        v.pointer("/0/decisions/0")
+            .or_else(|| v.pointer("/decisions/0"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{}", text(&out.stdout)))
+    };
+    let fresh = dir.path().join("fresh.json");
+    std::fs::write(&fresh, r#"{"user":"alice","session":"s-10","turn":1}"#).unwrap();
+    let d = json(fresh.to_str().unwrap());
+    assert_eq!(
+        toolgate_json::canonical::to_string(d.pointer("/charges").unwrap()),
+        r#"[{"amount":"1","limit":"searches"}]"#
+    );
+    assert_eq!(
+        toolgate_json::canonical::to_string(d.pointer("/labels").unwrap()),
+        r#"["untrusted_content"]"#
+    );
+    assert!(d.pointer("/retry_after").is_none());
+    let full = dir.path().join("full.json");
+    std::fs::write(
+        &full,
+        r#"{"user":"alice","session":"s-11","turn":1,"now":1767225700,"limit_events":[{"limit":"searches","at":1767225600,"amount":1},{"limit":"searches","at":1767225650,"amount":1}]}"#,
+    )
+    .unwrap();
+    let d = json(full.to_str().unwrap());
+    assert_eq!(
+        d.pointer("/reasons/0/code")
+            .and_then(toolgate_json::Value::as_str),
+        Some("rate_limited"),
+        "{d:?}"
+    );
+    assert!(d.pointer("/charges").is_none());
+    assert!(d.pointer("/retry_after").is_some(), "{d:?}");
     let out = toolgate(&["usage", "--config", config, "--session", "s-9"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));

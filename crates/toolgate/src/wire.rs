@@ -8,7 +8,10 @@
 //! stage has a finer code; a decision is `{"index", "call_id", "tool",
 //! "verdict", "reasons", "arguments", "digest", "approval", "policies",
 //! "pinned", "feedback"}`, plus `"receipt"` (the signed receipt's
-//! text, [`crate::receipt`]) when the gate signs receipts. The members are
+//! text, [`crate::receipt`]) when the gate signs receipts, `"charges"`
+//! (`[{"limit", "amount"}]`) and `"labels"` on an allowed call that counts
+//! toward a `[[limit]]` or brings session labels, and `"retry_after"`
+//! (seconds) on a call denied over a limit. The members are
 //! documented in the book (`docs/src/check.md`).
 //!
 //! `arguments` is the canonical value the gate checked, for every call that
@@ -131,6 +134,34 @@ fn decision_json(d: &Decision) -> Value<'static> {
     // Only with a receipt key: an answer without one keeps its shape.
     if let Some(receipt) = d.receipt() {
         o.insert("receipt", string(receipt));
+    }
+    // Only with `[[limit]]`s or labelled tools: what a caller without a
+    // store keeps for its next context (`limit_events`, `labels`), and
+    // when a call over a limit can be retried.
+    if !d.charges().is_empty() {
+        o.insert(
+            "charges",
+            Value::Array(
+                d.charges()
+                    .iter()
+                    .map(|c| {
+                        let mut e = Object::new();
+                        e.insert("limit", string(c.limit.clone()));
+                        e.insert("amount", string(c.amount.to_string()));
+                        Value::Object(e)
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    if !d.labels().is_empty() {
+        o.insert(
+            "labels",
+            Value::Array(d.labels().iter().map(|l| string(l.clone())).collect()),
+        );
+    }
+    if let Some(seconds) = d.retry_after() {
+        o.insert("retry_after", Value::Number(Number::from(seconds)));
     }
     Value::Object(o)
 }

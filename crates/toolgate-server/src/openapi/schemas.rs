@@ -147,12 +147,49 @@ pub(super) fn decisions() -> Value<'static> {
                 ),
             ]),
         ),
+        (
+            "charges",
+            o([
+                ("type", s("array")),
+                (
+                    "items",
+                    answer(&[("limit", ty("string")), ("amount", ty("string"))]),
+                ),
+                (
+                    "description",
+                    s("what the allowed call adds to each `[[limit]]` counting it (a caller without a store keeps them as `limit_events`)"),
+                ),
+            ]),
+        ),
+        (
+            "labels",
+            o([
+                ("type", s("array")),
+                ("items", ty("string")),
+                (
+                    "description",
+                    s("the session labels the allowed call's result brings in"),
+                ),
+            ]),
+        ),
+        (
+            "retry_after",
+            o([
+                ("type", s("integer")),
+                ("minimum", n(0)),
+                (
+                    "description",
+                    s("seconds after which a call denied `rate_limited` or `budget_exceeded` can succeed"),
+                ),
+            ]),
+        ),
     ];
-    // Every member is always present but `receipt`.
+    // Every member is always present but the optional ones.
+    let optional = ["receipt", "charges", "labels", "retry_after"];
     let required: Vec<&str> = decision_members
         .iter()
         .map(|(k, _)| *k)
-        .filter(|k| *k != "receipt")
+        .filter(|k| !optional.contains(k))
         .collect();
     let decision = object(&decision_members, &required, false);
     let finish = o([(
