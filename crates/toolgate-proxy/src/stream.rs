@@ -309,6 +309,10 @@ impl Rewriter {
                     return Err(Broken("a delta whose text is not a string"));
                 }
             }
+            // Only the members on the pass list are handed on.
+            if crate::items::chat_member_off_list(delta).is_some() {
+                return Err(Broken("a delta member off the pass list"));
+            }
             let fragments = match delta.remove("tool_calls") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(f)) => f,
