@@ -460,15 +460,16 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 }
             }
             if !list.is_empty() {
-                let rows: Vec<Vec<String>> = list.iter().map(approval_row).collect();
-                crate::table::write(
-                    &mut out,
-                    "",
-                    &[
-                        "id", "state", "kind", "user", "session", "tool", "digest", "expires",
-                    ],
-                    &rows,
-                )?;
+                // The upstream column when an approval of the page names
+                // the MCP server its call goes to.
+                let routed = list.iter().any(|a| a.upstream.is_some());
+                let rows: Vec<Vec<String>> = list.iter().map(|a| approval_row(a, routed)).collect();
+                let mut header = vec!["id", "state", "kind", "user", "session", "tool"];
+                if routed {
+                    header.push("upstream");
+                }
+                header.extend(["digest", "expires"]);
+                crate::table::write(&mut out, "", &header, &rows)?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -664,22 +665,26 @@ pub(crate) fn actor(given: Option<&str>) -> String {
         .unwrap_or_else(|| "cli".to_owned())
 }
 
-/// One approval as a row of `approvals list`.
-fn approval_row(a: &Approval) -> Vec<String> {
+/// One approval as a row of `approvals list` (with the upstream column
+/// when `routed`).
+fn approval_row(a: &Approval, routed: bool) -> Vec<String> {
     let digest = a
         .digest
         .map(|d| d.to_string().chars().take(19).collect::<String>() + "…")
         .unwrap_or_else(|| "-".to_owned());
-    vec![
+    let mut row = vec![
         a.id.to_string(),
         a.state.as_str().to_owned(),
         a.kind.as_str().to_owned(),
         display(&a.user),
         display(a.session.as_deref().unwrap_or("-")),
         display(&a.tool),
-        digest,
-        time(a.expires_at),
-    ]
+    ];
+    if routed {
+        row.push(display(a.upstream.as_deref().unwrap_or("-")));
+    }
+    row.extend([digest, time(a.expires_at)]);
+    row
 }
 
 fn write_approval(out: &mut impl Write, a: &Approval) -> std::io::Result<()> {
@@ -690,6 +695,9 @@ fn write_approval(out: &mut impl Write, a: &Approval) -> std::io::Result<()> {
     writeln!(out, "user:       {}", display(&a.user))?;
     writeln!(out, "session:    {}", opt(a.session.as_deref()))?;
     writeln!(out, "tool:       {}", display(&a.tool))?;
+    if let Some(upstream) = &a.upstream {
+        writeln!(out, "upstream:   {}", display(upstream))?;
+    }
     writeln!(
         out,
         "digest:     {}",

@@ -379,6 +379,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 // taken for the other's (a result would skip the checks of
                 // a call's result, or get them wrongly).
                 finding(&format!("client request refused: id {id} is pending"));
+                shared.refuse_frame("duplicate_request_id");
                 sides
                     .to_client(frame::error_answer(
                         Some(&id),
@@ -406,6 +407,7 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 let read = match reads::client_request(&method, &value) {
                     Ok(read) => read,
                     Err(()) => {
+                        shared.refuse_at("mcp client request", reads::refused_code(&method));
                         sides.to_client(reads::refused_method(&id, &method)).await;
                         continue;
                     }
@@ -432,6 +434,13 @@ async fn client_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
                 if !mine {
                     sides.to_server(lossless(bytes)).await;
                 }
+            }
+            Ok(Message::Notification { method })
+                if !reads::CLIENT_NOTIFICATIONS.contains(&method.as_str()) =>
+            {
+                // Off the pass list: dropped, audited.
+                finding("client notification dropped: notification_not_passed");
+                shared.refuse_at("mcp client notification", "notification_not_passed");
             }
             Ok(Message::Notification { .. } | Message::Response { .. }) => {
                 sides.to_server(lossless(bytes)).await;
@@ -521,6 +530,14 @@ async fn server_pump<R: AsyncBufRead + Unpin>(shared: Arc<Shared>, mut r: R, sid
             }
             Ok(Message::Notification { method }) if method.starts_with("notifications/tasks/") => {
                 finding("server notification dropped: toolgate does not support tasks");
+                shared.refuse_at("mcp server notification", "tasks_not_supported");
+            }
+            Ok(Message::Notification { method })
+                if !reads::SERVER_NOTIFICATIONS.contains(&method.as_str()) =>
+            {
+                // Off the pass list: dropped, audited.
+                finding("server notification dropped: notification_not_passed");
+                shared.refuse_at("mcp server notification", "notification_not_passed");
             }
             Ok(Message::Notification { .. }) => {
                 sides.to_client(lossless(bytes)).await;
@@ -537,12 +554,14 @@ impl Shared {
     /// The audit record of a client frame refused before any decision
     /// (aggregated: [`crate::refusals`]).
     fn refuse_frame(&self, code: &'static str) {
-        self.refusals.record(
-            crate::refusals::Kind::Deny,
-            "mcp frame",
-            code,
-            Some(&self.user),
-        );
+        self.refuse_at("mcp frame", code);
+    }
+
+    /// The audit record of a message refused at `place` (a method or
+    /// notification off the pass list; aggregated like the frames).
+    fn refuse_at(&self, place: &'static str, code: &'static str) {
+        self.refusals
+            .record(crate::refusals::Kind::Deny, place, code, Some(&self.user));
     }
 
     /// Whether a request with id `id` is pending or a live call: another

@@ -1,7 +1,8 @@
 //! Audit records of what the MCP proxy refuses before any decision: client
-//! frames the strict parser refuses (over stdio or HTTP), and HTTP requests
-//! refused for their token, `Host` or `Origin`, session or mirrored
-//! headers.
+//! frames the strict parser refuses (over stdio or HTTP), requests and
+//! notifications of either side whose method is off the pass list, and
+//! HTTP requests refused for their token, `Host` or `Origin`, session or
+//! mirrored headers.
 //!
 //! A flood must not grow the log without bound, so records are aggregated
 //! per kind: the first refusal of a kind (where, reason code, user) in a

@@ -50,6 +50,49 @@ pub const MESSAGES_BUILT_IN: [&str; 10] = [
     "container_upload",
 ];
 
+/// The members of a Chat Completions message (and of a stream's delta)
+/// the proxy hands on: the role, the text it passes (`content`, `refusal`,
+/// `reasoning_content`) and the calls the gate decides (`tool_calls`, the
+/// legacy `function_call`). A member off this list that holds anything
+/// refuses the response as an item off the pass list does; one holding
+/// nothing (`null`, `[]`, `{}`: OpenAI's empty `annotations`) passes.
+pub const CHAT_MESSAGE_MEMBERS: [&str; 6] = [
+    "role",
+    "content",
+    "refusal",
+    "reasoning_content",
+    "tool_calls",
+    "function_call",
+];
+
+/// The first member of a Chat Completions message or delta `m` that is
+/// off [`CHAT_MESSAGE_MEMBERS`] and holds something (toolgate's own
+/// member aside: it is removed from whatever the upstream sends).
+pub(crate) fn chat_member_off_list<'m>(m: &'m toolgate_json::Object<'_>) -> Option<&'m str> {
+    use toolgate_json::Value;
+    m.iter()
+        .find(|(k, v)| {
+            let empty = match v {
+                Value::Null => true,
+                Value::Array(a) => a.is_empty(),
+                Value::Object(o) => o.is_empty(),
+                _ => false,
+            };
+            !empty && *k != TOOLGATE && !CHAT_MESSAGE_MEMBERS.contains(k)
+        })
+        .map(|(k, _)| k)
+}
+
+/// Why a message member is refused, in words safe to show.
+pub(crate) fn refused_member_message(member: &str) -> String {
+    let shown: String = member
+        .chars()
+        .filter(|c| c.is_ascii_graphic())
+        .take(64)
+        .collect();
+    format!("toolgate refused the model's response: a message member `{shown}` is not on the proxy's pass list")
+}
+
 /// What an output item type is to the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -205,6 +205,16 @@ pub fn check_items(api: Api, root: &Value<'_>, pass_through: &[String]) -> Resul
                 .and_then(Value::as_array)
                 .unwrap_or_default()
             {
+                if let Some(member) = choice
+                    .pointer("/message")
+                    .and_then(Value::as_object)
+                    .and_then(crate::items::chat_member_off_list)
+                {
+                    return Err(Refusal {
+                        code: "item_refused",
+                        message: crate::items::refused_member_message(member),
+                    });
+                }
                 let calls = choice
                     .pointer("/message/tool_calls")
                     .and_then(Value::as_array)

@@ -309,6 +309,10 @@ impl Rewriter {
                     return Err(Broken("a delta whose text is not a string"));
                 }
             }
+            // Only the members on the pass list are handed on.
+            if crate::items::chat_member_off_list(delta).is_some() {
+                return Err(Broken("a delta member off the pass list"));
+            }
             let fragments = match delta.remove("tool_calls") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(f)) => f,
@@ -679,21 +683,11 @@ impl Rewriter {
             delta.insert("text", s(&texts.join("\n")));
             out.push_str(&self.whole_block(start, delta));
         }
-        if let Some((kind, mut v)) = self.terminal.take() {
-            strip_toolgate(&mut v);
-            if let Value::Object(o) = &mut v {
-                if let Some(Value::Object(delta)) = o.get_mut("delta") {
-                    let reason = delta
-                        .get("stop_reason")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                    if !released && reason.as_deref() == Some("tool_use") {
-                        delta.insert("stop_reason", s("end_turn"));
-                    }
-                }
-                o.insert(TOOLGATE, summary(decisions));
-            }
-            out.push_str(&data_event(Some(&kind), &v));
+        if let Some((kind, v)) = self.terminal.take() {
+            out.push_str(&data_event(
+                Some(&kind),
+                &message_delta(&v, released, decisions),
+            ));
         }
         out.push_str(&data_event(Some("message_stop"), &{
             let mut o = Object::new();
@@ -959,4 +953,45 @@ impl Rewriter {
             Api::Responses => self.responses_finish(&pairs, decisions),
         })
     }
+}
+
+/// The terminal `message_delta`, rebuilt (never the upstream's copy
+/// filtered): the stop reason (`tool_use` becomes `end_turn` when no call
+/// was released) and stop sequence when they are strings or null, the
+/// usage's numbers (and its objects of numbers), and toolgate's verdicts.
+/// Any other member the upstream sent is not handed on.
+fn message_delta(v: &Value<'static>, released: bool, decisions: &Decisions) -> Value<'static> {
+    let is_number = |v: &Value<'_>| v.as_number().is_some() || v.is_null();
+    let mut delta = Object::new();
+    for k in ["stop_reason", "stop_sequence"] {
+        match v.pointer(&format!("/delta/{k}")) {
+            Some(t @ Value::String(_)) => {
+                delta.insert(k, t.clone());
+            }
+            _ => {
+                delta.insert(k, Value::Null);
+            }
+        }
+    }
+    if !released && delta.get("stop_reason").and_then(Value::as_str) == Some("tool_use") {
+        delta.insert("stop_reason", s("end_turn"));
+    }
+    let mut usage = Object::new();
+    if let Some(Value::Object(u)) = v.pointer("/usage") {
+        for (k, m) in u.iter() {
+            let keep = match m {
+                Value::Object(inner) => inner.iter().all(|(_, n)| is_number(n)),
+                other => is_number(other),
+            };
+            if keep {
+                usage.insert(k.to_owned(), m.clone());
+            }
+        }
+    }
+    let mut o = Object::new();
+    o.insert("type", s("message_delta"));
+    o.insert("delta", Value::Object(delta));
+    o.insert("usage", Value::Object(usage));
+    o.insert(TOOLGATE, summary(decisions));
+    Value::Object(o)
 }

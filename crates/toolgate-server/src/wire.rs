@@ -232,6 +232,7 @@ pub fn approval_object(a: &Approval) -> Object<'static> {
         or_null(a.used_at, |t| i64_value(t.unix_millis())),
     );
     o.insert("uses", u64_value(a.uses));
+    o.insert("upstream", or_null(a.upstream.clone(), string));
     o
 }
 

@@ -161,6 +161,8 @@
     const dl = el("dl");
     field(dl, "user", a.user);
     field(dl, "session", a.session === null ? "—" : a.session);
+    // The MCP server the call goes to, when the proxy routes it.
+    if (a.upstream !== null) field(dl, "upstream", a.upstream);
     field(dl, "reasons", a.reasons.length ? a.reasons.join(", ") : "—");
     if (a.call_id !== null) field(dl, "call id", a.call_id);
     field(dl, "requested", time(a.created_at));

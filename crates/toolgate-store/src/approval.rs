@@ -48,20 +48,46 @@ impl FromStr for ApprovalId {
 }
 
 /// The digest a single approval of a call made under a pinned tool
-/// definition is bound by: SHA-256 over a fixed label, the argument digest
-/// and the definition digest. An approval requested under definition D1
-/// holds this digest for D1, so once the server changed the tool to D2 the
-/// same arguments look up another digest and D1's approval covers nothing
-/// (even after a human approved D2: the call then waits for a new
-/// approval). Without a definition the argument digest itself is the key.
-pub fn bound_digest(arguments: &Digest, definition: Option<&Digest>) -> Digest {
-    match definition {
-        None => *arguments,
-        Some(def) => {
+/// definition, or routed to a named upstream, is bound by. An approval
+/// requested under definition D1 holds this digest for D1, so once the
+/// server changed the tool to D2 the same arguments look up another digest
+/// and D1's approval covers nothing (even after a human approved D2: the
+/// call then waits for a new approval). Likewise an approval of a call
+/// routed to upstream U1 covers nothing routed to U2, whatever the tool's
+/// name and definition there. With a definition and no upstream the key is
+/// SHA-256 over a fixed label, the argument digest and the definition
+/// digest; with an upstream, over another label, the argument digest, a
+/// marker byte and the definition digest (or zeros without one) and the
+/// upstream's name; with neither the argument digest itself is the key.
+pub fn bound_digest(
+    arguments: &Digest,
+    definition: Option<&Digest>,
+    upstream: Option<&str>,
+) -> Digest {
+    match (definition, upstream) {
+        (None, None) => *arguments,
+        (Some(def), None) => {
             let mut bytes = Vec::with_capacity(96);
             bytes.extend_from_slice(b"toolgate approval bound to a tool definition v1\0");
             bytes.extend_from_slice(arguments.as_bytes());
             bytes.extend_from_slice(def.as_bytes());
+            Digest::of(&bytes)
+        }
+        (def, Some(upstream)) => {
+            let mut bytes = Vec::with_capacity(128 + upstream.len());
+            bytes.extend_from_slice(b"toolgate approval bound to an upstream v1\0");
+            bytes.extend_from_slice(arguments.as_bytes());
+            match def {
+                Some(def) => {
+                    bytes.push(1);
+                    bytes.extend_from_slice(def.as_bytes());
+                }
+                None => {
+                    bytes.push(0);
+                    bytes.extend_from_slice(&[0; 32]);
+                }
+            }
+            bytes.extend_from_slice(upstream.as_bytes());
             Digest::of(&bytes)
         }
     }
@@ -150,7 +176,8 @@ impl ApprovalState {
 /// of the canonical arguments, strictly before `expires_at`, once
 /// ([`crate::Store::consume`]). Behind the MCP proxy the digest also binds
 /// the digest of the tool's definition the call was made under
-/// ([`bound_digest`]). A *standing* approval
+/// and the upstream the call is routed to ([`bound_digest`]). A *standing*
+/// approval
 /// ([`crate::Store::grant_standing`]) covers every call of one tool by one
 /// user until `expires_at`; `deny` revokes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +195,9 @@ pub struct Approval {
     pub tool: String,
     /// The argument digest it covers (single approvals only).
     pub digest: Option<Digest>,
+    /// The upstream its call goes to (single approvals requested by the
+    /// MCP proxy; the digest is bound to it, [`bound_digest`]).
+    pub upstream: Option<String>,
     /// When it was created.
     pub created_at: Timestamp,
     /// It covers calls strictly before this time.

@@ -581,8 +581,13 @@ impl StoreGate {
         digest: &Digest,
         now: Timestamp,
     ) -> Result<ApprovalId, crate::Error> {
-        // Bound to the tool's definition too when the caller pinned it.
-        let key = crate::approval::bound_digest(digest, context.tool_definition(tool));
+        // Bound to the tool's definition too when the caller pinned it, and
+        // to the upstream the call goes to.
+        let key = crate::approval::bound_digest(
+            digest,
+            context.tool_definition(tool),
+            context.upstream.as_deref(),
+        );
         self.store.request_approval_within(
             &context.user,
             &context.session,
@@ -591,6 +596,7 @@ impl StoreGate {
             now.saturating_add(self.approval_expiry),
             self.pending_limits,
             context.requester.as_deref(),
+            context.upstream.as_deref(),
         )
     }
 

@@ -91,7 +91,7 @@ const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_i
      policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v, segment, sseq";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
-     expires_at, state, decided_by, decided_at, note, used_at, uses";
+     expires_at, state, decided_by, decided_at, note, used_at, uses, upstream";
 
 /// How to open a [`PgStore`]. Built with setters, used by
 /// [`PgOptions::open`].
@@ -571,9 +571,12 @@ impl Store for PgStore {
         expires_at: Timestamp,
         limits: PendingLimits,
         requester: Option<&str>,
+        upstream: Option<&str>,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
-        let call = Call::new(user, session, tool, digest).requested_by(requester);
+        let call = Call::new(user, session, tool, digest)
+            .requested_by(requester)
+            .routed_to(upstream);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 

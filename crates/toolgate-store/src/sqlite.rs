@@ -474,9 +474,12 @@ impl Store for SqliteStore {
         expires_at: Timestamp,
         limits: PendingLimits,
         requester: Option<&str>,
+        upstream: Option<&str>,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
-        let call = Call::new(user, session, tool, digest).requested_by(requester);
+        let call = Call::new(user, session, tool, digest)
+            .requested_by(requester)
+            .routed_to(upstream);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.

@@ -114,6 +114,7 @@ pub trait Store: Send + Sync {
             expires_at,
             PendingLimits::unlimited(),
             None,
+            None,
         )
     }
 
@@ -125,7 +126,10 @@ pub trait Store: Send + Sync {
     /// arriving together, from threads or replicas, share one. A new one
     /// beyond `limits` (unexpired pending approvals of the session, of the
     /// user, and those `requester` asked for, whatever users it named) is
-    /// refused with `approval_queue_full`.
+    /// refused with `approval_queue_full`. `upstream` names where the
+    /// call goes (the MCP proxy's route), kept with the approval for the
+    /// humans deciding; the digest is bound to it already
+    /// ([`crate::bound_digest`]).
     #[allow(
         clippy::too_many_arguments,
         reason = "one call's key, its expiry and its caps"
@@ -139,6 +143,7 @@ pub trait Store: Send + Sync {
         expires_at: Timestamp,
         limits: PendingLimits,
         requester: Option<&str>,
+        upstream: Option<&str>,
     ) -> Result<ApprovalId, Error>;
 
     /// A human approves a pending, unexpired approval (audited

@@ -511,6 +511,7 @@ fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
             clock.now().saturating_add(Duration::from_secs(600)),
             limits,
             None,
+            None,
         )
     };
     let first = ask("s-1", 1).unwrap();
@@ -531,6 +532,7 @@ fn pending_approvals_are_capped_and_expire_everywhere(db: &Db) {
             &digest("{}"),
             later(600),
             limits,
+            None,
             None,
         )
         .unwrap();
@@ -596,6 +598,7 @@ fn issue_29_4_pending_approvals_are_capped_per_requester(db: &Db) {
             later(600),
             limits,
             Some(requester),
+            None,
         )
     };
     let results: Vec<_> = std::thread::scope(|s| {

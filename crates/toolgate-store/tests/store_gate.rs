@@ -411,9 +411,11 @@ impl Store for AuditDown {
         expires_at: Timestamp,
         limits: toolgate_store::PendingLimits,
         requester: Option<&str>,
+        upstream: Option<&str>,
     ) -> Result<ApprovalId, StoreError> {
-        self.inner
-            .request_approval_within(user, session, tool, digest, expires_at, limits, requester)
+        self.inner.request_approval_within(
+            user, session, tool, digest, expires_at, limits, requester, upstream,
+        )
     }
     fn redaction_key(&self) -> Result<toolgate_store::RedactionKey, StoreError> {
         self.inner.redaction_key()
@@ -785,7 +787,7 @@ fn an_approval_is_bound_to_the_tool_definition_it_was_given_under() {
     let args = held.decisions()[0].digest().unwrap();
     assert_eq!(
         a.digest,
-        Some(toolgate_store::bound_digest(&args, Some(&d1)))
+        Some(toolgate_store::bound_digest(&args, Some(&d1), None))
     );
     assert_ne!(a.digest, Some(args));
     store.approve(id, "bob", "checked under D1").unwrap();

@@ -350,6 +350,12 @@ pub struct Context {
     /// caps the pending approvals one requester holds, whatever users it
     /// names (`[approvals] max_pending_per_token`).
     pub requester: Option<String>,
+    /// The upstream the calls go to (set by the MCP proxy from its route;
+    /// not part of the JSON document): a store gate binds the approval of
+    /// a call to it too, so an approval given for a call routed to one
+    /// upstream never covers the same call routed to another, and names
+    /// it for the humans deciding.
+    pub upstream: Option<String>,
     /// The usage of the limits this caller keeps without a store: one
     /// entry per counted call (see the table above).
     pub limit_events: Vec<LimitEvent>,
@@ -399,6 +405,7 @@ impl Context {
             entities: None,
             tool_definitions: Vec::new(),
             requester: None,
+            upstream: None,
             limit_events: Vec::new(),
             labels: Vec::new(),
         }
@@ -412,6 +419,13 @@ impl Context {
         let tool = tool.into();
         self.tool_definitions.retain(|(t, _)| *t != tool);
         self.tool_definitions.push((tool, digest));
+        self
+    }
+
+    /// The calls go to `upstream` ([`Context::upstream`]).
+    #[must_use]
+    pub fn with_upstream(mut self, upstream: impl Into<String>) -> Self {
+        self.upstream = Some(upstream.into());
         self
     }
 

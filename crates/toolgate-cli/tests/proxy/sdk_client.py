@@ -278,10 +278,23 @@ def messages_duplicate_in_body_is_refused() -> None:
 
 
 def messages_stream() -> None:
+    # The verdicts of an Anthropic stream are the `toolgate` member of its
+    # `message_delta` event (the SDK's accumulated message keeps no member
+    # of an event): read there while iterating.
+    verdicts = None
     with an().messages.stream(model="sse:anthropic", max_tokens=10, messages=MESSAGES) as s:
-        for _ in s:
-            pass
+        for e in s:
+            if e.type == "message_start":
+                assert "toolgate" not in extra(e.message), extra(e.message)
+            if e.type == "message_delta":
+                assert verdicts is None, "one message_delta"
+                verdicts = extra(e)["toolgate"]
         final = s.get_final_message()
+    assert verdicts is not None, "the message_delta event carries the verdicts"
+    calls = [(c["call_id"], c["tool"], c["verdict"]) for c in verdicts["calls"]]
+    assert calls == [("toolu_s", "search", "allow"), ("toolu_r", "refund", "deny")], verdicts
+    assert "not_owner" in verdicts["calls"][1]["reasons"], verdicts
+    assert "toolgate" not in extra(final), extra(final)
     kinds = [b.type for b in final.content]
     assert kinds == ["text", "tool_use", "text"], kinds
     assert final.content[0].text == "Checking."

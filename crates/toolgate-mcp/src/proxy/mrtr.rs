@@ -297,10 +297,16 @@ impl Shared {
             return None;
         }
         let approval: ApprovalId = d.approval()?.as_str().parse().ok()?;
-        // The store keeps the approval bound to the arguments and the
-        // tool's current definition (`bound_digest`).
-        let pin = self.lock().catalog.current(d.tool());
-        let digest = toolgate_store::bound_digest(&d.digest()?, pin.as_ref());
+        // The store keeps the approval bound to the arguments, the tool's
+        // current definition and its upstream (`bound_digest`).
+        let (pin, upstream) = {
+            let shared = self.lock();
+            (
+                shared.catalog.current(d.tool()),
+                shared.catalog.upstream_of(d.tool()),
+            )
+        };
+        let digest = toolgate_store::bound_digest(&d.digest()?, pin.as_ref(), Some(&upstream));
         let stored = self.approval(approval).await;
         let Some(stored) = stored.filter(|a| {
             a.kind == ApprovalKind::Single
@@ -397,7 +403,13 @@ impl Shared {
         let (Some(digest), Some(session)) = (stored.digest, stored.session.as_deref()) else {
             return refused("request_state_invalid", "not a single approval");
         };
-        let pin = self.lock().catalog.current(&stored.tool);
+        let (pin, upstream) = {
+            let shared = self.lock();
+            (
+                shared.catalog.current(&stored.tool),
+                shared.catalog.upstream_of(&stored.tool),
+            )
+        };
         let fields = StateFields {
             approval: state.approval,
             expires_ms: state.expires_ms,
@@ -420,7 +432,8 @@ impl Shared {
             );
         }
         if stored.tool != tool
-            || toolgate_store::bound_digest(&arguments_digest(value), pin.as_ref()) != digest
+            || toolgate_store::bound_digest(&arguments_digest(value), pin.as_ref(), Some(&upstream))
+                != digest
         {
             return refused(
                 "request_state_mismatch",

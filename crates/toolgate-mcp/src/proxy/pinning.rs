@@ -157,15 +157,18 @@ pub(super) struct Refused {
 }
 
 impl Shared {
-    /// The decision context of a call: the proxy's user and session, and
-    /// the digest of the called tool's definition in the latest catalog
-    /// (the approval's binding).
+    /// The decision context of a call: the proxy's user and session, the
+    /// digest of the called tool's definition in the latest catalog and
+    /// the upstream the call goes to (the approval's binding, and what the
+    /// approval names for the humans deciding).
     pub(super) fn call_context(&self, value: &Value<'static>) -> Context {
         let context = Context::new(self.user.as_str(), self.session.as_str(), 1);
         let Some(tool) = value.pointer("/params/name").and_then(Value::as_str) else {
             return context;
         };
-        match self.lock().catalog.current.get(tool) {
+        let state = self.lock();
+        let context = context.with_upstream(state.catalog.upstream_of(tool));
+        match state.catalog.current.get(tool) {
             Some(d) => context.with_tool_definition(tool, *d),
             None => context,
         }

@@ -13,6 +13,10 @@
 //!   unknown content type refused, and audited (`tool_result`, the URI or
 //!   prompt name as its tool, `mcp resources/read` or `mcp prompts/get` as
 //!   its note) before the client sees them.
+//! - Notifications pass only when [`CLIENT_NOTIFICATIONS`] (from the
+//!   client) or [`SERVER_NOTIFICATIONS`] (from the server) names them; any
+//!   other is dropped. Every refused method and notification, of either
+//!   side, is audited (aggregated: [`crate::refusals`]).
 //! - Server requests pass only when [`SERVER_METHODS`] names them; the
 //!   texts of `sampling/createMessage` (its messages and system prompt) and
 //!   `elicitation/create` (its message) are sanitized and audited the same
@@ -45,6 +49,29 @@ pub(super) const CLIENT_METHODS: [&str; 15] = [
     "completion/complete",
     "logging/setLevel",
     "subscriptions/listen",
+];
+
+/// The client's notifications that pass to the server
+/// (`notifications/cancelled` of a call toolgate holds is toolgate's).
+pub(super) const CLIENT_NOTIFICATIONS: [&str; 4] = [
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+];
+
+/// The server's notifications that pass to the client
+/// (`notifications/tools/list_changed` once the new list is checked;
+/// `notifications/tasks/*` never: toolgate does not support tasks).
+pub(super) const SERVER_NOTIFICATIONS: [&str; 8] = [
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/message",
+    "notifications/resources/updated",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+    "notifications/tools/list_changed",
+    "notifications/elicitation/complete",
 ];
 
 /// The server requests that pass (sampling and elicitation read first).
@@ -91,13 +118,18 @@ pub(super) fn client_request(method: &str, value: &Value<'static>) -> Result<Opt
     })
 }
 
-/// The answer to a client request of a method that does not pass.
-pub(super) fn refused_method(id: &RequestId, method: &str) -> String {
-    let code = if method.starts_with("tasks/") {
+/// Why a client request of `method` does not pass.
+pub(super) fn refused_code(method: &str) -> &'static str {
+    if method.starts_with("tasks/") {
         "tasks_not_supported"
     } else {
         "method_not_passed"
-    };
+    }
+}
+
+/// The answer to a client request of a method that does not pass.
+pub(super) fn refused_method(id: &RequestId, method: &str) -> String {
+    let code = refused_code(method);
     finding(&format!("client request refused: {code}"));
     frame::error_answer(
         Some(id),
@@ -212,6 +244,7 @@ impl Shared {
     ) -> Result<String, String> {
         if !SERVER_METHODS.contains(&method) {
             finding("server request refused: method_not_passed");
+            self.refuse_at("mcp server request", "method_not_passed");
             return Err(frame::error_answer(
                 Some(id),
                 frame::METHOD_NOT_FOUND,

@@ -346,6 +346,7 @@ fn approval_members() -> Vec<(&'static str, Value<'static>)> {
         ("note", nullable("string")),
         ("used_at", nullable_millis()),
         ("uses", int_range(0, u64::MAX)),
+        ("upstream", nullable("string")),
     ]
 }
 

@@ -16,6 +16,8 @@ pub(crate) struct StoreState<'a> {
     session: &'a str,
     /// The tool definitions the caller pinned (the approvals' binding).
     definitions: &'a [(String, Digest)],
+    /// The upstream the calls go to (the approvals' binding too).
+    upstream: Option<&'a str>,
     counters: Result<SessionCounters, StateError>,
     /// The kill switch read with the counters, for the run's first look
     /// at it (later looks read it afresh).
@@ -45,6 +47,7 @@ impl<'a> StoreState<'a> {
             context_kill: context.kill_switch,
             session: &context.session,
             definitions: &context.tool_definitions,
+            upstream: context.upstream.as_deref(),
             counters: counters.map_err(unavailable),
             kill_read: Cell::new(None),
             responses: responses.map_err(unavailable),
@@ -70,6 +73,7 @@ impl<'a> StoreState<'a> {
             context_kill: context.kill_switch,
             session: &context.session,
             definitions: &context.tool_definitions,
+            upstream: context.upstream.as_deref(),
             counters: counters.map_err(unavailable),
             kill_read: Cell::new(Some(kill_switch)),
             responses: responses.map_err(unavailable),
@@ -151,13 +155,14 @@ impl StateView for StoreState<'_> {
         _skip: &[String],
     ) -> Result<Option<ApprovalGrant>, StateError> {
         // The approval's key: the argument digest, bound to the tool's
-        // definition when the caller pinned one (see `bound_digest`).
+        // definition when the caller pinned one and to the upstream the
+        // call goes to (see `bound_digest`).
         let definition = self
             .definitions
             .iter()
             .find(|(t, _)| t == key.tool)
             .map(|(_, d)| d);
-        let digest = crate::approval::bound_digest(key.digest, definition);
+        let digest = crate::approval::bound_digest(key.digest, definition, self.upstream);
         if self.read_only {
             // A read first: when nothing covers the call, the hold is final
             // without a write; when something may, the run is redone with a

@@ -141,8 +141,8 @@ impl ApprovalTx for Tx<'_> {
         let row = self
             .tx
             .query_opt(
-                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester) \
-                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7) \
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester, upstream) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7, $8) \
                  ON CONFLICT (\"user\", session, tool, digest) \
                  WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
                 &[
@@ -153,6 +153,7 @@ impl ApprovalTx for Tx<'_> {
                     &now.unix_millis(),
                     &expires_at.unix_millis(),
                     &call.requester,
+                    &call.upstream,
                 ],
             )
             .map_err(requesting)?;
@@ -259,6 +260,7 @@ pub(super) fn approval(row: &Row) -> Result<Approval, Error> {
         note: row.try_get(11).map_err(|_| corrupt())?,
         used_at: time(12)?,
         uses: u64::try_from(uses).map_err(|_| corrupt())?,
+        upstream: row.try_get(14).map_err(|_| corrupt())?,
     })
 }
 

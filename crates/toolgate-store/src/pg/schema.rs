@@ -10,14 +10,22 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 10;
+pub const PG_SCHEMA_VERSION: u32 = 11;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
 const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+
+/// Version 11: the upstream each single approval's call goes to (the MCP
+/// proxy's route), shown to the humans deciding; the approval's digest is
+/// bound to it. Older rows have none.
+const V11: &str = "
+ALTER TABLE approvals ADD COLUMN upstream TEXT;
+";
 
 /// Version 10: the usage of rate limits and budgets (one row per counted
 /// call and key, a call id once per key), one row per key that a

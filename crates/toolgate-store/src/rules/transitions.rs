@@ -149,6 +149,8 @@ pub(crate) struct Call<'a> {
     pub(crate) digest: &'a Digest,
     /// Who asked (the front end's authenticated caller), if known.
     pub(crate) requester: Option<&'a str>,
+    /// The upstream the call goes to, if named.
+    pub(crate) upstream: Option<&'a str>,
 }
 
 impl<'a> Call<'a> {
@@ -160,12 +162,19 @@ impl<'a> Call<'a> {
             tool,
             digest,
             requester: None,
+            upstream: None,
         }
     }
 
     /// The same call, asked for by `requester`.
     pub(crate) fn requested_by(mut self, requester: Option<&'a str>) -> Self {
         self.requester = requester;
+        self
+    }
+
+    /// The same call, going to `upstream`.
+    pub(crate) fn routed_to(mut self, upstream: Option<&'a str>) -> Self {
+        self.upstream = upstream;
         self
     }
 }
@@ -267,6 +276,7 @@ pub(crate) fn request_in(
         ("session", call.session),
         ("tool", call.tool),
         ("requester", call.requester.unwrap_or_default()),
+        ("upstream", call.upstream.unwrap_or_default()),
     ])?;
     tx.lock_requests(call.user)?;
     if let Some(r) = call.requester {
@@ -368,6 +378,7 @@ mod tests {
             note: None,
             used_at: used.then_some(Timestamp::from_unix_millis(500)),
             uses: u64::from(used),
+            upstream: None,
         }
     }
 
@@ -460,6 +471,7 @@ mod tests {
             tool: "t",
             digest: &d,
             requester: None,
+            upstream: None,
         };
         let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
         assert_eq!(single.verdict, Verdict::ApprovalUsed);
@@ -578,6 +590,7 @@ mod tests {
             tool: "refund",
             digest: &d,
             requester: None,
+            upstream: None,
         };
         request_in(tx, call, Timestamp::from_unix_millis(9_000), LIMITS, NOW)
     }
@@ -590,6 +603,7 @@ mod tests {
             tool: "refund",
             digest: &d,
             requester: None,
+            upstream: None,
         };
         consume_in(tx, call, NOW).unwrap()
     }

@@ -145,8 +145,8 @@ impl ApprovalTx for Tx<'_> {
     ) -> Result<Option<ApprovalId>, Error> {
         self.conn
             .prepare_cached(
-                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state, requester) \
-                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7)",
+                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state, requester, upstream) \
+                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8)",
             )
             .and_then(|mut s| {
                 s.execute(rusqlite::params![
@@ -156,7 +156,8 @@ impl ApprovalTx for Tx<'_> {
                     call.digest.as_bytes().as_slice(),
                     now.unix_millis(),
                     expires_at.unix_millis(),
-                    call.requester
+                    call.requester,
+                    call.upstream
                 ])
             })
             .map_err(requesting)?;

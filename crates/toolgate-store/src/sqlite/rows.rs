@@ -30,7 +30,7 @@ const INSERT_AUDIT: &str = concat!(
 );
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
-     expires_at, state, decided_by, decided_at, note, used_at, uses";
+     expires_at, state, decided_by, decided_at, note, used_at, uses, upstream";
 
 /// Reads the [`AUDIT_COLUMNS`] of a row.
 pub(crate) fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
@@ -129,6 +129,7 @@ pub(crate) fn approval(row: &Row<'_>) -> Result<Approval, Error> {
             .map_err(db)?
             .map(Timestamp::from_unix_millis),
         uses: u64::try_from(uses).map_err(|_| corrupt())?,
+        upstream: row.get(14).map_err(db)?,
     })
 }
 

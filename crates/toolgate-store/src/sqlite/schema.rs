@@ -9,10 +9,17 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+
+/// Version 10: the upstream each single approval's call goes to (the MCP
+/// proxy's route), shown to the humans deciding; the approval's digest is
+/// bound to it. Older rows have none.
+const V10: &str = "
+ALTER TABLE approvals ADD COLUMN upstream TEXT;
+";
 
 /// Version 9: the usage of rate limits and budgets (one row per counted
 /// call and key, a call id once per key) and the labels each session holds.
