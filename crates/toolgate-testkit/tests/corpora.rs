@@ -198,7 +198,11 @@ fn fetch_with_curl(fake: &str) -> (Option<i32>, String, PathBuf, tempfile::TempD
     std::fs::write(&curl, format!("#!/bin/sh\n{fake}\n")).unwrap();
     let status = Command::new("chmod").arg("+x").arg(&curl).status().unwrap();
     assert!(status.success());
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let dest = work.join("corpora");
     let out = Command::new("bash")
         .arg(root().join("scripts/fetch-corpora.sh"))
