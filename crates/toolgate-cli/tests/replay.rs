@@ -285,3 +285,26 @@ fn the_official_sdks_read_the_recordings() {
     ];
     assert_eq!(stdout.lines().collect::<Vec<_>>(), expected, "{stdout}");
 }
+
+#[test]
+fn the_proxy_refuses_an_upstream_that_is_not_a_base_url() {
+    for bad in [
+        "ftp://127.0.0.1:8089",
+        "http://",
+        "http://host/v1?x=1",
+        "127.0.0.1:8089",
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["proxy", "--config"])
+            .arg(root().join("examples/shop/toolgate.toml"))
+            .args(["--listen", "127.0.0.1:0", "--upstream", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("--upstream: `{bad}` is not a base URL")),
+            "{bad}: {err}"
+        );
+    }
+}
