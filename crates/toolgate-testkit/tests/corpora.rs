@@ -181,6 +181,7 @@ fn the_corpora_variable_covers_the_perf_corpus_too() {
     let err = toolgate_testkit::perf_dir_with("/", Some(dir.path().as_os_str())).unwrap_err();
     assert!(err.starts_with("no perf corpus at `"), "{err}");
     assert!(err.contains("TOOLGATE_CORPORA=DIR"), "{err}");
+    assert!(err.contains("scripts/fetch-corpora.sh DIR"), "{err}");
     // Set, with one: that one, not ../shared/perf.
     std::fs::create_dir_all(dir.path().join("perf/schemas")).unwrap();
     let found = toolgate_testkit::perf_dir_with("/", Some(dir.path().as_os_str())).unwrap();
