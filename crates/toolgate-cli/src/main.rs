@@ -17,6 +17,7 @@ mod pins_cmd;
 mod proxy;
 mod receipt_cmd;
 mod redteam;
+mod replay;
 mod report;
 mod schema_cmds;
 mod serve;
@@ -150,6 +151,12 @@ enum Command {
     /// kill switch, audit, health and metrics, until Ctrl-C or SIGTERM.
     #[command(after_help = SERVE_EXIT_CODES)]
     Serve(serve::Args),
+    /// A stand-in model server: answers the OpenAI and Anthropic routes
+    /// with recorded bodies (JSON and event streams) matched by a
+    /// documented rule, and refuses every other request, until Ctrl-C or
+    /// SIGTERM.
+    #[command(after_help = REPLAY_HELP)]
+    Replay(replay::Args),
     /// Run an MCP server behind the gate over stdio: the client starts
     /// `toolgate mcp --config C -- SERVER_CMD ARGS…` instead of the server;
     /// tools/list is filtered and pinned, tools/call gated, results checked.
@@ -163,6 +170,19 @@ enum Command {
     #[command(after_help = HOOK_HELP)]
     Hook(hook::Args),
 }
+
+const REPLAY_HELP: &str = "\
+DIR/replay.toml lists the recordings ([[recording]] with route, body, and
+optionally user, model, status). A request gets the first recording whose
+route is its method and path, whose body is .sse exactly when the request
+says \"stream\": true, and whose model and user (the text of the request's
+last user message), when given, are the request's. The book's \"toolgate
+replay\" section (docs/src/proxy.md) documents the rule and the bounds.
+
+Exit codes:
+  0  stopped by Ctrl-C or SIGTERM
+  2  usage error, recordings that do not load (the error names the file
+     and the recording), or an address that cannot be listened on";
 
 const HOOK_HELP: &str = "\
 The book's \"Coding agents\" (docs/src/agents.md) has each agent's setup. Before a
@@ -303,6 +323,7 @@ fn main() -> ExitCode {
         Command::Migrate(args) => store_cmds::migrate(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Proxy(args) => proxy::run(&args),
+        Command::Replay(args) => replay::run(&args),
         Command::Mcp(args) => mcp::run(&args),
         Command::Hook(args) => hook::run(&args),
     };

@@ -22,11 +22,22 @@ pub struct Args {
     /// The address to listen on, instead of the config's `[proxy] listen`.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+
+    /// Send every API to this base URL instead of the config's `[proxy]
+    /// openai` and `anthropic` (a `toolgate replay` server, a local model
+    /// server).
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
 }
 
 /// Runs the proxy until a shutdown signal.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)?;
+    let mut config = Config::load(&args.config)?;
+    if let Some(base) = &args.upstream {
+        config = config
+            .with_proxy_upstream(base)
+            .map_err(|why| anyhow::anyhow!("--upstream: {why}"))?;
+    }
     let store = crate::store_cmds::open(Some(&config), None, toolgate_store::StoreOptions::new())?;
     let gate = StoreGate::from_config(&config, store).context("cannot start the proxy")?;
     let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;

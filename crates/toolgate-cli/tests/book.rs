@@ -145,12 +145,55 @@ fn toolgate_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// Runs the marked blocks of `text` in a scratch copy of `examples/`.
+/// A `python3` with the official MCP SDK: `TOOLGATE_MCP_PYTHON`, else the
+/// workspace's `target/py/venv`; the folder that holds it.
+fn python_mcp_dir() -> Result<PathBuf, String> {
+    let python = std::env::var_os("TOOLGATE_MCP_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/py/venv/bin/python"));
+    let dir = python.parent().map(Path::to_path_buf).unwrap_or_default();
+    let works = std::process::Command::new(dir.join("python3"))
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if works {
+        Ok(dir)
+    } else {
+        Err(format!(
+            "no python3 with the MCP SDK beside `{}` (TOOLGATE_MCP_PYTHON)",
+            python.display()
+        ))
+    }
+}
+
+/// The folders the chapter's blocks need first on the `PATH`: this build's
+/// `toolgate`, then what their `needs=` name; or why one is missing.
+fn path_for(steps: &[book_support::runner::Step]) -> Result<Vec<PathBuf>, String> {
+    let mut dirs = vec![toolgate_dir()];
+    if steps
+        .iter()
+        .any(|s| s.needs.iter().any(|n| n == "python-mcp"))
+    {
+        dirs.push(python_mcp_dir()?);
+    }
+    Ok(dirs)
+}
+
+/// Runs the marked blocks of `text` in a scratch copy of `examples/`; a
+/// chapter whose blocks need what this machine lacks is skipped (a failure
+/// under `TOOLGATE_REQUIRE_EXTERNAL=1`).
 fn run_text(name: &str, text: &str, deadline: Duration) -> Vec<String> {
     let steps = steps(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let dirs = match path_for(&steps) {
+        Ok(dirs) => dirs,
+        Err(why) => {
+            toolgate_testkit::skip(&format!("{name}: {why}"));
+            return Vec::new();
+        }
+    };
     let work = tempfile::tempdir().unwrap();
     copy_tree(&root().join("examples"), &work.path().join("examples")).unwrap();
-    run(name, &steps, work.path(), &toolgate_dir(), deadline)
+    run(name, &steps, work.path(), &dirs, deadline)
 }
 
 #[test]

@@ -68,6 +68,8 @@ mod intake;
 mod items;
 #[cfg(feature = "server")]
 mod refused;
+#[cfg(feature = "server")]
+pub mod replay;
 mod request;
 mod rewrite;
 #[cfg(feature = "server")]

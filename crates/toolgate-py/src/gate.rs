@@ -54,6 +54,32 @@ fn config_error(what: &str, e: &dyn std::fmt::Display) -> PyErr {
     ConfigError::new_err(format!("{what}: {e}"))
 }
 
+/// Builds the config's PostgreSQL entity sources: with the store, as the
+/// CLI and `toolgate serve` do.
+#[cfg(feature = "store")]
+fn connect_source(
+    source: &toolgate::config::EntitySourceConfig,
+) -> Result<Option<std::sync::Arc<dyn toolgate::authz::EntitySource>>, String> {
+    toolgate_store::connect_source(source)
+}
+
+/// Without the store no database driver is built in: a PostgreSQL entity
+/// source is refused, naming the build that runs it.
+#[cfg(not(feature = "store"))]
+fn connect_source(
+    source: &toolgate::config::EntitySourceConfig,
+) -> Result<Option<std::sync::Arc<dyn toolgate::authz::EntitySource>>, String> {
+    match source.kind() {
+        toolgate::config::SourceKind::Postgres { .. } => Err(
+            "a `postgres` entity source needs the store, and this toolgate package was built \
+             without it: install the package with the store \
+             (pip install ./crates/toolgate-py -C build-args=\"--features store\")"
+                .to_owned(),
+        ),
+        _ => Ok(None),
+    }
+}
+
 /// The most a context may hold, in bytes of JSON text.
 const MAX_CONTEXT_BYTES: usize = 1 << 20;
 
@@ -64,13 +90,12 @@ impl Gate {
         let config = Config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
         // "cannot load the authorization policies: …", "cannot build the
         // gate: …": the part that failed, then why.
-        let gate =
-            toolgate::Gate::from_config(&config).map_err(|e| {
-                match std::error::Error::source(&e) {
-                    Some(source) => config_error(&e.to_string(), &source),
-                    None => ConfigError::new_err(e.to_string()),
-                }
-            })?;
+        let gate = toolgate::Gate::from_config_with(&config, &connect_source).map_err(|e| {
+            match std::error::Error::source(&e) {
+                Some(source) => config_error(&e.to_string(), &source),
+                None => ConfigError::new_err(e.to_string()),
+            }
+        })?;
         let known = gate
             .registry()
             .iter()

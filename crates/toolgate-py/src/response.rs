@@ -128,6 +128,12 @@ pub(crate) struct Call {
     /// The ids of the policies that decided at the authorization stage.
     #[pyo3(get)]
     policies: Vec<String>,
+    /// The decision's signed receipt (``tgr1.``…) when the config has a
+    /// ``[gate] receipt_key`` and the arguments parsed, whatever the
+    /// verdict (only an allow's passes :func:`verify_receipt`); else
+    /// ``None``. Hand it to the service that runs the tool.
+    #[pyo3(get)]
+    receipt: Option<String>,
     pinned: Vec<(String, Vec<String>)>,
     arguments: Py<PyAny>,
 }
@@ -242,6 +248,7 @@ impl Response {
                     digest: c.digest().map(|g| g.to_string()),
                     approval: c.approval().map(|a| a.as_str().to_owned()),
                     policies: c.policies().to_vec(),
+                    receipt: c.receipt().map(str::to_owned),
                     pinned: c
                         .pinned()
                         .iter()

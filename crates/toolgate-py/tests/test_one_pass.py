@@ -5,6 +5,7 @@ decimals on request."""
 from __future__ import annotations
 
 import json
+import os
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterator, Tuple
@@ -15,14 +16,18 @@ import toolgate
 
 from conftest import ROOT
 
-PERF = ROOT.parent / "shared" / "perf"
-
 
 @pytest.fixture(scope="module")
 def perf() -> Path:
-    if not (PERF / "schemas").is_dir():
-        pytest.fail(f"no perf corpus at {PERF} (../shared/perf beside the checkout)")
-    return PERF
+    """`perf` in the folder `TOOLGATE_CORPORA` names, or ../shared/perf
+    beside the checkout (as the Rust tests find it)."""
+    named = os.environ.get("TOOLGATE_CORPORA")
+    path = Path(named) / "perf" if named else ROOT.parent / "shared" / "perf"
+    if not (path / "schemas").is_dir():
+        pytest.fail(
+            f"no perf corpus at {path}: run scripts/fetch-corpora.sh DIR and set TOOLGATE_CORPORA=DIR"
+        )
+    return path
 
 
 def lines(perf: Path) -> Iterator[Tuple[str, bytes, bool]]:

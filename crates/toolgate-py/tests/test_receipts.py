@@ -145,3 +145,25 @@ def test_attacks_are_refused_with_their_codes(cli: Path, setup: Tuple[Path, str]
         toolgate.verify_receipt(receipt, "lookup", args, "zz")
     with pytest.raises(TypeError):
         toolgate.verify_receipt(receipt, "lookup", {"n": 2}, key)  # type: ignore[arg-type]
+
+
+def test_the_python_gate_hands_out_the_decisions_receipt(setup: Tuple[Path, str]) -> None:
+    tmp, key = setup
+    gate = toolgate.Gate.from_config(str(tmp / "toolgate.toml"), store=False)
+    context = {"user": "alice", "session": "s", "turn": 1}
+    allowed = gate.decide_call("lookup", '{ "order_id": "o-1", "n": 2 }', context, call_id="call_7").calls[0]
+    assert allowed.verdict == "allow" and allowed.receipt is not None
+    args = '{"n":2,"order_id":"o-1"}'
+    claims = toolgate.verify_receipt(allowed.receipt, "lookup", args, key)
+    assert (claims["call_id"], claims["verdict"], claims["args"]) == ("call_7", "allow", allowed.digest)
+    # A denied call's receipt says so, and never lets the call run.
+    denied = gate.decide(body('{"order_id":"o-1","n":9}').encode(), context).calls[0]
+    assert denied.verdict == "deny" and denied.receipt is not None
+    assert code_of(denied.receipt, "lookup", '{"n":9,"order_id":"o-1"}', key) == "receipt_not_allowed"
+    # Arguments that do not parse have no digest, so no receipt.
+    broken = gate.decide_call("lookup", '{"order_id":"o-1","n":2', context).calls[0]
+    assert broken.verdict == "deny" and broken.receipt is None
+    # Without a receipt key, no receipt.
+    (tmp / "plain.toml").write_text(CONFIG.replace('receipt_key = "receipts.key"\nreceipt_seconds = 60\n', ""))
+    plain = toolgate.Gate.from_config(str(tmp / "plain.toml"), store=False)
+    assert plain.decide_call("lookup", '{"order_id":"o-1","n":2}', context).calls[0].receipt is None

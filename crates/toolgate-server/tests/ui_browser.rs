@@ -11,7 +11,7 @@
 //! Needs node, Chromium and `npm ci` in `tests/browser`; without them the
 //! test says so and passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1` (CI).
 //! `TOOLGATE_UI_SCREENSHOT=FILE` (relative to the checkout) saves a
-//! screenshot of the page with two pending calls: `docs/approvals-page.png`.
+//! screenshot of the page with two pending calls: `docs/src/approvals-page.png`.
 //! `TOOLGATE_CHROMIUM` names another Chromium binary.
 
 #![allow(

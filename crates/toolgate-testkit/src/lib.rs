@@ -114,8 +114,9 @@ pub fn perf_dir(manifest_dir: &str) -> Result<PathBuf, String> {
 /// [`perf_dir`] with the value of `TOOLGATE_CORPORA` given (`None`: unset).
 pub fn perf_dir_with(manifest_dir: &str, env: Option<&OsStr>) -> Result<PathBuf, String> {
     const HELP: &str = "the perf corpus (tool-call arguments and their schemas, \
-made by its generator) is needed: put `../shared/perf` beside the checkout, \
-or a copy of it at DIR/perf with TOOLGATE_CORPORA=DIR";
+made by its generator) is needed: run `scripts/fetch-corpora.sh DIR` (it \
+generates DIR/perf) and set TOOLGATE_CORPORA=DIR, or put `../shared/perf` \
+beside the checkout";
     let dir = match env.filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("perf"),
         None => workspace_root(manifest_dir)

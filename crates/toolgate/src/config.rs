@@ -340,6 +340,18 @@ impl Config {
         &self.proxy
     }
 
+    /// This config with both `[proxy]` upstreams (`openai`, `anthropic`)
+    /// set to `base`, an `http://` or `https://` base URL (`toolgate proxy
+    /// --upstream`: a replay server or a local model server); `Err` says
+    /// why `base` is not one.
+    pub fn with_proxy_upstream(mut self, base: &str) -> Result<Self, String> {
+        let url = proxy::base_url(base).ok_or_else(|| {
+            format!("`{base}` is not a base URL such as \"http://127.0.0.1:8089\" (http:// or https://, a host, no query)")
+        })?;
+        self.proxy.set_upstreams(url);
+        Ok(self)
+    }
+
     /// The `[mcp]` table (`toolgate mcp`).
     pub fn mcp(&self) -> &McpConfig {
         &self.mcp

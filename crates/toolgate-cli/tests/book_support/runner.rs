@@ -8,6 +8,10 @@
 //!
 //! - `<!-- book-run -->` before a `sh` block: run it; it must end with
 //!   status 0. `<!-- book-run exit=1 -->`: it must end with status 1.
+//!   `<!-- book-run needs=python-mcp -->`: the block needs a tool from
+//!   outside cargo ([`NEEDS`]); the test puts it on the `PATH`, or skips
+//!   the chapter where it is missing (fails under
+//!   `TOOLGATE_REQUIRE_EXTERNAL=1`).
 //! - `<!-- book-output -->` before a `text` block: what the last run block
 //!   printed on standard output. Within a line `[..]` stands for any text;
 //!   a line `...` stands for any number of lines.
@@ -39,7 +43,13 @@ pub struct Step {
     pub exit: i32,
     /// The promised standard output (line of its fence, text).
     pub expected: Option<(usize, String)>,
+    /// The outside tools it needs (names from [`NEEDS`]).
+    pub needs: Vec<String>,
 }
+
+/// What a block may need from outside cargo: `python-mcp`, a `python3`
+/// with the official MCP SDK (`mcp`).
+pub const NEEDS: &[&str] = &["python-mcp"];
 
 /// The steps of a chapter, or what is wrong with its markers.
 pub fn steps(text: &str) -> Result<Vec<Step>, String> {
@@ -62,7 +72,15 @@ pub fn steps(text: &str) -> Result<Vec<Step>, String> {
                     ));
                 }
                 let mut exit = 0;
+                let mut needs = Vec::new();
                 for option in options {
+                    if let Some(need) = option.strip_prefix("needs=") {
+                        if !NEEDS.contains(&need) {
+                            return Err(format!("line {line}: unknown book-run need `{need}`"));
+                        }
+                        needs.push(need.to_owned());
+                        continue;
+                    }
                     match option.strip_prefix("exit=").map(str::parse) {
                         Some(Ok(n)) => exit = n,
                         _ => {
@@ -75,6 +93,7 @@ pub fn steps(text: &str) -> Result<Vec<Step>, String> {
                     script: text,
                     exit,
                     expected: None,
+                    needs,
                 });
             }
             "book-output" => {
@@ -155,9 +174,15 @@ fn private_network() -> bool {
 }
 
 /// Runs `steps` of the chapter `name` in `work` (the folder the blocks run
-/// in) with `bin` first on the `PATH`; returns every broken promise, each
-/// naming the chapter and the block's line.
-pub fn run(name: &str, steps: &[Step], work: &Path, bin: &Path, deadline: Duration) -> Vec<String> {
+/// in) with the folders `bins` first on the `PATH`; returns every broken
+/// promise, each naming the chapter and the block's line.
+pub fn run(
+    name: &str,
+    steps: &[Step],
+    work: &Path,
+    bins: &[PathBuf],
+    deadline: Duration,
+) -> Vec<String> {
     let state = work.join(".book-run");
     if let Err(e) = std::fs::create_dir_all(&state) {
         return vec![format!("{name}: cannot create `{}`: {e}", state.display())];
@@ -184,7 +209,7 @@ pub fn run(name: &str, steps: &[Step], work: &Path, bin: &Path, deadline: Durati
         return vec![format!("{name}: cannot write the driver: {e}")];
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs = vec![bin.to_path_buf()];
+    let mut dirs = bins.to_vec();
     dirs.extend(std::env::split_paths(&path));
     let path = std::env::join_paths(dirs).unwrap_or_default();
 
@@ -311,5 +336,9 @@ mod tests {
         assert!(steps("<!-- book-run soon -->\n```sh\n```\n").is_err());
         assert!(steps("<!-- book-run -->\n```toml\n```\n").is_err());
         assert!(steps("<!-- book-rnu -->\n```sh\n```\n").is_err());
+        let needs = steps("<!-- book-run needs=python-mcp -->\n```sh\n```\n").unwrap();
+        assert_eq!(needs[0].needs, ["python-mcp"]);
+        let e = steps("<!-- book-run needs=perl -->\n```sh\n```\n").unwrap_err();
+        assert!(e.contains("unknown book-run need `perl`"), "{e}");
     }
 }

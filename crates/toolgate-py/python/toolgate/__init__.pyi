@@ -261,6 +261,9 @@ class Call:
     def policies(self) -> List[str]:
         """The ids of the policies that decided."""
     @property
+    def receipt(self) -> Optional[str]:
+        """The decision's signed receipt (``tgr1.``...) with ``[gate] receipt_key``, else ``None``."""
+    @property
     def pinned(self) -> List[Tuple[str, List[str]]]:
         """``(pointer, addresses)`` of URL arguments checked in resolve mode."""
     @property

@@ -272,6 +272,24 @@ fn header_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
+/// An upstream's base URL (`http://` or `https://`, a host, no query or
+/// fragment) without its trailing `/`; `None` when `url` is not one.
+pub(crate) fn base_url(url: &str) -> Option<String> {
+    let url = url.trim_end_matches('/');
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))?;
+    (!rest.is_empty() && !rest.contains(['?', '#', ' '])).then(|| url.to_owned())
+}
+
+impl ProxyConfig {
+    /// Sends both APIs to `base` (already checked by [`base_url`]).
+    pub(crate) fn set_upstreams(&mut self, base: String) {
+        self.openai = Some(base.clone());
+        self.anthropic = Some(base);
+    }
+}
+
 impl Loader<'_> {
     /// `[proxy]`: an address, upstream base URLs (`http://` or `https://`),
     /// forwarded routes as `"METHOD /path"`, one way of knowing the user.
@@ -293,19 +311,15 @@ impl Loader<'_> {
             (&p.anthropic, "anthropic", &mut proxy.anthropic),
         ] {
             if let Some(v) = v {
-                let url = v.get_ref().trim_end_matches('/');
-                let rest = url
-                    .strip_prefix("https://")
-                    .or_else(|| url.strip_prefix("http://"));
-                if rest.is_none_or(|r| r.is_empty() || r.contains(['?', '#', ' '])) {
+                let Some(url) = base_url(v.get_ref()) else {
                     return Err(self.at_key(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         key,
                         format!("`{key}` must be the API's base URL, such as \"https://api.example.com\""),
                     ));
-                }
-                *slot = Some(url.to_owned());
+                };
+                *slot = Some(url);
             }
         }
         if let Some(list) = &p.forward {
