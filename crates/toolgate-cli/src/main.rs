@@ -6,6 +6,7 @@
 //! schema, config or store that does not load. Every error is one line on
 //! standard error, `toolgate: error: …`, each cause said once.
 
+mod approvals_why;
 mod check;
 mod hook;
 mod json_check;
