@@ -355,6 +355,16 @@ pub enum ApprovalsCommand {
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
+    /// How the notices of held calls to the notification sinks
+    /// (`[[approvals.notify]]`) went, the most recently changed first.
+    #[command(after_help = READ_EXIT_CODES)]
+    Notices {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
     /// Show one approval, with the arguments it is bound to.
     #[command(after_help = SHOW_EXIT_CODES)]
     Show {
@@ -501,6 +511,38 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                     &rows,
                 )?;
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        ApprovalsCommand::Notices { store, limit } => {
+            let list = store
+                .open(true)?
+                .list_notices(*limit)
+                .context("cannot list the notices")?;
+            if list.is_empty() {
+                writeln!(out, "no notices")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = list
+                .iter()
+                .map(|n| {
+                    vec![
+                        n.approval.to_string(),
+                        display(&n.sink),
+                        n.state.as_str().to_owned(),
+                        n.attempts.to_string(),
+                        time(n.updated_at),
+                        n.outcome.as_deref().map_or_else(|| "-".to_owned(), display),
+                    ]
+                })
+                .collect();
+            crate::table::write(
+                &mut out,
+                "",
+                &[
+                    "approval", "sink", "state", "attempts", "updated", "outcome",
+                ],
+                &rows,
+            )?;
             Ok(ExitCode::SUCCESS)
         }
         ApprovalsCommand::Show { store, id } => {

@@ -75,6 +75,7 @@ mod error;
 mod extract;
 pub mod live;
 mod metrics;
+pub mod notify;
 pub mod openapi;
 mod results;
 mod routes;

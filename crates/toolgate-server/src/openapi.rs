@@ -304,6 +304,20 @@ fn operations() -> Vec<Op> {
         },
         Op {
             method: "get",
+            path: "/v1/notices",
+            summary: "How the notices of held calls to the notification sinks ([[approvals.notify]]) went, the most recently changed first, and how many were dropped because the queue was full.",
+            access: admin,
+            params: vec![query(
+                "limit",
+                int_range(1, 1000),
+                "At most this many (default 100).",
+            )],
+            body: None,
+            ok: json_ok(schema_ref("Notices")),
+            errors: &[],
+        },
+        Op {
+            method: "get",
             path: "/v1/kill",
             summary: "The kill switch.",
             access: admin,

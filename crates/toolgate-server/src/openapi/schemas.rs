@@ -363,6 +363,23 @@ pub(super) fn approval_detail() -> Value<'static> {
     answer(&members)
 }
 
+/// The notices of held calls (`GET /v1/notices`).
+pub(super) fn notices() -> Value<'static> {
+    let notice = answer(&[
+        ("approval", ty("string")),
+        ("sink", ty("string")),
+        ("state", one_of_enum(["sending", "delivered", "failed"])),
+        ("attempts", int_range(0, u64::from(u32::MAX))),
+        ("claimed_at", millis()),
+        ("updated_at", millis()),
+        ("outcome", nullable("string")),
+    ]);
+    answer(&[
+        ("notices", array_of(notice)),
+        ("dropped", int_range(0, u64::MAX)),
+    ])
+}
+
 fn approval_members() -> Vec<(&'static str, Value<'static>)> {
     vec![
         ("id", ty("string")),
@@ -584,6 +601,7 @@ pub(super) fn components(tools: &[&str]) -> Value<'static> {
         ("DecideRequest", decide_request()),
         ("Approval", approval()),
         ("ApprovalDetail", approval_detail()),
+        ("Notices", notices()),
         ("Pin", pin()),
         ("Kill", kill()),
         ("AuditRecord", audit_record()),
