@@ -116,7 +116,7 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::AuditCommand,
     },
-    /// Human approvals of held calls: list, show, approve, deny, grant.
+    /// Human approvals of held calls: list, show, approve, deny, grant, notices.
     Approvals {
         #[command(subcommand)]
         command: store_cmds::ApprovalsCommand,

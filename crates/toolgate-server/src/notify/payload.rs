@@ -33,7 +33,7 @@ pub(crate) fn visible(text: &str, max: usize) -> (String, bool) {
             cut = true;
             break;
         }
-        if c.is_control() && c != '\n' || toolgate::hidden::is_hidden(c) {
+        if (c.is_control() && c != '\n') || toolgate::hidden::is_hidden(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

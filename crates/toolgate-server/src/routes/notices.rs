@@ -26,7 +26,10 @@ pub(super) async fn list_notices(
     Admin(_caller): Admin,
     StrictQuery(q): StrictQuery<NoticesQuery>,
 ) -> Result<Response, ApiError> {
-    let limit = q.limit.unwrap_or(100).clamp(1, 1000);
+    let limit = q.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(super::invalid_query("`limit` must be between 1 and 1000"));
+    }
     let notices = state.blocking(move |s| s.list_notices(limit)).await?;
     let list = notices
         .iter()
