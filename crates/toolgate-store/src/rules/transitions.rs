@@ -431,21 +431,16 @@ pub(crate) fn decide_in(
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
     let state = decide(&a, decision, now)?;
     let note = crate::rules::optional(note);
-    if decision == Decision::Grant {
-        match vote(&a, actor)? {
-            Vote::Counts => {
-                if !tx.add_vote(&a, actor, now, note)? {
-                    return Err(already_voted(&a, actor));
-                }
-                let votes = a.votes.saturating_add(1);
-                if votes < a.quorum.approvers {
-                    tx.append_entry(voted_entry(now, &a, actor, votes, note))?;
-                    return tx.approval(id)?.ok_or_else(|| {
-                        Error::new(ErrorCode::Internal, "a voted approval vanished")
-                    });
-                }
-            }
-            Vote::Single => {}
+    if decision == Decision::Grant && vote(&a, actor)? == Vote::Counts {
+        if !tx.add_vote(&a, actor, now, note)? {
+            return Err(already_voted(&a, actor));
+        }
+        let votes = a.votes.saturating_add(1);
+        if votes < a.quorum.approvers {
+            tx.append_entry(voted_entry(now, &a, actor, votes, note))?;
+            return tx
+                .approval(id)?
+                .ok_or_else(|| Error::new(ErrorCode::Internal, "a voted approval vanished"));
         }
     }
     if !tx.set_decided(&a, state, actor, now, note)? {
