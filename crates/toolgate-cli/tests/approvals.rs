@@ -681,3 +681,49 @@ fn approvals_show_says_why_the_call_was_held_and_what_the_session_did() {
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stdout).contains("approved by carol"));
 }
+
+#[test]
+fn approvals_notices_lists_each_delivery_escaped() {
+    let db = fresh_db();
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    // A store that does not exist yet is not created by a read.
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let (held, _) = check(&db, "context.json", REFUND);
+    let id: u64 = s(&held, "/decisions/1/approval").parse().unwrap();
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "no notices\n");
+
+    use toolgate_store::{ApprovalId, NoticeState, SqliteStore, Store, Timestamp};
+    let store = SqliteStore::open(&db.path).unwrap();
+    let at = Timestamp::from_unix_seconds(1_767_225_600);
+    let id = ApprovalId::new(id);
+    assert!(store.claim_notice(id, "ops", at).unwrap());
+    store
+        .record_notice(id, "ops", NoticeState::Failed, 4, "500\u{202e} evil", at)
+        .unwrap();
+    drop(store);
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let mut lines = listed.lines();
+    assert_eq!(
+        lines.next().unwrap().split_whitespace().collect::<Vec<_>>(),
+        ["approval", "sink", "state", "attempts", "updated", "outcome"]
+    );
+    let row = lines.next().unwrap();
+    let id = id.to_string();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        [
+            id.as_str(),
+            "ops",
+            "failed",
+            "4",
+            "2026-01-01T00:00:00Z",
+            "500\\u{202e}",
+            "evil"
+        ],
+        "{listed}"
+    );
+}
