@@ -6,6 +6,7 @@
 //! schema, config or store that does not load. Every error is one line on
 //! standard error, `toolgate: error: …`, each cause said once.
 
+mod approvals_why;
 mod check;
 mod hook;
 mod json_check;
@@ -116,7 +117,7 @@ enum Command {
         #[command(subcommand)]
         command: store_cmds::AuditCommand,
     },
-    /// Human approvals of held calls: list, show, approve, deny, grant.
+    /// Human approvals of held calls: list, show, approve, deny, grant, notices.
     Approvals {
         #[command(subcommand)]
         command: store_cmds::ApprovalsCommand,

@@ -39,6 +39,14 @@ impl StoreArgs {
         self.config.as_deref()
     }
 
+    /// The config `--config` names, loaded; `None` without `--config`.
+    pub fn config(&self) -> anyhow::Result<Option<Config>> {
+        Ok(match &self.config {
+            Some(path) => Some(Config::load(path)?),
+            None => None,
+        })
+    }
+
     /// Opens the store; `read_only` never creates or migrates it.
     pub fn open(&self, read_only: bool) -> anyhow::Result<Arc<dyn Store>> {
         self.open_with(read_only, true)
@@ -347,6 +355,16 @@ pub enum ApprovalsCommand {
         #[arg(long, default_value_t = 100)]
         limit: u32,
     },
+    /// How the notices of held calls to the notification sinks
+    /// (`[[approvals.notify]]`) went, the most recently changed first.
+    #[command(after_help = READ_EXIT_CODES)]
+    Notices {
+        #[command(flatten)]
+        store: StoreArgs,
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: u32,
+    },
     /// Show one approval, with the arguments it is bound to.
     #[command(after_help = SHOW_EXIT_CODES)]
     Show {
@@ -448,10 +466,8 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 "withdrawn" => filter.state(ApprovalState::Withdrawn),
                 _ => filter,
             };
-            let list = store
-                .open(false)?
-                .list_approvals(&filter)
-                .context("cannot list approvals")?;
+            let s = store.open(false)?;
+            let list = s.list_approvals(&filter).context("cannot list approvals")?;
             if list.is_empty() {
                 if state == "all" {
                     writeln!(out, "no approvals")?;
@@ -463,34 +479,88 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 // The upstream column when an approval of the page names
                 // the MCP server its call goes to.
                 let routed = list.iter().any(|a| a.upstream.is_some());
-                let rows: Vec<Vec<String>> = list.iter().map(|a| approval_row(a, routed)).collect();
+                let mut rows: Vec<Vec<String>> = Vec::with_capacity(list.len());
+                for a in &list {
+                    // What each call asked to do (canonical, secrets
+                    // redacted), cut short and escaped for the terminal;
+                    // `approvals show` prints all of it.
+                    let asked = toolgate_store::asking_record(&*s, a).context("cannot read")?;
+                    let mut row = approval_row(a, routed);
+                    row.push(
+                        asked
+                            .as_ref()
+                            .and_then(|e| e.arguments.as_deref())
+                            .map_or_else(
+                                || "-".to_owned(),
+                                |t| crate::check::terminal_safe(t, LIST_ARGUMENTS_CHARS),
+                            ),
+                    );
+                    rows.push(row);
+                }
                 let mut header = vec!["id", "state", "kind", "user", "session", "tool"];
                 if routed {
                     header.push("upstream");
                 }
-                header.extend(["digest", "expires"]);
+                header.extend(["digest", "expires", "arguments"]);
                 crate::table::write(&mut out, "", &header, &rows)?;
             }
             Ok(ExitCode::SUCCESS)
         }
+        ApprovalsCommand::Notices { store, limit } => {
+            let list = store
+                .open(true)?
+                .list_notices(*limit)
+                .context("cannot list the notices")?;
+            if list.is_empty() {
+                writeln!(out, "no notices")?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let rows: Vec<Vec<String>> = list
+                .iter()
+                .map(|n| {
+                    vec![
+                        n.approval.to_string(),
+                        display(&n.sink),
+                        n.state.as_str().to_owned(),
+                        n.attempts.to_string(),
+                        time(n.updated_at),
+                        n.outcome.as_deref().map_or_else(|| "-".to_owned(), display),
+                    ]
+                })
+                .collect();
+            crate::table::write(
+                &mut out,
+                "",
+                &[
+                    "approval", "sink", "state", "attempts", "updated", "outcome",
+                ],
+                &rows,
+            )?;
+            Ok(ExitCode::SUCCESS)
+        }
         ApprovalsCommand::Show { store, id } => {
+            let config = store.config()?;
             let s = store.open(false)?;
             match s.get_approval(*id).context("cannot read")? {
                 Some(a) => {
                     write_approval(&mut out, &a)?;
                     // What the approver decides on: the arguments of the
-                    // call that asked (canonical, secrets redacted),
-                    // escaped for the terminal.
-                    let asked = toolgate_store::asking_record(&*s, &a).context("cannot read")?;
-                    let arguments = asked.as_ref().and_then(|e| e.arguments.as_deref());
-                    writeln!(
-                        out,
-                        "arguments:  {}",
-                        arguments.map_or_else(
-                            || "-".to_owned(),
-                            |t| crate::check::terminal_safe(t, 4096)
-                        )
-                    )?;
+                    // call that asked (canonical, secrets redacted), why
+                    // it was held, what else the session did; escaped for
+                    // the terminal.
+                    let limits: Vec<toolgate::limit::Limit> = config
+                        .as_ref()
+                        .map(|c| {
+                            c.limits()
+                                .iter()
+                                .filter(|l| l.applies_to(&a.tool))
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    let why = toolgate_store::approval_context(&*s, &a, &limits, now()?)
+                        .context("cannot read")?;
+                    crate::approvals_why::write(&mut out, &why)?;
                     Ok(ExitCode::SUCCESS)
                 }
                 None => {
@@ -510,6 +580,18 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 s.deny(decision.id, &actor, &decision.note)
             };
             match result {
+                Ok(a) if grant && a.state == ApprovalState::Pending => {
+                    writeln!(
+                        out,
+                        "approval {} approved by {}: {} of {} distinct approvers, still pending",
+                        a.id,
+                        display(&actor),
+                        a.votes,
+                        a.quorum.approvers
+                    )?;
+                    write_approval(&mut out, &a)?;
+                    Ok(ExitCode::SUCCESS)
+                }
                 Ok(a) => {
                     writeln!(
                         out,
@@ -537,11 +619,7 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             actor: who,
         } => {
             let actor = actor(who.as_deref());
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .context("the system clock is before 1970")?;
-            let now =
-                Timestamp::from_unix_millis(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
+            let now = now()?;
             let until = now.saturating_add(std::time::Duration::from_secs(u64::from(*for_seconds)));
             let id = store
                 .open(false)?
@@ -712,8 +790,35 @@ fn write_approval(out: &mut impl Write, a: &Approval) -> std::io::Result<()> {
         a.decided_at.map_or_else(|| "-".to_owned(), time)
     )?;
     writeln!(out, "note:       {}", opt(a.note.as_deref()))?;
-    writeln!(out, "uses:       {}", a.uses)
+    writeln!(out, "uses:       {}", a.uses)?;
+    if a.quorum.approvers > 1 || a.quorum.not_own {
+        writeln!(
+            out,
+            "approvers:  {} of {} distinct{}",
+            a.votes,
+            a.quorum.approvers,
+            if a.quorum.not_own {
+                ", not the call's own user"
+            } else {
+                ""
+            }
+        )?;
+    }
+    Ok(())
 }
+
+/// The time now, by the system clock.
+fn now() -> anyhow::Result<Timestamp> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .context("the system clock is before 1970")?;
+    Ok(Timestamp::from_unix_millis(
+        i64::try_from(now.as_millis()).unwrap_or(i64::MAX),
+    ))
+}
+
+/// The most characters of a call's arguments `approvals list` shows.
+const LIST_ARGUMENTS_CHARS: usize = 60;
 
 fn record_line(r: &AuditRecord) -> String {
     let e = &r.entry;

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
 use toolgate::config::Config;
-use toolgate::limit::{Amount, Scope};
-use toolgate_store::{Clock as _, SystemClock, Timestamp};
+use toolgate::limit::Scope;
+use toolgate_store::{Clock as _, SystemClock};
 
 use crate::store_cmds::StoreArgs;
 
@@ -108,15 +108,8 @@ pub fn usage(args: &UsageArgs) -> anyhow::Result<ExitCode> {
             },
             _ => ("everyone".to_owned(), limit.key("", "", None)),
         };
-        let window = i64::try_from(limit.window_ms()).unwrap_or(i64::MAX);
-        let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
-        let events = store
-            .limit_events(&key, since)
+        let used = toolgate_store::used_of(&*store, limit, &key, now)
             .with_context(|| format!("cannot read the usage of `{}`", limit.name))?;
-        let used = events
-            .iter()
-            .try_fold(Amount::ZERO, |s, (_, a)| s.checked_add(*a))
-            .ok_or_else(|| anyhow!("the usage of `{}` does not add up", limit.name))?;
         writeln!(
             out,
             "limit {} ({}): {used} of {} in the last {} s",

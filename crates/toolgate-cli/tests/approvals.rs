@@ -102,7 +102,17 @@ fn the_shop_approval_round_trip() {
     let header = lines.next().unwrap();
     assert_eq!(
         header.split_whitespace().collect::<Vec<_>>(),
-        ["id", "state", "kind", "user", "session", "tool", "digest", "expires"],
+        [
+            "id",
+            "state",
+            "kind",
+            "user",
+            "session",
+            "tool",
+            "digest",
+            "expires",
+            "arguments"
+        ],
         "{listed}"
     );
     let row = lines.next().unwrap();
@@ -113,10 +123,19 @@ fn the_shop_approval_round_trip() {
     );
     // The columns are padded: each cell starts under its header.
     assert_eq!(header.find("state"), row.find("pending"), "{listed}");
-    let expires = row.split_whitespace().last().unwrap();
+    let expires = row.split_whitespace().nth(7).unwrap();
+    // Columns line up in characters (the digest's `…` is one, three bytes).
+    let column = |line: &str, cell: &str| line[..line.find(cell).unwrap()].chars().count();
+    assert_eq!(column(header, "expires"), column(row, expires), "{listed}");
+    // What the call asked to do, under its header.
+    let arguments = row.split_whitespace().last().unwrap();
     assert_eq!(
-        header.find("expires"),
-        Some(row.chars().count() - expires.chars().count()),
+        arguments,
+        r#"{"amount_cents":2599,"order_id":"ord_1002","reason":"late"}"#
+    );
+    assert_eq!(
+        header.chars().count() - "arguments".len(),
+        row.chars().count() - arguments.chars().count(),
         "{listed}"
     );
 
@@ -546,7 +565,10 @@ fn the_approvals_help_names_every_subcommand_and_shows_own_exit_codes() {
     let out = toolgate(&["help", "approvals"]);
     assert_eq!(out.status.code(), Some(0));
     let top = text(&toolgate(&["--help"]).stdout);
-    assert!(top.contains("list, show, approve, deny, grant"), "{top}");
+    assert!(
+        top.contains("list, show, approve, deny, grant, notices"),
+        "{top}"
+    );
     let show = text(&toolgate(&["approvals", "show", "--help"]).stdout);
     assert!(show.contains("1  no such approval\n"), "{show}");
     assert!(!show.contains("already decided"), "{show}");
@@ -568,5 +590,140 @@ fn approvals_show_prints_the_arguments_the_approver_decides_on() {
             "\narguments:  {\"amount_cents\":2599,\"order_id\":\"ord_1002\",\"reason\":\"late\"}\n"
         ),
         "{shown}"
+    );
+}
+
+#[test]
+fn approvals_show_says_why_the_call_was_held_and_what_the_session_did() {
+    let db = fresh_db();
+    let (held, _) = check(&db, "context.json", REFUND);
+    let id = s(&held, "/decisions/1/approval").to_owned();
+    let config = shop_file("toolgate.toml");
+    let out = toolgate(&[
+        "approvals",
+        "show",
+        &id,
+        "--config",
+        &config,
+        "--store",
+        &db.url,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    for line in [
+        "\ncall id:    call_refund_2\n",
+        "\nheld for:   approval_required\n",
+        "\napproved by: -\n",
+        "\nusage:      refund_total (per user): 0 of 100000 in the last 86400 s\n",
+    ] {
+        assert!(shown.contains(line), "{line:?} in {shown}");
+    }
+    // The session's decisions, newest first: the held refund, then the
+    // order it read.
+    let recent = shown.split("\nrecent:\n").nth(1).unwrap();
+    let lines: Vec<&str> = recent.lines().collect();
+    assert!(
+        lines[0].contains("needs_approval  refund  call=call_refund_2"),
+        "{recent}"
+    );
+    assert!(lines[1].contains("allow  get_order"), "{recent}");
+
+    // Approving with a two-person rule in the store: one vote, pending.
+    let quorum_db = fresh_db();
+    let dir = tempfile::tempdir().unwrap();
+    toolgate_testkit::copy_shop(dir.path());
+    let two = dir.path().join("toolgate.toml");
+    let text_of = std::fs::read_to_string(&two).unwrap();
+    std::fs::write(
+        &two,
+        format!("{text_of}\n[[approvals.quorum]]\nrisk = \"destructive\"\napprovers = 2\n"),
+    )
+    .unwrap();
+    let out = toolgate(&[
+        "check",
+        "--config",
+        two.to_str().unwrap(),
+        "--store",
+        &quorum_db.url,
+        "--context",
+        &shop_file("context.json"),
+        "--json",
+        &shop_file(REFUND),
+    ]);
+    let held = toolgate_json::from_str(text(&out.stdout).trim_end())
+        .unwrap()
+        .into_owned();
+    let id = s(&held, "/decisions/1/approval");
+    let vote = |actor: &str| {
+        toolgate(&[
+            "approvals",
+            "approve",
+            &id,
+            "--actor",
+            actor,
+            "--store",
+            &quorum_db.url,
+        ])
+    };
+    let out = vote("bob");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(
+        said.contains("approved by bob: 1 of 2 distinct approvers, still pending"),
+        "{said}"
+    );
+    assert!(said.contains("\nstate:      pending\n"), "{said}");
+    assert!(said.contains("\napprovers:  1 of 2 distinct\n"), "{said}");
+    let out = vote("bob");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("already approved by `bob`"));
+    let out = vote("carol");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("approved by carol"));
+}
+
+#[test]
+fn approvals_notices_lists_each_delivery_escaped() {
+    let db = fresh_db();
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    // A store that does not exist yet is not created by a read.
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let (held, _) = check(&db, "context.json", REFUND);
+    let id: u64 = s(&held, "/decisions/1/approval").parse().unwrap();
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "no notices\n");
+
+    use toolgate_store::{ApprovalId, NoticeState, SqliteStore, Store, Timestamp};
+    let store = SqliteStore::open(&db.path).unwrap();
+    let at = Timestamp::from_unix_seconds(1_767_225_600);
+    let id = ApprovalId::new(id);
+    assert!(store.claim_notice(id, "ops", at).unwrap());
+    store
+        .record_notice(id, "ops", NoticeState::Failed, 4, "500\u{202e} evil", at)
+        .unwrap();
+    drop(store);
+    let out = toolgate(&["approvals", "notices", "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let listed = text(&out.stdout);
+    let mut lines = listed.lines();
+    assert_eq!(
+        lines.next().unwrap().split_whitespace().collect::<Vec<_>>(),
+        ["approval", "sink", "state", "attempts", "updated", "outcome"]
+    );
+    let row = lines.next().unwrap();
+    let id = id.to_string();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>(),
+        [
+            id.as_str(),
+            "ops",
+            "failed",
+            "4",
+            "2026-01-01T00:00:00Z",
+            "500\\u{202e}",
+            "evil"
+        ],
+        "{listed}"
     );
 }

@@ -32,6 +32,10 @@ pub struct Caller {
     /// The actor recorded for its changes: the token's name, or
     /// `token:` and the first 12 hex digits of its hash.
     pub actor: String,
+    /// The person behind it, as a two-person rule counts approvers: the
+    /// token's `identity`, else its actor. Two tokens of one identity are
+    /// one approver.
+    pub identity: String,
     /// The users its token may speak for (`[[server.token]] users`: names,
     /// or prefixes ending in `*`); `None`: any user.
     pub users: Option<Vec<String>>,
@@ -70,6 +74,7 @@ pub(crate) fn caller_for(tokens: &[ServerToken], digest: &[u8; 32]) -> Option<Ca
     };
     Some(Caller {
         role: t.role(),
+        identity: t.identity().map_or_else(|| actor.clone(), str::to_owned),
         actor,
         users: t.users().map(<[String]>::to_vec),
     })

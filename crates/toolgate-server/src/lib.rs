@@ -35,7 +35,7 @@
 //!
 //! `GET /v1/audit`'s `kind` is `decision` (`allow`, `deny`,
 //! `needs_approval`), `approval` (`approval_granted`, `approval_denied`,
-//! `approval_used`, `approval_withdrawn`), `kill_switch`, `auth` (`unauthorized`, `forbidden`:
+//! `approval_used`, `approval_withdrawn`, `approval_voted`), `kill_switch`, `auth` (`unauthorized`, `forbidden`:
 //! refused requests, see the `auth` module), `reload` (`config_reload`) or
 //! `result` (`tool_result`: a tool result checked by `toolgate proxy` or
 //! `toolgate mcp`), `pin` (`pin_pending`, `pin_approved`, `pin_rejected`),
@@ -75,6 +75,7 @@ mod error;
 mod extract;
 pub mod live;
 mod metrics;
+pub mod notify;
 pub mod openapi;
 mod results;
 mod routes;

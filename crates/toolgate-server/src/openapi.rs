@@ -188,7 +188,7 @@ fn operations() -> Vec<Op> {
         Op {
             method: "get",
             path: "/v1/approvals/{id}",
-            summary: "One approval, with the arguments of the call that asked for it.",
+            summary: "One approval, with what an approver decides on: the arguments of the call that asked, why it was held, the approvers so far and the session's recent decisions, labels and limit usage.",
             access: approver,
             params: vec![path_id()],
             body: None,
@@ -198,7 +198,7 @@ fn operations() -> Vec<Op> {
         Op {
             method: "post",
             path: "/v1/approvals/{id}/approve",
-            summary: "Approve a pending approval.",
+            summary: "Approve a pending approval; under a two-person rule, one distinct approver's vote (the approval stays pending until the quorum is reached).",
             access: approver,
             params: vec![path_id()],
             body: Some((note.clone(), false)),
@@ -300,6 +300,20 @@ fn operations() -> Vec<Op> {
             )],
             body: Some((hook_event(), true)),
             ok: json_ok(hook_answer()),
+            errors: &[],
+        },
+        Op {
+            method: "get",
+            path: "/v1/notices",
+            summary: "How the notices of held calls to the notification sinks ([[approvals.notify]]) went, the most recently changed first, and how many were dropped because the queue was full.",
+            access: admin,
+            params: vec![query(
+                "limit",
+                int_range(1, 1000),
+                "At most this many (default 100).",
+            )],
+            body: None,
+            ok: json_ok(schema_ref("Notices")),
             errors: &[],
         },
         Op {

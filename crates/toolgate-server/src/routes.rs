@@ -10,6 +10,7 @@ pub(crate) mod health;
 mod hooks;
 mod kill;
 mod metrics;
+mod notices;
 pub(crate) mod pins;
 
 use axum::http::StatusCode;
@@ -43,6 +44,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/pins/{id}/reject", post(reject_pin))
         .route("/v1/kill", get(get_kill).post(set_kill))
         .route("/v1/audit", get(audit))
+        .route("/v1/notices", get(notices::list_notices))
         .route("/v1/results", post(results::results))
         .route("/v1/hooks/claude", post(hooks::claude))
         .route("/v1/reload", post(live::reload))

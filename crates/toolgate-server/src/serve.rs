@@ -33,8 +33,11 @@ pub async fn serve(
             Arc::clone(&c.key),
             c.sink.clone(),
             c.every,
-            stop_rx,
+            stop_rx.clone(),
         ));
+    }
+    if state.inner.notify.is_some() {
+        tokio::spawn(crate::notify::run(state.clone(), stop_rx));
     }
     let router = app(state.clone());
     toolgate_edge::serve(listener, router, limits, shutdown, || async move {

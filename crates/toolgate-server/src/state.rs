@@ -54,6 +54,12 @@ pub(crate) struct Inner {
     /// Signed checkpoints of the audit chain (`[store] checkpoint_*`):
     /// the key, the sink and how often.
     pub(crate) checkpoints: Option<Checkpoints>,
+    /// The notification sinks (`[[approvals.notify]]`), if any.
+    pub(crate) notify: Option<Arc<crate::notify::Settings>>,
+    /// Woken when a call is held here: the notices go out.
+    pub(crate) held: tokio::sync::Notify,
+    /// Notices dropped because the queue was full.
+    pub(crate) notices_dropped: std::sync::atomic::AtomicU64,
 }
 
 /// What [`serve`](crate::serve) writes signed checkpoints with.
@@ -94,6 +100,9 @@ impl AppState {
                 gauges_stale: std::sync::atomic::AtomicBool::new(false),
                 stopping: std::sync::atomic::AtomicBool::new(false),
                 checkpoints: None,
+                notify: None,
+                held: tokio::sync::Notify::new(),
+                notices_dropped: std::sync::atomic::AtomicU64::new(0),
             }),
         }
     }
@@ -140,6 +149,13 @@ impl AppState {
                 escalate_after: config.gate().escalate_after(),
                 checkpoint: config.store().checkpoint().cloned(),
             });
+            let approvals = config.approvals();
+            if !approvals.notify().is_empty() {
+                inner.notify = Some(Arc::new(crate::notify::Settings {
+                    sinks: approvals.notify().to_vec(),
+                    page_url: approvals.page_url().map(str::to_owned),
+                }));
+            }
             // A key that cannot be read stops the start, not the checkpoints.
             if let Some(c) = config.store().checkpoint() {
                 inner.checkpoints = Some(Checkpoints {

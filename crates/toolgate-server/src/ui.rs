@@ -510,14 +510,11 @@ async fn page_state(
             // The tools as configured now (a reload may have changed them).
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
+            let now = crate::state::now();
             for a in &pending {
-                let asked = toolgate_store::asking_record(s, a)?;
+                let why = toolgate_store::approval_context(s, a, gate.tool_limits(&a.tool), now)?;
                 let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
-                approvals.push(Value::Object(wire::approval_detail_object(
-                    a,
-                    risk,
-                    asked.as_ref(),
-                )));
+                approvals.push(Value::Object(wire::approval_detail_object(a, risk, &why)));
             }
             // Tool definitions waiting for a human (issue 17), oldest first.
             let pins = s.list_pins(
@@ -570,7 +567,8 @@ async fn decide_approval(
 ) -> Result<Response, ApiError> {
     let id = approval_id(id)?;
     let note = wire::note(body)?;
-    let actor = user.caller.actor;
+    // Approvals count by the person, not by the token or session.
+    let actor = user.caller.identity;
     let a = state
         .blocking(move |s| {
             if approve {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use toolgate::{Context, Decisions, Format};
 use toolgate_json::{canonical, Number, Object, Value};
-use toolgate_store::{Approval, AuditEntry, AuditRecord, KillMode, KillSwitchState};
+use toolgate_store::{Approval, ApprovalContext, AuditRecord, KillMode, KillSwitchState};
 
 use crate::error::ApiError;
 
@@ -233,38 +233,94 @@ pub fn approval_object(a: &Approval) -> Object<'static> {
     );
     o.insert("uses", u64_value(a.uses));
     o.insert("upstream", or_null(a.upstream.clone(), string));
+    o.insert("approvers_needed", u64_value(u64::from(a.quorum.approvers)));
+    o.insert("approvers_so_far", u64_value(u64::from(a.votes)));
+    o.insert("not_own", Value::Bool(a.quorum.not_own));
     o
 }
 
 /// One approval with what a human needs to decide it: the tool's risk tier
 /// (`null` for a tool the config no longer has) and, from the audit record
-/// of the call that asked for it, `call_id`, `reasons` and `arguments` — the
-/// canonical arguments pretty-printed as text, secret fields already
-/// replaced by their digest (`null` when the record has none).
+/// of the call that asked for it, `call_id`, `reasons`, `policies` (the
+/// rules that held it) and `arguments` — the canonical arguments
+/// pretty-printed as text, secret fields already replaced by their digest
+/// (`null` when the record has none); then the `approvers` so far, the
+/// session's `recent` decisions (newest first), its `labels`, and the
+/// `usage` of each `[[limit]]` counting the tool for the user, the session
+/// or everyone.
 pub fn approval_detail_object(
     a: &Approval,
     risk: Option<&str>,
-    asked: Option<&AuditEntry>,
+    why: &ApprovalContext,
 ) -> Object<'static> {
+    let asked = why.asked.as_ref();
     let mut o = approval_object(a);
     o.insert("risk", or_null(risk, string));
     o.insert(
         "call_id",
         or_null(asked.and_then(|e| e.call_id.clone()), string),
     );
+    let strings = |list: &[String]| Value::Array(list.iter().map(|r| string(r.clone())).collect());
     o.insert(
         "reasons",
-        Value::Array(
-            asked
-                .map(|e| e.reasons.iter().map(|r| string(r.clone())).collect())
-                .unwrap_or_default(),
-        ),
+        asked.map_or(Value::Array(Vec::new()), |e| strings(&e.reasons)),
+    );
+    o.insert(
+        "policies",
+        asked.map_or(Value::Array(Vec::new()), |e| strings(&e.policies)),
     );
     let arguments = asked
         .and_then(|e| e.arguments.as_deref())
         .and_then(|text| toolgate_json::from_str(text).ok())
         .map(|v| pretty(&v));
     o.insert("arguments", or_null(arguments, string));
+    o.insert(
+        "approvers",
+        Value::Array(
+            why.votes
+                .iter()
+                .map(|v| {
+                    let mut vo = Object::new();
+                    vo.insert("approver", string(v.approver.clone()));
+                    vo.insert("at", i64_value(v.at.unix_millis()));
+                    vo.insert("note", or_null(v.note.clone(), string));
+                    Value::Object(vo)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "recent",
+        Value::Array(
+            why.recent
+                .iter()
+                .map(|r| {
+                    let mut ro = audit_summary_object(r);
+                    ro.insert("call_id", or_null(r.entry.call_id.clone(), string));
+                    ro.insert("policies", strings(&r.entry.policies));
+                    Value::Object(ro)
+                })
+                .collect(),
+        ),
+    );
+    o.insert("labels", strings(&why.labels));
+    o.insert(
+        "usage",
+        Value::Array(
+            why.usage
+                .iter()
+                .map(|u| {
+                    let mut uo = Object::new();
+                    uo.insert("limit", string(u.name.clone()));
+                    uo.insert("per", string(u.scope));
+                    uo.insert("used", string(u.used.to_string()));
+                    uo.insert("cap", string(u.cap.to_string()));
+                    uo.insert("window_seconds", u64_value(u.window_seconds));
+                    Value::Object(uo)
+                })
+                .collect(),
+        ),
+    );
     o
 }
 

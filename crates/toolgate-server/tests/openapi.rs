@@ -23,7 +23,7 @@ mod shop_copy;
 use shop_copy::{send, write_shop, ADMIN};
 
 /// Every route of the service but the approvals page.
-const ROUTES: [(&str, &str); 20] = [
+const ROUTES: [(&str, &str); 21] = [
     ("post", "/v1/decide"),
     ("post", "/v1/results"),
     ("post", "/v1/hooks/claude"),
@@ -39,6 +39,7 @@ const ROUTES: [(&str, &str); 20] = [
     ("get", "/v1/kill"),
     ("post", "/v1/kill"),
     ("get", "/v1/audit"),
+    ("get", "/v1/notices"),
     ("post", "/v1/reload"),
     ("get", "/healthz"),
     ("get", "/readyz"),

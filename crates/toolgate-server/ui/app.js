@@ -148,6 +148,7 @@
   function approvalCard(a) {
     const card = el("article", "card approval");
     card.dataset.approvalId = a.id;
+    card.dataset.votes = String(a.approvers_so_far);
     // `#approval-ID` (the link `toolgate mcp` gives an MCP client) names it.
     card.id = "approval-" + a.id;
 
@@ -164,7 +165,22 @@
     // The MCP server the call goes to, when the proxy routes it.
     if (a.upstream !== null) field(dl, "upstream", a.upstream);
     field(dl, "reasons", a.reasons.length ? a.reasons.join(", ") : "—");
+    field(dl, "held by", a.policies.length ? a.policies.join(", ") : "—");
     if (a.call_id !== null) field(dl, "call id", a.call_id);
+    if (a.approvers_needed > 1 || a.not_own) {
+      const who = a.approvers.map((v) => v.approver).join(", ");
+      field(
+        dl,
+        "approvers",
+        a.approvers_so_far + " of " + a.approvers_needed + " distinct" +
+          (a.not_own ? ", not " + a.user : "") + (who ? " (" + who + ")" : "")
+      );
+    }
+    field(dl, "labels", a.labels.length ? a.labels.join(", ") : "—");
+    for (const u of a.usage) {
+      field(dl, "usage", u.limit + " (per " + u.per + "): " + u.used + " of " + u.cap +
+        " in " + u.window_seconds + " s");
+    }
     field(dl, "requested", time(a.created_at));
     field(dl, "expires", time(a.expires_at));
     field(dl, "digest", a.digest === null ? "—" : a.digest);
@@ -173,6 +189,26 @@
     const args = el("pre", "args");
     args.textContent = a.arguments === null ? "(arguments not recorded)" : visible(a.arguments);
     card.append(args);
+
+    // What else the session did: its latest decisions, newest first.
+    if (a.recent.length) {
+      const recent = el("details", "recent");
+      recent.append(el("summary", "", "Session's recent decisions (" + a.recent.length + ")"));
+      const table = el("table", "recent");
+      for (const r of a.recent) {
+        const tr = el("tr");
+        tr.append(
+          el("td", "muted", time(r.time)),
+          el("td", "verdict-" + r.verdict, r.verdict),
+          el("td", "", r.tool === null ? "—" : r.tool),
+          el("td", "", r.reasons.join(", ")),
+          el("td", "muted", r.policies.join(", "))
+        );
+        table.append(tr);
+      }
+      recent.append(table);
+      card.append(recent);
+    }
 
     const noteId = "note-" + a.id;
     const label = el("label", "", "Note (recorded in the audit log)");
@@ -201,7 +237,13 @@
       const a = await api("POST", "/ui/api/approvals/" + encodeURIComponent(id) + "/" + action, {
         note: note.value,
       });
-      setStatus("Approval #" + a.id + " " + a.state + " by " + a.decided_by + ".");
+      if (a.state === "pending") {
+        // A two-person rule: this approval is one vote of several.
+        setStatus("Approval #" + a.id + ": " + a.approvers_so_far + " of " + a.approvers_needed +
+          " approvers; it waits for another approver.");
+      } else {
+        setStatus("Approval #" + a.id + " " + a.state + " by " + a.decided_by + ".");
+      }
       await refresh();
     } catch (e) {
       setStatus("Could not " + action + " #" + id + ": " + e.message, true);
@@ -223,6 +265,12 @@
     let previous = null;
     for (const a of list) {
       let card = keep.get(a.id);
+      if (card && card.dataset.votes !== String(a.approvers_so_far)) {
+        // Another approver voted: show the count afresh.
+        const fresh = approvalCard(a);
+        card.replaceWith(fresh);
+        card = fresh;
+      }
       if (!card || !card.isConnected) {
         card = approvalCard(a);
         if (location.hash === "#" + card.id) requestAnimationFrame(() => card.scrollIntoView());

@@ -214,6 +214,12 @@ pub struct Approval {
     pub used_at: Option<Timestamp>,
     /// How many calls it let through.
     pub uses: u64,
+    /// Who must approve it before it is approved ([`Quorum`]; one
+    /// approver for approvals requested without a rule).
+    pub quorum: Quorum,
+    /// How many distinct approvers approved it so far
+    /// ([`crate::Store::approval_votes`] names them).
+    pub votes: u32,
 }
 
 impl Approval {
@@ -233,6 +239,66 @@ impl Approval {
             && now < self.expires_at
             && (self.kind == ApprovalKind::Standing || self.used_at.is_none())
     }
+}
+
+/// The most approvers a [`Quorum`] may require.
+pub const MAX_QUORUM: u32 = 10;
+
+/// Who must approve a single approval before it lets its call through:
+/// `approvers` distinct approvers (by identity: one person approving twice,
+/// under any number of tokens, counts once), and, with `not_own`, none of
+/// them the user the call was made for. Fixed when the approval is
+/// requested ([`crate::Store::request_approval_with`]), so every surface
+/// that approves (the API, the page, the CLI) holds the same rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Quorum {
+    /// Distinct approvers needed (1 to [`MAX_QUORUM`]).
+    pub approvers: u32,
+    /// Whether the user the call was made for is refused as an approver.
+    pub not_own: bool,
+}
+
+impl Default for Quorum {
+    fn default() -> Self {
+        Self::ONE
+    }
+}
+
+impl Quorum {
+    /// One approver, who may be anyone with the approver role.
+    pub const ONE: Self = Self {
+        approvers: 1,
+        not_own: false,
+    };
+
+    /// `approvers` distinct approvers (clamped to 1 ..= [`MAX_QUORUM`]);
+    /// with `not_own`, none the call's own user.
+    pub const fn new(approvers: u32, not_own: bool) -> Self {
+        Self {
+            approvers: if approvers == 0 {
+                1
+            } else if approvers > MAX_QUORUM {
+                MAX_QUORUM
+            } else {
+                approvers
+            },
+            not_own,
+        }
+    }
+}
+
+/// One approver's approval of a single approval under a [`Quorum`]
+/// ([`crate::Store::approval_votes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ApprovalVote {
+    /// The approver's identity.
+    pub approver: String,
+    /// When they approved.
+    pub at: Timestamp,
+    /// Their note.
+    pub note: Option<String>,
 }
 
 /// Caps on the approvals waiting for a human

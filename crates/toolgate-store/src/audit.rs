@@ -183,6 +183,11 @@ pub enum Verdict {
     ApprovalDenied,
     /// `approval_used`: an approval let a call through.
     ApprovalUsed,
+    /// `approval_voted`: an approver approved a single approval that needs
+    /// more distinct approvers ([`crate::Quorum`]); `actor` names the
+    /// approver, `note` holds how many of how many approved (`1 of 2`)
+    /// and their note. The last approver's approval is `approval_granted`.
+    ApprovalVoted,
     /// `approval_withdrawn`: a pending approval was withdrawn because the
     /// call it was requested for is gone (its client cancelled it or went
     /// away); `actor` names who withdrew it, `note` why.
@@ -232,7 +237,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
-    pub const ALL: [Self; 18] = [
+    pub const ALL: [Self; 19] = [
         Self::Allow,
         Self::Deny,
         Self::NeedsApproval,
@@ -240,6 +245,7 @@ impl Verdict {
         Self::ApprovalDenied,
         Self::ApprovalUsed,
         Self::ApprovalWithdrawn,
+        Self::ApprovalVoted,
         Self::KillSwitch,
         Self::Unauthorized,
         Self::Forbidden,
@@ -263,7 +269,8 @@ impl Verdict {
             Self::ApprovalGranted
             | Self::ApprovalDenied
             | Self::ApprovalUsed
-            | Self::ApprovalWithdrawn => "approval",
+            | Self::ApprovalWithdrawn
+            | Self::ApprovalVoted => "approval",
             Self::KillSwitch => "kill_switch",
             Self::Unauthorized | Self::Forbidden => "auth",
             Self::ConfigReload => "reload",
@@ -284,6 +291,7 @@ impl Verdict {
             Self::ApprovalGranted => "approval_granted",
             Self::ApprovalDenied => "approval_denied",
             Self::ApprovalUsed => "approval_used",
+            Self::ApprovalVoted => "approval_voted",
             Self::ApprovalWithdrawn => "approval_withdrawn",
             Self::KillSwitch => "kill_switch",
             Self::Unauthorized => "unauthorized",
@@ -308,6 +316,7 @@ impl Verdict {
             "approval_granted" => Self::ApprovalGranted,
             "approval_denied" => Self::ApprovalDenied,
             "approval_used" => Self::ApprovalUsed,
+            "approval_voted" => Self::ApprovalVoted,
             "approval_withdrawn" => Self::ApprovalWithdrawn,
             "kill_switch" => Self::KillSwitch,
             "unauthorized" => Self::Unauthorized,

@@ -91,6 +91,7 @@ mod error;
 mod group;
 mod id;
 mod kill;
+mod notice;
 mod persist;
 mod pg;
 mod pin;
@@ -100,6 +101,7 @@ mod session;
 mod sqlite;
 mod store;
 mod time;
+mod why;
 
 pub use crate::entity_source::{connect_source, PgEntitySource};
 #[cfg(feature = "tokio")]
@@ -109,7 +111,7 @@ pub use crate::result_record::ToolResultRecord;
 pub use crate::{
     approval::{
         bound_digest, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
-        ApprovalUse, PendingLimits,
+        ApprovalUse, ApprovalVote, PendingLimits, Quorum, MAX_QUORUM,
     },
     asked::asking_record,
     audit::{
@@ -124,6 +126,7 @@ pub use crate::{
     error::{Error, ErrorCode},
     id::ParseIdError,
     kill::{KillMode, KillSwitchState},
+    notice::{Notice, NoticeState, MAX_NOTICE_OUTCOME_BYTES},
     persist::{
         open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,
         StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
@@ -138,4 +141,5 @@ pub use crate::{
     sqlite::{Durability, SqliteOptions, SqliteStore, SCHEMA_VERSION},
     store::{AppendDone, DecisionReads, Store},
     time::{Clock, ManualClock, SystemClock, Timestamp},
+    why::{approval_context, used_of, ApprovalContext, LimitUse, RECENT_DECISIONS},
 };

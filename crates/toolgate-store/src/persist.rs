@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use crate::{
-    ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Store, SystemClock,
-    Timestamp, Verdict as AuditVerdict,
+    ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Quorum, Store,
+    SystemClock, Timestamp, Verdict as AuditVerdict,
 };
 use toolgate_json::canonical::Digest;
 
@@ -87,6 +87,8 @@ pub struct StoreGate {
     clock: Arc<dyn Clock>,
     approval_expiry: Duration,
     pending_limits: PendingLimits,
+    /// `[approvals]`, for its two-person rules (`[[approvals.quorum]]`).
+    approvals: toolgate::config::ApprovalsConfig,
     refused_arguments: RefusedArguments,
     /// Responses decided on the two-phase path whose records are not yet
     /// committed, per session (see [`StoreGate::decide_unrecorded`]).
@@ -110,6 +112,7 @@ impl StoreGate {
             clock: Arc::new(SystemClock::new()),
             approval_expiry: Self::DEFAULT_APPROVAL_EXPIRY,
             pending_limits: Self::DEFAULT_PENDING_LIMITS,
+            approvals: toolgate::config::ApprovalsConfig::default(),
             refused_arguments: RefusedArguments::Text,
             in_flight: Arc::default(),
         }
@@ -130,7 +133,17 @@ impl StoreGate {
                 )
                 .with_per_requester(approvals.max_pending_per_token()),
             )
+            .with_quorum_rules(approvals)
             .with_refused_arguments(config.store().refused_arguments())
+    }
+
+    /// The two-person rules of `approvals` (`[[approvals.quorum]]`): a
+    /// held call's new pending approval needs the distinct approvers its
+    /// tool's matching rules ask for ([`Quorum`]).
+    #[must_use]
+    pub fn with_quorum_rules(mut self, approvals: &toolgate::config::ApprovalsConfig) -> Self {
+        self.approvals = approvals.clone();
+        self
     }
 
     /// The gate a config describes ([`Gate::from_config`]) on `store`, with
@@ -588,7 +601,13 @@ impl StoreGate {
             context.tool_definition(tool),
             context.upstream.as_deref(),
         );
-        self.store.request_approval_within(
+        let risk = self
+            .gate
+            .registry()
+            .get(tool)
+            .map(toolgate::registry::Tool::risk);
+        let need = self.approvals.quorum_for(tool, risk);
+        self.store.request_approval_with(
             &context.user,
             &context.session,
             tool,
@@ -597,6 +616,7 @@ impl StoreGate {
             self.pending_limits,
             context.requester.as_deref(),
             context.upstream.as_deref(),
+            Quorum::new(need.approvers, need.not_own),
         )
     }
 

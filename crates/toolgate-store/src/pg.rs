@@ -35,6 +35,7 @@
 mod approvals;
 mod limits;
 mod listen;
+mod notices;
 mod opening;
 mod pins;
 mod pool;
@@ -58,7 +59,7 @@ use toolgate_json::Digest;
 
 use crate::approval::{
     approval_state_clause, Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState,
-    ApprovalUse, PendingLimits,
+    ApprovalUse, ApprovalVote, PendingLimits, Quorum,
 };
 use crate::audit::{
     self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, Place, RedactionKey, Verdict,
@@ -67,6 +68,7 @@ use crate::audit::{
 use crate::changes::{Change, ChangeListener};
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
+use crate::notice::{Notice, NoticeState};
 use crate::rules::chain::{self, StoredRow};
 use crate::rules::escalation::{self, ReasonRuns};
 use crate::rules::options;
@@ -79,7 +81,7 @@ use crate::session::SessionCounters;
 use crate::store::Store;
 use crate::time::{Clock, Timestamp};
 
-use self::approvals::{approval, get_approval};
+use self::approvals::{get_approval, votes_of};
 use self::listen::Listen;
 use self::pool::Pool;
 use self::reads::{read_kill_switch, read_session};
@@ -91,7 +93,7 @@ const AUDIT_COLUMNS: &str = "seq, time, verdict, \"user\", session, tool, call_i
      policies, digest, arguments, approval, actor, note, prev, hash, refused, risk, v, segment, sseq";
 
 const APPROVAL_COLUMNS: &str = "id, kind, \"user\", session, tool, digest, created_at, \
-     expires_at, state, decided_by, decided_at, note, used_at, uses, upstream";
+     expires_at, state, decided_by, decided_at, note, used_at, uses, quorum, not_own, votes, upstream";
 
 /// How to open a [`PgStore`]. Built with setters, used by
 /// [`PgOptions::open`].
@@ -562,7 +564,7 @@ impl Store for PgStore {
         })
     }
 
-    fn request_approval_within(
+    fn request_approval_with(
         &self,
         user: &str,
         session: &str,
@@ -572,11 +574,13 @@ impl Store for PgStore {
         limits: PendingLimits,
         requester: Option<&str>,
         upstream: Option<&str>,
+        quorum: Quorum,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
         let call = Call::new(user, session, tool, digest)
             .requested_by(requester)
-            .routed_to(upstream);
+            .routed_to(upstream)
+            .needing(quorum);
         self.write(|tx| transitions::request_in(tx, call, expires_at, limits, now))
     }
 
@@ -632,6 +636,13 @@ impl Store for PgStore {
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
+    fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
+        let Ok(id) = i64::try_from(id.get()) else {
+            return Ok(Vec::new());
+        };
+        self.pool.with(|client, _| votes_of(client, id))
+    }
+
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(None);
@@ -644,37 +655,31 @@ impl Store for PgStore {
     }
 
     fn list_approvals(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
-        let now = self.open.clock.now();
-        let w = approvals_where(f, now)?;
-        let sql = format!(
-            "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id {} LIMIT {}",
-            w.sql,
-            if f.newest_first { "DESC" } else { "ASC" },
-            i64::from(f.limit)
-        );
-        self.pool.with(|client, _| {
-            client
-                .query(&sql, &w.refs())
-                .map_err(|e| Error::pg("listing approvals", e))?
-                .iter()
-                .map(|r| approval(r).map(|a| a.as_of(now)))
-                .collect()
-        })
+        self.approvals_page(f)
     }
 
     fn count_approvals(&self, f: &ApprovalFilter) -> Result<u64, Error> {
-        let mut f = f.clone();
-        f.after = None;
-        f.before = None;
-        let w = approvals_where(&f, self.open.clock.now())?;
-        let sql = format!("SELECT COUNT(*) FROM approvals{}", w.sql);
-        self.pool.with(|client, _| {
-            client
-                .query_one(&sql, &w.refs())
-                .and_then(|r| r.try_get::<_, i64>(0))
-                .map_err(|e| Error::pg("counting approvals", e))
-                .and_then(to_u64)
-        })
+        self.approvals_count(f)
+    }
+
+    fn claim_notice(&self, id: ApprovalId, sink: &str, now: Timestamp) -> Result<bool, Error> {
+        notices::claim(self, id, sink, now)
+    }
+
+    fn record_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        state: NoticeState,
+        attempts: u32,
+        outcome: &str,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        notices::record(self, id, sink, (state, attempts, outcome), now)
+    }
+
+    fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
+        notices::list(self, limit)
     }
 
     fn record_call(

@@ -25,6 +25,7 @@ const HOT_READERS: usize = 2;
 
 mod approvals;
 mod limits;
+mod notices;
 mod open_options;
 mod pins;
 mod reads;
@@ -50,13 +51,15 @@ use self::reads::{
 
 use crate::approval::approval_state_clause;
 use crate::approval::{
-    Approval, ApprovalFilter, ApprovalId, ApprovalState, ApprovalUse, PendingLimits,
+    Approval, ApprovalFilter, ApprovalId, ApprovalState, ApprovalUse, ApprovalVote, PendingLimits,
+    Quorum,
 };
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
+use crate::notice::{Notice, NoticeState};
 use crate::session::SessionCounters;
 use crate::store::{AppendDone, DecisionReads, Store};
 use crate::time::{Clock, Timestamp};
@@ -465,7 +468,7 @@ impl Store for SqliteStore {
         record::write_jsonl(out, records)
     }
 
-    fn request_approval_within(
+    fn request_approval_with(
         &self,
         user: &str,
         session: &str,
@@ -475,11 +478,13 @@ impl Store for SqliteStore {
         limits: PendingLimits,
         requester: Option<&str>,
         upstream: Option<&str>,
+        quorum: Quorum,
     ) -> Result<ApprovalId, Error> {
         let now = self.open.clock.now();
         let call = Call::new(user, session, tool, digest)
             .requested_by(requester)
-            .routed_to(upstream);
+            .routed_to(upstream)
+            .needing(quorum);
         // `BEGIN IMMEDIATE` holds the write lock of every process sharing
         // the file from the look-up to the insert; the unique index of
         // pending approvals holds the rule whatever the code does.
@@ -532,6 +537,31 @@ impl Store for SqliteStore {
     ) -> Result<Option<ApprovalUse>, Error> {
         let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::consume_in(tx, call, now))
+    }
+
+    fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
+        let conn = self.read_conn()?;
+        approvals::votes_of(&conn, id)
+    }
+
+    fn claim_notice(&self, id: ApprovalId, sink: &str, now: Timestamp) -> Result<bool, Error> {
+        notices::claim(self, id, sink, now)
+    }
+
+    fn record_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        state: NoticeState,
+        attempts: u32,
+        outcome: &str,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        notices::record(self, id, sink, (state, attempts, outcome), now)
+    }
+
+    fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
+        notices::list(self, limit)
     }
 
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, Error> {

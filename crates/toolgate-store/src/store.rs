@@ -4,13 +4,16 @@ use std::io::Write;
 
 use toolgate_json::Digest;
 
-use crate::approval::{Approval, ApprovalFilter, ApprovalId, ApprovalUse, PendingLimits};
+use crate::approval::{
+    Approval, ApprovalFilter, ApprovalId, ApprovalUse, ApprovalVote, PendingLimits, Quorum,
+};
 use crate::audit::{
     AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
 };
 use crate::changes::ChangeListener;
 use crate::error::Error;
 use crate::kill::{KillMode, KillSwitchState};
+use crate::notice::{Notice, NoticeState};
 use crate::pin::{CatalogPin, PinFilter, PinFirst, PinId, PinState, SeenTool, ToolPin};
 use crate::session::SessionCounters;
 use crate::time::Timestamp;
@@ -144,10 +147,83 @@ pub trait Store: Send + Sync {
         limits: PendingLimits,
         requester: Option<&str>,
         upstream: Option<&str>,
+    ) -> Result<ApprovalId, Error> {
+        self.request_approval_with(
+            user,
+            session,
+            tool,
+            digest,
+            expires_at,
+            limits,
+            requester,
+            upstream,
+            Quorum::ONE,
+        )
+    }
+
+    /// [`Store::request_approval_within`], and a new approval needs
+    /// `quorum` (distinct approvers; whether the call's own user is
+    /// refused as one). A pending approval already waiting for the call
+    /// keeps the quorum it was created with.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call's key, its expiry, its caps and its quorum"
+    )]
+    fn request_approval_with(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        expires_at: Timestamp,
+        limits: PendingLimits,
+        requester: Option<&str>,
+        upstream: Option<&str>,
+        quorum: Quorum,
     ) -> Result<ApprovalId, Error>;
 
+    /// Claims the notice of approval `id` to `sink` at `now`: `true` once
+    /// per (approval, sink) across every process and replica sharing the
+    /// store, `false` after. The default refuses (a store that keeps no
+    /// notices).
+    fn claim_notice(&self, id: ApprovalId, sink: &str, now: Timestamp) -> Result<bool, Error> {
+        let _ = (id, sink, now);
+        Err(no_notices())
+    }
+
+    /// Records how the claimed notice of approval `id` to `sink` stands
+    /// after `attempts` attempts (`outcome` cut to
+    /// [`crate::MAX_NOTICE_OUTCOME_BYTES`]).
+    fn record_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        state: NoticeState,
+        attempts: u32,
+        outcome: &str,
+        now: Timestamp,
+    ) -> Result<(), Error> {
+        let _ = (id, sink, state, attempts, outcome, now);
+        Err(no_notices())
+    }
+
+    /// The most recently changed notices, newest first, at most `limit`.
+    fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
+        let _ = limit;
+        Err(no_notices())
+    }
+
+    /// The approvers who approved single approval `id` so far, in the
+    /// order they approved (empty for an unknown id).
+    fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error>;
+
     /// A human approves a pending, unexpired approval (audited
-    /// `approval_granted`). `not_found` or `conflict` otherwise.
+    /// `approval_granted`). `not_found` or `conflict` otherwise. Under a
+    /// [`Quorum`] of more than one, `actor` (the approver's identity)
+    /// adds one vote (audited `approval_voted`) and the approval stays
+    /// pending until the quorum's distinct approvers approved; an approver
+    /// who already approved it, or (with `not_own`) the call's own user,
+    /// is refused with `conflict`.
     fn approve(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, Error>;
 
     /// A human denies a pending approval, or revokes an approved one that is
@@ -405,6 +481,14 @@ fn no_pins() -> Error {
     Error::new(
         crate::error::ErrorCode::Unavailable,
         "this store keeps no tool pins",
+    )
+}
+
+/// The refusal of a store that keeps no notices.
+fn no_notices() -> Error {
+    Error::new(
+        crate::error::ErrorCode::Unavailable,
+        "this store keeps no notices of held calls",
     )
 }
 

@@ -402,7 +402,7 @@ impl Store for AuditDown {
     fn export_jsonl(&self, out: &mut dyn std::io::Write) -> Result<u64, StoreError> {
         self.inner.export_jsonl(out)
     }
-    fn request_approval_within(
+    fn request_approval_with(
         &self,
         user: &str,
         session: &str,
@@ -412,10 +412,17 @@ impl Store for AuditDown {
         limits: toolgate_store::PendingLimits,
         requester: Option<&str>,
         upstream: Option<&str>,
+        quorum: toolgate_store::Quorum,
     ) -> Result<ApprovalId, StoreError> {
-        self.inner.request_approval_within(
-            user, session, tool, digest, expires_at, limits, requester, upstream,
+        self.inner.request_approval_with(
+            user, session, tool, digest, expires_at, limits, requester, upstream, quorum,
         )
+    }
+    fn approval_votes(
+        &self,
+        id: ApprovalId,
+    ) -> Result<Vec<toolgate_store::ApprovalVote>, StoreError> {
+        self.inner.approval_votes(id)
     }
     fn redaction_key(&self) -> Result<toolgate_store::RedactionKey, StoreError> {
         self.inner.redaction_key()

@@ -232,8 +232,9 @@ use crate::registry::Registry;
 
 // The public interface is:
 pub use self::approvals::{
-    ApprovalsConfig, DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_MAX_PENDING_PER_SESSION,
-    DEFAULT_MAX_PENDING_PER_USER, MAX_APPROVAL_EXPIRY_SECONDS, MAX_MAX_PENDING,
+    ApprovalsConfig, NotifyKind, NotifySink, QuorumNeed, QuorumRule, QuorumScope,
+    DEFAULT_APPROVAL_EXPIRY_SECONDS, DEFAULT_MAX_PENDING_PER_SESSION, DEFAULT_MAX_PENDING_PER_USER,
+    MAX_APPROVAL_EXPIRY_SECONDS, MAX_MAX_PENDING, MAX_QUORUM_APPROVERS, MIN_NOTIFY_SECRET_BYTES,
 };
 pub use self::authorization::{AuthorizationConfig, AuthorizationMode};
 pub use self::error::{Error, ErrorCode};

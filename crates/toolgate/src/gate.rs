@@ -136,6 +136,12 @@ impl Gate {
         &self.registry
     }
 
+    /// The `[[limit]]`s counting calls of `tool` (none for a tool it does
+    /// not know): what an approver is shown the usage of.
+    pub fn tool_limits(&self, tool: &str) -> &[crate::limit::Limit] {
+        self.tools.get(tool).map_or(&[], |e| e.limits.as_slice())
+    }
+
     /// The public key that verifies this gate's receipts, if it signs them.
     pub fn receipt_public_key(&self) -> Option<ReceiptPublicKey> {
         self.receipts.as_ref().map(|k| k.public_key())

@@ -318,16 +318,66 @@ pub(super) fn approval() -> Value<'static> {
 
 /// One approval with what a human needs to decide it (`GET
 /// /v1/approvals/{id}`): the tool's risk tier and, from the call that asked
-/// for it, its call id, reasons and canonical arguments as escaped text.
+/// for it, its call id, reasons, the policies that held it and canonical
+/// arguments as escaped text; the approvers so far; the session's recent
+/// decisions, labels, and the usage of the limits counting the tool.
 pub(super) fn approval_detail() -> Value<'static> {
     let mut members = approval_members();
+    let approver = answer(&[
+        ("approver", ty("string")),
+        ("at", millis()),
+        ("note", nullable("string")),
+    ]);
+    let recent = answer(&[
+        ("seq", int_range(0, u64::MAX)),
+        ("time", millis()),
+        ("verdict", one_of_enum(["allow", "deny", "needs_approval"])),
+        ("user", nullable("string")),
+        ("session", nullable("string")),
+        ("tool", nullable("string")),
+        ("reasons", array_of(ty("string"))),
+        ("approval", nullable("string")),
+        ("actor", nullable("string")),
+        ("note", nullable("string")),
+        ("call_id", nullable("string")),
+        ("policies", array_of(ty("string"))),
+    ]);
+    let usage = answer(&[
+        ("limit", ty("string")),
+        ("per", one_of_enum(["user", "session", "global"])),
+        ("used", ty("string")),
+        ("cap", ty("string")),
+        ("window_seconds", int_range(0, u64::MAX)),
+    ]);
     members.extend([
         ("risk", nullable("string")),
         ("call_id", nullable("string")),
         ("reasons", array_of(ty("string"))),
+        ("policies", array_of(ty("string"))),
         ("arguments", nullable("string")),
+        ("approvers", array_of(approver)),
+        ("recent", array_of(recent)),
+        ("labels", array_of(ty("string"))),
+        ("usage", array_of(usage)),
     ]);
     answer(&members)
+}
+
+/// The notices of held calls (`GET /v1/notices`).
+pub(super) fn notices() -> Value<'static> {
+    let notice = answer(&[
+        ("approval", ty("string")),
+        ("sink", ty("string")),
+        ("state", one_of_enum(["sending", "delivered", "failed"])),
+        ("attempts", int_range(0, u64::from(u32::MAX))),
+        ("claimed_at", millis()),
+        ("updated_at", millis()),
+        ("outcome", nullable("string")),
+    ]);
+    answer(&[
+        ("notices", array_of(notice)),
+        ("dropped", int_range(0, u64::MAX)),
+    ])
 }
 
 fn approval_members() -> Vec<(&'static str, Value<'static>)> {
@@ -347,6 +397,9 @@ fn approval_members() -> Vec<(&'static str, Value<'static>)> {
         ("used_at", nullable_millis()),
         ("uses", int_range(0, u64::MAX)),
         ("upstream", nullable("string")),
+        ("approvers_needed", int_range(1, 10)),
+        ("approvers_so_far", int_range(0, u64::MAX)),
+        ("not_own", ty("boolean")),
     ]
 }
 
@@ -549,6 +602,7 @@ pub(super) fn components(tools: &[&str]) -> Value<'static> {
         ("DecideRequest", decide_request()),
         ("Approval", approval()),
         ("ApprovalDetail", approval_detail()),
+        ("Notices", notices()),
         ("Pin", pin()),
         ("Kill", kill()),
         ("AuditRecord", audit_record()),

@@ -124,16 +124,19 @@ pub(super) async fn get_approval(
                 return Ok(None);
             };
             // What the approver decides on: the arguments of the call that
-            // asked (canonical, secrets redacted, escaped as JSON text).
-            let asked = toolgate_store::asking_record(s, &a)?;
+            // asked (canonical, secrets redacted, escaped as JSON text),
+            // why it was held, the approvers so far and what else the
+            // session did.
             let gate = inner.gate.gate();
+            let why = toolgate_store::approval_context(
+                s,
+                &a,
+                gate.tool_limits(&a.tool),
+                crate::state::now(),
+            )?;
             let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
             Ok(Some(toolgate_json::canonical::to_string(
-                &toolgate_json::Value::Object(wire::approval_detail_object(
-                    &a,
-                    risk,
-                    asked.as_ref(),
-                )),
+                &toolgate_json::Value::Object(wire::approval_detail_object(&a, risk, &why)),
             )))
         })
         .await?;
@@ -147,7 +150,8 @@ pub(super) async fn approve(
     Path(id): Path<String>,
     MaybeJson(body): MaybeJson,
 ) -> Result<Response, ApiError> {
-    decide_approval(&state, caller.actor, &id, body.as_ref(), true).await
+    // Approvals count by the person (the token's identity), not by token.
+    decide_approval(&state, caller.identity, &id, body.as_ref(), true).await
 }
 
 pub(super) async fn deny(
@@ -156,7 +160,7 @@ pub(super) async fn deny(
     Path(id): Path<String>,
     MaybeJson(body): MaybeJson,
 ) -> Result<Response, ApiError> {
-    decide_approval(&state, caller.actor, &id, body.as_ref(), false).await
+    decide_approval(&state, caller.identity, &id, body.as_ref(), false).await
 }
 
 /// Approves (`grant`) or denies approval `id` as `actor`, with the body's

@@ -44,6 +44,10 @@ pub(super) async fn decide(
     for d in decisions.decisions() {
         let configured = gate.registry().get(d.tool()).is_some();
         m.decision(d.verdict().as_str(), d.tool(), configured);
+        if d.verdict() == toolgate::Verdict::NeedsApproval {
+            // The notices go out off this path (`notify::run`).
+            state.inner.held.notify_one();
+        }
     }
     Ok(ok_json(wire::decisions(&decisions)))
 }

@@ -36,6 +36,37 @@ impl ApprovalTx for Tx<'_> {
         self.append(entry)
     }
 
+    /// The approval's row is locked since it was read, so replicas count
+    /// votes one after the other; the primary key refuses a second row of
+    /// the same approver whatever happens.
+    fn add_vote(
+        &mut self,
+        a: &Approval,
+        approver: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let id = to_i64(a.id.get(), "approval id")?;
+        let added = self
+            .tx
+            .execute(
+                "INSERT INTO approval_votes (approval, approver, at, note) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (approval, approver) DO NOTHING",
+                &[&id, &approver, &now.unix_millis(), &note],
+            )
+            .map_err(voting)?;
+        if added == 0 {
+            return Ok(false);
+        }
+        self.tx
+            .execute(
+                "UPDATE approvals SET votes = votes + 1 WHERE id = $1",
+                &[&id],
+            )
+            .map_err(voting)?;
+        Ok(true)
+    }
+
     /// One user's requests queue on a transaction-scoped lock, so the caps
     /// count what replicas write at the same moment; the unique index of
     /// pending approvals holds one per call whatever happens.
@@ -141,8 +172,8 @@ impl ApprovalTx for Tx<'_> {
         let row = self
             .tx
             .query_opt(
-                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester, upstream) \
-                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7, $8) \
+                "INSERT INTO approvals (kind, \"user\", session, tool, digest, created_at, expires_at, state, requester, quorum, not_own, upstream) \
+                 VALUES ('single', $1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10) \
                  ON CONFLICT (\"user\", session, tool, digest) \
                  WHERE kind = 'single' AND state = 'pending' DO NOTHING RETURNING id",
                 &[
@@ -153,6 +184,8 @@ impl ApprovalTx for Tx<'_> {
                     &now.unix_millis(),
                     &expires_at.unix_millis(),
                     &call.requester,
+                    &i32::try_from(call.quorum.approvers).unwrap_or(i32::MAX),
+                    &call.quorum.not_own,
                     &call.upstream,
                 ],
             )
@@ -224,6 +257,34 @@ fn requesting(e: postgres::Error) -> Error {
     Error::pg("requesting an approval", e)
 }
 
+fn voting(e: postgres::Error) -> Error {
+    Error::pg("approving", e)
+}
+
+/// The approvers of approval `id`, in the order they approved.
+pub(super) fn votes_of(
+    client: &mut impl postgres::GenericClient,
+    id: i64,
+) -> Result<Vec<ApprovalVote>, Error> {
+    let db = |e| Error::pg("reading an approval's approvers", e);
+    client
+        .query(
+            "SELECT approver, at, note FROM approval_votes WHERE approval = $1 \
+             ORDER BY at, approver",
+            &[&id],
+        )
+        .map_err(db)?
+        .iter()
+        .map(|r| {
+            Ok(ApprovalVote {
+                approver: r.try_get(0).map_err(db)?,
+                at: Timestamp::from_unix_millis(r.try_get(1).map_err(db)?),
+                note: r.try_get(2).map_err(db)?,
+            })
+        })
+        .collect()
+}
+
 fn using(e: postgres::Error) -> Error {
     Error::pg("using an approval", e)
 }
@@ -260,7 +321,14 @@ pub(super) fn approval(row: &Row) -> Result<Approval, Error> {
         note: row.try_get(11).map_err(|_| corrupt())?,
         used_at: time(12)?,
         uses: u64::try_from(uses).map_err(|_| corrupt())?,
-        upstream: row.try_get(14).map_err(|_| corrupt())?,
+        quorum: Quorum::new(
+            u32::try_from(row.try_get::<_, i32>(14).map_err(|_| corrupt())?)
+                .map_err(|_| corrupt())?,
+            row.try_get(15).map_err(|_| corrupt())?,
+        ),
+        votes: u32::try_from(row.try_get::<_, i32>(16).map_err(|_| corrupt())?)
+            .map_err(|_| corrupt())?,
+        upstream: row.try_get(17).map_err(|_| corrupt())?,
     })
 }
 
@@ -281,4 +349,42 @@ pub(super) fn get_approval(
         .as_ref()
         .map(approval)
         .transpose()
+}
+
+impl PgStore {
+    /// One page of approvals ([`Store::list_approvals`]).
+    pub(super) fn approvals_page(&self, f: &ApprovalFilter) -> Result<Vec<Approval>, Error> {
+        let now = self.open.clock.now();
+        let w = approvals_where(f, now)?;
+        let sql = format!(
+            "SELECT {APPROVAL_COLUMNS} FROM approvals{} ORDER BY id {} LIMIT {}",
+            w.sql,
+            if f.newest_first { "DESC" } else { "ASC" },
+            i64::from(f.limit)
+        );
+        self.pool.with(|client, _| {
+            client
+                .query(&sql, &w.refs())
+                .map_err(|e| Error::pg("listing approvals", e))?
+                .iter()
+                .map(|r| approval(r).map(|a| a.as_of(now)))
+                .collect()
+        })
+    }
+
+    /// How many approvals match ([`Store::count_approvals`]).
+    pub(super) fn approvals_count(&self, f: &ApprovalFilter) -> Result<u64, Error> {
+        let mut f = f.clone();
+        f.after = None;
+        f.before = None;
+        let w = approvals_where(&f, self.open.clock.now())?;
+        let sql = format!("SELECT COUNT(*) FROM approvals{}", w.sql);
+        self.pool.with(|client, _| {
+            client
+                .query_one(&sql, &w.refs())
+                .and_then(|r| r.try_get::<_, i64>(0))
+                .map_err(|e| Error::pg("counting approvals", e))
+                .and_then(to_u64)
+        })
+    }
 }

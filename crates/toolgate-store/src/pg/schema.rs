@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 11;
+pub const PG_SCHEMA_VERSION: u32 = 12;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
@@ -18,13 +18,44 @@ const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
 
 /// Version 11: the upstream each single approval's call goes to (the MCP
 /// proxy's route), shown to the humans deciding; the approval's digest is
 /// bound to it. Older rows have none.
 const V11: &str = "
 ALTER TABLE approvals ADD COLUMN upstream TEXT;
+";
+
+/// Version 12: the two-person rule. Each single approval keeps the quorum
+/// it was requested with (how many distinct approvers, whether the call's
+/// own user is refused as one) and how many approved it so far; each
+/// approver's approval is a row of its own, once per approval and
+/// identity (the primary key holds it across replicas); and the notices of
+/// held calls sent to notification sinks, claimed once per approval and
+/// sink across replicas.
+const V12: &str = "
+ALTER TABLE approvals ADD COLUMN quorum INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE approvals ADD COLUMN not_own BOOLEAN NOT NULL DEFAULT FALSE;
+ALTER TABLE approvals ADD COLUMN votes INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE approval_votes (
+    approval BIGINT NOT NULL,
+    approver TEXT NOT NULL,
+    at       BIGINT NOT NULL,
+    note     TEXT,
+    PRIMARY KEY (approval, approver)
+);
+CREATE TABLE approval_notices (
+    approval   BIGINT NOT NULL,
+    sink       TEXT NOT NULL,
+    state      TEXT NOT NULL,
+    attempts   INTEGER NOT NULL,
+    claimed_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    outcome    TEXT,
+    PRIMARY KEY (approval, sink)
+);
+CREATE INDEX approval_notices_updated ON approval_notices (updated_at);
 ";
 
 /// Version 10: the usage of rate limits and budgets (one row per counted

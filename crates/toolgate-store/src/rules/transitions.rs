@@ -16,6 +16,14 @@
 //!
 //! A refusal is a `conflict` error naming the approval and why.
 //!
+//! Approving a single approval is a vote ([`vote`]): the approver's
+//! identity is recorded once per approval (a second approval by the same
+//! identity is refused, whatever token or login it came through), and the
+//! approval moves to `approved` only with the vote that reaches its
+//! [`Quorum`]; the votes before are audited `approval_voted`. With the
+//! quorum's `not_own`, the call's own user is refused as an approver. A
+//! single denial by any approver denies it.
+//!
 //! A call that needs a human gets one pending single approval
 //! ([`request_in`]): a pending one for the same call past its time is
 //! expired first, a pending one for the same call is returned as it is,
@@ -29,7 +37,7 @@ use toolgate_json::Digest;
 
 use crate::approval::{
     check_pending_limits, Approval, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
-    PendingLimits,
+    PendingLimits, Quorum,
 };
 use crate::audit::{AppendReceipt, AuditEntry, Verdict};
 use crate::error::{Error, ErrorCode};
@@ -151,6 +159,8 @@ pub(crate) struct Call<'a> {
     pub(crate) requester: Option<&'a str>,
     /// The upstream the call goes to, if named.
     pub(crate) upstream: Option<&'a str>,
+    /// Who must approve a new pending approval for it.
+    pub(crate) quorum: Quorum,
 }
 
 impl<'a> Call<'a> {
@@ -163,7 +173,14 @@ impl<'a> Call<'a> {
             digest,
             requester: None,
             upstream: None,
+            quorum: Quorum::ONE,
         }
+    }
+
+    /// The same call, whose new pending approval needs `quorum`.
+    pub(crate) fn needing(mut self, quorum: Quorum) -> Self {
+        self.quorum = quorum;
+        self
     }
 
     /// The same call, asked for by `requester`.
@@ -216,6 +233,17 @@ pub(crate) trait ApprovalTx {
     ) -> Result<bool, Error>;
     /// Appends a record in the same transaction.
     fn append_entry(&mut self, entry: AuditEntry) -> Result<AppendReceipt, Error>;
+    /// Records `approver`'s approval of `a` (read in this transaction, its
+    /// row locked where the backend locks rows) and counts it in its
+    /// `votes`; `false` if `approver` already approved it (nothing
+    /// changes).
+    fn add_vote(
+        &mut self,
+        a: &Approval,
+        approver: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error>;
 
     /// Holds back other transactions requesting approvals for `user` until
     /// this one ends, where the backend's write lock does not already.
@@ -301,6 +329,75 @@ pub(crate) fn request_in(
     }
 }
 
+/// How an approver's approval of a pending approval counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Vote {
+    /// As a vote towards its quorum (every single approval; the last vote
+    /// approves it).
+    Counts,
+    /// As the decision itself (a standing approval, which is granted, never
+    /// voted on).
+    Single,
+}
+
+/// Whether `approver` may approve `a` (pending, not expired: [`decide`]
+/// said so) and how it counts: the quorum's `not_own` refuses the call's
+/// own user. Identities compare exactly: the approver's identity is the
+/// one their login or token is bound to, never a name they type.
+pub(crate) fn vote(a: &Approval, approver: &str) -> Result<Vote, Error> {
+    if a.kind != ApprovalKind::Single {
+        return Ok(Vote::Single);
+    }
+    if a.quorum.not_own && approver == a.user {
+        return Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "approval `{}` is for a call of `{}`'s own: another approver must decide it",
+                a.id,
+                approver.escape_debug()
+            ),
+        ));
+    }
+    Ok(Vote::Counts)
+}
+
+/// The refusal of a second approval by the same approver.
+fn already_voted(a: &Approval, approver: &str) -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        format!(
+            "approval `{}` is already approved by `{}`: it needs {} distinct approvers",
+            a.id,
+            approver.escape_debug(),
+            a.quorum.approvers
+        ),
+    )
+}
+
+/// The record of `approver` approving `a` without reaching its quorum:
+/// `votes` of the quorum's approvers so far.
+pub(crate) fn voted_entry(
+    now: Timestamp,
+    a: &Approval,
+    approver: &str,
+    votes: u32,
+    note: Option<&str>,
+) -> AuditEntry {
+    let mut e = AuditEntry::new(now, Verdict::ApprovalVoted)
+        .user(&a.user)
+        .tool(&a.tool)
+        .approval(a.id)
+        .actor(approver);
+    e.session.clone_from(&a.session);
+    e.digest = a.digest;
+    let count = format!("{votes} of {}", a.quorum.approvers);
+    e.note = Some(match note {
+        Some(n) => format!("{count}: {n}"),
+        None => count,
+    });
+    e
+}
+
 /// Lets `call` through by an approval inside `tx`, with its record; `None`
 /// if none covers it.
 pub(crate) fn consume_in(
@@ -344,6 +441,18 @@ pub(crate) fn decide_in(
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no approval `{id}`")))?;
     let state = decide(&a, decision, now)?;
     let note = crate::rules::optional(note);
+    if decision == Decision::Grant && vote(&a, actor)? == Vote::Counts {
+        if !tx.add_vote(&a, actor, now, note)? {
+            return Err(already_voted(&a, actor));
+        }
+        let votes = a.votes.saturating_add(1);
+        if votes < a.quorum.approvers {
+            tx.append_entry(voted_entry(now, &a, actor, votes, note))?;
+            return tx
+                .approval(id)?
+                .ok_or_else(|| Error::new(ErrorCode::Internal, "a voted approval vanished"));
+        }
+    }
     if !tx.set_decided(&a, state, actor, now, note)? {
         return Err(Error::new(
             ErrorCode::Conflict,
@@ -379,6 +488,8 @@ mod tests {
             used_at: used.then_some(Timestamp::from_unix_millis(500)),
             uses: u64::from(used),
             upstream: None,
+            quorum: Quorum::ONE,
+            votes: 0,
         }
     }
 
@@ -442,6 +553,31 @@ mod tests {
     }
 
     #[test]
+    fn a_quorum_refuses_the_calls_own_user_only_when_it_says_so() {
+        let mut a = approval(ApprovalKind::Single, ApprovalState::Pending, false, 2_000);
+        assert_eq!(vote(&a, "alice").unwrap(), Vote::Counts);
+        a.quorum = Quorum::new(2, true);
+        let e = vote(&a, "alice").unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Conflict);
+        assert!(e.message().contains("own"), "{}", e.message());
+        assert_eq!(vote(&a, "bob").unwrap(), Vote::Counts);
+        // Identities compare exactly: no case folding, no trimming.
+        assert_eq!(vote(&a, "Alice").unwrap(), Vote::Counts);
+        let standing = approval(ApprovalKind::Standing, ApprovalState::Pending, false, 2_000);
+        assert_eq!(vote(&standing, "alice").unwrap(), Vote::Single);
+
+        let e = voted_entry(NOW, &a, "bob", 1, Some("looks fine"));
+        assert_eq!(e.verdict, Verdict::ApprovalVoted);
+        assert_eq!(e.note.as_deref(), Some("1 of 2: looks fine"));
+        assert_eq!(e.actor.as_deref(), Some("bob"));
+        assert_eq!(Quorum::new(0, false).approvers, 1);
+        assert_eq!(
+            Quorum::new(99, false).approvers,
+            crate::approval::MAX_QUORUM
+        );
+    }
+
+    #[test]
     fn the_records_name_the_call_the_actor_and_the_note() {
         let a = approval(ApprovalKind::Single, ApprovalState::Pending, false, 2_000);
         let e = decided_entry(
@@ -472,6 +608,7 @@ mod tests {
             digest: &d,
             requester: None,
             upstream: None,
+            quorum: Quorum::ONE,
         };
         let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
         assert_eq!(single.verdict, Verdict::ApprovalUsed);
@@ -508,6 +645,15 @@ mod tests {
             &mut self,
             _: &Approval,
             _: ApprovalState,
+            _: &str,
+            _: Timestamp,
+            _: Option<&str>,
+        ) -> Result<bool, Error> {
+            Ok(false)
+        }
+        fn add_vote(
+            &mut self,
+            _: &Approval,
             _: &str,
             _: Timestamp,
             _: Option<&str>,
@@ -591,6 +737,7 @@ mod tests {
             digest: &d,
             requester: None,
             upstream: None,
+            quorum: Quorum::ONE,
         };
         request_in(tx, call, Timestamp::from_unix_millis(9_000), LIMITS, NOW)
     }
@@ -604,6 +751,7 @@ mod tests {
             digest: &d,
             requester: None,
             upstream: None,
+            quorum: Quorum::ONE,
         };
         consume_in(tx, call, NOW).unwrap()
     }

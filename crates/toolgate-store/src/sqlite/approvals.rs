@@ -40,6 +40,36 @@ impl ApprovalTx for Tx<'_> {
         self.append(&entry)
     }
 
+    /// The write lock is held; the primary key refuses a second row of
+    /// the same approver whatever the code does.
+    fn add_vote(
+        &mut self,
+        a: &Approval,
+        approver: &str,
+        now: Timestamp,
+        note: Option<&str>,
+    ) -> Result<bool, Error> {
+        let id = id_sql(a.id)?;
+        let added = self
+            .conn
+            .execute(
+                "INSERT INTO approval_votes (approval, approver, at, note) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (approval, approver) DO NOTHING",
+                rusqlite::params![id, approver, now.unix_millis(), note],
+            )
+            .map_err(voting)?;
+        if added == 0 {
+            return Ok(false);
+        }
+        self.conn
+            .execute(
+                "UPDATE approvals SET votes = votes + 1 WHERE id = ?1",
+                rusqlite::params![id],
+            )
+            .map_err(voting)?;
+        Ok(true)
+    }
+
     /// The write lock, taken first, holds them back already.
     fn lock_requests(&mut self, _user: &str) -> Result<(), Error> {
         Ok(())
@@ -145,8 +175,8 @@ impl ApprovalTx for Tx<'_> {
     ) -> Result<Option<ApprovalId>, Error> {
         self.conn
             .prepare_cached(
-                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state, requester, upstream) \
-                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8)",
+                "INSERT INTO approvals (kind, user, session, tool, digest, created_at, expires_at, state, requester, quorum, not_own, upstream) \
+                 VALUES ('single', ?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?8, ?9, ?10)",
             )
             .and_then(|mut s| {
                 s.execute(rusqlite::params![
@@ -157,6 +187,8 @@ impl ApprovalTx for Tx<'_> {
                     now.unix_millis(),
                     expires_at.unix_millis(),
                     call.requester,
+                    i64::from(call.quorum.approvers),
+                    i64::from(call.quorum.not_own),
                     call.upstream
                 ])
             })
@@ -234,6 +266,33 @@ impl ApprovalTx for Tx<'_> {
 
 fn requesting(e: rusqlite::Error) -> Error {
     Error::db("requesting an approval", e)
+}
+
+fn voting(e: rusqlite::Error) -> Error {
+    Error::db("approving", e)
+}
+
+/// The approvers of approval `id`, in the order they approved.
+pub(super) fn votes_of(conn: &Connection, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
+    let Ok(id) = i64::try_from(id.get()) else {
+        return Ok(Vec::new());
+    };
+    let db = |e| Error::db("reading an approval's approvers", e);
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT approver, at, note FROM approval_votes WHERE approval = ?1 ORDER BY at, approver",
+        )
+        .map_err(db)?;
+    let rows = stmt
+        .query_map(rusqlite::params![id], |r| {
+            Ok(ApprovalVote {
+                approver: r.get(0)?,
+                at: Timestamp::from_unix_millis(r.get(1)?),
+                note: r.get(2)?,
+            })
+        })
+        .map_err(db)?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(db)
 }
 
 fn using(e: rusqlite::Error) -> Error {

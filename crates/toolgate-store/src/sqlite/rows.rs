@@ -4,7 +4,7 @@
 use rusqlite::{Connection, OptionalExtension, Row};
 use toolgate_json::Digest;
 
-use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState};
+use crate::approval::{Approval, ApprovalId, ApprovalKind, ApprovalState, Quorum};
 use crate::audit::{self, AppendReceipt, AuditEntry, AuditRecord, Place};
 use crate::error::{Error, ErrorCode};
 use crate::rules::chain::{self, StoredRow};
@@ -30,7 +30,7 @@ const INSERT_AUDIT: &str = concat!(
 );
 
 pub(crate) const APPROVAL_COLUMNS: &str = "id, kind, user, session, tool, digest, created_at, \
-     expires_at, state, decided_by, decided_at, note, used_at, uses, upstream";
+     expires_at, state, decided_by, decided_at, note, used_at, uses, quorum, not_own, votes, upstream";
 
 /// Reads the [`AUDIT_COLUMNS`] of a row.
 pub(crate) fn raw_record(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
@@ -129,7 +129,12 @@ pub(crate) fn approval(row: &Row<'_>) -> Result<Approval, Error> {
             .map_err(db)?
             .map(Timestamp::from_unix_millis),
         uses: u64::try_from(uses).map_err(|_| corrupt())?,
-        upstream: row.get(14).map_err(db)?,
+        quorum: Quorum::new(
+            u32::try_from(row.get::<_, i64>(14).map_err(db)?).map_err(|_| corrupt())?,
+            row.get::<_, i64>(15).map_err(db)? != 0,
+        ),
+        votes: u32::try_from(row.get::<_, i64>(16).map_err(db)?).map_err(|_| corrupt())?,
+        upstream: row.get(17).map_err(db)?,
     })
 }
 

@@ -9,16 +9,47 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
 
 /// Version 10: the upstream each single approval's call goes to (the MCP
 /// proxy's route), shown to the humans deciding; the approval's digest is
 /// bound to it. Older rows have none.
 const V10: &str = "
 ALTER TABLE approvals ADD COLUMN upstream TEXT;
+";
+
+/// Version 11: the two-person rule. Each single approval keeps the quorum
+/// it was requested with (how many distinct approvers, whether the call's
+/// own user is refused as one) and how many approved it so far; each
+/// approver's approval is a row of its own, once per approval and
+/// identity (the primary key holds it whatever the code does); and the
+/// notices of held calls sent to notification sinks, claimed once per
+/// approval and sink.
+const V11: &str = "
+ALTER TABLE approvals ADD COLUMN quorum INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE approvals ADD COLUMN not_own INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE approvals ADD COLUMN votes INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE approval_votes (
+    approval INTEGER NOT NULL,
+    approver TEXT NOT NULL,
+    at       INTEGER NOT NULL,
+    note     TEXT,
+    PRIMARY KEY (approval, approver)
+);
+CREATE TABLE approval_notices (
+    approval   INTEGER NOT NULL,
+    sink       TEXT NOT NULL,
+    state      TEXT NOT NULL,
+    attempts   INTEGER NOT NULL,
+    claimed_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    outcome    TEXT,
+    PRIMARY KEY (approval, sink)
+);
+CREATE INDEX approval_notices_updated ON approval_notices (updated_at);
 ";
 
 /// Version 9: the usage of rate limits and budgets (one row per counted

@@ -116,7 +116,6 @@ impl Loader<'_> {
 
         let gate = self.gate(&raw)?;
         let store = self.store(&raw)?;
-        let approvals = self.approvals(&raw)?;
         let server = self.server(&raw)?;
         let proxy = self.proxy(&raw)?;
         let mcp = self.mcp(&raw)?;
@@ -126,6 +125,7 @@ impl Loader<'_> {
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
+        let approvals = self.approvals(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,

@@ -84,6 +84,40 @@ pub(crate) struct RawApprovals {
     pub(crate) max_pending_per_session: Option<Spanned<u64>>,
     pub(crate) max_pending_per_user: Option<Spanned<u64>>,
     pub(crate) max_pending_per_token: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub(crate) quorum: Vec<RawQuorum>,
+    pub(crate) page_url: Option<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) notify: Vec<RawNotify>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawNotify {
+    pub(crate) name: Spanned<String>,
+    pub(crate) kind: RawNotifyKind,
+    pub(crate) url: Option<Spanned<String>>,
+    pub(crate) url_env: Option<Spanned<String>>,
+    pub(crate) secret_file: Option<Spanned<String>>,
+    pub(crate) secret_env: Option<Spanned<String>>,
+    pub(crate) timeout_ms: Option<Spanned<u64>>,
+    pub(crate) max_attempts: Option<Spanned<u64>>,
+}
+
+#[derive(Debug, Clone, Copy, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RawNotifyKind {
+    Webhook,
+    Slack,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawQuorum {
+    pub(crate) tool: Option<Spanned<String>>,
+    pub(crate) risk: Option<RawRisk>,
+    pub(crate) approvers: Spanned<u64>,
+    pub(crate) not_own: Option<bool>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -196,6 +230,7 @@ pub(crate) struct RawToken {
     pub(crate) sha256: Spanned<String>,
     pub(crate) role: RawRole,
     pub(crate) users: Option<Spanned<Vec<String>>>,
+    pub(crate) identity: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
@@ -464,6 +499,33 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("max_pending_per_session", "default 20"),
             ("max_pending_per_user", "default 100"),
             ("max_pending_per_token", "approvals one `serve` token asked for (default 200)"),
+            ("quorum", "two-person rules: how many distinct approvers a held call of a tool or risk tier needs"),
+            ("page_url", "the approvals page's address as approvers reach it (`https://gate.example.com/ui/`): notifications link to `PAGE_URL#approval-ID`"),
+            ("notify", "where `toolgate serve` sends a notice of each held call"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawNotify",
+        about: "A notification sink: `toolgate serve` posts a notice of each new pending approval to it, off the decision path (a failing sink never approves, blocks or slows anything; deliveries are recorded).",
+        keys: &[
+            ("name", "the sink's name in delivery records (`[a-z0-9_-]`, 1 to 64)"),
+            ("kind", "`webhook`: toolgate's JSON notice, signed; `slack`: a Slack-compatible incoming-webhook message"),
+            ("url", "where to post (`http` or `https`); exactly one of `url` and `url_env`"),
+            ("url_env", "the environment variable holding the URL (a Slack webhook URL is a secret)"),
+            ("secret_file", "webhook: a file holding the HMAC-SHA256 key (at least 16 bytes); exactly one of `secret_file` and `secret_env`"),
+            ("secret_env", "webhook: the environment variable holding the HMAC-SHA256 key"),
+            ("timeout_ms", "one attempt's deadline (default 5000, at most 60000)"),
+            ("max_attempts", "attempts before a delivery is recorded failed (default 4, at most 10)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawQuorum",
+        about: "A two-person rule: a held call of `tool` (or of any tool of `risk`) is approved only when `approvers` distinct approvers (by identity, not by token) approved it. Where several rules match, the most approvers and any `not_own` win.",
+        keys: &[
+            ("tool", "the tool it covers (exactly one of `tool` and `risk`)"),
+            ("risk", "the risk tier it covers"),
+            ("approvers", "distinct approvers needed, 1 to 10"),
+            ("not_own", "refuse the user the call was made for as an approver (default false)"),
         ],
     },
     super::reference::TableDoc {
@@ -486,6 +548,7 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("sha256", "the token's SHA-256, 64 hex digits"),
             ("role", "what it may do: decide (agent), decide approvals (approver), everything (admin)"),
             ("users", "the users an agent token may decide for: names, or prefixes ending in `*` (default: any)"),
+            ("identity", "the person holding an approver or admin token, as a two-person rule counts approvers (default: the token's `name`)"),
         ],
     },
     super::reference::TableDoc {

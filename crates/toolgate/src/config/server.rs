@@ -71,9 +71,16 @@ pub struct ServerToken {
     sha256: [u8; 32],
     role: ServerRole,
     users: Option<Vec<String>>,
+    identity: Option<String>,
 }
 
 impl ServerToken {
+    /// The person holding the token (`identity`), as a two-person rule
+    /// counts approvers, if given; else the token's name stands for it.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
     /// The token's name (the actor recorded for its approvals), if given.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -345,6 +352,20 @@ impl Loader<'_> {
                 "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
             )
         })?;
+        let identity = match &t.identity {
+            None => None,
+            Some(id) => {
+                if let Err(why) = check_user_name(id.get_ref()) {
+                    return Err(self.at_key(
+                        ErrorCode::InvalidValue,
+                        id.span().start,
+                        "identity",
+                        format!("`identity`: {why}"),
+                    ));
+                }
+                Some(id.get_ref().clone())
+            }
+        };
         if declared.iter().any(|o| o.sha256 == sha256) {
             return Err(self.at_key(
                 ErrorCode::InvalidValue,
@@ -362,6 +383,7 @@ impl Loader<'_> {
                 RawRole::Admin => ServerRole::Admin,
             },
             users,
+            identity,
         })
     }
 }
