@@ -76,6 +76,7 @@ mod reason;
 pub mod receipt;
 pub mod registry;
 pub mod sanitize;
+pub mod sse;
 mod stage;
 pub mod url_guard;
 pub mod wire;
