@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use toolgate_store::{
-    AuditEntry, Clock as _, StoreGate, SystemClock, ToolResultRecord, Verdict as AuditVerdict,
-};
+use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord, Verdict as AuditVerdict};
 
 use crate::api::Api;
 use crate::request::{OfferedTool, RequestRefused};
@@ -48,7 +46,7 @@ pub(crate) async fn refuse(
                 .finding(refused.code),
         )]
     } else {
-        offered_entries(api, user, session, &refused.offered)
+        offered_entries(gate, api, user, session, &refused.offered)
     };
     if !append(gate, entries).await {
         return error(
@@ -69,12 +67,13 @@ async fn append(gate: &Arc<StoreGate>, entries: Vec<AuditEntry>) -> bool {
 }
 
 fn offered_entries(
+    gate: &StoreGate,
     api: Api,
     user: &str,
     session: &str,
     offered: &[OfferedTool],
 ) -> Vec<AuditEntry> {
-    let now = SystemClock::new().now();
+    let now = gate.now();
     offered
         .iter()
         .map(|o| {
@@ -128,7 +127,7 @@ pub(crate) async fn audit_offered(
         return true;
     }
     let list: Vec<OfferedTool> = fresh.iter().map(|(_, o)| o.clone()).collect();
-    if !append(gate, offered_entries(api, user, session, &list)).await {
+    if !append(gate, offered_entries(gate, api, user, session, &list)).await {
         return false;
     }
     let mut seen = audited.lock().unwrap_or_else(PoisonError::into_inner);
