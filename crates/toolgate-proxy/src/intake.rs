@@ -149,3 +149,34 @@ pub(crate) fn stored_output_refused(api: Api) -> Response {
         "toolgate does not hand on a model's stored output (a stored response or completion, a batch's results, a file's content): its tool calls were never decided; use the response the proxy returned when it was created",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use toolgate_store::{ManualClock, SqliteOptions, Timestamp};
+
+    use super::*;
+
+    #[test]
+    fn offered_tool_records_are_timed_by_the_gates_clock() {
+        let config = toolgate::config::Config::parse(
+            "[[tool]]\nname = \"a\"\nrisk = \"read\"\nschema = { type = \"object\" }\n",
+            "/nowhere/toolgate.toml",
+        )
+        .unwrap();
+        let gate = toolgate::Gate::builder(config.registry().clone())
+            .authorizer(toolgate::danger::NoAuthorization)
+            .build()
+            .unwrap();
+        let store = Arc::new(SqliteOptions::new().open_in_memory().unwrap());
+        let clock = ManualClock::new(Timestamp::from_unix_seconds(1_000_000));
+        let gate = StoreGate::new(gate, store).with_clock(Arc::new(clock.clone()));
+        let offered = [OfferedTool {
+            tool: "a".into(),
+            digest: Digest::of(b"{}"),
+            action: OfferedTools::Report,
+        }];
+        let entries = offered_entries(&gate, Api::ChatCompletions, "alice", "s", &offered);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].time, Timestamp::from_unix_seconds(1_000_000));
+    }
+}
