@@ -9,7 +9,7 @@ tools, makes the calls below, approves the held refund with
 `TOOLGATE_BIN approvals approve ID --config CONFIG` and retries it, and
 prints one JSON object per step on standard output:
 {"step": …, "is_error": …, "text": …, "structured": …} (and "tools" for
-the list). The test in crates/toolgate-cli/tests/mcp_sdk.rs reads them.
+the list). The test in crates/toolgate-mcp/tests/mcp_sdk.rs reads them.
 """
 
 import asyncio

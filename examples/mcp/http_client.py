@@ -9,7 +9,7 @@ proxy puts before the upstream's tool names (default none). The token is
 sent as `Authorization: Bearer TOKEN`. It lists the tools, makes the calls
 below and prints one JSON object per step on standard output:
 {"step": …, "is_error": …, "text": …, "structured": …} (and "tools" for
-the list). The test in crates/toolgate-cli/tests/mcp_http.rs reads them.
+the list). The test in crates/toolgate-mcp/tests/mcp_http.rs reads them.
 """
 
 import asyncio

@@ -7,21 +7,21 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolgate_json::{canonical, ParseOptions, Read, Reader};
-use toolgate_schema::{Checker, Mode, Options, Schema, Verdict};
+use toolgate_schema::{Checked, Checker, Mode, Options, Schema};
 
 fn agree(schema: &Schema, instance: &[u8]) {
     let mut checker = Checker::new(ParseOptions::new());
     let tree = toolgate_json::from_slice(instance);
     match (checker.check(schema, instance), &tree) {
-        (Verdict::Valid(ok), Ok(v)) => {
+        (Checked::Valid(ok), Ok(v)) => {
             assert!(schema.is_valid(v), "the checker accepts what the tree rejects");
             assert_eq!(ok.canonical(), canonical::to_string(v), "canonical texts differ");
         }
-        (Verdict::Invalid(errors), Ok(v)) => {
+        (Checked::Invalid(errors), Ok(v)) => {
             assert!(!schema.is_valid(v), "the checker rejects what the tree accepts");
             assert!(!errors.is_empty());
         }
-        (Verdict::Malformed(e), Err(t)) => assert_eq!(e.code(), t.code()),
+        (Checked::Malformed(e), Err(t)) => assert_eq!(e.code(), t.code()),
         (got, _) => panic!("the checker says {got:?}, the tree parser {tree:?}"),
     }
 }

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use toolgate_schema::{Checker, Options, Schema, Verdict};
+use toolgate_schema::{Checked, Checker, Options, Schema};
 
 #[path = "support/typed.rs"]
 mod typed;
@@ -113,7 +113,7 @@ fn report_bad_cases(corpora: &[toolgate_peers::Corpus], v: &Validators) {
             if ours(v, tool, raw) {
                 kinds[i].2 += 1;
             }
-            if matches!(checker.check(&v.ours[tool], raw), Verdict::Valid(_)) {
+            if matches!(checker.check(&v.ours[tool], raw), Checked::Valid(_)) {
                 kinds[i].4 += 1;
             }
             if typed::check(typed::Tool::of(tool), raw) {
@@ -182,7 +182,7 @@ fn validate(c: &mut Criterion) {
         let mut checker = Checker::new(toolgate_json::ParseOptions::new());
         for (schema, _, raw) in &items {
             match checker.check(schema, raw) {
-                Verdict::Valid(ok) => assert!(ok.without_tree(), "a valid call took the tree path"),
+                Checked::Valid(ok) => assert!(ok.without_tree(), "a valid call took the tree path"),
                 other => panic!("the checker rejects a valid call: {other:?}"),
             }
         }
@@ -201,7 +201,7 @@ fn validate(c: &mut Criterion) {
                 for (schema, _, raw) in &items {
                     black_box(matches!(
                         checker.check(schema, black_box(raw)),
-                        Verdict::Valid(_)
+                        Checked::Valid(_)
                     ));
                 }
             })
@@ -211,7 +211,7 @@ fn validate(c: &mut Criterion) {
             |b| {
                 b.iter(|| {
                     for (schema, _, raw) in &items {
-                        if let Verdict::Valid(ok) = checker.check(schema, black_box(raw)) {
+                        if let Checked::Valid(ok) = checker.check(schema, black_box(raw)) {
                             black_box(ok.digest());
                         }
                     }

@@ -67,7 +67,7 @@ fn main() {
                 "parse" => toolgate_json::from_slice(raw).is_ok(),
                 "checker" => matches!(
                     checker.check(schema, raw),
-                    toolgate_schema::Verdict::Valid(_)
+                    toolgate_schema::Checked::Valid(_)
                 ),
                 "reader" => reader.read(raw, &mut ()) == toolgate_json::Read::Accepted,
                 "sonic" => sonic_rs::from_slice::<sonic_rs::Value>(raw).is_ok(),

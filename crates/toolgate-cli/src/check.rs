@@ -90,7 +90,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use toolgate::config::Config;
-use toolgate::{Code, Context, Decision, Decisions, Format, Gate, Reason, Verdict};
+use toolgate::{Code, Context, Decider, Decision, Decisions, Format, Gate, Reason, Verdict};
 use toolgate_json::{canonical, Value};
 use toolgate_store::StoreGate;
 
@@ -192,15 +192,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         // policies", "cannot build the gate"), its source why.
         Gate::from_config_with(&config, &toolgate_store::connect_source)?
     };
-    let decider = if args.no_store {
-        Decider::Context(gate)
+    let decider: Box<dyn Decider> = if args.no_store {
+        Box::new(gate)
     } else {
         let store = crate::store_cmds::open(
             Some(&config),
             args.store.as_deref(),
             toolgate_store::StoreOptions::new(),
         )?;
-        Decider::Store(StoreGate::new(gate, store).configured(&config))
+        Box::new(StoreGate::new(gate, store).configured(&config))
     };
 
     let mut stdout = std::io::stdout().lock();
@@ -216,10 +216,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        let decisions = match &decider {
-            Decider::Context(gate) => gate.decide(&body, format, &context, &context),
-            Decider::Store(gate) => gate.decide_and_record(&body, format, &context),
-        };
+        let decisions = decider.decide_body(&body, format, &context);
         worst = worst.max(decisions.verdict());
         if args.json {
             writeln!(
@@ -239,12 +236,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// How decisions are made: over the store, or from the context alone.
-enum Decider {
-    Context(Gate),
-    Store(StoreGate),
 }
 
 fn write_human(out: &mut impl Write, name: &str, d: &Decisions) -> std::io::Result<()> {

@@ -68,8 +68,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return crate::mcp_http::run(&config, gate, listen);
     }
     let user = args.user.clone().unwrap_or_else(|| mcp.user().to_owned());
-    if user.trim().is_empty() || user.chars().any(char::is_control) {
-        anyhow::bail!("--user must be a name without control characters");
+    if let Err(why) = toolgate::config::check_user_name(&user) {
+        anyhow::bail!("--user: {why}");
     }
     let session = match &args.session {
         Some(s) => s.clone(),

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict};
+use toolgate_store::{AuditEntry, StoreGate, Verdict};
 
 /// How long refusals of one kind are counted into one record.
 pub const WINDOW: Duration = Duration::from_secs(10);
@@ -150,7 +150,7 @@ impl Refusals {
             None => format!("{}: refused", key.place),
             Some(n) => format!("{}: {n} more within {} s", key.place, WINDOW.as_secs()),
         };
-        let mut entry = AuditEntry::new(SystemClock::new().now(), verdict)
+        let mut entry = AuditEntry::new(self.gate.now(), verdict)
             .reason(key.code)
             .note(note);
         if let Some(u) = &key.user {

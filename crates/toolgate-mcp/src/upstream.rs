@@ -31,6 +31,8 @@ use toolgate_json::{canonical, Object, ParseOptions, Value};
 
 use crate::frame::{self, Line, RequestId};
 
+#[cfg(test)]
+mod line_endings;
 mod mux;
 
 pub(crate) use mux::ROUTE_META;
@@ -779,58 +781,31 @@ pub(crate) fn one_line(bytes: &[u8]) -> String {
 }
 
 /// Splits an event stream into the `data` of its events, each as one line,
-/// an event over the cap dropped.
+/// by the gate's one event-stream reader ([`toolgate::sse`]: lines end at
+/// CR LF, LF or a lone CR, however the bytes are split); an event over the
+/// cap, or with no data, is dropped.
 pub(crate) struct SseLines {
-    buffer: Vec<u8>,
-    data: Vec<u8>,
-    max: usize,
-    too_long: bool,
+    reader: toolgate::sse::Reader,
 }
 
 impl SseLines {
     pub(crate) fn new(max: usize) -> Self {
         Self {
-            buffer: Vec::new(),
-            data: Vec::new(),
-            max,
-            too_long: false,
+            // A `data` line holds the field's name besides the value.
+            reader: toolgate::sse::Reader::new(max.saturating_add(64), max),
         }
     }
 
     /// Feeds bytes; returns the events completed.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        let mut events = Vec::new();
-        self.buffer.extend_from_slice(bytes);
-        while let Some(at) = self.buffer.iter().position(|&b| b == b'\n') {
-            let mut line: Vec<u8> = self.buffer.drain(..=at).collect();
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-            if line.is_empty() {
-                if !self.data.is_empty() && !self.too_long {
-                    events.push(one_line(&self.data));
-                }
-                self.data.clear();
-                self.too_long = false;
-            } else if let Some(rest) = line.strip_prefix(b"data:") {
-                let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-                if !self.data.is_empty() {
-                    self.data.push(b'\n');
-                }
-                if self.data.len() + rest.len() > self.max {
-                    self.too_long = true;
-                } else {
-                    self.data.extend_from_slice(rest);
-                }
-            }
-        }
-        if self.buffer.len() > self.max.saturating_add(64) {
-            // A line without end over the cap: dropped.
-            self.buffer.clear();
-            self.too_long = true;
-        }
-        events
+        let mut items = Vec::new();
+        self.reader.push(bytes, &mut items);
+        items
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| !e.data.is_empty())
+            .map(|e| one_line(&e.data))
+            .collect()
     }
 }
 
@@ -860,5 +835,12 @@ mod tests {
         assert_eq!(got, ["{\"a\": 1}", "{}"]);
         let mut small = SseLines::new(4);
         assert!(small.push(b"data: 123456\n\ndata: {}\n\n") == ["{}"]);
+        let mut r = SseLines::new(100);
+        assert!(r.push(b"data: {}\r").is_empty());
+        assert_eq!(
+            r.push(b"\n\rdata: 1\r\r"),
+            ["{}", "1"],
+            "CR, then LF in the next push"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The proxy in process, over in-memory pipes, with a scripted server: what
 //! reaches the server, what the client is answered. (The official SDKs on
-//! both sides are in `crates/toolgate-cli/tests/mcp_sdk.rs`.)
+//! both sides are in `crates/toolgate-mcp/tests/mcp_sdk.rs`.)
 
 #![allow(
     clippy::unwrap_used,

@@ -25,7 +25,6 @@ use toolgate::{Decisions, Verdict};
 use toolgate_json::{Object, Value};
 
 use crate::rewrite::feedback_text;
-use crate::sse::Reader as SseReader;
 
 /// The most responses remembered.
 pub const MAX_RESPONSES: usize = 4096;
@@ -161,18 +160,17 @@ impl Continuations {
     /// response object of its terminal event, or, for a stream without
     /// one, its id and the items of its `response.output_item.*` events.
     pub fn note_stream(&self, user: &str, raw: &[u8], decisions: &Decisions) {
-        let mut reader = SseReader::new(raw.len().saturating_add(1));
-        let Ok(mut events) = reader.push(raw) else {
-            return;
-        };
-        if let Ok(tail) = reader.push(b"\n\n") {
-            events.extend(tail);
-        }
+        let (items, pending) = toolgate::sse::read_all(raw, raw.len(), raw.len());
+        let events: Vec<toolgate::sse::Event> = items
+            .into_iter()
+            .filter_map(Result::ok)
+            .chain(pending)
+            .collect();
         let mut id: Option<String> = None;
         let mut conversation: Option<Value<'static>> = None;
         let mut items: Vec<Value<'static>> = Vec::new();
         for e in &events {
-            let Ok(v) = toolgate_json::from_slice(e.data.as_bytes()) else {
+            let Ok(v) = toolgate_json::from_slice(&e.data) else {
                 continue;
             };
             if let Some(r) = v.pointer("/response") {

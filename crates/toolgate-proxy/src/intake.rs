@@ -7,9 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use toolgate_store::{
-    AuditEntry, Clock as _, StoreGate, SystemClock, ToolResultRecord, Verdict as AuditVerdict,
-};
+use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord, Verdict as AuditVerdict};
 
 use crate::api::Api;
 use crate::request::{OfferedTool, RequestRefused};
@@ -48,7 +46,7 @@ pub(crate) async fn refuse(
                 .finding(refused.code),
         )]
     } else {
-        offered_entries(api, user, session, &refused.offered)
+        offered_entries(gate, api, user, session, &refused.offered)
     };
     if !append(gate, entries).await {
         return error(
@@ -69,12 +67,13 @@ async fn append(gate: &Arc<StoreGate>, entries: Vec<AuditEntry>) -> bool {
 }
 
 fn offered_entries(
+    gate: &StoreGate,
     api: Api,
     user: &str,
     session: &str,
     offered: &[OfferedTool],
 ) -> Vec<AuditEntry> {
-    let now = SystemClock::new().now();
+    let now = gate.now();
     offered
         .iter()
         .map(|o| {
@@ -128,7 +127,7 @@ pub(crate) async fn audit_offered(
         return true;
     }
     let list: Vec<OfferedTool> = fresh.iter().map(|(_, o)| o.clone()).collect();
-    if !append(gate, offered_entries(api, user, session, &list)).await {
+    if !append(gate, offered_entries(gate, api, user, session, &list)).await {
         return false;
     }
     let mut seen = audited.lock().unwrap_or_else(PoisonError::into_inner);
@@ -149,4 +148,35 @@ pub(crate) fn stored_output_refused(api: Api) -> Response {
         "stored_output_refused",
         "toolgate does not hand on a model's stored output (a stored response or completion, a batch's results, a file's content): its tool calls were never decided; use the response the proxy returned when it was created",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use toolgate_store::{ManualClock, SqliteOptions, Timestamp};
+
+    use super::*;
+
+    #[test]
+    fn offered_tool_records_are_timed_by_the_gates_clock() {
+        let config = toolgate::config::Config::parse(
+            "[[tool]]\nname = \"a\"\nrisk = \"read\"\nschema = { type = \"object\" }\n",
+            "/nowhere/toolgate.toml",
+        )
+        .unwrap();
+        let gate = toolgate::Gate::builder(config.registry().clone())
+            .authorizer(toolgate::danger::NoAuthorization)
+            .build()
+            .unwrap();
+        let store = Arc::new(SqliteOptions::new().open_in_memory().unwrap());
+        let clock = ManualClock::new(Timestamp::from_unix_seconds(1_000_000));
+        let gate = StoreGate::new(gate, store).with_clock(Arc::new(clock.clone()));
+        let offered = [OfferedTool {
+            tool: "a".into(),
+            digest: Digest::of(b"{}"),
+            action: OfferedTools::Report,
+        }];
+        let entries = offered_entries(&gate, Api::ChatCompletions, "alice", "s", &offered);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].time, Timestamp::from_unix_seconds(1_000_000));
+    }
 }

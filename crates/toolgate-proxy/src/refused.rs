@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use toolgate::{AdapterOptions, Context, Format};
-use toolgate_store::{AuditEntry, Clock as _, StoreGate, SystemClock, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, StoreGate, Verdict as AuditVerdict};
 
 use crate::stream::HeldCall;
 
@@ -44,7 +44,7 @@ pub(crate) async fn record(
     code: &'static str,
     note: String,
 ) -> bool {
-    let now = SystemClock::new().now();
+    let now = gate.now();
     let entry = || {
         AuditEntry::new(now, AuditVerdict::Deny)
             .user(context.user.as_str())

@@ -522,7 +522,7 @@ fn refused_before_deciding(
     is_stream: bool,
 ) -> Option<rewrite::Refusal> {
     let root = toolgate_json::from_slice(bytes).ok();
-    if streamed || is_stream || (root.is_none() && looks_like_sse(bytes)) {
+    if streamed || is_stream || (root.is_none() && toolgate::sse::looks_like_sse(bytes)) {
         let message = if streamed {
             "the upstream answered a streamed request with a whole body"
         } else {
@@ -534,19 +534,6 @@ fn refused_before_deciding(
         });
     }
     crate::rewrite::check_items(api, &root?, inner.config.pass_through()).err()
-}
-
-/// Whether a body's first non-blank line is an event stream's field.
-fn looks_like_sse(bytes: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(bytes.get(..bytes.len().min(256)).unwrap_or_default());
-    let first = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    ["data:", "event:", "id:", "retry:", ":"]
-        .iter()
-        .any(|f| first.starts_with(f))
 }
 
 /// Records a `tool_result` audit record for each tool result of the

@@ -1,7 +1,8 @@
 //! Server-sent events, read incrementally from an upstream's body: bytes in,
-//! whole events out. Lines end in LF or CR LF; an event ends at a blank
-//! line. Comments (`:`) are dropped; `event:` and `data:` are kept (several
-//! `data:` lines joined with LF, as the SSE specification says).
+//! whole events out, by the gate's one event-stream reader
+//! ([`toolgate::sse`]: lines end at CR LF, LF or a lone CR, however the
+//! bytes are split), so that the events the proxy passes on are the events
+//! the gate decides.
 
 /// One event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -40,10 +41,12 @@ pub enum SseError {
     NotUtf8,
 }
 
-/// The incremental reader.
+/// The incremental reader: the one event-stream reader of the gate
+/// ([`toolgate::sse::Reader`]), whose events the proxy passes on as text,
+/// with a cap on the whole stream.
 #[derive(Debug)]
 pub struct Reader {
-    pending: Vec<u8>,
+    inner: toolgate::sse::Reader,
     total: usize,
     max_total: usize,
 }
@@ -52,7 +55,7 @@ impl Reader {
     /// A reader that refuses a stream longer than `max_total` bytes.
     pub fn new(max_total: usize) -> Self {
         Self {
-            pending: Vec::new(),
+            inner: toolgate::sse::Reader::new(max_total, max_total),
             total: 0,
             max_total,
         }
@@ -64,68 +67,26 @@ impl Reader {
         if self.total > self.max_total {
             return Err(SseError::TooLarge);
         }
-        self.pending.extend_from_slice(bytes);
-        let mut events = Vec::new();
-        while let Some((end, next)) = block_end(&self.pending) {
-            let block = self.pending.get(..end).unwrap_or_default();
-            let text = std::str::from_utf8(block).map_err(|_| SseError::NotUtf8)?;
-            if let Some(e) = parse_block(text) {
-                events.push(e);
-            }
-            self.pending.drain(..next);
-        }
-        Ok(events)
+        let mut items = Vec::new();
+        self.inner.push(bytes, &mut items);
+        items
+            .into_iter()
+            .map(|item| match item {
+                Ok(e) => Ok(Event {
+                    name: e.name,
+                    data: String::from_utf8(e.data).map_err(|_| SseError::NotUtf8)?,
+                }),
+                Err(toolgate::sse::SseError::NotUtf8) => Err(SseError::NotUtf8),
+                Err(_) => Err(SseError::TooLarge),
+            })
+            .collect()
     }
 
-    /// Whether bytes of an unfinished event are left (a stream that ends
-    /// here was cut).
-    pub fn has_partial(&self) -> bool {
-        self.pending.iter().any(|b| !b.is_ascii_whitespace())
+    /// Ends the stream: whether an event with data was left without the
+    /// blank line that ends it (which the reader never delivers).
+    pub fn has_partial(&mut self) -> bool {
+        self.inner.finish().is_some()
     }
-}
-
-/// The end of the first event block and where the next one starts.
-fn block_end(buf: &[u8]) -> Option<(usize, usize)> {
-    let mut i = 0;
-    while i < buf.len() {
-        if buf.get(i) == Some(&b'\n') {
-            // LF LF, or LF CR LF.
-            match (buf.get(i + 1), buf.get(i + 2)) {
-                (Some(b'\n'), _) => return Some((i, i + 2)),
-                (Some(b'\r'), Some(b'\n')) => return Some((i, i + 3)),
-                _ => {}
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
-fn parse_block(text: &str) -> Option<Event> {
-    let mut event = Event::default();
-    let mut any = false;
-    let mut data: Vec<&str> = Vec::new();
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        if line.is_empty() || line.starts_with(':') {
-            continue;
-        }
-        let (field, value) = line.split_once(':').unwrap_or((line, ""));
-        let value = value.strip_prefix(' ').unwrap_or(value);
-        match field {
-            "event" => {
-                event.name = Some(value.to_owned());
-                any = true;
-            }
-            "data" => {
-                data.push(value);
-                any = true;
-            }
-            _ => {}
-        }
-    }
-    event.data = data.join("\n");
-    any.then_some(event)
 }
 
 #[cfg(test)]
@@ -150,9 +111,18 @@ mod tests {
                 }
             ]
         );
-        assert!(!r.has_partial());
-        r.push(b"data: {").unwrap();
-        assert!(r.has_partial());
+        let got = r.push(b"data: 1\r").unwrap();
+        assert!(got.is_empty());
+        let got = r.push(b"\ndata: 2\r\r").unwrap();
+        let one = Event {
+            name: None,
+            data: "1\n2".into(),
+        };
+        assert_eq!(
+            got,
+            vec![one],
+            "a CR at a push's end and an LF next: one ending"
+        );
     }
 
     #[test]

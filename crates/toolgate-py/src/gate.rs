@@ -8,12 +8,14 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
+#[cfg(feature = "store")]
+use std::sync::Arc;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString, PyTuple};
 use toolgate::config::Config;
-use toolgate::{Context, Format};
+use toolgate::{Context, Decider, Format};
 use toolgate_json::{canonical, Object, Value};
 #[cfg(feature = "store")]
 use toolgate_store::{StoreGate, StoreOptions};
@@ -31,17 +33,14 @@ pyo3::create_exception!(
      be loaded or opened. The message names the file and place."
 );
 
-/// How decisions are made: over the store, or from the context alone.
-enum Decider {
-    Context(toolgate::Gate),
-    #[cfg(feature = "store")]
-    Store(StoreGate),
-}
-
 /// The gate of a config file: ``Gate.from_config(path)``.
 #[pyclass(frozen, module = "toolgate")]
 pub(crate) struct Gate {
-    decider: Decider,
+    /// Over the store, or from the context alone.
+    decider: Box<dyn Decider>,
+    /// The store decisions are recorded in, if any (for its approvals).
+    #[cfg(feature = "store")]
+    records: Option<Arc<dyn toolgate_store::Store>>,
     max_body_bytes: usize,
     /// Each tool's declared member names, shown in reasons' pointers.
     known: HashMap<String, Known>,
@@ -101,8 +100,10 @@ impl Gate {
             .iter()
             .map(|tool| (tool.name().to_owned(), Known::of_schema(tool.raw_schema())))
             .collect();
-        let decider = match &store_url {
-            None => Decider::Context(gate),
+        #[cfg(feature = "store")]
+        let mut records = None;
+        let decider: Box<dyn Decider> = match &store_url {
+            None => Box::new(gate),
             #[cfg(not(feature = "store"))]
             Some(_) => {
                 return Err(ConfigError::new_err(
@@ -117,11 +118,14 @@ impl Gate {
                 let url = url.as_deref().unwrap_or(config.store().url());
                 let store = toolgate_store::open_store(url, config.base_dir(), options)
                     .map_err(|e| config_error("cannot open the store", &e))?;
-                Decider::Store(StoreGate::new(gate, store).configured(&config))
+                records = Some(Arc::clone(&store));
+                Box::new(StoreGate::new(gate, store).configured(&config))
             }
         };
         Ok(Self {
             decider,
+            #[cfg(feature = "store")]
+            records,
             max_body_bytes: config.gate().max_body_bytes(),
             known,
             path,
@@ -174,11 +178,7 @@ impl Gate {
         }
         let context = Context::from_json(&context_text)
             .map_err(|e| PyValueError::new_err(format!("context: {e}")))?;
-        let decisions = py.detach(|| match &self.decider {
-            Decider::Context(gate) => gate.decide(body, format, &context, &context),
-            #[cfg(feature = "store")]
-            Decider::Store(gate) => gate.decide_and_record(body, format, &context),
-        });
+        let decisions = py.detach(|| self.decider.decide_body(body, format, &context));
         Response::new(py, &decisions, &self.known)
     }
 }
@@ -300,31 +300,23 @@ impl Gate {
     /// Whether decisions are recorded in a store.
     #[getter]
     fn has_store(&self) -> bool {
-        match self.decider {
-            Decider::Context(_) => false,
-            #[cfg(feature = "store")]
-            Decider::Store(_) => true,
-        }
+        self.store.is_some()
     }
 
     /// The approvals of the gate's store (:class:`Approvals`): list, show,
     /// approve, deny, grant. Raises :class:`ConfigError` for a gate without
     /// a store.
     fn approvals(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match &self.decider {
-            #[cfg(feature = "store")]
-            Decider::Store(gate) => Ok(Py::new(
-                py,
-                crate::approvals::Approvals::over(gate.store().clone()),
-            )?
-            .into_any()),
-            Decider::Context(_) => {
-                let _ = py;
-                Err(ConfigError::new_err(
-                    "this gate decides without a store: open it with a store to manage approvals",
-                ))
-            }
+        #[cfg(feature = "store")]
+        if let Some(store) = &self.records {
+            return Ok(
+                Py::new(py, crate::approvals::Approvals::over(Arc::clone(store)))?.into_any(),
+            );
         }
+        let _ = py;
+        Err(ConfigError::new_err(
+            "this gate decides without a store: open it with a store to manage approvals",
+        ))
     }
 
     /// Pickling: the config's path and the store setting.

@@ -1,4 +1,4 @@
-//! The strict path with no tree: raw bytes in, a verdict out.
+//! The strict path with no tree: raw bytes in, a [`Checked`] out.
 
 use toolgate_json::canonical::Digest;
 use toolgate_json::{ParseOptions, Read, Reader};
@@ -7,7 +7,7 @@ use crate::error::ValidationErrors;
 use crate::schema::Schema;
 use crate::stream::{Frame, Walk};
 
-/// A reusable strict checker: raw argument bytes in, a [`Verdict`] out. On
+/// A reusable strict checker: raw argument bytes in, a [`Checked`] out. On
 /// success, the canonical text (RFC 8785) and its digest; on a rejection,
 /// the parse error or every schema violation.
 ///
@@ -26,21 +26,21 @@ use crate::stream::{Frame, Walk};
 ///
 /// ```
 /// use toolgate_json::{from_str, ParseOptions};
-/// use toolgate_schema::{Checker, Options, Schema, Verdict};
+/// use toolgate_schema::{Checked, Checker, Options, Schema};
 ///
 /// let schema = from_str(r#"{"type":"object","properties":{"amount":{"type":"integer","maximum":500}},"required":["amount"]}"#)?;
 /// let schema = Schema::compile(&schema, &Options::new())?;
 /// let mut checker = Checker::new(ParseOptions::new());
 ///
 /// match checker.check(&schema, br#"{ "amount": 300 }"#) {
-///     Verdict::Valid(ok) => assert_eq!(ok.canonical(), r#"{"amount":300}"#),
+///     Checked::Valid(ok) => assert_eq!(ok.canonical(), r#"{"amount":300}"#),
 ///     other => panic!("{other:?}"),
 /// }
 /// match checker.check(&schema, br#"{"amount": 300.0}"#) {
-///     Verdict::Invalid(errors) => assert_eq!(errors.as_slice()[0].code().as_str(), "type_mismatch"),
+///     Checked::Invalid(errors) => assert_eq!(errors.as_slice()[0].code().as_str(), "type_mismatch"),
 ///     other => panic!("{other:?}"),
 /// }
-/// assert!(matches!(checker.check(&schema, br#"{"amount":1,"amount":2}"#), Verdict::Malformed(_)));
+/// assert!(matches!(checker.check(&schema, br#"{"amount":1,"amount":2}"#), Checked::Malformed(_)));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Default)]
@@ -51,10 +51,10 @@ pub struct Checker {
     fallback: String,
 }
 
-/// The verdict of [`Checker::check`].
+/// What [`Checker::check`] found.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Verdict<'c> {
+pub enum Checked<'c> {
     /// Strict JSON, valid against the schema.
     Valid(Valid<'c>),
     /// Not accepted by the strict parser.
@@ -120,12 +120,12 @@ impl Checker {
     }
 
     /// Checks one raw JSON text against `schema`.
-    pub fn check<'c>(&'c mut self, schema: &Schema, input: &[u8]) -> Verdict<'c> {
+    pub fn check<'c>(&'c mut self, schema: &Schema, input: &[u8]) -> Checked<'c> {
         let compiled = schema.compiled();
         if !compiled.uses_dynamic_scope {
             let mut walk = Walk::new(compiled, &mut self.frames);
             if self.reader.read(input, &mut walk) == Read::Accepted {
-                return Verdict::Valid(Valid {
+                return Checked::Valid(Valid {
                     canonical: self.reader.canonical(),
                     without_tree: true,
                 });
@@ -134,15 +134,15 @@ impl Checker {
         // The tree path decides, and explains a rejection.
         let value = match self.reader.options().parse(input) {
             Ok(value) => value,
-            Err(e) => return Verdict::Malformed(e),
+            Err(e) => return Checked::Malformed(e),
         };
         if !schema.is_valid(&value) {
             if let Err(errors) = schema.validate(&value) {
-                return Verdict::Invalid(errors);
+                return Checked::Invalid(errors);
             }
         }
         self.fallback = toolgate_json::canonical::to_string(&value);
-        Verdict::Valid(Valid {
+        Checked::Valid(Valid {
             canonical: &self.fallback,
             without_tree: false,
         })

@@ -12,7 +12,7 @@
 //!   keyword location. [`ValidationError::masked`] renders one without any
 //!   instance value, for feeding back to a model.
 //! - [`Checker`] is the strict path with no tree: raw bytes in, a
-//!   [`Verdict`] out (on success the canonical text and its digest),
+//!   [`Checked`] out (on success the canonical text and its digest),
 //!   validated while [`toolgate_json::Reader`] reads; whatever it cannot
 //!   accept that way takes the tree path, so its verdicts are exactly
 //!   [`Schema::is_valid`]'s on the parsed value.
@@ -93,7 +93,7 @@ mod validator;
 mod test_util;
 
 pub use crate::{
-    checker::{Checker, Valid, Verdict},
+    checker::{Checked, Checker, Valid},
     error::{CompileError, CompileErrorCode, ErrorCode, ValidationError, ValidationErrors},
     lint::{lint, Finding, FindingCode},
     options::{Mode, Options},

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use toolgate_json::{canonical, ParseOptions, Value};
-use toolgate_schema::{Checker, Mode, Options, Schema, Verdict};
+use toolgate_schema::{Checked, Checker, Mode, Options, Schema};
 
 /// Checks one input both ways; returns whether the checker accepted it
 /// without a tree.
@@ -47,18 +47,18 @@ fn agree(checker: &mut Checker, schema: &Schema, input: &[u8]) -> Result<bool, S
     }
     let got = checker.check(schema, input);
     match (got, expected) {
-        (Verdict::Valid(ok), Ok(text)) if ok.canonical() == text => {
+        (Checked::Valid(ok), Ok(text)) if ok.canonical() == text => {
             if ok.digest() != canonical::Digest::of(text.as_bytes()) {
                 return Err("digest differs".into());
             }
             Ok(ok.without_tree())
         }
-        (Verdict::Valid(ok), Ok(text)) => Err(format!(
+        (Checked::Valid(ok), Ok(text)) => Err(format!(
             "canonical text differs: checker {:?}, tree {text:?}",
             ok.canonical()
         )),
-        (Verdict::Malformed(e), Err(Some(code))) if e.code() == code => Ok(false),
-        (Verdict::Invalid(errors), Err(None)) if !errors.is_empty() => Ok(false),
+        (Checked::Malformed(e), Err(Some(code))) if e.code() == code => Ok(false),
+        (Checked::Invalid(errors), Err(None)) if !errors.is_empty() => Ok(false),
         (got, expected) => Err(format!("checker {got:?}, tree {expected:?}")),
     }
 }
@@ -233,7 +233,7 @@ fn perf_corpus() {
             let raw = &line[tab + 1..];
             agree(&mut checker, &schema, raw).unwrap_or_else(|e| panic!("{tool}: {e}"));
             assert!(
-                !matches!(checker.check(&schema, raw), Verdict::Valid(_)),
+                !matches!(checker.check(&schema, raw), Checked::Valid(_)),
                 "{tool}: a bad line accepted"
             );
             counted += 1;

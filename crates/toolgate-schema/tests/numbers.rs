@@ -35,7 +35,7 @@ fn by_default_a_rounded_number_never_reaches_a_keyword() {
         let schema = compile(r#"{"type":"number","maximum":100}"#, Mode::Strict);
         assert!(matches!(
             checker.check(&schema, lexeme.as_bytes()),
-            toolgate_schema::Verdict::Malformed(e) if e.code() == toolgate_json::ErrorCode::NumberTooPrecise
+            toolgate_schema::Checked::Malformed(e) if e.code() == toolgate_json::ErrorCode::NumberTooPrecise
         ));
     }
 }

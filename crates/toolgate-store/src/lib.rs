@@ -128,8 +128,8 @@ pub use crate::{
     kill::{KillMode, KillSwitchState},
     notice::{Notice, NoticeState, MAX_NOTICE_OUTCOME_BYTES},
     persist::{
-        open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,
-        StoreOptions, StoreUrl, Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+        open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
+        Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{

@@ -293,13 +293,12 @@ impl StoreGate {
     /// Decides reading the store only (see
     /// [`StoreGate::decide_unrecorded`]), and says what remains to be done
     /// before the decisions may be returned: the building block of
-    /// `StoreGate::decide_async` (the `tokio` feature) for a caller on
-    /// another runtime. Never hand out decisions before their records are
-    /// committed: [`Prepared::Ready`] through [`StoreGate::finish`],
-    /// [`Prepared::Decided`] through [`StoreGate::record_decided`] (it
-    /// writes: call it where blocking is allowed), [`Prepared::Again`]
-    /// through [`StoreGate::decide_and_record`].
-    pub fn prepare(&self, body: &[u8], format: Format, original: &Context) -> Prepared {
+    /// `StoreGate::decide_async` (the `tokio` feature). Never hand out
+    /// decisions before their records are committed: [`Prepared::Ready`]
+    /// through [`StoreGate::finish`], [`Prepared::Decided`] through
+    /// [`StoreGate::record_decided`] (it writes: call it where blocking is
+    /// allowed), [`Prepared::Again`] through [`StoreGate::decide_and_record`].
+    pub(crate) fn prepare(&self, body: &[u8], format: Format, original: &Context) -> Prepared {
         let safe = bounded_context(original);
         let context = safe.as_ref();
         let now = self.clock.now();
@@ -358,7 +357,14 @@ impl StoreGate {
     /// rejections): the counters, the pending approvals and the audit
     /// records, the first of which counts the response as it commits. The
     /// pipeline does not run again.
-    pub fn record_decided(&self, decided: Decided, context: &Context) -> Decisions {
+    #[cfg_attr(
+        not(feature = "tokio"),
+        allow(
+            dead_code,
+            reason = "the second half is decide_async's (the tokio feature)"
+        )
+    )]
+    pub(crate) fn record_decided(&self, decided: Decided, context: &Context) -> Decisions {
         let Decided {
             decisions,
             now,
@@ -685,6 +691,14 @@ impl StoreGate {
     }
 }
 
+/// The gate over the store: decides and records
+/// ([`StoreGate::decide_and_record`]).
+impl toolgate::Decider for StoreGate {
+    fn decide_body(&self, body: &[u8], format: Format, context: &Context) -> Decisions {
+        self.decide_and_record(body, format, context)
+    }
+}
+
 /// Decisions of one response whose audit records are not committed yet:
 /// from [`StoreGate::decide_unrecorded`], turned into the decisions by
 /// [`StoreGate::finish`] once [`Unrecorded::take_entries`] are committed.
@@ -702,7 +716,14 @@ pub struct Unrecorded {
 /// What the read-only half found ([`StoreGate::prepare`]).
 #[derive(Debug)]
 #[must_use = "the decisions count only once their audit records are committed"]
-pub enum Prepared {
+#[cfg_attr(
+    not(feature = "tokio"),
+    allow(
+        dead_code,
+        reason = "the second half is decide_async's (the tokio feature)"
+    )
+)]
+pub(crate) enum Prepared {
     /// Every call allowed, one record: commit it
     /// ([`Unrecorded::take_entries`]), then [`StoreGate::finish`].
     Ready(Unrecorded),
@@ -717,7 +738,14 @@ pub enum Prepared {
 /// approvals, audit records) are still to be done.
 #[derive(Debug)]
 #[must_use = "the decisions count only once their audit records are committed"]
-pub struct Decided {
+#[cfg_attr(
+    not(feature = "tokio"),
+    allow(
+        dead_code,
+        reason = "the second half is decide_async's (the tokio feature)"
+    )
+)]
+pub(crate) struct Decided {
     decisions: Decisions,
     now: Timestamp,
     turn: u64,

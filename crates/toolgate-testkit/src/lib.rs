@@ -6,13 +6,15 @@
 //! that silently runs nothing proves nothing.
 //!
 //! Beside them: the shop example ([`shop_dir`], [`copy_shop`]), one way to
-//! run the `toolgate` binary ([`Cli`]), fresh PostgreSQL databases
+//! run the `toolgate` binary ([`Cli`]; from other crates' tests,
+//! [`toolgate_bin`]), fresh PostgreSQL databases
 //! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, a
 //! PostgreSQL server of a test's own ([`PgServer`], with TLS), and a
 //! deterministic generator for generated inputs ([`Rng`]), and model
 //! responses ([`openai_tool_calls`]).
 
 mod bodies;
+mod built;
 mod cli;
 mod pg;
 mod pg_server;
@@ -20,6 +22,7 @@ mod rng;
 mod shop;
 
 pub use crate::bodies::openai_tool_calls;
+pub use crate::built::{run_toolgate, toolgate_bin, toolgate_path, TOOLGATE_BIN_ENV};
 pub use crate::cli::{text, Cli};
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,

@@ -64,6 +64,7 @@ pub mod authz;
 pub mod config;
 mod context;
 pub mod danger;
+mod decider;
 mod decision;
 pub mod feedback;
 mod fsread;
@@ -76,6 +77,7 @@ mod reason;
 pub mod receipt;
 pub mod registry;
 pub mod sanitize;
+pub mod sse;
 mod stage;
 pub mod url_guard;
 pub mod wire;
@@ -92,6 +94,7 @@ pub use crate::context::{
     Approval, ApprovalGrant, ApprovalKey, ApprovalScope, Context, ContextError, ContextErrorKind,
     KillSwitch, LimitEvent, Rejection, StateError, StateView,
 };
+pub use crate::decider::Decider;
 pub use crate::decision::{
     ApprovalRef, Decision, Decisions, PinnedUrl, Verdict, ESCALATED_DENY_FEEDBACK,
     ESCALATED_HOLD_FEEDBACK,

@@ -72,3 +72,37 @@ fn out_of_range_is_refused_at_its_key() {
     let err = parse("header_timeout = 5").expect_err("unknown key");
     assert!(err.to_string().contains("header_timeout"), "{err}");
 }
+
+#[test]
+fn token_users_follow_the_one_user_name_rule() {
+    let token = |users: &str| {
+        parse(&format!(
+            "[[server.token]]\nsha256 = \"{}\"\nrole = \"agent\"\nusers = {users}",
+            "ab".repeat(32)
+        ))
+    };
+    for good in [r#"["alice"]"#, r#"["Zoë Müller", "ci-*"]"#, r#"["*"]"#] {
+        let c = token(good).unwrap_or_else(|e| panic!("{good}: {e}"));
+        assert_eq!(c.server().tokens().len(), 1, "{good}");
+    }
+    let long = format!(r#"["{}"]"#, "a".repeat(257));
+    for (bad, why) in [
+        (r#"[]"#, "empty"),
+        (r#"[""]"#, "empty or blank"),
+        (r#"["  "]"#, "empty or blank"),
+        (r#"[" *"]"#, "empty or blank"),
+        (r#"["al\nice"]"#, "control"),
+        (r#"["ops\u0085*"]"#, "control"),
+        (r#"["a*b"]"#, "only end"),
+        (r#"["**"]"#, "only end"),
+        (long.as_str(), "256 bytes"),
+    ] {
+        let err = token(bad).expect_err(bad);
+        assert_eq!(err.code(), ErrorCode::InvalidValue, "{bad}: {err}");
+        let shown = err.to_string();
+        assert!(
+            shown.contains("users") && shown.contains(why),
+            "{bad}: {shown}"
+        );
+    }
+}

@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use toolgate::registry::Registry;
 use toolgate_json::{canonical, Value};
-use toolgate_store::{
-    AuditEntry, Clock as _, SystemClock, ToolResultRecord, Verdict as AuditVerdict,
-};
+use toolgate_store::{AuditEntry, ToolResultRecord, Verdict as AuditVerdict};
 
 use super::{finding, pinning, printable, Pending, Shared, Sides};
 use crate::frame::{self, RequestId};
@@ -106,7 +104,7 @@ impl Shared {
 
     /// An audit record of a denial the proxy made itself.
     pub(super) fn audit(&self, tool: &str, call_id: &str, code: &str, note: Option<&str>) -> bool {
-        let mut entry = AuditEntry::new(SystemClock::new().now(), AuditVerdict::Deny)
+        let mut entry = AuditEntry::new(self.gate.now(), AuditVerdict::Deny)
             .user(self.user.as_str())
             .session(self.session.as_str())
             .tool(tool)

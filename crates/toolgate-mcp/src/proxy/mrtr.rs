@@ -29,10 +29,7 @@ use std::sync::Arc;
 
 use toolgate::Decision;
 use toolgate_json::{canonical, Digest, Object, Value};
-use toolgate_store::{
-    Approval, ApprovalId, ApprovalKind, ApprovalState, Clock as _, RedactionKey, SystemClock,
-    Timestamp,
-};
+use toolgate_store::{Approval, ApprovalId, ApprovalKind, ApprovalState, RedactionKey, Timestamp};
 
 use super::{finding, Shared, Sides};
 use crate::frame::{self, RequestId};
@@ -393,7 +390,7 @@ impl Shared {
         let Some(state) = carried_state(value).and_then(parse_state) else {
             return refused("request_state_invalid", "the requestState is malformed");
         };
-        let now = SystemClock::new().now();
+        let now = self.gate.now();
         if now >= Timestamp::from_unix_millis(state.expires_ms) {
             return refused("request_state_expired", "the approval expired");
         }

@@ -1,11 +1,8 @@
-//! Server-sent events framing (the WHATWG `text/event-stream` rules), bounded.
-//!
-//! Lines end at CRLF, LF or CR. `data:` lines of one event are joined with
-//! `\n`; a blank line dispatches the event when it has data. `event:` names
-//! the event; `id:`, `retry:` and unknown fields are ignored; lines that start
-//! with `:` are comments. An event still pending at the end of the body is
-//! dispatched too, marked `terminated: false`, so that a stream whose last
-//! payload was cut can be told from one that merely lacks a final blank line.
+//! A response body's server-sent events, as the adapters see them: the
+//! events the one event-stream reader ([`crate::sse`]) splits, numbered.
+//! An event still pending at the end of the body is kept too, marked
+//! `terminated: false`, so that a stream whose last payload was cut can be
+//! told from one that merely lacks a final blank line.
 
 use toolgate_json::{ParseOptions, Value};
 
@@ -55,90 +52,34 @@ impl Event {
     }
 }
 
-/// Whether the body starts like an event stream (its first non-blank line is
-/// an SSE field or a comment) rather than a JSON text.
-pub(crate) fn looks_like_sse(body: &[u8]) -> bool {
-    let start = body
-        .iter()
-        .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        .unwrap_or(body.len());
-    let rest = body.get(start..).unwrap_or_default();
-    [&b"data:"[..], b"event:", b"id:", b"retry:", b":"]
-        .iter()
-        .any(|p| rest.starts_with(p))
-        || rest == b"data"
-        || rest.starts_with(b"data\n")
-        || rest.starts_with(b"data\r")
-}
+pub(crate) use crate::sse::looks_like_sse;
 
-/// Splits the body into events; at most `max_events` of them.
+/// Splits the body into events with the one event-stream reader
+/// ([`crate::sse`]); at most `max_events` of them. The body is bounded by
+/// the caller, so lines and events are bounded by it.
 pub(crate) fn split(body: &[u8], max_events: usize) -> Result<Vec<Event>, Error> {
+    let (items, pending) = crate::sse::read_all(body, usize::MAX, usize::MAX);
     let mut events = Vec::new();
-    let mut name: Option<String> = None;
-    let mut data: Vec<u8> = Vec::new();
-    let mut has_data = false;
-    let mut pos = 0;
-    while pos < body.len() {
-        let rest = body.get(pos..).unwrap_or_default();
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n' || b == b'\r')
-            .unwrap_or(rest.len());
-        let line = rest.get(..end).unwrap_or_default();
-        let mut next = pos + end;
-        if body.get(next) == Some(&b'\r') && body.get(next + 1) == Some(&b'\n') {
-            next += 2;
-        } else if next < body.len() {
-            next += 1;
-        }
-        pos = next;
-        if line.is_empty() {
-            if has_data {
-                push(&mut events, &mut name, &mut data, true, max_events)?;
-                has_data = false;
-            } else {
-                name = None;
+    for item in items {
+        match item {
+            Ok(e) => push(&mut events, e, true, max_events)?,
+            Err(_) => {
+                return Err(Error::new(
+                    ErrorCode::InvalidStream,
+                    walk::idx("", events.len()),
+                ))
             }
-            continue;
-        }
-        if line.first() == Some(&b':') {
-            continue;
-        }
-        let (field, value) = match line.iter().position(|&b| b == b':') {
-            Some(colon) => {
-                let value = line.get(colon + 1..).unwrap_or_default();
-                let value = value.strip_prefix(b" ").unwrap_or(value);
-                (line.get(..colon).unwrap_or_default(), value)
-            }
-            None => (line, &b""[..]),
-        };
-        match field {
-            b"data" => {
-                if has_data {
-                    data.push(b'\n');
-                }
-                data.extend_from_slice(value);
-                has_data = true;
-            }
-            b"event" => {
-                let text = std::str::from_utf8(value).map_err(|_| {
-                    Error::new(ErrorCode::InvalidStream, walk::idx("", events.len()))
-                })?;
-                name = Some(text.to_owned());
-            }
-            _ => {}
         }
     }
-    if has_data {
-        push(&mut events, &mut name, &mut data, false, max_events)?;
+    if let Some(e) = pending {
+        push(&mut events, e, false, max_events)?;
     }
     Ok(events)
 }
 
 fn push(
     events: &mut Vec<Event>,
-    name: &mut Option<String>,
-    data: &mut Vec<u8>,
+    event: crate::sse::Event,
     terminated: bool,
     max_events: usize,
 ) -> Result<(), Error> {
@@ -150,8 +91,8 @@ fn push(
     }
     events.push(Event {
         index: events.len(),
-        name: name.take(),
-        data: std::mem::take(data),
+        name: event.name,
+        data: event.data,
         terminated,
     });
     Ok(())
@@ -185,14 +126,5 @@ mod tests {
             Some(ErrorCode::TooManyEvents)
         );
         assert_eq!(split(body.as_bytes(), 5).map(|e| e.len()).ok(), Some(5));
-    }
-
-    #[test]
-    fn sniffs() {
-        assert!(looks_like_sse(b"\n data: x"));
-        assert!(looks_like_sse(b"event: x"));
-        assert!(looks_like_sse(b": hi"));
-        assert!(!looks_like_sse(b" {\"data\":1}"));
-        assert!(!looks_like_sse(b"database"));
     }
 }

@@ -203,18 +203,18 @@ fn valid_approvals_url(url: &str) -> bool {
 }
 
 impl Loader<'_> {
-    /// `[mcp]`: a user that is not blank, variable names without `=` or
+    /// `[mcp]`: a user by the one user-name rule, variable names without `=` or
     /// NUL, caps and a timeout in range.
     pub(super) fn mcp(&self, raw: &RawConfig) -> Result<McpConfig, Error> {
         let mut mcp = McpConfig::default();
         if let Some(user) = &raw.mcp.user {
             let text = user.get_ref();
-            if text.trim().is_empty() || text.chars().any(char::is_control) {
+            if let Err(why) = super::check_user_name(text) {
                 return Err(self.at_key(
                     ErrorCode::InvalidValue,
                     user.span().start,
                     "user",
-                    "`user` must be a name without control characters",
+                    format!("`user`: {why}"),
                 ));
             }
             mcp.user.clone_from(text);

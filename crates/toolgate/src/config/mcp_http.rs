@@ -36,7 +36,6 @@ use std::net::SocketAddr;
 use super::error::{Error, ErrorCode};
 use super::load::Loader;
 use super::raw::{RawConfig, RawMcpToken, RawMcpUpstream};
-use super::server::parse_sha256;
 
 /// Sessions kept at once when `[mcp]` sets no `max_sessions`.
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
@@ -280,22 +279,7 @@ impl Loader<'_> {
     }
 
     fn mcp_token(&self, t: &RawMcpToken, declared: &[McpToken]) -> Result<McpToken, Error> {
-        let sha256 = parse_sha256(t.sha256.get_ref()).ok_or_else(|| {
-            self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
-            )
-        })?;
-        if declared.iter().any(|d| d.sha256 == sha256) {
-            return Err(self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "this token is already declared",
-            ));
-        }
+        let sha256 = self.token_sha256(&t.sha256, declared.iter().map(|d| &d.sha256))?;
         let user = t.user.get_ref();
         if let Err(why) = super::check_user_name(user) {
             return Err(self.at_key(

@@ -7,7 +7,6 @@ use super::error::{Error, ErrorCode};
 use super::load::Loader;
 use super::proxy_routes::{is_stored_output_route, ForwardRoute, RouteError};
 use super::raw::{RawConfig, RawOnDeny, RawProxyToken};
-use super::server::parse_sha256;
 
 /// The address `toolgate proxy` listens on when `[proxy]` sets no `listen`.
 pub const DEFAULT_PROXY_LISTEN: &str = "127.0.0.1:8090";
@@ -463,22 +462,7 @@ impl Loader<'_> {
     }
 
     fn proxy_token(&self, t: &RawProxyToken, declared: &[ProxyToken]) -> Result<ProxyToken, Error> {
-        let sha256 = parse_sha256(t.sha256.get_ref()).ok_or_else(|| {
-            self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
-            )
-        })?;
-        if declared.iter().any(|d| d.sha256 == sha256) {
-            return Err(self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "this token is already declared",
-            ));
-        }
+        let sha256 = self.token_sha256(&t.sha256, declared.iter().map(|d| &d.sha256))?;
         if let Err(why) = super::check_user_name(t.user.get_ref()) {
             return Err(self.at_key(
                 ErrorCode::InvalidValue,

@@ -328,30 +328,31 @@ impl Loader<'_> {
         let users = match &t.users {
             None => None,
             Some(list) => {
-                let bad = list.get_ref().iter().find(|u| {
+                // A name, or a prefix before one final `*`, follows the one
+                // user-name rule; `"*"` alone is any user.
+                let why = list.get_ref().iter().find_map(|u| {
                     let name = u.strip_suffix('*').unwrap_or(u);
-                    u.is_empty() || name.contains('*')
+                    if name.contains('*') {
+                        Some("a `*` may only end an entry")
+                    } else if u == "*" {
+                        None
+                    } else {
+                        check_user_name(name).err()
+                    }
                 });
-                if bad.is_some() || list.get_ref().is_empty() {
+                if why.is_some() || list.get_ref().is_empty() {
+                    let why = why.unwrap_or("the list is empty");
                     return Err(self.at_key(
                         ErrorCode::InvalidValue,
                         list.span().start,
                         "users",
-                        "`users` must list user names, or prefixes ending in one `*` (`\"*\"` is any user)",
+                        format!("`users` must list user names, or prefixes ending in one `*` (`\"*\"` is any user): {why}"),
                     ));
                 }
                 Some(list.get_ref().clone())
             }
         };
-        let hex = t.sha256.get_ref();
-        let sha256 = parse_sha256(hex).ok_or_else(|| {
-            self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
-            )
-        })?;
+        let sha256 = self.token_sha256(&t.sha256, declared.iter().map(|o| &o.sha256))?;
         let identity = match &t.identity {
             None => None,
             Some(id) => {
@@ -366,14 +367,6 @@ impl Loader<'_> {
                 Some(id.get_ref().clone())
             }
         };
-        if declared.iter().any(|o| o.sha256 == sha256) {
-            return Err(self.at_key(
-                ErrorCode::InvalidValue,
-                t.sha256.span().start,
-                "sha256",
-                "this token is already declared",
-            ));
-        }
         Ok(ServerToken {
             name: t.name.as_ref().map(|n| n.get_ref().clone()),
             sha256,
@@ -385,6 +378,33 @@ impl Loader<'_> {
             users,
             identity,
         })
+    }
+}
+
+impl Loader<'_> {
+    /// A token's `sha256`, the one rule of `[[server.token]]`,
+    /// `[[mcp.token]]` and `[[proxy.token]]`: 64 hexadecimal digits, not
+    /// the hash of a token already `declared` in the same table.
+    pub(super) fn token_sha256<'d>(
+        &self,
+        raw: &toml::Spanned<String>,
+        mut declared: impl Iterator<Item = &'d [u8; 32]>,
+    ) -> Result<[u8; 32], Error> {
+        let at = |message: &str| {
+            self.at_key(
+                ErrorCode::InvalidValue,
+                raw.span().start,
+                "sha256",
+                message.to_owned(),
+            )
+        };
+        let sha256 = parse_sha256(raw.get_ref()).ok_or_else(|| {
+            at("`sha256` must be the SHA-256 of the token: 64 hexadecimal digits")
+        })?;
+        if declared.any(|d| *d == sha256) {
+            return Err(at("this token is already declared"));
+        }
+        Ok(sha256)
     }
 }
 

@@ -46,7 +46,7 @@ pub fn tests_dir() -> PathBuf {
 /// for the line it writes once it listens (no polling); the proxy's port.
 /// Standard error is drained by a thread afterwards.
 pub fn start_proxy(config: &Path) -> (Killed, u16) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let mut child = Command::new(toolgate_testkit::toolgate_path())
         .args(["proxy", "--config"])
         .arg(config)
         .args(["--listen", "127.0.0.1:0"])

@@ -17,18 +17,17 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use cli_support::toolgate;
 use mcp_support::raw::{text_of, uint, Raw};
 use mcp_support::{json, sdk_python, text_at, Folder as Dir, Steps};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
+use toolgate_testkit::run_toolgate as toolgate;
 
 #[test]
 fn the_official_sdk_on_both_sides() {
@@ -39,7 +38,7 @@ fn the_official_sdk_on_both_sides() {
     let dir = Dir::with_config(&examples_dir().join("mcp/toolgate.toml"));
     let out = Command::new(&python)
         .arg(examples_dir().join("mcp/client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(examples_dir().join("mcp/server.py"))
         .env("MCP_TEST_SEEN", dir.seen_file())
@@ -492,7 +491,7 @@ fn a_modern_client_gets_input_required_and_only_the_store_approves() {
     std::fs::write(dir.config(), text).unwrap();
     let out = Command::new(&python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/mrtr_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(examples_dir().join("mcp/server.py"))
         .env("MCP_TEST_SEEN", dir.seen_file())
@@ -670,7 +669,7 @@ fn a_cancelled_held_call_is_withdrawn_and_never_runs() {
         let server = examples_dir().join("mcp/server.py");
         let out = Command::new(&python)
             .arg(client)
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(toolgate_testkit::toolgate_path())
             .arg(dir.config())
             .arg(format!("stdio:{}", server.display()))
             .arg(mode)

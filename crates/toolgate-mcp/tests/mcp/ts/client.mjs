@@ -18,7 +18,7 @@
 // SDK's StdioClientTransport and prints one JSON object per step on
 // standard output ({"step": …, "is_error": …, "text": …, "structured": …},
 // "tools"/"schemas" for a list, and an "initialize" step first), ending
-// with {"step":"done"}. crates/toolgate-cli/tests/mcp_ts.rs reads them.
+// with {"step":"done"}. crates/toolgate-mcp/tests/mcp_ts.rs reads them.
 // The server logs what it receives to the file env MCP_TEST_SEEN names.
 
 import { spawnSync } from 'node:child_process';

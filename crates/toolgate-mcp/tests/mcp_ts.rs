@@ -23,7 +23,6 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::path::{Path, PathBuf};
@@ -72,7 +71,7 @@ fn external() -> Result<External, String> {
     let sdk = ts_dir().join("node_modules/@modelcontextprotocol/sdk/package.json");
     if !sdk.is_file() {
         return Err(format!(
-            "no `{}` (run: (cd crates/toolgate-cli/tests/mcp/ts && npm ci))",
+            "no `{}` (run: (cd crates/toolgate-mcp/tests/mcp/ts && npm ci))",
             sdk.display()
         ));
     }
@@ -99,7 +98,7 @@ impl Run {
             .arg("client.mjs")
             .arg(era)
             .arg(scenario)
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(toolgate_testkit::toolgate_path())
             .arg(dir.config())
             .arg(&ext.python)
             .arg(examples_dir().join("mcp/server.py"))

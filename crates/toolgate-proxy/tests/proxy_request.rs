@@ -19,15 +19,14 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-mod cli_support;
 mod proxy_support;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use cli_support::toolgate;
 use proxy_support::{python, start_proxy, tests_dir, Killed, TOKEN_SHA256};
+use toolgate_testkit::run_toolgate as toolgate;
 use toolgate_testkit::{copy_shop, text};
 
 /// The shop's config without its own `[proxy]` table and tokens.
@@ -88,7 +87,7 @@ user = "alice"
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(&log)
         .arg(&config)
-        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .env("TOOLGATE_BIN", toolgate_testkit::toolgate_path())
         .env("SCENARIOS", scenarios)
         .output()
         .unwrap();

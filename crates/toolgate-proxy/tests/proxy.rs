@@ -17,15 +17,14 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-mod cli_support;
 mod proxy_support;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cli_support::toolgate;
 use proxy_support::{python, start_proxy, tests_dir, Killed, TOKEN_SHA256};
+use toolgate_testkit::run_toolgate as toolgate;
 use toolgate_testkit::{copy_shop, text};
 
 #[test]
@@ -80,7 +79,7 @@ user = "alice"
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(&log)
         .arg(&config)
-        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .env("TOOLGATE_BIN", toolgate_testkit::toolgate_path())
         .output()
         .unwrap();
     let stdout = text(&out.stdout);
@@ -201,7 +200,7 @@ user = "alice"
         .arg(format!("http://127.0.0.1:{port}"))
         .arg(&log)
         .arg(&config)
-        .env("TOOLGATE_BIN", env!("CARGO_BIN_EXE_toolgate"))
+        .env("TOOLGATE_BIN", toolgate_testkit::toolgate_path())
         .output()
         .unwrap();
     let stdout = text(&out.stdout);

@@ -18,7 +18,6 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -27,7 +26,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use cli_support::toolgate;
 use mcp_support::endpoint::{
     one_era_upstream, sdk_client, shop, shop_with_prefixes, stdio_upstream, Endpoint, ALICE,
     ALICE_SHA, BOB,
@@ -35,6 +33,7 @@ use mcp_support::endpoint::{
 use mcp_support::{free_port, sdk_python, sha256_hex, text_at, Folder as Dir, Steps};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
+use toolgate_testkit::run_toolgate as toolgate;
 
 /// What every run of http_client.py must show, whatever the eras and the
 /// transport.
@@ -537,7 +536,9 @@ fn a_call_no_upstream_serves_unambiguously_never_runs() {
     assert!(dir.seen_canonical().is_empty());
 }
 
-/// A GET stream read on a thread: its `data:` lines.
+/// A GET stream read on a thread: its `data:` lines. Returns once the
+/// response's head has arrived: the endpoint answers only after the stream
+/// is the session's, so what the session sends from then on reaches it.
 fn open_stream(e: &Endpoint, sid: &str) -> std::sync::mpsc::Receiver<String> {
     let mut s = TcpStream::connect(("127.0.0.1", e.port)).unwrap();
     let req = format!(
@@ -545,9 +546,20 @@ fn open_stream(e: &Endpoint, sid: &str) -> std::sync::mpsc::Receiver<String> {
         e.port
     );
     s.write_all(req.as_bytes()).unwrap();
+    let mut reader = BufReader::new(s);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(reader.read_line(&mut line).unwrap() > 0, "no head: {head}");
+        if line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(s).lines().map_while(Result::ok) {
+        for line in reader.lines().map_while(Result::ok) {
             if let Some(d) = line.strip_prefix("data: ") {
                 let _ = tx.send(d.to_owned());
             }
@@ -561,7 +573,6 @@ fn open_stream(e: &Endpoint, sid: &str) -> std::sync::mpsc::Receiver<String> {
 fn relays_progress_and_list_changed(e: &Endpoint, dir: &Dir) {
     let sid = e.initialize(ALICE);
     let stream = open_stream(e, &sid);
-    std::thread::sleep(Duration::from_millis(300));
     let auth = format!("Bearer {ALICE}");
     let a = e.http(
         "POST",

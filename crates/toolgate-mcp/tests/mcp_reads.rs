@@ -13,7 +13,6 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::path::Path;
@@ -39,7 +38,7 @@ fn every_answer_toward_the_model_is_read_first() {
     let dir = Dir::with_config(&here.join("toolgate.toml"));
     let out = Command::new(&python)
         .arg(here.join("content_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(here.join("content_server.py"))
         .env("MCP_TEST_SEEN", dir.seen_file())
@@ -134,7 +133,7 @@ fn a_servers_input_required_is_relayed_and_its_retry_forwarded() {
     let dir = Dir::with_config(&here.join("toolgate.toml"));
     let out = Command::new(&python)
         .arg(here.join("ask_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(here.join("ask_server.py"))
         .env("MCP_TEST_SEEN", dir.seen_file())
@@ -190,7 +189,7 @@ fn an_approved_call_the_server_asks_input_for_needs_one_approval() {
     .unwrap();
     let out = Command::new(&python)
         .arg(here.join("ask_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(here.join("ask_server.py"))
         .arg("refund")

@@ -42,7 +42,7 @@ pub struct Raw {
 
 impl Raw {
     pub fn start(dir: &Dir, server: &[&std::ffi::OsStr]) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = Command::new(toolgate_testkit::toolgate_path())
             .arg("mcp")
             .arg("--config")
             .arg(dir.config())

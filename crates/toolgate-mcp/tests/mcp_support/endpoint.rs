@@ -87,7 +87,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     pub fn start(dir: &Dir) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        let mut child = Command::new(toolgate_testkit::toolgate_path())
             .args(["mcp", "--config"])
             .arg(dir.config())
             .args(["--listen", "127.0.0.1:0"])

@@ -15,7 +15,6 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::io::{Read, Write};
@@ -24,10 +23,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_support::toolgate;
 use mcp_support::endpoint::{shop, stdio_upstream, Endpoint, ALICE, BOB};
 use mcp_support::{sdk_python, text_at, Steps};
 use toolgate_json::Value;
+use toolgate_testkit::run_toolgate as toolgate;
 
 #[test]
 fn attacks_on_the_http_endpoint_are_refused() {
@@ -293,7 +292,7 @@ fn a_cancelled_or_dropped_held_call_is_withdrawn_and_never_runs() {
         let e = Endpoint::start(&dir);
         let out = Command::new(&python)
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/cancel_client.py"))
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(toolgate_testkit::toolgate_path())
             .arg(dir.config())
             .arg(e.url())
             .arg(mode)

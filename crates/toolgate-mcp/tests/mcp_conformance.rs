@@ -12,7 +12,7 @@
 //! `Host` header too (with the forwarder's port replaced by the proxy's, so
 //! a local name stays local and a foreign one stays foreign).
 //!
-//! Needs Node 22 from `(cd crates/toolgate-cli/tests/mcp/conformance && npm
+//! Needs Node 22 from `(cd crates/toolgate-mcp/tests/mcp/conformance && npm
 //! ci)` and a Python with `mcp==2.3.0` (`TOOLGATE_MCP_PYTHON`, else
 //! `target/py/venv/bin/python`). Without them the test says `SKIPPED` and
 //! passes, unless `TOOLGATE_REQUIRE_EXTERNAL=1`.
@@ -25,7 +25,6 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::collections::BTreeMap;
@@ -273,7 +272,7 @@ fn the_proxy_passes_every_scenario_the_server_passes() {
     let front_port = front.local_addr().unwrap().port();
     let config = proxy_config(dir.path(), &upstream, front_port);
     let proxy_port = free_port();
-    let mut proxy = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let mut proxy = Command::new(toolgate_testkit::toolgate_path())
         .current_dir(dir.path())
         .arg("mcp")
         .arg("--config")

@@ -6,7 +6,7 @@ examples/mcp/server.py through `toolgate mcp`, for approvals answered with
 
 The client negotiates the 2026-07-28 era (server/discover), declares URL
 elicitation, and prints one JSON object per step on standard output
-({"step": …, …}); crates/toolgate-cli/tests/mcp_sdk.rs reads them:
+({"step": …, …}); crates/toolgate-mcp/tests/mcp_sdk.rs reads them:
 
 - round_trip: the SDK's own retry loop; the elicitation callback approves
   the approval named in the URL with `toolgate approvals approve ID`, then

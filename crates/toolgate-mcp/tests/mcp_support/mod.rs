@@ -12,7 +12,7 @@ use std::process::{Command, Output, Stdio};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
 
-use crate::cli_support::toolgate;
+use toolgate_testkit::run_toolgate as toolgate;
 
 pub mod endpoint;
 pub mod raw;

@@ -12,18 +12,17 @@
     reason = "test code"
 )]
 
-mod cli_support;
 mod mcp_support;
 
 use std::path::Path;
 use std::process::Command;
 
-use cli_support::toolgate;
 use mcp_support::raw::{
     text_of, tools, Raw, RugPull, ADD_D1, DENIED_CHANGED, REFUND_D1, REFUND_D2, TEMP_DEF,
 };
 use mcp_support::{json, sdk_python, text_at, Folder as Dir, Steps};
 use toolgate_json::Value;
+use toolgate_testkit::run_toolgate as toolgate;
 
 #[test]
 fn a_changed_definition_is_hidden_and_its_calls_denied() {
@@ -432,7 +431,7 @@ fn a_definition_is_shown_clean_in_every_member() {
     dir.set_tools(&tools(&[ADD_D1, &temp]));
     let out = Command::new(&python)
         .arg(here.join("list_client.py"))
-        .arg(env!("CARGO_BIN_EXE_toolgate"))
+        .arg(toolgate_testkit::toolgate_path())
         .arg(dir.config())
         .arg(here.join("rug_pull_server.py"))
         .env("MCP_TEST_TOOLS", dir.tools_file())
@@ -483,7 +482,7 @@ fn every_page_of_a_paginated_catalog_is_pinned() {
         .unwrap();
         let mut cmd = Command::new(&python);
         cmd.arg(here.join("paged_client.py"))
-            .arg(env!("CARGO_BIN_EXE_toolgate"))
+            .arg(toolgate_testkit::toolgate_path())
             .arg(dir.config())
             .arg(here.join("list_server.py"))
             .arg(tools);
