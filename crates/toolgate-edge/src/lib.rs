@@ -36,8 +36,10 @@
 //!
 //! The edge also holds the one rule for presented tokens ([`token`]: one
 //! header, one spelling, a SHA-256 compared in constant time with every
-//! configured hash), so that the three front ends accept and refuse the
-//! same requests.
+//! configured hash), and the one rule for JWT bearer tokens from an
+//! identity provider ([`jwt`]: a JWKS, an `alg` allowlist, issuer,
+//! audience, expiry, the user and role claims), so that the three front
+//! ends accept and refuse the same requests.
 //!
 //! # Example
 //!
@@ -54,6 +56,7 @@
 
 mod admission;
 mod body;
+pub mod jwt;
 mod limits;
 mod listener;
 mod start;

@@ -9,11 +9,13 @@
 //! run the `toolgate` binary ([`Cli`]), fresh PostgreSQL databases
 //! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, a
 //! PostgreSQL server of a test's own ([`PgServer`], with TLS), and a
-//! deterministic generator for generated inputs ([`Rng`]), and model
-//! responses ([`openai_tool_calls`]).
+//! deterministic generator for generated inputs ([`Rng`]), model
+//! responses ([`openai_tool_calls`]), and an identity provider's keys and
+//! tokens ([`jwt`]).
 
 mod bodies;
 mod cli;
+pub mod jwt;
 mod pg;
 mod pg_server;
 mod rng;

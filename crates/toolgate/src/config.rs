@@ -206,6 +206,7 @@ mod authorization;
 mod error;
 mod gate;
 mod import;
+mod jwt;
 mod limits;
 mod load;
 mod mcp;
@@ -242,6 +243,11 @@ pub use self::gate::{
     DEFAULT_MAX_TURNS,
 };
 pub use self::import::ImportFormat;
+pub use self::jwt::{
+    JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS,
+    JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES, MAX_JWT_LEEWAY_SECONDS,
+    MIN_JWKS_REFRESH_SECONDS,
+};
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
 pub use self::mcp::{
@@ -288,6 +294,7 @@ pub struct Config {
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
+    jwt: Option<JwtConfig>,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -355,6 +362,12 @@ impl Config {
     /// config names a key.
     pub fn receipts(&self) -> Option<&ReceiptConfig> {
         self.receipts.as_ref()
+    }
+
+    /// The `[jwt]` table: bearer tokens from an identity provider, if
+    /// configured.
+    pub fn jwt(&self) -> Option<&JwtConfig> {
+        self.jwt.as_ref()
     }
 
     /// The `[authorization]` table.

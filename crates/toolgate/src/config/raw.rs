@@ -32,6 +32,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
+    pub(crate) jwt: Option<super::jwt::RawJwt>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -572,5 +573,24 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
         type_name: "RawResolver",
         about: "How URL policies resolve hosts: `\"system\"`, or `\"static\"` with a `hosts` table of names to addresses. With this table, hosts resolve by default.",
         keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawJwt",
+        about: "Bearer tokens from the organisation's identity provider (JWTs), accepted beside the static tokens by `serve`, `mcp --listen` and `proxy`. See the Identity chapter.",
+        keys: &[
+            ("issuer", "the `iss` every token must carry"),
+            ("audience", "this service's identifiers: a token's `aud` must name one"),
+            ("jwks_file", "the issuer's public keys (a JWKS file), read at start"),
+            ("jwks_url", "the issuer's JWKS URL (`https://`; `http://` on loopback only), fetched at start and every `refresh_seconds`"),
+            ("algorithms", "allowed `alg` values (default all of RS256–512, PS256–512, ES256, ES384, EdDSA; never `none` or HMAC)"),
+            ("user_claim", "the claim naming the user the gate decides for (default `sub`)"),
+            ("roles_claim", "the claim listing the caller's groups (e.g. `groups`)"),
+            ("roles", "for `serve`: `agent`, `approver`, `admin`, each a list of `roles_claim` values that grant it (the highest matched wins)"),
+            ("default_role", "the role of a token no `roles` entry matches (default `agent` without `roles_claim`, else refused)"),
+            ("leeway_seconds", "the clock skew allowed on `exp` and `nbf` (default 30, at most 300)"),
+            ("refresh_seconds", "how often `jwks_url` is fetched again (default 300, 30 to 86400)"),
+            ("mcp_resource", "the MCP endpoint's URL (`https://host/mcp`): its OAuth protected resource metadata names it, and its tokens' `aud` must (RFC 9728, RFC 8707)"),
+            ("authorization_servers", "the authorization servers that metadata names (default: `issuer`)"),
+        ],
     },
 ];
