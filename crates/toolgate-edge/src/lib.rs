@@ -62,7 +62,7 @@ mod listener;
 mod start;
 pub mod token;
 
-pub use admission::authenticated;
+pub use admission::{authenticated, peer_address};
 pub use body::{is_body_deadline, BodyDeadline};
 pub use limits::Limits;
 pub use listener::serve;

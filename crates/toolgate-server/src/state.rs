@@ -54,6 +54,11 @@ pub(crate) struct Inner {
     /// Signed checkpoints of the audit chain (`[store] checkpoint_*`):
     /// the key, the sink and how often.
     pub(crate) checkpoints: Option<Checkpoints>,
+    /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
+    pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
+    /// `[login]`: the approvals page's login through a trusted reverse
+    /// proxy.
+    pub(crate) login: Option<toolgate::config::LoginConfig>,
 }
 
 /// What [`serve`](crate::serve) writes signed checkpoints with.
@@ -94,6 +99,8 @@ impl AppState {
                 gauges_stale: std::sync::atomic::AtomicBool::new(false),
                 stopping: std::sync::atomic::AtomicBool::new(false),
                 checkpoints: None,
+                jwt: std::sync::OnceLock::new(),
+                login: None,
             }),
         }
     }
@@ -140,6 +147,7 @@ impl AppState {
                 escalate_after: config.gate().escalate_after(),
                 checkpoint: config.store().checkpoint().cloned(),
             });
+            inner.login = config.login().cloned();
             // A key that cannot be read stops the start, not the checkpoints.
             if let Some(c) = config.store().checkpoint() {
                 inner.checkpoints = Some(Checkpoints {
@@ -150,6 +158,17 @@ impl AppState {
             }
         }
         Ok(state.subscribed())
+    }
+
+    /// Starts accepting JWT bearer tokens as `config`'s `[jwt]` says (its
+    /// keys read, or fetched, now; a later reload leaves them as started).
+    /// Without `[jwt]`, nothing changes.
+    pub async fn start_jwt(&self, config: &Config) -> Result<(), BuildError> {
+        if let Some(v) = toolgate_edge::jwt::Verifier::from_config(config).await? {
+            // Started once: a second call keeps the first verifier.
+            let _ = self.inner.jwt.set(v);
+        }
+        Ok(())
     }
 
     /// The `[server]` table in force: the tokens (with their roles and

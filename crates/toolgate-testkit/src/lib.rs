@@ -11,11 +11,13 @@
 //! PostgreSQL server of a test's own ([`PgServer`], with TLS), and a
 //! deterministic generator for generated inputs ([`Rng`]), model
 //! responses ([`openai_tool_calls`]), and an identity provider's keys and
-//! tokens ([`jwt`]).
+//! tokens ([`jwt`]), and an authorization server and OpenID provider
+//! ([`oauth`]).
 
 mod bodies;
 mod cli;
 pub mod jwt;
+pub mod oauth;
 mod pg;
 mod pg_server;
 mod rng;

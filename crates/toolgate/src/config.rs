@@ -209,6 +209,7 @@ mod import;
 mod jwt;
 mod limits;
 mod load;
+mod login;
 mod mcp;
 mod mcp_http;
 mod pointer;
@@ -250,6 +251,7 @@ pub use self::jwt::{
 };
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
+pub use self::login::{LoginConfig, MAX_TRUSTED_PROXIES};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };
@@ -295,6 +297,7 @@ pub struct Config {
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
     jwt: Option<JwtConfig>,
+    login: Option<LoginConfig>,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -368,6 +371,12 @@ impl Config {
     /// configured.
     pub fn jwt(&self) -> Option<&JwtConfig> {
         self.jwt.as_ref()
+    }
+
+    /// The `[login]` table: the approvals page's login through a trusted
+    /// reverse proxy, if configured.
+    pub fn login(&self) -> Option<&LoginConfig> {
+        self.login.as_ref()
     }
 
     /// The `[authorization]` table.

@@ -98,12 +98,7 @@ fn seconds(claims: &Map<String, Value>, name: &str) -> Result<Option<u64>, Refus
                 Ok(Some(n))
             } else if let Some(f) = v.as_f64().filter(|f| f.is_finite() && *f >= 0.0) {
                 // Fractions of a second are allowed (RFC 7519 §2);
-                // truncation is within the leeway.
-                #[expect(
-                    clippy::cast_possible_truncation,
-                    clippy::cast_sign_loss,
-                    reason = "finite, non-negative, saturating"
-                )]
+                // truncation is within the leeway (`as` saturates).
                 Ok(Some(f as u64))
             } else {
                 Err(Refused::Malformed)

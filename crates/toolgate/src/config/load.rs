@@ -124,6 +124,7 @@ impl Loader<'_> {
         let resolver = self.resolver(&raw)?;
         let receipts = self.receipts(&raw)?;
         let jwt = self.jwt(&raw)?;
+        let login = self.login(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
@@ -139,6 +140,7 @@ impl Loader<'_> {
             resolver,
             receipts,
             jwt,
+            login,
             registry,
             limits,
         })

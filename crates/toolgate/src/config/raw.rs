@@ -33,6 +33,7 @@ pub(crate) struct RawConfig {
     pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
     pub(crate) jwt: Option<super::jwt::RawJwt>,
+    pub(crate) login: Option<super::login::RawLogin>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -576,7 +577,7 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
     },
     super::reference::TableDoc {
         type_name: "RawJwt",
-        about: "Bearer tokens from the organisation's identity provider (JWTs), accepted beside the static tokens by `serve`, `mcp --listen` and `proxy`. See the Identity chapter.",
+        about: "Bearer tokens from the organisation's identity provider (JWTs), accepted beside the static tokens by `serve`, `mcp --listen` and `proxy`: see [Identity](identity.md).",
         keys: &[
             ("issuer", "the `iss` every token must carry"),
             ("audience", "this service's identifiers: a token's `aud` must name one"),
@@ -591,6 +592,16 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("refresh_seconds", "how often `jwks_url` is fetched again (default 300, 30 to 86400)"),
             ("mcp_resource", "the MCP endpoint's URL (`https://host/mcp`): its OAuth protected resource metadata names it, and its tokens' `aud` must (RFC 9728, RFC 8707)"),
             ("authorization_servers", "the authorization servers that metadata names (default: `issuer`)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawLogin",
+        about: "Approvers log in to the approvals page with the organisation's identity, as an authenticating reverse proxy asserts it (`GET /ui/login/proxy`): see [Identity](identity.md).",
+        keys: &[
+            ("user_header", "the header naming the user (e.g. `x-forwarded-user`)"),
+            ("groups_header", "the header listing the user's groups, comma-separated (e.g. `x-forwarded-groups`)"),
+            ("trusted_proxies", "the reverse proxy's IP addresses: the headers from any other peer are refused"),
+            ("roles", "`approver` and `admin`, each a list of groups that grant it (the highest matched wins)"),
         ],
     },
 ];
