@@ -34,7 +34,7 @@ fn required() -> bool {
 
 fn skip(why: &str) {
     assert!(!required(), "TOOLGATE_REQUIRE_EXTERNAL=1: {why}");
-    eprintln!("skipped: {why}");
+    println!("SKIPPED mcp_oauth: {why}");
 }
 
 fn python() -> Result<PathBuf, String> {
