@@ -59,6 +59,8 @@ pub(crate) struct Inner {
     /// `[login]`: the approvals page's login through a trusted reverse
     /// proxy.
     pub(crate) login: Option<toolgate::config::LoginConfig>,
+    /// `[oidc]`: the approvals page's OpenID Connect login.
+    pub(crate) oidc: Option<toolgate::config::OidcConfig>,
 }
 
 /// What [`serve`](crate::serve) writes signed checkpoints with.
@@ -101,6 +103,7 @@ impl AppState {
                 checkpoints: None,
                 jwt: std::sync::OnceLock::new(),
                 login: None,
+                oidc: None,
             }),
         }
     }
@@ -148,6 +151,7 @@ impl AppState {
                 checkpoint: config.store().checkpoint().cloned(),
             });
             inner.login = config.login().cloned();
+            inner.oidc = config.oidc().cloned();
             // A key that cannot be read stops the start, not the checkpoints.
             if let Some(c) = config.store().checkpoint() {
                 inner.checkpoints = Some(Checkpoints {

@@ -57,6 +57,7 @@
 //! | `GET /ui/api/me` | none | `{"me": null}`, or `{"me": {"actor", "role", "csrf"}}` with a live session |
 //! | `POST /ui/login` `{"token"}` | an approver or admin token | `{"actor", "role", "csrf"}` and the session cookie |
 //! | `GET /ui/login/proxy` | `[login]`: a trusted proxy's identity headers | `303` to `/ui/` with the session cookie |
+//! | `GET /ui/login/oidc`, `…/callback` | `[oidc]`: the provider's login | `303` to the provider, then to `/ui/` with the session cookie |
 //! | `POST /ui/logout` | session, CSRF | `{}`, the cookie cleared |
 //! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "pending_total", "pins", "audit"}`: the newest [`PENDING_LIMIT`] unexpired pending approvals, newest first, and how many there are in all; the oldest [`PENDING_LIMIT`] tool definitions of MCP servers waiting for a human, each with its findings and its diff from the definition approved before (as `GET /v1/pins/{id}`) |
 //! | `POST /ui/api/approvals/{id}/approve`, `…/deny` `{"note"}` | session, CSRF | the approval |
@@ -107,6 +108,8 @@ const APP_JS: &str = include_str!("../ui/app.js");
 const APP_CSS: &str = include_str!("../ui/app.css");
 const FAVICON: &str = include_str!("../ui/favicon.svg");
 
+mod oidc;
+
 struct Session {
     who: Who,
     csrf: String,
@@ -148,6 +151,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/api/me", get(who_am_i))
         .route("/ui/login", post(login))
         .route("/ui/login/proxy", get(login_proxy))
+        .route("/ui/login/oidc", get(oidc::start))
+        .route("/ui/login/oidc/callback", get(oidc::callback))
         .route("/ui/logout", post(logout))
         .route("/ui/api/state", get(page_state))
         .route("/ui/api/approvals/{id}/approve", post(approve))
@@ -157,6 +162,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/api/kill", post(set_kill))
         .layer(axum::middleware::map_response(security_headers))
         .layer(Extension(Sessions::default()))
+        .layer(Extension(oidc::Flows::default()))
 }
 
 async fn security_headers(mut response: Response) -> Response {
@@ -275,13 +281,18 @@ fn session_key(cookie_value: &str) -> [u8; 32] {
 
 /// The session cookie's value, if the request has one.
 fn cookie(headers: &HeaderMap) -> Option<&str> {
+    named_cookie(headers, COOKIE)
+}
+
+/// The value of the cookie `name`, if the request has one.
+fn named_cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value)
 }
 

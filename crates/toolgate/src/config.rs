@@ -251,7 +251,7 @@ pub use self::jwt::{
 };
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
-pub use self::login::{LoginConfig, MAX_TRUSTED_PROXIES};
+pub use self::login::{LoginConfig, OidcConfig, MAX_TRUSTED_PROXIES};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };
@@ -298,6 +298,7 @@ pub struct Config {
     receipts: Option<ReceiptConfig>,
     jwt: Option<JwtConfig>,
     login: Option<LoginConfig>,
+    oidc: Option<OidcConfig>,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -377,6 +378,12 @@ impl Config {
     /// reverse proxy, if configured.
     pub fn login(&self) -> Option<&LoginConfig> {
         self.login.as_ref()
+    }
+
+    /// The `[oidc]` table: the approvals page's OpenID Connect login, if
+    /// configured.
+    pub fn oidc(&self) -> Option<&OidcConfig> {
+        self.oidc.as_ref()
     }
 
     /// The `[authorization]` table.

@@ -2,7 +2,7 @@
 //! [`MAX_JWKS_BYTES`], within [`FETCH_TIMEOUT`], no redirects.
 
 use axum::body::Bytes;
-use http_body_util::{BodyExt as _, Empty, Limited};
+use http_body_util::{BodyExt as _, Empty, Full, Limited};
 use hyper::{header, Request, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -66,4 +66,43 @@ impl Fetcher {
             .await
             .map_err(|_| format!("no answer within {} seconds", FETCH_TIMEOUT.as_secs()))?
     }
+}
+
+/// One `POST` of an `application/x-www-form-urlencoded` `form` to `url`
+/// (an OpenID provider's token endpoint): the answer's status and body, at
+/// most [`MAX_JWKS_BYTES`], within [`FETCH_TIMEOUT`], no redirects.
+pub async fn post_form(url: &str, form: String) -> Result<(u16, Bytes), String> {
+    let uri: Uri = url
+        .parse()
+        .map_err(|_| "the URL does not parse".to_owned())?;
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_connect_timeout(Some(FETCH_TIMEOUT));
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    let client: Client<Https, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
+    let request = Request::post(uri)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "application/json")
+        .body(Full::new(Bytes::from(form)))
+        .map_err(|_| "cannot make the request".to_owned())?;
+    let exchange = async {
+        let response = client
+            .request(request)
+            .await
+            .map_err(|e| format!("the request failed: {e}"))?;
+        let status = response.status().as_u16();
+        let body = Limited::new(response.into_body(), MAX_JWKS_BYTES)
+            .collect()
+            .await
+            .map_err(|_| format!("the answer is larger than {MAX_JWKS_BYTES} bytes or broke off"))?
+            .to_bytes();
+        Ok((status, body))
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, exchange)
+        .await
+        .map_err(|_| format!("no answer within {} seconds", FETCH_TIMEOUT.as_secs()))?
 }

@@ -46,6 +46,7 @@ use std::time::Duration;
 
 use toolgate::config::{JwksSource, JwtConfig, ServerRole};
 
+pub use self::fetch::post_form;
 use self::keys::KeySet;
 pub use self::keys::{MAX_JWKS_BYTES, MAX_JWKS_KEYS};
 pub use self::resource::ProtectedResource;
@@ -91,12 +92,14 @@ pub enum Refused {
     User,
     /// No role follows from the claims.
     Role,
+    /// An id_token whose `nonce` is not the login's.
+    Nonce,
 }
 
 impl Refused {
     /// The stable code: `jwt_malformed`, `jwt_algorithm`, `jwt_unknown_key`,
     /// `jwt_signature`, `jwt_expired`, `jwt_not_yet_valid`, `jwt_issuer`,
-    /// `jwt_audience`, `jwt_user` or `jwt_role`.
+    /// `jwt_audience`, `jwt_user`, `jwt_role` or `jwt_nonce`.
     pub const fn code(self) -> &'static str {
         match self {
             Self::Malformed => "jwt_malformed",
@@ -109,6 +112,7 @@ impl Refused {
             Self::Audience => "jwt_audience",
             Self::User => "jwt_user",
             Self::Role => "jwt_role",
+            Self::Nonce => "jwt_nonce",
         }
     }
 
@@ -125,6 +129,7 @@ impl Refused {
             Self::Audience => "the JWT is not for this service (`aud`)",
             Self::User => "the JWT names no valid user",
             Self::Role => "the JWT's claims grant no role",
+            Self::Nonce => "the id_token's nonce is not this login's",
         }
     }
 }
@@ -259,6 +264,31 @@ impl Verifier {
     /// Verifies `token` for one of `audiences` instead (the MCP endpoint's
     /// resource, RFC 8707).
     pub async fn verify_for(&self, token: &str, audiences: &[String]) -> Result<Identity, Refused> {
+        self.verified(token, audiences).await.map(|(id, _)| id)
+    }
+
+    /// Verifies an OpenID Connect id_token (the same rule, for the
+    /// audience `client_id`) and its `nonce`, which must equal `nonce`.
+    pub async fn verify_id_token(
+        &self,
+        token: &str,
+        client_id: &str,
+        nonce: &str,
+    ) -> Result<Identity, Refused> {
+        let (id, claims) = self.verified(token, &[client_id.to_owned()]).await?;
+        match claims.get("nonce").and_then(serde_json::Value::as_str) {
+            Some(n) if n.len() == nonce.len() && constant_eq(n.as_bytes(), nonce.as_bytes()) => {
+                Ok(id)
+            }
+            _ => Err(Refused::Nonce),
+        }
+    }
+
+    async fn verified(
+        &self,
+        token: &str,
+        audiences: &[String],
+    ) -> Result<(Identity, serde_json::Map<String, serde_json::Value>), Refused> {
         let inner = &self.inner;
         if token.len() > crate::token::MAX_TOKEN_BYTES || !Self::looks_like_jwt(token) {
             return Err(Refused::Malformed);
@@ -275,7 +305,8 @@ impl Verifier {
             Err(e) => return Err(e),
         };
         let claims = claims::verified(token, &key, alg)?;
-        claims::check(&claims, &inner.config, audiences, (inner.clock)())
+        let id = claims::check(&claims, &inner.config, audiences, (inner.clock)())?;
+        Ok((id, claims))
     }
 
     fn keys(&self) -> Arc<KeySet> {
@@ -340,6 +371,10 @@ async fn refresh_every(inner: Weak<Inner>, every: Duration) {
             Err(e) => eprintln!("toolgate: [jwt] jwks_url: {e}; the keys already held stay"),
         }
     }
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// A file of at most [`MAX_JWKS_BYTES`].

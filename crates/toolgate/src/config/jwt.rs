@@ -163,7 +163,7 @@ fn role_named(name: &str) -> Option<ServerRole> {
 }
 
 /// Whether `url` is `https://HOST…`, or `http://` on a loopback address.
-fn jwks_url_ok(url: &str) -> bool {
+pub(super) fn jwks_url_ok(url: &str) -> bool {
     if url.len() > 2048 || url.chars().any(|c| c.is_control() || c == ' ') {
         return false;
     }

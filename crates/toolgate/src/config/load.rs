@@ -125,6 +125,7 @@ impl Loader<'_> {
         let receipts = self.receipts(&raw)?;
         let jwt = self.jwt(&raw)?;
         let login = self.login(&raw)?;
+        let oidc = self.oidc(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
@@ -141,6 +142,7 @@ impl Loader<'_> {
             receipts,
             jwt,
             login,
+            oidc,
             registry,
             limits,
         })

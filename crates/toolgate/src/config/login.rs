@@ -145,3 +145,98 @@ impl Loader<'_> {
         }))
     }
 }
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawOidc {
+    pub(crate) client_id: Spanned<String>,
+    pub(crate) redirect_uri: Spanned<String>,
+    pub(crate) authorization_endpoint: Spanned<String>,
+    pub(crate) token_endpoint: Spanned<String>,
+}
+
+/// The `[oidc]` table, checked: the approvals page's OpenID Connect login
+/// (authorization code with PKCE) against `[jwt]`'s issuer, whose keys
+/// verify the id_token and whose `[jwt.roles]` give the role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcConfig {
+    client_id: String,
+    redirect_uri: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+}
+
+impl OidcConfig {
+    /// toolgate's client id at the provider (the id_token's `aud`).
+    pub fn client_id(&self) -> &str {
+        &self.client_id
+    }
+
+    /// Where the provider sends the browser back:
+    /// `https://HOST/ui/login/oidc/callback`.
+    pub fn redirect_uri(&self) -> &str {
+        &self.redirect_uri
+    }
+
+    /// The provider's authorization endpoint.
+    pub fn authorization_endpoint(&self) -> &str {
+        &self.authorization_endpoint
+    }
+
+    /// The provider's token endpoint.
+    pub fn token_endpoint(&self) -> &str {
+        &self.token_endpoint
+    }
+
+    /// Whether the page is served over https (the cookies are `Secure`).
+    pub fn secure(&self) -> bool {
+        self.redirect_uri.starts_with("https://")
+    }
+}
+
+impl Loader<'_> {
+    /// `[oidc]`: a client id, URLs (`https://`, or `http://` on loopback),
+    /// and a `[jwt]` table for the keys.
+    pub(super) fn oidc(&self, raw: &RawConfig) -> Result<Option<OidcConfig>, Error> {
+        let Some(t) = &raw.oidc else {
+            return Ok(None);
+        };
+        if raw.jwt.is_none() {
+            return Err(self.at_key(
+                ErrorCode::MissingKey,
+                t.client_id.span().start,
+                "client_id",
+                "`[oidc]` verifies the id_token with `[jwt]`'s issuer and keys: add a `[jwt]` table",
+            ));
+        }
+        let id = t.client_id.get_ref();
+        if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
+            return Err(self.at_key(
+                ErrorCode::InvalidValue,
+                t.client_id.span().start,
+                "client_id",
+                "`client_id` must be the client id the provider issued",
+            ));
+        }
+        for (v, key) in [
+            (&t.redirect_uri, "redirect_uri"),
+            (&t.authorization_endpoint, "authorization_endpoint"),
+            (&t.token_endpoint, "token_endpoint"),
+        ] {
+            if !super::jwt::jwks_url_ok(v.get_ref()) || v.get_ref().contains(['?', '#']) {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    v.span().start,
+                    key,
+                    format!("`{key}` must be an `https://` URL (`http://` only on a loopback address), without query or fragment"),
+                ));
+            }
+        }
+        Ok(Some(OidcConfig {
+            client_id: id.clone(),
+            redirect_uri: t.redirect_uri.get_ref().clone(),
+            authorization_endpoint: t.authorization_endpoint.get_ref().clone(),
+            token_endpoint: t.token_endpoint.get_ref().clone(),
+        }))
+    }
+}

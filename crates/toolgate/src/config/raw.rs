@@ -34,6 +34,7 @@ pub(crate) struct RawConfig {
     pub(crate) resolver: Option<RawResolver>,
     pub(crate) jwt: Option<super::jwt::RawJwt>,
     pub(crate) login: Option<super::login::RawLogin>,
+    pub(crate) oidc: Option<super::login::RawOidc>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -602,6 +603,16 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("groups_header", "the header listing the user's groups, comma-separated (e.g. `x-forwarded-groups`)"),
             ("trusted_proxies", "the reverse proxy's IP addresses: the headers from any other peer are refused"),
             ("roles", "`approver` and `admin`, each a list of groups that grant it (the highest matched wins)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawOidc",
+        about: "Approvers log in to the approvals page with OpenID Connect (authorization code with PKCE, `GET /ui/login/oidc`); the id_token is verified with `[jwt]`'s issuer and keys, roles from `[jwt.roles]`: see [Identity](identity.md).",
+        keys: &[
+            ("client_id", "toolgate's client id at the provider (the id_token's audience)"),
+            ("redirect_uri", "`https://HOST/ui/login/oidc/callback`, as registered at the provider"),
+            ("authorization_endpoint", "the provider's authorization endpoint (its discovery document names it)"),
+            ("token_endpoint", "the provider's token endpoint"),
         ],
     },
 ];
