@@ -9,7 +9,10 @@
 //! small identity provider the test runs (`toolgate_testkit::oauth`):
 //! the browser's round trip by hand (redirects followed as a browser
 //! would), then the attacker's: a callback from another browser, a replayed
-//! callback, a user whose groups grant no page role.
+//! callback, a user whose groups grant no page role. Then the same login
+//! in headless Chromium (`tests/browser/oidc_login.mjs`, playwright-core
+//! and Debian's Chromium, as `ui_browser.rs` runs them; missing ones skip
+//! unless `TOOLGATE_REQUIRE_EXTERNAL=1`).
 
 mod shop_copy;
 
@@ -163,5 +166,69 @@ async fn an_approver_logs_in_with_the_provider_and_forgeries_are_refused() {
             .iter()
             .all(|c| !c.starts_with("toolgate_ui=")),
         "{head}"
+    );
+}
+
+/// Why the browser cannot run here, if it cannot.
+fn missing_browser() -> Option<String> {
+    let node = std::process::Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let chromium = std::env::var_os("TOOLGATE_CHROMIUM")
+        .map_or_else(|| std::path::PathBuf::from("/usr/bin/chromium"), Into::into);
+    let module = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/browser/node_modules/playwright-core");
+    if !node {
+        Some("node is not installed".into())
+    } else if !chromium.exists() {
+        Some(format!("no Chromium at {}", chromium.display()))
+    } else if !module.exists() {
+        Some("playwright-core is missing (npm ci in tests/browser)".into())
+    } else {
+        None
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approver_logs_in_with_the_provider_in_a_browser() {
+    if let Some(why) = missing_browser() {
+        assert!(
+            std::env::var_os("TOOLGATE_REQUIRE_EXTERNAL").is_none_or(|v| v != "1"),
+            "TOOLGATE_REQUIRE_EXTERNAL=1: {why}"
+        );
+        println!("SKIPPED ui_oidc browser: {why}");
+        return;
+    }
+    let idp = AuthServer::start(SigningKey::rs256("op-2").unwrap(), 0, "alice").unwrap();
+    idp.set_groups(&["ops"]);
+    let p = page(&idp).await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
+    let mut cmd = std::process::Command::new("node");
+    cmd.arg(dir.join("oidc_login.mjs"))
+        .current_dir(&dir)
+        .env("TOOLGATE_URL", &p.base);
+    if let Some(c) = std::env::var_os("TOOLGATE_CHROMIUM") {
+        cmd.env("CHROMIUM", c);
+    }
+    // The service runs on this runtime's other thread meanwhile.
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap();
+    assert!(
+        result.contains(r#""actor":"oidc:alice""#) && result.contains(r#""role":"admin""#),
+        "{result}"
+    );
+    assert!(
+        result.contains(r#"{"name":"toolgate_ui","httpOnly":true,"sameSite":"Strict"}"#),
+        "{result}"
     );
 }
