@@ -32,6 +32,10 @@ pub fn run(config: &Config, gate: StoreGate, listen: &str) -> anyhow::Result<Exi
         let local = listener.local_addr().unwrap_or(addr);
         let proxy = toolgate_mcp::HttpProxy::from_config(config, gate, local.port())
             .context("cannot start the MCP endpoint")?;
+        proxy
+            .start_jwt(config)
+            .await
+            .context("cannot start the MCP endpoint")?;
         eprintln!(
             "toolgate: mcp: serving on http://{local}{}",
             toolgate_mcp::ENDPOINT

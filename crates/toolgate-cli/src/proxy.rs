@@ -43,6 +43,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;
     let listen = args.listen.unwrap_or_else(|| config.proxy().listen());
     crate::serve::until_signal(listen, "proxying", |listener| async move {
+        proxy
+            .start_jwt(&config)
+            .await
+            .context("cannot start the proxy")?;
         toolgate_proxy::serve(listener, proxy, toolgate_server::shutdown_signal())
             .await
             .context("the proxy failed")

@@ -32,11 +32,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let state = toolgate_server::AppState::from_config(&config)
         .map_err(|e| anyhow::anyhow!(e))
         .context("cannot start the service")?;
-    if config.server().tokens().is_empty() {
-        eprintln!("toolgate: warning: the config has no [[server.token]]: every API call is refused (401)");
+    if config.server().tokens().is_empty() && config.jwt().is_none() {
+        eprintln!("toolgate: warning: the config has no [[server.token]] and no [jwt]: every API call is refused (401)");
     }
     let listen = args.listen.unwrap_or_else(|| config.server().listen());
     until_signal(listen, "serving", |listener| async move {
+        state
+            .start_jwt(&config)
+            .await
+            .map_err(|e| anyhow::anyhow!(e))
+            .context("cannot start the service")?;
         toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
             .await
             .context("the server failed")

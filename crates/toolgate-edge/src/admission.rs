@@ -69,6 +69,13 @@ pub fn authenticated(extensions: &axum::http::Extensions) {
     }
 }
 
+/// The peer address of the connection that carried these request
+/// extensions (`None` outside the edge's listener): what a front end
+/// checks before believing headers a trusted reverse proxy sets.
+pub fn peer_address(extensions: &axum::http::Extensions) -> Option<IpAddr> {
+    extensions.get::<Mark>().map(|m| m.address)
+}
+
 /// What the book says about a new connection.
 pub(crate) enum Admit {
     /// Served, anonymous until it authenticates; `evicted` is closed when

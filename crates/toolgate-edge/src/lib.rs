@@ -36,8 +36,10 @@
 //!
 //! The edge also holds the one rule for presented tokens ([`token`]: one
 //! header, one spelling, a SHA-256 compared in constant time with every
-//! configured hash), so that the three front ends accept and refuse the
-//! same requests.
+//! configured hash), and the one rule for JWT bearer tokens from an
+//! identity provider ([`jwt`]: a JWKS, an `alg` allowlist, issuer,
+//! audience, expiry, the user and role claims), so that the three front
+//! ends accept and refuse the same requests.
 //!
 //! # Example
 //!
@@ -54,12 +56,13 @@
 
 mod admission;
 mod body;
+pub mod jwt;
 mod limits;
 mod listener;
 mod start;
 pub mod token;
 
-pub use admission::authenticated;
+pub use admission::{authenticated, peer_address};
 pub use body::{is_body_deadline, BodyDeadline};
 pub use limits::Limits;
 pub use listener::serve;

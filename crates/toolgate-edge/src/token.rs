@@ -100,15 +100,43 @@ fn well_formed(token: &[u8]) -> bool {
 
 /// The token of `Authorization: Bearer TOKEN`.
 pub fn bearer(headers: &HeaderMap) -> Presented {
-    presented(headers, header::AUTHORIZATION.as_str(), |v| {
-        let (scheme, token) = v.split_at_checked(7)?;
-        scheme.eq_ignore_ascii_case(b"bearer ").then_some(token)
-    })
+    presented(headers, header::AUTHORIZATION.as_str(), bearer_value)
 }
 
 /// The token that is the whole value of the header `name`.
 pub fn in_header(headers: &HeaderMap, name: &str) -> Presented {
     presented(headers, name, |v| Some(v))
+}
+
+/// The text of the token [`bearer`] reads, when it reads one: what a JWT
+/// is verified from.
+pub fn bearer_text(headers: &HeaderMap) -> Option<&str> {
+    text(headers, header::AUTHORIZATION.as_str(), bearer_value)
+}
+
+/// The text of the token [`in_header`] reads, when it reads one.
+pub fn in_header_text<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    text(headers, name, |v| Some(v))
+}
+
+fn bearer_value(v: &[u8]) -> Option<&[u8]> {
+    let (scheme, token) = v.split_at_checked(7)?;
+    scheme.eq_ignore_ascii_case(b"bearer ").then_some(token)
+}
+
+fn text<'h>(
+    headers: &'h HeaderMap,
+    name: &str,
+    token: impl Fn(&[u8]) -> Option<&[u8]>,
+) -> Option<&'h str> {
+    let mut all = headers.get_all(name).iter();
+    let (Some(value), None) = (all.next(), all.next()) else {
+        return None;
+    };
+    let t = token(value.as_bytes()).filter(|t| well_formed(t))?;
+    // Visible ASCII: the tail of the header value, as text.
+    let start = value.len() - t.len();
+    value.to_str().ok()?.get(start..)
 }
 
 fn presented(headers: &HeaderMap, name: &str, token: impl Fn(&[u8]) -> Option<&[u8]>) -> Presented {
@@ -157,6 +185,9 @@ mod tests {
         ] {
             assert_eq!(bearer(&with(&[bad])), Presented::Malformed, "{bad:?}");
         }
+        assert_eq!(bearer_text(&with(&[b"bEaReR tok-1"])), Some("tok-1"));
+        assert_eq!(bearer_text(&with(&[b"Bearer tok-1 "])), None);
+        assert_eq!(bearer_text(&with(&[b"Bearer a", b"Bearer a"])), None);
         assert_eq!(bearer(&HeaderMap::new()), Presented::Missing);
         assert_eq!(
             bearer(&with(&[b"Bearer tok-1", b"Bearer tok-1"])),

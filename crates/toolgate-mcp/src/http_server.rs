@@ -109,6 +109,10 @@ struct Inner {
     /// it with an error (the call timeout and the hold, and a margin).
     wait: Duration,
     tokens: Vec<McpToken>,
+    /// JWT bearer tokens (`[jwt]`), once started ([`HttpProxy::start_jwt`]).
+    jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
+    /// `[jwt] mcp_resource`: the protected resource metadata (RFC 9728).
+    resource: Option<toolgate_edge::jwt::ProtectedResource>,
     upstreams: Vec<McpUpstream>,
     origins: Vec<String>,
     hosts: Vec<String>,
@@ -142,9 +146,9 @@ impl HttpProxy {
     pub fn from_config(config: &Config, gate: StoreGate, port: u16) -> Result<Self, StartError> {
         let mcp = config.mcp();
         let http = mcp.http();
-        if http.tokens().is_empty() {
+        if http.tokens().is_empty() && config.jwt().is_none() {
             return Err(StartError::new(
-                "[mcp] declares no client token: add a `[[mcp.token]]` (sha256, user) for --listen"
+                "[mcp] declares no client token: add a `[[mcp.token]]` (sha256, user) or a `[jwt]` table for --listen"
                     .to_owned(),
             ));
         }
@@ -182,6 +186,10 @@ impl HttpProxy {
                 max_frame_bytes: mcp.max_frame_bytes(),
                 wait: mcp.call_timeout() + mcp.hold() + Duration::from_secs(10),
                 tokens: http.tokens().to_vec(),
+                jwt: std::sync::OnceLock::new(),
+                resource: config
+                    .jwt()
+                    .and_then(toolgate_edge::jwt::ProtectedResource::from_config),
                 upstreams,
                 origins: http.allowed_origins().to_vec(),
                 hosts: http.allowed_hosts().to_vec(),
@@ -202,15 +210,37 @@ impl HttpProxy {
         })
     }
 
+    /// Starts accepting JWT bearer tokens as `config`'s `[jwt]` says (the
+    /// keys read or fetched now); without `[jwt]`, nothing changes. A
+    /// token's user claim is the user its calls are decided as; a token
+    /// whose role is `approver` alone may not call tools.
+    pub async fn start_jwt(&self, config: &Config) -> Result<(), StartError> {
+        let verifier = toolgate_edge::jwt::Verifier::from_config(config)
+            .await
+            .map_err(|e| StartError::new(e.to_string()))?;
+        if let Some(v) = verifier {
+            // Started once: a second call keeps the first verifier.
+            let _ = self.inner.jwt.set(v);
+        }
+        Ok(())
+    }
+
     /// The routes: `POST`, `GET` and `DELETE` on [`ENDPOINT`]; anything else
     /// is `404`.
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(
-                ENDPOINT,
-                post(post_message).get(get_stream).delete(delete_session),
-            )
-            .with_state(self.clone())
+        let mut router = Router::new().route(
+            ENDPOINT,
+            post(post_message).get(get_stream).delete(delete_session),
+        );
+        if let Some(r) = &self.inner.resource {
+            router = router
+                .route(r.path(), axum::routing::get(resource_metadata))
+                .route(
+                    "/.well-known/oauth-protected-resource",
+                    axum::routing::get(resource_metadata),
+                );
+        }
+        router.with_state(self.clone())
     }
 }
 
@@ -409,6 +439,23 @@ impl Inner {
     }
 }
 
+/// `GET /.well-known/oauth-protected-resource[/mcp]`: the protected
+/// resource metadata (RFC 9728), to anyone whose `Host` and `Origin` pass.
+async fn resource_metadata(State(p): State<HttpProxy>, headers: HeaderMap) -> Response {
+    if let Err(r) = p.inner.check_host_origin(&headers) {
+        return *r;
+    }
+    let Some(res) = &p.inner.resource else {
+        return plain(StatusCode::NOT_FOUND, "not found");
+    };
+    let mut r = Response::new(Body::from(res.document().to_owned()));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 /// `POST /mcp`: one JSON-RPC message.
 async fn post_message(
     State(p): State<HttpProxy>,
@@ -417,7 +464,7 @@ async fn post_message(
     body: Body,
 ) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers, &extensions) {
+    let token = match inner.admit(&headers, &extensions).await {
         Ok(t) => t,
         Err(r) => return *r,
     };
@@ -589,7 +636,7 @@ async fn delete_session(
     headers: HeaderMap,
 ) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers, &extensions) {
+    let token = match inner.admit(&headers, &extensions).await {
         Ok(t) => t,
         Err(r) => return *r,
     };

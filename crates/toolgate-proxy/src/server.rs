@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt as _, Full};
-use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken};
+use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken, ServerRole};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
 use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
@@ -51,6 +51,8 @@ struct Inner {
     audited: Mutex<Audited>,
     /// The calls withheld from recent Responses answers.
     continuations: Continuations,
+    /// JWT bearer tokens (`[jwt]`), once started ([`Proxy::start_jwt`]).
+    jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
 }
 
 /// The tool results already audited, by (user, session, call, content)
@@ -100,9 +102,9 @@ impl Proxy {
     /// upstream.
     pub fn new(config: &Config, gate: StoreGate) -> Result<Self, StartError> {
         let p = config.proxy().clone();
-        if p.auth().is_none() {
+        if p.auth().is_none() && config.jwt().is_none() {
             return Err(StartError::new(
-                "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header` or `user`".to_owned(),
+                "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header`, `user` or a `[jwt]` table".to_owned(),
             ));
         }
         if p.openai().is_none() && p.anthropic().is_none() {
@@ -142,8 +144,25 @@ impl Proxy {
                 limits: toolgate_edge::Limits::from_server(config.server()),
                 audited: Mutex::new(Audited::default()),
                 continuations: Continuations::default(),
+                jwt: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// Starts accepting JWT bearer tokens in the token header as
+    /// `config`'s `[jwt]` says (the keys read or fetched now), beside the
+    /// `[[proxy.token]]`s; without `[jwt]`, nothing changes. A token's user
+    /// claim is the user its calls are decided as; a token whose role is
+    /// `approver` alone may not call tools.
+    pub async fn start_jwt(&self, config: &Config) -> Result<(), StartError> {
+        let verifier = toolgate_edge::jwt::Verifier::from_config(config)
+            .await
+            .map_err(|e| StartError::new(e.to_string()))?;
+        if let Some(v) = verifier {
+            // Started once: a second call keeps the first verifier.
+            let _ = self.inner.jwt.set(v);
+        }
+        Ok(())
     }
 
     /// The routes.
@@ -224,9 +243,14 @@ async fn messages(State(p): State<Proxy>, req: Request) -> Response {
 
 /// Who a request is for: `(user, session)`, or why it is refused. A token
 /// is read and matched by the edge's one rule ([`toolgate_edge::token`]:
-/// exactly one header, one spelling, constant-time); a user named by the
-/// trusted header follows the one user-name rule.
-fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String), &'static str> {
+/// exactly one header, one spelling, constant-time), then, if it matches
+/// no `[[proxy.token]]`, verified as a JWT ([`toolgate_edge::jwt`]); a
+/// user named by the trusted header follows the one user-name rule.
+async fn caller(
+    config: &ProxyConfig,
+    jwt: Option<&toolgate_edge::jwt::Verifier>,
+    headers: &HeaderMap,
+) -> Result<(String, String), &'static str> {
     let text = |name: &str| {
         headers
             .get(name)
@@ -247,7 +271,7 @@ fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String),
                 .map_err(|_| "the request names no valid user")?;
             user.to_owned()
         }
-        Some(ProxyAuth::Tokens(tokens)) => {
+        auth @ (Some(ProxyAuth::Tokens(_)) | None) if auth.is_some() || jwt.is_some() => {
             let digest = match toolgate_edge::token::in_header(headers, config.token_header()) {
                 Presented::Token(d) => d,
                 Presented::Missing => return Err("the request carries no proxy token"),
@@ -256,11 +280,14 @@ fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String),
                 }
                 Presented::Malformed => return Err("the proxy token is malformed"),
             };
-            digest
-                .find(tokens, ProxyToken::sha256)
-                .ok_or("the proxy token is not known")?
-                .user()
-                .to_owned()
+            let tokens = match auth {
+                Some(ProxyAuth::Tokens(t)) => t.as_slice(),
+                _ => &[],
+            };
+            match digest.find(tokens, ProxyToken::sha256) {
+                Some(t) => t.user().to_owned(),
+                None => jwt_user(jwt, headers, config.token_header()).await?,
+            }
         }
         _ => return Err("the proxy names no way of knowing the user"),
     };
@@ -268,6 +295,24 @@ fn caller(config: &ProxyConfig, headers: &HeaderMap) -> Result<(String, String),
         .unwrap_or("default")
         .to_owned();
     Ok((user, session))
+}
+
+/// The user of a JWT in the token header, or why it is refused.
+async fn jwt_user(
+    jwt: Option<&toolgate_edge::jwt::Verifier>,
+    headers: &HeaderMap,
+    name: &str,
+) -> Result<String, &'static str> {
+    let token = toolgate_edge::token::in_header_text(headers, name)
+        .filter(|t| toolgate_edge::jwt::Verifier::looks_like_jwt(t));
+    let (Some(verifier), Some(token)) = (jwt, token) else {
+        return Err("the proxy token is not known");
+    };
+    match verifier.verify(token).await {
+        Ok(id) if matches!(id.role, ServerRole::Agent | ServerRole::Admin) => Ok(id.user),
+        Ok(_) => Err("this token's role may not call tools"),
+        Err(r) => Err(r.message()),
+    }
 }
 
 /// Toolgate's own headers, never forwarded.
@@ -299,7 +344,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         );
     };
     let (parts, body) = req.into_parts();
-    let (user, session) = match caller(&inner.config, &parts.headers) {
+    let (user, session) = match caller(&inner.config, inner.jwt.get(), &parts.headers).await {
         Ok(c) => c,
         Err(why) => return error(api, StatusCode::UNAUTHORIZED, "unauthorized", why),
     };
@@ -850,7 +895,8 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
         Api::Messages => inner.config.anthropic().or(inner.config.openai()),
         _ => inner.config.openai().or(inner.config.anthropic()),
     };
-    let (Some(base), Ok((_user, _session))) = (base, caller(&inner.config, req.headers())) else {
+    let known = caller(&inner.config, inner.jwt.get(), req.headers()).await;
+    let (Some(base), Ok((_user, _session))) = (base, known) else {
         return error(
             api,
             StatusCode::UNAUTHORIZED,

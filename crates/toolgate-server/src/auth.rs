@@ -4,7 +4,8 @@
 //! the matching token's role decides what the caller may do.
 //!
 //! A refused request is audited: `unauthorized` (reason `missing_token`,
-//! `malformed_token`, `unknown_token`, or `duplicate_token` for a request
+//! `malformed_token`, `unknown_token`, a JWT's refusal code such as
+//! `jwt_expired` (`[jwt]`: [`toolgate_edge::jwt`]), or `duplicate_token` for a request
 //! with more than one `Authorization` header, refused `400
 //! duplicate_header` whatever the headers hold) or `forbidden` (the token's name
 //! as `actor`, never the token; reason `role:` and its role), with the
@@ -80,6 +81,28 @@ pub(crate) fn caller_for(tokens: &[ServerToken], digest: &[u8; 32]) -> Option<Ca
     })
 }
 
+/// The caller of a JWT bearer token (`[jwt]`, the edge's one rule:
+/// [`toolgate_edge::jwt`]): its role from the claims, bound to its user as
+/// a static token with `users = [USER]` is. `Unknown` without `[jwt]` or
+/// for a token that is no JWT; the JWT's refusal code otherwise.
+async fn jwt_caller(state: &AppState, parts: &Parts) -> Result<Caller, Refusal> {
+    let Some(verifier) = state.inner.jwt.get() else {
+        return Err(Refusal::Unknown);
+    };
+    let token = toolgate_edge::token::bearer_text(&parts.headers).ok_or(Refusal::Malformed)?;
+    if !toolgate_edge::jwt::Verifier::looks_like_jwt(token) {
+        return Err(Refusal::Unknown);
+    }
+    let identity = verifier.verify(token).await.map_err(Refusal::Jwt)?;
+    let user: String = identity.user;
+    Ok(Caller {
+        role: identity.role,
+        actor: format!("jwt:{user}"),
+        identity: user.clone(),
+        users: Some(vec![user]),
+    })
+}
+
 /// Why a request was refused, for its audit record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Refusal {
@@ -91,6 +114,8 @@ enum Refusal {
     Unknown,
     /// More than one `Authorization` header (refused `400`).
     Duplicate,
+    /// A JWT the edge refused (its code: `jwt_expired`, …).
+    Jwt(toolgate_edge::jwt::Refused),
 }
 
 impl Refusal {
@@ -100,6 +125,7 @@ impl Refusal {
             Self::Malformed => "malformed_token",
             Self::Unknown => "unknown_token",
             Self::Duplicate => "duplicate_token",
+            Self::Jwt(r) => r.code(),
         }
     }
 }
@@ -199,9 +225,10 @@ async fn require(
         }
         Presented::Missing => Err(Refusal::Missing),
         Presented::Malformed => Err(Refusal::Malformed),
-        Presented::Token(digest) => {
-            caller_for(state.server().tokens(), digest.bytes()).ok_or(Refusal::Unknown)
-        }
+        Presented::Token(digest) => match caller_for(state.server().tokens(), digest.bytes()) {
+            Some(caller) => Ok(caller),
+            None => jwt_caller(state, parts).await,
+        },
     };
     let caller = match why {
         Ok(caller) => caller,
@@ -211,7 +238,13 @@ async fn require(
                 .reason(why.as_str())
                 .note(route(parts));
             audit_refusal(state, entry).await;
-            return Err(ApiError::unauthorized());
+            return Err(match why {
+                // What is wrong with a JWT, in words (never the token).
+                Refusal::Jwt(r) => {
+                    ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", r.message())
+                }
+                _ => ApiError::unauthorized(),
+            });
         }
     };
     // An authenticated request: its connection is no longer anonymous.

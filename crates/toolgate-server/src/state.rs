@@ -60,6 +60,13 @@ pub(crate) struct Inner {
     pub(crate) held: tokio::sync::Notify,
     /// Notices dropped because the queue was full.
     pub(crate) notices_dropped: std::sync::atomic::AtomicU64,
+    /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
+    pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
+    /// `[login]`: the approvals page's login through a trusted reverse
+    /// proxy.
+    pub(crate) login: Option<toolgate::config::LoginConfig>,
+    /// `[oidc]`: the approvals page's OpenID Connect login.
+    pub(crate) oidc: Option<toolgate::config::OidcConfig>,
 }
 
 /// What [`serve`](crate::serve) writes signed checkpoints with.
@@ -103,6 +110,9 @@ impl AppState {
                 notify: None,
                 held: tokio::sync::Notify::new(),
                 notices_dropped: std::sync::atomic::AtomicU64::new(0),
+                jwt: std::sync::OnceLock::new(),
+                login: None,
+                oidc: None,
             }),
         }
     }
@@ -156,6 +166,8 @@ impl AppState {
                     page_url: approvals.page_url().map(str::to_owned),
                 }));
             }
+            inner.login = config.login().cloned();
+            inner.oidc = config.oidc().cloned();
             // A key that cannot be read stops the start, not the checkpoints.
             if let Some(c) = config.store().checkpoint() {
                 inner.checkpoints = Some(Checkpoints {
@@ -166,6 +178,17 @@ impl AppState {
             }
         }
         Ok(state.subscribed())
+    }
+
+    /// Starts accepting JWT bearer tokens as `config`'s `[jwt]` says (its
+    /// keys read, or fetched, now; a later reload leaves them as started).
+    /// Without `[jwt]`, nothing changes.
+    pub async fn start_jwt(&self, config: &Config) -> Result<(), BuildError> {
+        if let Some(v) = toolgate_edge::jwt::Verifier::from_config(config).await? {
+            // Started once: a second call keeps the first verifier.
+            let _ = self.inner.jwt.set(v);
+        }
+        Ok(())
     }
 
     /// The `[server]` table in force: the tokens (with their roles and

@@ -14,6 +14,12 @@
 //! like refused `/v1` requests, and so are CSRF refusals (`forbidden`,
 //! reason `csrf`).
 //!
+//! With a `[login]` table, approvers log in with the organisation's
+//! identity instead: an authenticating reverse proxy (oauth2-proxy, an
+//! identity-aware proxy) in front of `GET /ui/login/proxy` asserts the user
+//! and groups in headers, believed only from the configured peer
+//! addresses; the session then acts as `sso:` and the user.
+//!
 //! # CSRF
 //!
 //! Every state-changing request of the page (`approve`, `deny`, `kill`,
@@ -50,6 +56,8 @@
 //! | `GET /ui/`, `/ui/app.js`, `/ui/app.css`, `/ui/favicon.svg` | none | the page |
 //! | `GET /ui/api/me` | none | `{"me": null}`, or `{"me": {"actor", "role", "csrf"}}` with a live session |
 //! | `POST /ui/login` `{"token"}` | an approver or admin token | `{"actor", "role", "csrf"}` and the session cookie |
+//! | `GET /ui/login/proxy` | `[login]`: a trusted proxy's identity headers | `303` to `/ui/` with the session cookie |
+//! | `GET /ui/login/oidc`, `…/callback` | `[oidc]`: the provider's login | `303` to the provider, then to `/ui/` with the session cookie |
 //! | `POST /ui/logout` | session, CSRF | `{}`, the cookie cleared |
 //! | `GET /ui/api/state` | session | `{"me", "kill", "approvals", "pending_total", "pins", "audit"}`: the newest [`PENDING_LIMIT`] unexpired pending approvals, newest first, and how many there are in all; the oldest [`PENDING_LIMIT`] tool definitions of MCP servers waiting for a human, each with its findings and its diff from the definition approved before (as `GET /v1/pins/{id}`) |
 //! | `POST /ui/api/approvals/{id}/approve`, `…/deny` `{"note"}` | session, CSRF | the approval |
@@ -100,13 +108,23 @@ const APP_JS: &str = include_str!("../ui/app.js");
 const APP_CSS: &str = include_str!("../ui/app.css");
 const FAVICON: &str = include_str!("../ui/favicon.svg");
 
+mod oidc;
+
 struct Session {
+    who: Who,
+    csrf: String,
+    expires: Instant,
+}
+
+/// Who a session is.
+enum Who {
     /// The SHA-256 of the token that logged in: the caller is read from
     /// the tokens in force on every request (a reload may revoke or rebind
     /// it).
-    token: [u8; 32],
-    csrf: String,
-    expires: Instant,
+    Token([u8; 32]),
+    /// An identity a trusted reverse proxy asserted (`[login]`), as it was
+    /// at login, for the session's life.
+    Asserted(Caller),
 }
 
 /// The page's sessions, by the SHA-256 of their cookie value.
@@ -132,6 +150,9 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/favicon.svg", get(favicon))
         .route("/ui/api/me", get(who_am_i))
         .route("/ui/login", post(login))
+        .route("/ui/login/proxy", get(login_proxy))
+        .route("/ui/login/oidc", get(oidc::start))
+        .route("/ui/login/oidc/callback", get(oidc::callback))
         .route("/ui/logout", post(logout))
         .route("/ui/api/state", get(page_state))
         .route("/ui/api/approvals/{id}/approve", post(approve))
@@ -141,6 +162,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/api/kill", post(set_kill))
         .layer(axum::middleware::map_response(security_headers))
         .layer(Extension(Sessions::default()))
+        .layer(Extension(oidc::Flows::default()))
 }
 
 async fn security_headers(mut response: Response) -> Response {
@@ -259,13 +281,18 @@ fn session_key(cookie_value: &str) -> [u8; 32] {
 
 /// The session cookie's value, if the request has one.
 fn cookie(headers: &HeaderMap) -> Option<&str> {
+    named_cookie(headers, COOKIE)
+}
+
+/// The value of the cookie `name`, if the request has one.
+fn named_cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(n, _)| *n == name)
         .map(|(_, value)| value)
 }
 
@@ -303,7 +330,13 @@ fn live_session(
         let live = map
             .get(&key)
             .filter(|s| s.expires > now)
-            .and_then(|s| Some((caller_for(server.tokens(), &s.token)?, s.csrf.clone())))
+            .and_then(|s| {
+                let caller = match &s.who {
+                    Who::Token(t) => caller_for(server.tokens(), t)?,
+                    Who::Asserted(c) => c.clone(),
+                };
+                Some((caller, s.csrf.clone()))
+            })
             .filter(|(c, _)| c.role != ServerRole::Agent);
         if live.is_none() {
             map.remove(&key);
@@ -416,10 +449,24 @@ async fn login(
         audit_refusal(&state, entry).await;
         return Err(ApiError::forbidden(caller.role.as_str()).at("/token"));
     }
+    let (cookie, csrf) = open_session(&sessions, Who::Token(digest), false)?;
+    let body = canonical::to_string(&Value::Object(me_object(&caller, &csrf)));
+    let mut response = json_response(StatusCode::OK, body);
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
+    Ok(response)
+}
+
+/// A new session for `who`: its `Set-Cookie` value (`Secure` too when
+/// `secure`) and its CSRF token.
+fn open_session(
+    sessions: &Sessions,
+    who: Who,
+    secure: bool,
+) -> Result<(HeaderValue, String), ApiError> {
     let id = random_hex()?;
     let csrf = random_hex()?;
-    let body = canonical::to_string(&Value::Object(me_object(&caller, &csrf)));
     let now = Instant::now();
+    let kept = csrf.clone();
     sessions.with(|map| {
         map.retain(|_, s| s.expires > now);
         if map.len() >= MAX_SESSIONS {
@@ -431,20 +478,138 @@ async fn login(
         map.insert(
             session_key(&id),
             Session {
-                token: digest,
-                csrf,
+                who,
+                csrf: kept,
                 expires: now + SESSION_TTL,
             },
         );
     });
     let cookie = format!(
-        "{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}",
-        SESSION_TTL.as_secs()
+        "{COOKIE}={id}; Path=/ui; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        SESSION_TTL.as_secs(),
+        if secure { "; Secure" } else { "" }
     );
-    let mut response = json_response(StatusCode::OK, body);
-    if let Ok(v) = HeaderValue::from_str(&cookie) {
-        response.headers_mut().insert(header::SET_COOKIE, v);
+    let cookie = HeaderValue::from_str(&cookie).map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "cannot set the session cookie",
+        )
+    })?;
+    Ok((cookie, csrf))
+}
+
+/// `GET /ui/login/proxy`: a session for the identity a trusted
+/// authenticating reverse proxy asserts (`[login]`): only from one of
+/// `trusted_proxies` (from any other peer the headers are refused,
+/// `403`, audited `forbidden` reason `untrusted_proxy`), exactly one user
+/// header naming a valid user, the groups header (at most one) granting
+/// `approver` or `admin`. Answers `303` to the page with the session
+/// cookie (`Secure` when the proxy says `X-Forwarded-Proto: https`).
+async fn login_proxy(
+    State(state): State<AppState>,
+    Extension(sessions): Extension<Sessions>,
+    req: axum::extract::Request,
+) -> Result<Response, ApiError> {
+    let (parts, _) = req.into_parts();
+    let Some(login) = &state.inner.login else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "the config has no [login] table",
+        ));
+    };
+    let refuse =
+        |verdict: Verdict, status: StatusCode, reason: &'static str, message: &'static str| {
+            let state = state.clone();
+            async move {
+                state.inner.metrics.refusal(status);
+                let entry = AuditEntry::new(crate::state::now(), verdict)
+                    .reason(reason)
+                    .note("GET /ui/login/proxy");
+                audit_refusal(&state, entry).await;
+                ApiError::new(
+                    status,
+                    if status == StatusCode::FORBIDDEN {
+                        "forbidden"
+                    } else {
+                        "unauthorized"
+                    },
+                    message,
+                )
+            }
+        };
+    let peer = toolgate_edge::peer_address(&parts.extensions);
+    if !peer.is_some_and(|p| login.trusted_proxies().contains(&p)) {
+        return Err(refuse(
+            Verdict::Forbidden,
+            StatusCode::FORBIDDEN,
+            "untrusted_proxy",
+            "this peer is not a trusted proxy: its identity headers are not believed",
+        )
+        .await);
     }
+    let one = |name: &str| {
+        let mut all = parts.headers.get_all(name).iter();
+        match (all.next(), all.next()) {
+            (Some(v), None) => v.to_str().ok().map(Some),
+            (None, _) => Some(None),
+            _ => None,
+        }
+    };
+    let user = match one(login.user_header()) {
+        Some(Some(u)) if toolgate::config::check_user_name(u).is_ok() => u.to_owned(),
+        _ => {
+            return Err(refuse(
+                Verdict::Unauthorized,
+                StatusCode::UNAUTHORIZED,
+                "asserted_user",
+                "the proxy asserted no valid user (exactly one user header)",
+            )
+            .await)
+        }
+    };
+    let groups = match one(login.groups_header()) {
+        Some(g) => g.unwrap_or_default(),
+        None => {
+            return Err(refuse(
+                Verdict::Unauthorized,
+                StatusCode::UNAUTHORIZED,
+                "asserted_groups",
+                "more than one groups header",
+            )
+            .await)
+        }
+    };
+    let groups: Vec<&str> = groups
+        .split(',')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .collect();
+    let Some(role) = login.role_of(groups.iter().copied()) else {
+        return Err(refuse(
+            Verdict::Forbidden,
+            StatusCode::FORBIDDEN,
+            "role:none",
+            "none of the user's groups may use the approvals page",
+        )
+        .await);
+    };
+    let caller = Caller {
+        role,
+        actor: format!("sso:{user}"),
+        identity: user.clone(),
+        users: Some(vec![user]),
+    };
+    let secure = parts
+        .headers
+        .get("x-forwarded-proto")
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"));
+    let (cookie, _) = open_session(&sessions, Who::Asserted(caller), secure)?;
+    toolgate_edge::authenticated(&parts.extensions);
+    let mut response = Redirect::to("/ui/").into_response();
+    *response.status_mut() = StatusCode::SEE_OTHER;
+    response.headers_mut().insert(header::SET_COOKIE, cookie);
     Ok(response)
 }
 

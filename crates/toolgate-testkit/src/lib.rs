@@ -10,12 +10,16 @@
 //! [`toolgate_bin`]), fresh PostgreSQL databases
 //! ([`PgDatabase`]) on the server `TOOLGATE_TEST_POSTGRES_URL` names, a
 //! PostgreSQL server of a test's own ([`PgServer`], with TLS), and a
-//! deterministic generator for generated inputs ([`Rng`]), and model
-//! responses ([`openai_tool_calls`]).
+//! deterministic generator for generated inputs ([`Rng`]), model
+//! responses ([`openai_tool_calls`]), and an identity provider's keys and
+//! tokens ([`jwt`]), and an authorization server and OpenID provider
+//! ([`oauth`]).
 
 mod bodies;
 mod built;
 mod cli;
+pub mod jwt;
+pub mod oauth;
 mod pg;
 mod pg_server;
 mod rng;

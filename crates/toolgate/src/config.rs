@@ -206,8 +206,10 @@ mod authorization;
 mod error;
 mod gate;
 mod import;
+mod jwt;
 mod limits;
 mod load;
+mod login;
 mod mcp;
 mod mcp_http;
 mod pointer;
@@ -243,8 +245,14 @@ pub use self::gate::{
     DEFAULT_MAX_TURNS,
 };
 pub use self::import::ImportFormat;
+pub use self::jwt::{
+    JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS,
+    JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES, MAX_JWT_LEEWAY_SECONDS,
+    MIN_JWKS_REFRESH_SECONDS,
+};
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
+pub use self::login::{LoginConfig, OidcConfig, MAX_TRUSTED_PROXIES};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };
@@ -289,6 +297,9 @@ pub struct Config {
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
+    jwt: Option<JwtConfig>,
+    login: Option<LoginConfig>,
+    oidc: Option<OidcConfig>,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -368,6 +379,24 @@ impl Config {
     /// config names a key.
     pub fn receipts(&self) -> Option<&ReceiptConfig> {
         self.receipts.as_ref()
+    }
+
+    /// The `[jwt]` table: bearer tokens from an identity provider, if
+    /// configured.
+    pub fn jwt(&self) -> Option<&JwtConfig> {
+        self.jwt.as_ref()
+    }
+
+    /// The `[login]` table: the approvals page's login through a trusted
+    /// reverse proxy, if configured.
+    pub fn login(&self) -> Option<&LoginConfig> {
+        self.login.as_ref()
+    }
+
+    /// The `[oidc]` table: the approvals page's OpenID Connect login, if
+    /// configured.
+    pub fn oidc(&self) -> Option<&OidcConfig> {
+        self.oidc.as_ref()
     }
 
     /// The `[authorization]` table.

@@ -4,25 +4,54 @@
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use std::net::IpAddr;
-use toolgate::config::McpToken;
+use toolgate::config::{McpToken, ServerRole};
 use toolgate_edge::token::Presented;
 
 use super::{note, plain, rpc_error, Inner};
 use crate::frame;
 use crate::refusals::Kind;
 
+/// Who a request's token speaks for: a `[[mcp.token]]`'s user (and
+/// session), or a JWT's user claim.
+#[derive(Debug, Clone)]
+pub(super) struct Caller {
+    user: String,
+    session: Option<String>,
+}
+
+impl Caller {
+    /// The user its calls are decided as.
+    pub(super) fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The session of its 2026-07-28 calls, when the config names one.
+    pub(super) fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+}
+
+impl From<&McpToken> for Caller {
+    fn from(t: &McpToken) -> Self {
+        Self {
+            user: t.user().to_owned(),
+            session: t.session().map(str::to_owned),
+        }
+    }
+}
+
 impl Inner {
     /// The checks every request passes first: its `Host` and `Origin`
-    /// (`403`), then its bearer token (`401`); the token's entry. An
-    /// accepted token takes the request's connection out of the edge's
+    /// (`403`), then its bearer token (`401`); who the token speaks for.
+    /// An accepted token takes the request's connection out of the edge's
     /// pre-authentication budget.
-    pub(super) fn admit(
+    pub(super) async fn admit(
         &self,
         headers: &HeaderMap,
         extensions: &Extensions,
-    ) -> Result<McpToken, Box<Response>> {
+    ) -> Result<Caller, Box<Response>> {
         self.check_host_origin(headers)?;
-        let token = self.authenticate(headers)?;
+        let token = self.authenticate(headers).await?;
         toolgate_edge::authenticated(extensions);
         Ok(token)
     }
@@ -61,24 +90,53 @@ impl Inner {
     }
 
     /// The token of `Authorization: Bearer TOKEN` (the edge's one rule:
-    /// [`toolgate_edge::token`]), or the `401` answer.
-    pub(super) fn authenticate(&self, headers: &HeaderMap) -> Result<McpToken, Box<Response>> {
+    /// [`toolgate_edge::token`]): a `[[mcp.token]]`, else a JWT (`[jwt]`,
+    /// [`toolgate_edge::jwt`]) whose role may call tools (`agent` or
+    /// `admin`); or the `401` answer.
+    pub(super) async fn authenticate(&self, headers: &HeaderMap) -> Result<Caller, Box<Response>> {
         let digest = match toolgate_edge::token::bearer(headers) {
             Presented::Token(d) => d,
             Presented::Missing => {
                 self.refused(Kind::Unauthorized, "missing_token", None);
-                return Err(Box::new(unauthorized(None)));
+                return Err(Box::new(self.unauthorized(None)));
             }
             Presented::Malformed | Presented::Duplicate => {
                 self.refused(Kind::Unauthorized, "invalid_token", None);
-                return Err(Box::new(unauthorized(Some("invalid_token"))));
+                return Err(Box::new(self.unauthorized(Some("invalid_token"))));
             }
         };
-        let found = digest.find(&self.tokens, McpToken::sha256);
-        found.cloned().ok_or_else(|| {
+        if let Some(t) = digest.find(&self.tokens, McpToken::sha256) {
+            return Ok(Caller::from(t));
+        }
+        let jwt = self
+            .jwt
+            .get()
+            .zip(toolgate_edge::token::bearer_text(headers));
+        let Some((verifier, token)) =
+            jwt.filter(|(_, t)| toolgate_edge::jwt::Verifier::looks_like_jwt(t))
+        else {
             self.refused(Kind::Unauthorized, "invalid_token", None);
-            Box::new(unauthorized(Some("invalid_token")))
-        })
+            return Err(Box::new(self.unauthorized(Some("invalid_token"))));
+        };
+        let verified = match &self.resource {
+            // The endpoint's own resource is the one audience (RFC 8707).
+            Some(r) => verifier.verify_for(token, &[r.resource().to_owned()]).await,
+            None => verifier.verify(token).await,
+        };
+        match verified {
+            Ok(id) if matches!(id.role, ServerRole::Agent | ServerRole::Admin) => Ok(Caller {
+                user: id.user,
+                session: None,
+            }),
+            Ok(id) => {
+                self.refused(Kind::Forbidden, "jwt_role", Some(&id.user));
+                Err(Box::new(forbidden_role()))
+            }
+            Err(r) => {
+                self.refused(Kind::Unauthorized, r.code(), None);
+                Err(Box::new(self.unauthorized(Some("invalid_token"))))
+            }
+        }
     }
 }
 
@@ -103,20 +161,45 @@ pub(super) fn host_ok(host: &str, port: u16, hosts: &[String]) -> bool {
     port_ok && (name == "localhost" || name.parse::<IpAddr>().is_ok() || hosts.contains(&name))
 }
 
-pub(super) fn unauthorized(error: Option<&'static str>) -> Response {
+/// `403`: a valid JWT whose role may not call tools.
+fn forbidden_role() -> Response {
     let mut r = rpc_error(
-        StatusCode::UNAUTHORIZED,
+        StatusCode::FORBIDDEN,
         None,
         frame::INVALID_REQUEST,
-        "refused by toolgate: a bearer token is required",
+        "refused by toolgate: this token's role may not call tools",
     );
-    let value = match error {
-        Some("invalid_token") => "Bearer realm=\"toolgate-mcp\", error=\"invalid_token\"",
-        _ => "Bearer realm=\"toolgate-mcp\"",
-    };
-    r.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static(value));
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Bearer realm=\"toolgate-mcp\", error=\"insufficient_scope\""),
+    );
     r
+}
+
+impl Inner {
+    /// `401`, with the challenge: `Bearer`, the error (RFC 6750) and, with
+    /// `[jwt] mcp_resource`, where the protected resource metadata is
+    /// (RFC 9728), so that an OAuth client knows where to get a token.
+    pub(super) fn unauthorized(&self, error: Option<&'static str>) -> Response {
+        let mut r = rpc_error(
+            StatusCode::UNAUTHORIZED,
+            None,
+            frame::INVALID_REQUEST,
+            "refused by toolgate: a bearer token is required",
+        );
+        let value = match &self.resource {
+            Some(res) => HeaderValue::from_str(&res.challenge("toolgate-mcp", error)).ok(),
+            None => None,
+        };
+        let value = value.unwrap_or_else(|| match error {
+            Some(_) => {
+                HeaderValue::from_static("Bearer realm=\"toolgate-mcp\", error=\"invalid_token\"")
+            }
+            None => HeaderValue::from_static("Bearer realm=\"toolgate-mcp\""),
+        });
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+        r
+    }
 }
 
 #[cfg(test)]

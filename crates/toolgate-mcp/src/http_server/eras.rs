@@ -5,9 +5,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::admit::Caller;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
-use toolgate::config::McpToken;
 use toolgate_json::{canonical, Object, Value};
 
 use super::session::{self, exchange, Session};
@@ -22,7 +22,7 @@ use crate::refusals::Kind;
 /// `initialize` without a session: a new session, its id in the answer.
 pub(super) async fn initialize(
     p: &HttpProxy,
-    token: &McpToken,
+    token: &Caller,
     headers: &HeaderMap,
     message: Message,
     line: String,
@@ -67,7 +67,7 @@ pub(super) async fn initialize(
 /// A message in an open session.
 pub(super) async fn legacy(
     p: &HttpProxy,
-    token: &McpToken,
+    token: &Caller,
     sid: &str,
     headers: &HeaderMap,
     message: Message,
@@ -127,7 +127,7 @@ pub(super) async fn legacy(
 
 /// The session `sid` if it exists and was opened by this token's user.
 /// A refusal is audited (`unknown_session`).
-pub(super) fn find_session(p: &HttpProxy, token: &McpToken, sid: &str) -> Option<Arc<Session>> {
+pub(super) fn find_session(p: &HttpProxy, token: &Caller, sid: &str) -> Option<Arc<Session>> {
     let session = p.inner.lock_sessions().get(sid).cloned();
     let found =
         session.filter(|s| s.user == token.user() && !s.modern && s.alive.load(Ordering::Relaxed));
@@ -161,7 +161,7 @@ pub(super) fn legacy_version_header(
 /// proxy's.
 pub(super) async fn modern(
     p: &HttpProxy,
-    token: &McpToken,
+    token: &Caller,
     headers: &HeaderMap,
     message: Message,
     value: Value<'static>,

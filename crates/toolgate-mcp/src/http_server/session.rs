@@ -490,7 +490,7 @@ pub(super) async fn get_stream(
     headers: HeaderMap,
 ) -> Response {
     let inner = &p.inner;
-    let token = match inner.admit(&headers, &extensions) {
+    let token = match inner.admit(&headers, &extensions).await {
         Ok(t) => t,
         Err(r) => return *r,
     };

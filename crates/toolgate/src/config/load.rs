@@ -122,6 +122,9 @@ impl Loader<'_> {
         let authorization = self.authorization(&raw)?;
         let resolver = self.resolver(&raw)?;
         let receipts = self.receipts(&raw)?;
+        let jwt = self.jwt(&raw)?;
+        let login = self.login(&raw)?;
+        let oidc = self.oidc(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
@@ -137,6 +140,9 @@ impl Loader<'_> {
             authorization,
             resolver,
             receipts,
+            jwt,
+            login,
+            oidc,
             registry,
             limits,
         })

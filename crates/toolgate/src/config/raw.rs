@@ -32,6 +32,9 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
+    pub(crate) jwt: Option<super::jwt::RawJwt>,
+    pub(crate) login: Option<super::login::RawLogin>,
+    pub(crate) oidc: Option<super::login::RawOidc>,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -635,5 +638,44 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
         type_name: "RawResolver",
         about: "How URL policies resolve hosts: `\"system\"`, or `\"static\"` with a `hosts` table of names to addresses. With this table, hosts resolve by default.",
         keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawJwt",
+        about: "Bearer tokens from the organisation's identity provider (JWTs), accepted beside the static tokens by `serve`, `mcp --listen` and `proxy`: see [Identity](identity.md).",
+        keys: &[
+            ("issuer", "the `iss` every token must carry"),
+            ("audience", "this service's identifiers: a token's `aud` must name one"),
+            ("jwks_file", "the issuer's public keys (a JWKS file), read at start"),
+            ("jwks_url", "the issuer's JWKS URL (`https://`; `http://` on loopback only), fetched at start and every `refresh_seconds`"),
+            ("algorithms", "allowed `alg` values (default all of RS256–512, PS256–512, ES256, ES384, EdDSA; never `none` or HMAC)"),
+            ("user_claim", "the claim naming the user the gate decides for (default `sub`)"),
+            ("roles_claim", "the claim listing the caller's groups (e.g. `groups`)"),
+            ("roles", "for `serve`: `agent`, `approver`, `admin`, each a list of `roles_claim` values that grant it (the highest matched wins)"),
+            ("default_role", "the role of a token no `roles` entry matches (default `agent` without `roles_claim`, else refused)"),
+            ("leeway_seconds", "the clock skew allowed on `exp` and `nbf` (default 30, at most 300)"),
+            ("refresh_seconds", "how often `jwks_url` is fetched again (default 300, 30 to 86400)"),
+            ("mcp_resource", "the MCP endpoint's URL (`https://host/mcp`): its OAuth protected resource metadata names it, and its tokens' `aud` must (RFC 9728, RFC 8707)"),
+            ("authorization_servers", "the authorization servers that metadata names (default: `issuer`)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawLogin",
+        about: "Approvers log in to the approvals page with the organisation's identity, as an authenticating reverse proxy asserts it (`GET /ui/login/proxy`): see [Identity](identity.md).",
+        keys: &[
+            ("user_header", "the header naming the user (e.g. `x-forwarded-user`)"),
+            ("groups_header", "the header listing the user's groups, comma-separated (e.g. `x-forwarded-groups`)"),
+            ("trusted_proxies", "the reverse proxy's IP addresses: the headers from any other peer are refused"),
+            ("roles", "`approver` and `admin`, each a list of groups that grant it (the highest matched wins)"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawOidc",
+        about: "Approvers log in to the approvals page with OpenID Connect (authorization code with PKCE, `GET /ui/login/oidc`); the id_token is verified with `[jwt]`'s issuer and keys, roles from `[jwt.roles]`: see [Identity](identity.md).",
+        keys: &[
+            ("client_id", "toolgate's client id at the provider (the id_token's audience)"),
+            ("redirect_uri", "`https://HOST/ui/login/oidc/callback`, as registered at the provider"),
+            ("authorization_endpoint", "the provider's authorization endpoint (its discovery document names it)"),
+            ("token_endpoint", "the provider's token endpoint"),
+        ],
     },
 ];
