@@ -102,6 +102,7 @@ mod store;
 mod time;
 
 pub use crate::entity_source::{connect_source, PgEntitySource};
+pub use crate::persist::secrets::{redacted_arguments, REDACTED};
 #[cfg(feature = "tokio")]
 pub use crate::persist::Unfinished;
 pub use crate::result_record::ToolResultRecord;

@@ -220,6 +220,7 @@ mod resolver;
 mod server;
 mod sources;
 mod store;
+mod telemetry;
 mod toml_json;
 mod tool;
 pub(crate) mod uri_args;
@@ -274,6 +275,10 @@ pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
 };
+pub use self::telemetry::{
+    DecisionLog, LogFormat, OtlpProtocol, TelemetryConfig, DEFAULT_METRICS_SECONDS,
+    DEFAULT_QUEUE_SIZE, DEFAULT_SERVICE_NAME, MAX_QUEUE_SIZE,
+};
 
 /// A loaded config: every value checked, every schema compiled.
 #[derive(Debug, Clone)]
@@ -288,6 +293,7 @@ pub struct Config {
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
+    telemetry: TelemetryConfig,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -355,6 +361,11 @@ impl Config {
     /// config names a key.
     pub fn receipts(&self) -> Option<&ReceiptConfig> {
         self.receipts.as_ref()
+    }
+
+    /// The `[telemetry]` table: OTLP export and the decision log.
+    pub fn telemetry(&self) -> &TelemetryConfig {
+        &self.telemetry
     }
 
     /// The `[authorization]` table.

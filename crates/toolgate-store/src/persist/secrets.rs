@@ -26,6 +26,32 @@ pub(crate) fn pointers(tool: &Tool, value: &Value<'_>) -> Vec<String> {
     out
 }
 
+/// What a secret value becomes in [`redacted_arguments`].
+pub const REDACTED: &str = "[redacted]";
+
+/// `text`, a call's canonical arguments for `tool`, with every value the
+/// audit log records only as a digest (the same pointers: the tool's
+/// `redact` list and the schema's `x-toolgate-redact`) replaced by
+/// [`REDACTED`], as canonical JSON; `None` when the text does not parse
+/// with the tool's options (nothing is shown rather than too much).
+pub fn redacted_arguments(tool: &Tool, text: &str) -> Option<String> {
+    let mut value = tool
+        .parse_options()
+        .parse(text.as_bytes())
+        .ok()?
+        .into_owned();
+    let secrets = pointers(tool, &value);
+    for p in &secrets {
+        if p.is_empty() {
+            return Some(format!("\"{REDACTED}\""));
+        }
+        if let Some(v) = value.pointer_mut(p) {
+            *v = Value::String(REDACTED.into());
+        }
+    }
+    Some(toolgate_json::canonical::to_string(&value))
+}
+
 fn walk(
     root: &Value<'_>,
     schema: &Value<'_>,

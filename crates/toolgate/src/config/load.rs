@@ -126,6 +126,7 @@ impl Loader<'_> {
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
+        let telemetry = self.telemetry(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
@@ -137,6 +138,7 @@ impl Loader<'_> {
             authorization,
             resolver,
             receipts,
+            telemetry,
             registry,
             limits,
         })

@@ -32,6 +32,8 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
+    #[serde(default)]
+    pub(crate) telemetry: super::telemetry::RawTelemetry,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -572,5 +574,20 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
         type_name: "RawResolver",
         about: "How URL policies resolve hosts: `\"system\"`, or `\"static\"` with a `hosts` table of names to addresses. With this table, hosts resolve by default.",
         keys: &[],
+    },
+    super::reference::TableDoc {
+        type_name: "RawTelemetry",
+        about: "OpenTelemetry traces and metrics over OTLP, and the decision log (see the operations chapter). Without `endpoint` nothing is exported; argument values never leave unless a tool is listed in `record_arguments`.",
+        keys: &[
+            ("endpoint", "the OTLP receiver's base URL, `http://` or `https://` (e.g. `http://127.0.0.1:4318`; `/v1/traces` and `/v1/metrics` are appended for HTTP)"),
+            ("protocol", "`\"http/protobuf\"` (the default) or `\"grpc\"` (a build with the `grpc` feature)"),
+            ("sample_ratio", "the share of traces started here that are kept, 0 to 1 (default 1); a caller's `traceparent` decision is followed"),
+            ("service_name", "the `service.name` resource attribute (default `\"toolgate\"`)"),
+            ("queue_size", "spans waiting for export; past it spans are dropped and counted, never waited for (default 2048, at most 65536)"),
+            ("metrics_seconds", "how often metrics are exported over OTLP (default 60; 0: no OTLP metrics)"),
+            ("record_arguments", "tools whose redacted arguments go on their decision spans as `toolgate.arguments` (default none)"),
+            ("log_format", "`\"text\"` (the default) or `\"json\"`: one JSON line per event with `trace_id` and `span_id`"),
+            ("decision_log", "the level of the one event per decision: `\"off\"` (the default), `\"debug\"` or `\"info\"`"),
+        ],
     },
 ];
