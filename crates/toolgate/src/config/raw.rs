@@ -585,7 +585,7 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("service_name", "the `service.name` resource attribute (default `\"toolgate\"`)"),
             ("queue_size", "spans waiting for export; past it spans are dropped and counted, never waited for (default 2048, at most 65536)"),
             ("metrics_seconds", "how often metrics are exported over OTLP (default 60; 0: no OTLP metrics)"),
-            ("record_arguments", "tools whose redacted arguments go on their decision spans as `toolgate.arguments` (default none)"),
+            ("record_arguments", "tools whose arguments, redacted as the audit log redacts, go on their decision spans as `gen_ai.tool.call.arguments` (default none)"),
             ("log_format", "`\"text\"` (the default) or `\"json\"`: one JSON line per event with `trace_id` and `span_id`"),
             ("decision_log", "the level of the one event per decision: `\"off\"` (the default), `\"debug\"` or `\"info\"`"),
         ],
