@@ -69,9 +69,12 @@ async fn a_call_joins_the_clients_trace_and_passes_toolgates_span_on() {
     let store = open_config_store(&config, StoreOptions::new()).unwrap();
     let gate = StoreGate::from_config(&config, store).unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let telemetry =
-        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::clone(&log)))
-            .unwrap();
+    let telemetry = Telemetry::start_with(
+        &config,
+        config.telemetry(),
+        LogSink::Buffer(Arc::clone(&log)),
+    )
+    .unwrap();
     let proxy = Proxy::new(gate, "alice", "s-1", ProxyOptions::default()).with_telemetry(telemetry);
     let (mut to_proxy, client_in) = tokio::io::duplex(1 << 16);
     let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
@@ -91,7 +94,11 @@ async fn a_call_joins_the_clients_trace_and_passes_toolgates_span_on() {
     let mut server_in = BufReader::new(server_in_r).lines();
 
     // The first catalog, trusted on first use.
-    send(&mut to_proxy, r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#).await;
+    send(
+        &mut to_proxy,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+    )
+    .await;
     recv(&mut server_in).await;
     send(
         &mut server_out,
@@ -111,14 +118,23 @@ async fn a_call_joins_the_clients_trace_and_passes_toolgates_span_on() {
     let tp = text(&forwarded, "/params/_meta/traceparent");
     let parts: Vec<&str> = tp.split('-').collect();
     assert_eq!(parts.len(), 4, "{tp}");
-    assert_eq!(parts[1], TRACE, "the server's parent is in the client's trace");
-    assert_ne!(parts[2], CLIENT_SPAN, "the server's parent is toolgate's span");
+    assert_eq!(
+        parts[1], TRACE,
+        "the server's parent is in the client's trace"
+    );
+    assert_ne!(
+        parts[2], CLIENT_SPAN,
+        "the server's parent is toolgate's span"
+    );
     assert_eq!(parts[3], "01");
     // The rest of `_meta` goes on as the client sent it.
     assert_eq!(text(&forwarded, "/params/_meta/progressToken"), "p1");
 
     let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
-    assert!(!log.contains("40961"), "an argument value was logged: {log}");
+    assert!(
+        !log.contains("40961"),
+        "an argument value was logged: {log}"
+    );
     let event = toolgate_json::from_str(log.lines().next().unwrap()).unwrap();
     assert_eq!(text(&event, "/surface"), "mcp");
     assert_eq!(text(&event, "/tool"), "add");

@@ -26,7 +26,7 @@ fn exprs(v: &Value<'_>, out: &mut Vec<String>) {
     match v {
         Value::Object(o) => {
             for (k, v) in o.iter() {
-                match (k.as_ref(), v) {
+                match (k, v) {
                     ("expr", Value::String(s)) => out.push(s.to_string()),
                     _ => exprs(v, out),
                 }

@@ -50,10 +50,15 @@ async fn a_decide_request_joins_the_callers_trace_in_the_decision_log() {
         "\n[telemetry]\nlog_format = \"json\"\ndecision_log = \"debug\"\n",
     );
     let log = Arc::new(Mutex::new(Vec::new()));
-    let telemetry =
-        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::clone(&log)))
-            .unwrap();
-    let app = app(AppState::from_config(&config).unwrap().with_telemetry(telemetry));
+    let telemetry = Telemetry::start_with(
+        &config,
+        config.telemetry(),
+        LogSink::Buffer(Arc::clone(&log)),
+    )
+    .unwrap();
+    let app = app(AppState::from_config(&config)
+        .unwrap()
+        .with_telemetry(telemetry));
     let secret = "mug-7f3a-query";
     let req = Request::post("/v1/decide")
         .header("authorization", format!("Bearer {AGENT}"))
@@ -68,9 +73,17 @@ async fn a_decide_request_joins_the_callers_trace_in_the_decision_log() {
     assert_eq!(res.status(), StatusCode::OK);
     let log = String::from_utf8(log.lock().unwrap().clone()).unwrap();
     assert!(!log.contains(secret), "an argument value was logged: {log}");
-    let line = log.lines().next().unwrap_or_else(|| panic!("no decision event"));
+    let line = log
+        .lines()
+        .next()
+        .unwrap_or_else(|| panic!("no decision event"));
     let v = toolgate_json::from_str(line).unwrap();
-    let text = |p: &str| v.pointer(p).and_then(|s| s.as_str()).unwrap_or("").to_owned();
+    let text = |p: &str| {
+        v.pointer(p)
+            .and_then(|s| s.as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
     assert_eq!(text("/event"), "decision");
     assert_eq!(text("/level"), "debug");
     assert_eq!(text("/surface"), "api");

@@ -180,13 +180,6 @@ impl TelemetryConfig {
     pub fn decision_log(&self) -> DecisionLog {
         self.decision_log
     }
-
-    /// A copy exporting to `endpoint` (tests and tools that point a loaded
-    /// config at a receiver of their own).
-    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
-        self.endpoint = Some(endpoint.into());
-        self
-    }
 }
 
 impl Loader<'_> {
