@@ -148,6 +148,31 @@ mod tests {
     }
 
     #[test]
+    fn redacted_arguments_replace_every_value_the_audit_log_digests() {
+        let config = toolgate::config::Config::parse(
+            r#"
+[[tool]]
+name = "pay"
+risk = "read"
+redact = ["/note"]
+schema_json = '{"type":"object","properties":{"card":{"type":"string","x-toolgate-redact":true},"note":{"type":"string"},"amount":{"type":"integer"}}}'
+"#,
+            "/tmp/toolgate.toml",
+        )
+        .unwrap();
+        let tool = config.registry().get("pay").unwrap();
+        assert_eq!(
+            redacted_arguments(tool, r#"{"amount":5,"card":"4111","note":"hi"}"#).unwrap(),
+            r#"{"amount":5,"card":"[redacted]","note":"[redacted]"}"#
+        );
+        assert_eq!(
+            redacted_arguments(tool, r#"{"amount":5}"#).unwrap(),
+            r#"{"amount":5}"#
+        );
+        assert_eq!(redacted_arguments(tool, "not json"), None);
+    }
+
+    #[test]
     fn a_ref_cycle_ends() {
         let schema = r##"{"$ref":"#"}"##;
         assert!(found(schema, "{}").is_empty());
