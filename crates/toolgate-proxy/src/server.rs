@@ -886,6 +886,8 @@ async fn pump(
             }
         }
     };
+    // The request's span ends before the client sees the stream end.
+    drop(span);
     if !client_gone {
         let _ignored = tx.send_data(Bytes::from(closing)).await;
     }

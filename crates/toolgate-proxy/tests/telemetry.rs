@@ -347,3 +347,93 @@ async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values()
         );
     }
 }
+
+/// An event stream of one `get_weather` call, as OpenAI streams it.
+fn sse_body() -> String {
+    let chunk = |delta: &str, finish: &str| {
+        format!("data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1767225600,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n")
+    };
+    let mut out = chunk(r#"{"role":"assistant","content":null}"#, "null");
+    out.push_str(&chunk(
+        &format!(
+            r#"{{"tool_calls":[{{"index":0,"id":"call_s","type":"function","function":{{"name":"get_weather","arguments":"{{\"city\":\"{PLAIN_VALUE}\"}}"}}}}]}}"#
+        ),
+        "null",
+    ));
+    out.push_str(&chunk("{}", "\"tool_calls\""));
+    out.push_str("data: [DONE]\n\n");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let up = listen(Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let mut r = Response::new(Body::from(sse_body()));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            r
+        }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.toml");
+    std::fs::write(&path, config_text(&up, receiver.port)).unwrap();
+    let config = toolgate::config::Config::load(&path).unwrap();
+    let store = toolgate_store::open_store(
+        "sqlite::memory:",
+        dir.path(),
+        toolgate_store::StoreOptions::new(),
+    )
+    .unwrap();
+    let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
+    let telemetry =
+        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::default()))
+            .unwrap();
+    let proxy = toolgate_proxy::Proxy::new(&config, gate)
+        .unwrap()
+        .with_telemetry(telemetry.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxied = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(toolgate_proxy::serve(l, proxy, std::future::pending()));
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let req = hyper::Request::post(format!("{proxied}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .header("traceparent", format!("00-{AGENT_TRACE}-{AGENT_SPAN}-01"))
+        .body(Full::new(Bytes::from(
+            r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"weather?"}]}"#,
+        )))
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    // The whole stream read: the pump has decided and ended its span.
+    let streamed = res.into_body().collect().await.unwrap().to_bytes();
+    assert!(String::from_utf8_lossy(&streamed).contains("get_weather"));
+    telemetry.shutdown().await;
+    let lines = receiver.collect(|seen| spans(seen).len() >= 2);
+    let spans = spans(&lines);
+    let proxy_span = spans
+        .iter()
+        .find(|s| s["span"] == "proxy request")
+        .unwrap_or_else(|| panic!("no proxy span in {lines:?}"));
+    assert_eq!(proxy_span["parent_span_id"], AGENT_SPAN);
+    let decision = spans
+        .iter()
+        .find(|s| s["attributes"]["gen_ai.tool.call.id"] == "call_s")
+        .unwrap_or_else(|| panic!("no decision span in {lines:?}"));
+    assert_eq!(decision["trace_id"], AGENT_TRACE);
+    assert_eq!(decision["parent_span_id"], proxy_span["span_id"]);
+    assert_eq!(decision["attributes"]["toolgate.verdict"], "allow");
+    for l in &lines {
+        if let Some(raw) = l["raw"].as_str() {
+            assert!(!raw.contains(PLAIN_VALUE), "an argument value was exported");
+        }
+    }
+}
