@@ -116,6 +116,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .with_approvals_url(url)
             .context("cannot make the secret for [mcp] approvals_url's requestState")?;
     }
+    let telemetry = {
+        let _in_runtime = runtime.enter();
+        toolgate_telemetry::Telemetry::start(&config)?
+    };
+    let proxy = proxy.with_telemetry(telemetry.clone());
     let outcome = runtime.block_on(async {
         let mut child =
             toolgate_mcp::spawn_server(program, server_args, mcp.env()).with_context(|| {
@@ -143,6 +148,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     None
                 }
             };
+        telemetry.shutdown().await;
         anyhow::Ok((ended, status))
     });
     // Standard input's reader may still be blocked in a read: leave it.

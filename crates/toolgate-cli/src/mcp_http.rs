@@ -30,8 +30,10 @@ pub fn run(config: &Config, gate: StoreGate, listen: &str) -> anyhow::Result<Exi
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr().unwrap_or(addr);
+        let telemetry = toolgate_telemetry::Telemetry::start(config)?;
         let proxy = toolgate_mcp::HttpProxy::from_config(config, gate, local.port())
-            .context("cannot start the MCP endpoint")?;
+            .context("cannot start the MCP endpoint")?
+            .with_telemetry(telemetry.clone());
         proxy
             .start_jwt(config)
             .await
@@ -43,6 +45,7 @@ pub fn run(config: &Config, gate: StoreGate, listen: &str) -> anyhow::Result<Exi
         toolgate_mcp::serve_http(listener, proxy, toolgate_server::shutdown_signal())
             .await
             .context("the MCP endpoint failed")?;
+        telemetry.shutdown().await;
         eprintln!("toolgate: stopped");
         anyhow::Ok(())
     })?;

@@ -43,13 +43,17 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;
     let listen = args.listen.unwrap_or_else(|| config.proxy().listen());
     crate::serve::until_signal(listen, "proxying", |listener| async move {
+        let telemetry = toolgate_telemetry::Telemetry::start(&config)?;
+        let proxy = proxy.with_telemetry(telemetry.clone());
         proxy
             .start_jwt(&config)
             .await
             .context("cannot start the proxy")?;
-        toolgate_proxy::serve(listener, proxy, toolgate_server::shutdown_signal())
+        let served = toolgate_proxy::serve(listener, proxy, toolgate_server::shutdown_signal())
             .await
-            .context("the proxy failed")
+            .context("the proxy failed");
+        telemetry.shutdown().await;
+        served
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -37,14 +37,18 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let listen = args.listen.unwrap_or_else(|| config.server().listen());
     until_signal(listen, "serving", |listener| async move {
+        let telemetry = toolgate_telemetry::Telemetry::start(&config)?;
+        let state = state.with_telemetry(telemetry.clone());
         state
             .start_jwt(&config)
             .await
             .map_err(|e| anyhow::anyhow!(e))
             .context("cannot start the service")?;
-        toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
+        let served = toolgate_server::serve(listener, state, toolgate_server::shutdown_signal())
             .await
-            .context("the server failed")
+            .context("the server failed");
+        telemetry.shutdown().await;
+        served
     })?;
     Ok(ExitCode::SUCCESS)
 }

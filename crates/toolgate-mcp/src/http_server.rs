@@ -137,6 +137,8 @@ struct Inner {
     limits: toolgate_edge::Limits,
     /// How long a body may take ([server] `body_timeout_seconds`).
     body_timeout: Duration,
+    /// Every session's telemetry ([`HttpProxy::with_telemetry`]).
+    telemetry: std::sync::OnceLock<toolgate_telemetry::Telemetry>,
 }
 
 impl HttpProxy {
@@ -206,6 +208,7 @@ impl HttpProxy {
                 limits: toolgate_edge::Limits::from_server(config.server())
                     .drain_timeout(DRAIN_TIMEOUT),
                 body_timeout: config.server().body_timeout(),
+                telemetry: std::sync::OnceLock::new(),
             }),
         })
     }
@@ -223,6 +226,14 @@ impl HttpProxy {
             let _ = self.inner.jwt.set(v);
         }
         Ok(())
+    }
+
+    /// Every session recording its calls with `telemetry` (see
+    /// [`Proxy::with_telemetry`]); set once.
+    #[must_use]
+    pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        let _ = self.inner.telemetry.set(telemetry);
+        self
     }
 
     /// The routes: `POST`, `GET` and `DELETE` on [`ENDPOINT`]; anything else
@@ -352,6 +363,9 @@ impl Inner {
         let mut proxy = Proxy::with_gate(Arc::clone(&self.gate), user, gate_session, self.options)
             .with_pins(&self.pins.0, self.pins.1)
             .with_refusals(Arc::clone(&self.refusals));
+        if let Some(t) = self.telemetry.get() {
+            proxy = proxy.with_telemetry(t.clone());
+        }
         if self.upstreams.len() > 1 {
             proxy = proxy.with_routed_pins();
         }

@@ -108,6 +108,8 @@ struct Shared {
     idle: tokio::sync::Notify,
     /// Audit records of refused frames, aggregated.
     refusals: Arc<crate::refusals::Refusals>,
+    /// Traces, OTLP metrics and the decision log ([`Proxy::with_telemetry`]).
+    telemetry: std::sync::OnceLock<toolgate_telemetry::Telemetry>,
 }
 
 /// The proxy's memory for one connection.
@@ -188,6 +190,7 @@ impl Proxy {
                 mrtr: std::sync::OnceLock::new(),
                 idle: tokio::sync::Notify::new(),
                 refusals,
+                telemetry: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -209,6 +212,16 @@ impl Proxy {
     #[must_use]
     pub fn with_pins(self, upstream: &str, first: toolgate::config::PinFirst) -> Self {
         self.shared.lock().catalog.configure(upstream, first);
+        self
+    }
+
+    /// Records each `tools/call` as a span (inside the client's trace when
+    /// its `params._meta` carries a `traceparent`), its decision as a child,
+    /// and passes this span's `traceparent` on in the forwarded call's
+    /// `_meta`; set once.
+    #[must_use]
+    pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        let _ = self.shared.telemetry.set(telemetry);
         self
     }
 
@@ -647,6 +660,25 @@ impl Shared {
             .await;
     }
 
+    /// The span of a `tools/call` frame: inside the client's trace when its
+    /// `params._meta` carries a `traceparent` (and `tracestate`).
+    fn frame_span(&self, value: &Value<'_>) -> toolgate_telemetry::RequestSpan {
+        static OFF: toolgate_telemetry::Telemetry = toolgate_telemetry::Telemetry::off();
+        let meta = |key: &str| {
+            value
+                .pointer("/params/_meta")
+                .and_then(|m| m.pointer(key))
+                .and_then(Value::as_str)
+        };
+        let span = self.telemetry.get().unwrap_or(&OFF).frame(
+            "mcp tools/call",
+            meta("/traceparent"),
+            meta("/tracestate"),
+        );
+        span.attribute("rpc.method", "tools/call");
+        span
+    }
+
     /// A `tools/call` decided by the store gate and answered (`retried`: the
     /// second decision after a hold ended in an approval, which is never
     /// held again).
@@ -663,6 +695,8 @@ impl Shared {
         let continued = !retried && self.take_continuation(&value);
         let me = Arc::clone(&self);
         let context = self.call_context(&value);
+        let span = self.frame_span(&value);
+        let started = std::time::SystemTime::now();
         let decided = tokio::task::spawn_blocking(move || {
             let d = me
                 .gate
@@ -676,6 +710,7 @@ impl Shared {
             sides.to_client(frame::result_answer(&id, answer)).await;
             return;
         };
+        span.decisions("mcp", &decisions, started);
         let Some(d) = decisions.decisions().first() else {
             // The request was refused as a whole (no name, params not an
             // object, …): a malformed request, a protocol error.
@@ -695,7 +730,7 @@ impl Shared {
             Verdict::Allow => {
                 let Some(forward) = d
                     .executable_args()
-                    .and_then(|args| rewrite_arguments(&value, args))
+                    .and_then(|args| rewrite_arguments(&value, args, span.traceparent()))
                 else {
                     let answer = results::text_result("denied by toolgate: internal_error", true);
                     sides.to_client(frame::result_answer(&id, answer)).await;
@@ -869,11 +904,25 @@ impl Shared {
 
 /// A tools/call frame with its `params.arguments` replaced by the checked
 /// canonical value.
-fn rewrite_arguments(frame: &Value<'static>, canonical_args: &str) -> Option<String> {
+fn rewrite_arguments(
+    frame: &Value<'static>,
+    canonical_args: &str,
+    traceparent: Option<String>,
+) -> Option<String> {
     let args = toolgate_json::from_str(canonical_args).ok()?.into_owned();
     let mut o = frame.as_object()?.clone();
     let mut params: Object<'static> = o.get("params")?.as_object()?.clone();
     params.insert("arguments", args);
+    if let Some(tp) = traceparent {
+        // The server's span becomes a child of toolgate's: the client's
+        // trace context is replaced by toolgate's own (W3C, in `_meta`).
+        let mut meta = match params.get("_meta") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Object::new(),
+        };
+        meta.insert("traceparent", Value::String(std::borrow::Cow::Owned(tp)));
+        params.insert("_meta", Value::Object(meta));
+    }
     o.insert("params", Value::Object(params));
     Some(canonical::to_string(&Value::Object(o)))
 }

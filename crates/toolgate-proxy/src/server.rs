@@ -1,8 +1,9 @@
 //! The HTTP side: the routes, the upstream requests, the stream pump.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::OnceLock;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -16,6 +17,7 @@ use toolgate::{AdapterOptions, Context, Decisions, Format};
 use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
 use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord};
+use toolgate_telemetry::{RequestSpan, Stage, Telemetry};
 
 use toolgate::authz::CedarAuthorizer;
 use toolgate::registry::Registry;
@@ -53,6 +55,17 @@ struct Inner {
     continuations: Continuations,
     /// JWT bearer tokens (`[jwt]`), once started ([`Proxy::start_jwt`]).
     jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
+    /// Traces, metrics and the decision log ([`Proxy::with_telemetry`]).
+    telemetry: OnceLock<Telemetry>,
+}
+
+/// The telemetry of a proxy given none.
+static NO_TELEMETRY: Telemetry = Telemetry::off();
+
+impl Inner {
+    fn telemetry(&self) -> &Telemetry {
+        self.telemetry.get().unwrap_or(&NO_TELEMETRY)
+    }
 }
 
 /// The tool results already audited, by (user, session, call, content)
@@ -145,6 +158,7 @@ impl Proxy {
                 audited: Mutex::new(Audited::default()),
                 continuations: Continuations::default(),
                 jwt: std::sync::OnceLock::new(),
+                telemetry: OnceLock::new(),
             }),
         })
     }
@@ -163,6 +177,15 @@ impl Proxy {
             let _ = self.inner.jwt.set(v);
         }
         Ok(())
+    }
+
+    /// The proxy recording its requests and decisions with `telemetry`
+    /// (a span per request inside the caller's trace, a child span per
+    /// decision, the trace context passed upstream); set once.
+    #[must_use]
+    pub fn with_telemetry(self, telemetry: Telemetry) -> Self {
+        let _ = self.inner.telemetry.set(telemetry);
+        self
     }
 
     /// The routes.
@@ -330,6 +353,18 @@ fn upstream_uri(base: &str, uri: &Uri) -> Option<Uri> {
 }
 
 async fn gated(p: Proxy, api: Api, req: Request) -> Response {
+    let span = p.inner.telemetry().request("proxy request", req.headers());
+    span.attribute("url.path", api.path());
+    traced(&span, gated_in(p, api, req, &span).await)
+}
+
+/// The response, its status on the request's span.
+fn traced(span: &RequestSpan, r: Response) -> Response {
+    span.attribute("http.response.status_code", i64::from(r.status().as_u16()));
+    r
+}
+
+async fn gated_in(p: Proxy, api: Api, req: Request, span: &RequestSpan) -> Response {
     let inner = &p.inner;
     let base = match api {
         Api::Messages => inner.config.anthropic(),
@@ -437,7 +472,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
             "the tool results' findings could not be recorded",
         );
     }
-    let response = match send(inner, api, Method::POST, base, &parts, body).await {
+    let response = match send(inner, api, Method::POST, base, &parts, body, span).await {
         Ok(r) => r,
         Err(r) => return r,
     };
@@ -462,7 +497,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     let context = Context::new(user.clone(), session, 1);
     if is_stream && streamed {
         return with_findings(
-            stream_response(p.clone(), api, rbody, context),
+            stream_response(p.clone(), api, rbody, context, span.clone()),
             &result_findings,
         );
     }
@@ -483,7 +518,7 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
         }
         return error(api, StatusCode::BAD_GATEWAY, refused.code, &refused.message);
     }
-    let decisions = match decide(inner, bytes.to_vec(), api.format(), context.clone()).await {
+    let decisions = match decide(inner, bytes.to_vec(), api.format(), context.clone(), span).await {
         Some(d) => d,
         None => {
             return error(
@@ -644,6 +679,7 @@ async fn send(
     base: &str,
     parts: &axum::http::request::Parts,
     body: Bytes,
+    span: &RequestSpan,
 ) -> Result<hyper::Response<hyper::body::Incoming>, Response> {
     let Some(uri) = upstream_uri(base, &parts.uri) else {
         return Err(error(
@@ -657,7 +693,12 @@ async fn send(
     *up.method_mut() = method;
     *up.uri_mut() = uri;
     *up.headers_mut() = upstream::forwarded_headers(&parts.headers, &own_headers(&inner.config));
-    match tokio::time::timeout(inner.config.upstream_timeout(), inner.client.request(up)).await {
+    span.inject(up.headers_mut());
+    let asked = Instant::now();
+    let answer =
+        tokio::time::timeout(inner.config.upstream_timeout(), inner.client.request(up)).await;
+    inner.telemetry().stage(Stage::Upstream, asked.elapsed());
+    match answer {
         Ok(Ok(r)) => {
             headers::record(r.headers());
             Ok(r)
@@ -686,15 +727,20 @@ fn with_findings(mut r: Response, findings: &str) -> Response {
     r
 }
 
-/// Decides a body with the gate over the store (audited first); `None` when
-/// the decision could not be recorded.
+/// Decides a body with the gate over the store (audited first), each
+/// decision a child of `span`; `None` when the decision could not be
+/// recorded.
 async fn decide(
     inner: &Inner,
     body: Vec<u8>,
     format: Format,
     context: Context,
+    span: &RequestSpan,
 ) -> Option<Decisions> {
-    inner.gate.decide_async(body, format, context).await.ok()
+    let started = SystemTime::now();
+    let decisions = inner.gate.decide_async(body, format, context).await.ok()?;
+    span.decisions("proxy", &decisions, started);
+    Some(decisions)
 }
 
 type Fail = (StatusCode, &'static str, &'static str);
@@ -740,9 +786,15 @@ async fn read_all(
 }
 
 /// A streamed response: read, rewritten and sent on by a task of its own.
-fn stream_response(p: Proxy, api: Api, body: hyper::body::Incoming, context: Context) -> Response {
+fn stream_response(
+    p: Proxy,
+    api: Api,
+    body: hyper::body::Incoming,
+    context: Context,
+    span: RequestSpan,
+) -> Response {
     let (tx, rx) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(16);
-    tokio::spawn(pump(p, api, body, context, tx));
+    tokio::spawn(pump(p, api, body, context, tx, span));
     let mut r = Response::new(Body::new(rx));
     let h = r.headers_mut();
     h.insert(
@@ -762,6 +814,7 @@ async fn pump(
     mut body: hyper::body::Incoming,
     context: Context,
     mut tx: http_body_util::channel::Sender<Bytes, std::io::Error>,
+    span: RequestSpan,
 ) {
     let inner = &p.inner;
     let mut reader = SseReader::new(inner.max_response_bytes);
@@ -821,7 +874,7 @@ async fn pump(
     let decisions = if refused_here {
         None
     } else {
-        decide(inner, raw.clone(), api.format(), context.clone()).await
+        decide(inner, raw.clone(), api.format(), context.clone(), &span).await
     };
     if let (Api::Responses, Some(d)) = (api, &decisions) {
         inner.continuations.note_stream(&context.user, &raw, d);
@@ -865,6 +918,8 @@ async fn pump(
             }
         }
     };
+    // The request's span ends before the client sees the stream end.
+    drop(span);
     if !client_gone {
         let _ignored = tx.send_data(Bytes::from(closing)).await;
     }
@@ -872,6 +927,11 @@ async fn pump(
 
 /// Routes the config forwards unchanged; every other route is 404.
 async fn other(State(p): State<Proxy>, req: Request) -> Response {
+    let span = p.inner.telemetry().request("proxy forward", req.headers());
+    traced(&span, forward(&p, req, &span).await)
+}
+
+async fn forward(p: &Proxy, req: Request, span: &RequestSpan) -> Response {
     let inner = &p.inner;
     let method = req.method().as_str().to_owned();
     let path = req.uri().path().to_owned();
@@ -910,7 +970,7 @@ async fn other(State(p): State<Proxy>, req: Request) -> Response {
         Ok(b) => b,
         Err(r) => return *r,
     };
-    let response = match send(inner, api, parts.method.clone(), base, &parts, body).await {
+    let response = match send(inner, api, parts.method.clone(), base, &parts, body, span).await {
         Ok(r) => r,
         Err(r) => return r,
     };

@@ -30,16 +30,69 @@ pub const GAUGE_TTL: Duration = Duration::from_secs(1);
 /// [`OTHER_TOOL`].
 const MAX_SERIES: usize = 4096;
 
+/// The gauges read from the store for a scrape (`None`: the store did
+/// not answer; the gauge is left out).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gauges {
+    /// Unexpired pending approvals.
+    pub pending: Option<u64>,
+    /// The age of the oldest pending approval, in seconds (`Some(0)` when
+    /// none is pending).
+    pub oldest_pending_seconds: Option<u64>,
+    /// The kill switch's mode.
+    pub kill_mode: Option<String>,
+}
+
+/// A latency histogram over [`BUCKETS`].
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [AtomicU64; 12],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+impl Histogram {
+    fn record(&self, d: Duration) {
+        let secs = d.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            if secs <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} histogram");
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"{bound}\"}} {}",
+                bucket.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let sum = Duration::from_micros(self.sum_micros.load(Ordering::Relaxed)).as_secs_f64();
+        let _ = writeln!(out, "{name}_sum {sum}");
+        let _ = writeln!(out, "{name}_count {count}");
+    }
+}
+
 /// The service's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
     /// (verdict, tool) → decisions.
     decisions: Mutex<BTreeMap<(String, String), u64>>,
-    buckets: [AtomicU64; 12],
+    /// Stable code → decisions it decided (a fixed vocabulary).
+    codes: Mutex<BTreeMap<&'static str, u64>>,
+    latency: Histogram,
+    store: Histogram,
     unauthorized: AtomicU64,
     forbidden: AtomicU64,
-    count: AtomicU64,
-    sum_micros: AtomicU64,
 }
 
 impl Metrics {
@@ -65,6 +118,19 @@ impl Metrics {
         }
     }
 
+    /// Counts one decision that was not an allow, by its first reason's
+    /// stable code.
+    pub fn code(&self, code: &'static str) {
+        if let Ok(mut map) = self.codes.lock() {
+            *map.entry(code).or_insert(0) += 1;
+        }
+    }
+
+    /// Records how long one of the service's store calls took.
+    pub fn store_call(&self, d: Duration) {
+        self.store.record(d);
+    }
+
     /// Counts one request refused with 401 or 403.
     pub fn refusal(&self, status: axum::http::StatusCode) {
         if status == axum::http::StatusCode::FORBIDDEN {
@@ -76,20 +142,11 @@ impl Metrics {
 
     /// Records how long one decide request took.
     pub fn latency(&self, d: Duration) {
-        let secs = d.as_secs_f64();
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            if secs <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        let micros = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
-        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+        self.latency.record(d);
     }
 
-    /// The exposition text, with the gauges read from the store (`None`:
-    /// the store did not answer; the gauge is left out).
-    pub fn render(&self, pending: Option<u64>, kill_mode: Option<&str>) -> String {
+    /// The exposition text, with the gauges read from the store.
+    pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = String::new();
         out.push_str("# HELP toolgate_decisions_total Decisions by verdict and tool.\n");
         out.push_str("# TYPE toolgate_decisions_total counter\n");
@@ -103,23 +160,25 @@ impl Metrics {
                 );
             }
         }
-        out.push_str("# HELP toolgate_decision_seconds Latency of decide requests.\n");
-        out.push_str("# TYPE toolgate_decision_seconds histogram\n");
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            let _ = writeln!(
-                out,
-                "toolgate_decision_seconds_bucket{{le=\"{bound}\"}} {}",
-                bucket.load(Ordering::Relaxed)
-            );
-        }
-        let count = self.count.load(Ordering::Relaxed);
-        let _ = writeln!(
-            out,
-            "toolgate_decision_seconds_bucket{{le=\"+Inf\"}} {count}"
+        out.push_str(
+            "# HELP toolgate_decision_codes_total Decisions other than allow by their first reason's stable code.\n",
         );
-        let sum = Duration::from_micros(self.sum_micros.load(Ordering::Relaxed)).as_secs_f64();
-        let _ = writeln!(out, "toolgate_decision_seconds_sum {sum}");
-        let _ = writeln!(out, "toolgate_decision_seconds_count {count}");
+        out.push_str("# TYPE toolgate_decision_codes_total counter\n");
+        if let Ok(map) = self.codes.lock() {
+            for (code, n) in map.iter() {
+                let _ = writeln!(out, "toolgate_decision_codes_total{{code=\"{code}\"}} {n}");
+            }
+        }
+        self.latency.render(
+            &mut out,
+            "toolgate_decision_seconds",
+            "Latency of decide requests.",
+        );
+        self.store.render(
+            &mut out,
+            "toolgate_store_seconds",
+            "Latency of the service's own store calls (approvals, kill switch, audit reads, gauges).",
+        );
         out.push_str(
             "# HELP toolgate_refused_requests_total Requests refused for their token (401) or role (403).\n",
         );
@@ -134,12 +193,17 @@ impl Metrics {
             "toolgate_refused_requests_total{{status=\"403\"}} {}",
             self.forbidden.load(Ordering::Relaxed)
         );
-        if let Some(p) = pending {
+        if let Some(p) = gauges.pending {
             out.push_str("# HELP toolgate_pending_approvals Approvals waiting for a human.\n");
             out.push_str("# TYPE toolgate_pending_approvals gauge\n");
             let _ = writeln!(out, "toolgate_pending_approvals {p}");
         }
-        if let Some(mode) = kill_mode {
+        if let Some(age) = gauges.oldest_pending_seconds {
+            out.push_str("# HELP toolgate_oldest_pending_approval_seconds Age of the oldest approval waiting for a human (0: none).\n");
+            out.push_str("# TYPE toolgate_oldest_pending_approval_seconds gauge\n");
+            let _ = writeln!(out, "toolgate_oldest_pending_approval_seconds {age}");
+        }
+        if let Some(mode) = gauges.kill_mode.as_deref() {
             out.push_str("# HELP toolgate_kill_switch The kill switch: 1 for the current mode.\n");
             out.push_str("# TYPE toolgate_kill_switch gauge\n");
             for m in ["off", "deny_writes", "deny_all"] {
@@ -148,6 +212,27 @@ impl Metrics {
             }
         }
         out
+    }
+}
+
+/// The spans of the OTLP export by outcome, when telemetry is on:
+/// exported, failed (the receiver did not take them), dropped (the queue
+/// was full; a decision never waits for the export).
+pub fn render_telemetry(out: &mut String, telemetry: &toolgate_telemetry::Telemetry) {
+    if !telemetry.is_on() {
+        return;
+    }
+    out.push_str("# HELP toolgate_telemetry_spans_total Spans of the OTLP export by outcome.\n");
+    out.push_str("# TYPE toolgate_telemetry_spans_total counter\n");
+    for (outcome, n) in [
+        ("exported", telemetry.exported_spans()),
+        ("failed", telemetry.failed_spans()),
+        ("dropped", telemetry.dropped_spans()),
+    ] {
+        let _ = writeln!(
+            out,
+            "toolgate_telemetry_spans_total{{outcome=\"{outcome}\"}} {n}"
+        );
     }
 }
 

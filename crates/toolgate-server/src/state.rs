@@ -37,7 +37,7 @@ pub(crate) struct Inner {
     pub(crate) body_timeout: Duration,
     pub(crate) metrics: Metrics,
     /// The gauges (pending approvals, kill switch mode) of the last scrape.
-    pub(crate) gauges: Cached<(Option<u64>, Option<String>)>,
+    pub(crate) gauges: Cached<crate::metrics::Gauges>,
     /// The last readiness probe: `Err` holds the store's error code.
     pub(crate) ready: Cached<Result<(), &'static str>>,
     /// Woken when an approval is decided (here, or pushed by the store
@@ -67,6 +67,18 @@ pub(crate) struct Inner {
     pub(crate) login: Option<toolgate::config::LoginConfig>,
     /// `[oidc]`: the approvals page's OpenID Connect login.
     pub(crate) oidc: Option<toolgate::config::OidcConfig>,
+    /// Traces, OTLP metrics and the decision log ([`AppState::with_telemetry`]).
+    pub(crate) telemetry: std::sync::OnceLock<toolgate_telemetry::Telemetry>,
+}
+
+/// The telemetry of a service given none.
+static NO_TELEMETRY: toolgate_telemetry::Telemetry = toolgate_telemetry::Telemetry::off();
+
+impl Inner {
+    /// The service's telemetry (off until [`AppState::with_telemetry`]).
+    pub(crate) fn telemetry(&self) -> &toolgate_telemetry::Telemetry {
+        self.telemetry.get().unwrap_or(&NO_TELEMETRY)
+    }
 }
 
 /// What [`serve`](crate::serve) writes signed checkpoints with.
@@ -84,6 +96,15 @@ impl AppState {
     /// body cap.
     pub fn new(gate: StoreGate, server: &ServerConfig) -> Self {
         Self::unsubscribed(gate, server).subscribed()
+    }
+
+    /// The service recording each decide request as a span (inside the
+    /// caller's trace), each decision as its child, in the OTLP metrics and
+    /// the decision log; set once.
+    #[must_use]
+    pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        let _ = self.inner.telemetry.set(telemetry);
+        self
     }
 
     /// [`AppState::new`] before it hears the store's pushes (while its
@@ -113,6 +134,7 @@ impl AppState {
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
+                telemetry: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -238,8 +260,10 @@ impl AppState {
         f: impl FnOnce(&dyn Store) -> Result<T, toolgate_store::Error> + Send + 'static,
     ) -> Result<T, ApiError> {
         let store = self.store();
-        tokio::task::spawn_blocking(move || f(store.as_ref()))
-            .await
+        let started = std::time::Instant::now();
+        let answer = tokio::task::spawn_blocking(move || f(store.as_ref())).await;
+        self.inner.metrics.store_call(started.elapsed());
+        answer
             .map_err(|_| ApiError::store_unavailable("the store call did not finish"))?
             .map_err(ApiError::from)
     }

@@ -104,6 +104,7 @@ mod time;
 mod why;
 
 pub use crate::entity_source::{connect_source, PgEntitySource};
+pub use crate::persist::secrets::{redacted_arguments, REDACTED};
 #[cfg(feature = "tokio")]
 pub use crate::persist::Unfinished;
 pub use crate::result_record::ToolResultRecord;

@@ -6,7 +6,7 @@
 mod open;
 #[cfg(feature = "tokio")]
 mod run;
-mod secrets;
+pub(crate) mod secrets;
 mod state;
 
 use std::collections::HashMap;

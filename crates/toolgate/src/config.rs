@@ -222,6 +222,7 @@ mod resolver;
 mod server;
 mod sources;
 mod store;
+mod telemetry;
 mod toml_json;
 mod tool;
 pub(crate) mod uri_args;
@@ -283,6 +284,10 @@ pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
 };
+pub use self::telemetry::{
+    DecisionLog, LogFormat, OtlpProtocol, TelemetryConfig, DEFAULT_METRICS_SECONDS,
+    DEFAULT_QUEUE_SIZE, DEFAULT_SERVICE_NAME, MAX_QUEUE_SIZE,
+};
 
 /// A loaded config: every value checked, every schema compiled.
 #[derive(Debug, Clone)]
@@ -300,6 +305,7 @@ pub struct Config {
     jwt: Option<JwtConfig>,
     login: Option<LoginConfig>,
     oidc: Option<OidcConfig>,
+    telemetry: TelemetryConfig,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
 }
@@ -397,6 +403,11 @@ impl Config {
     /// configured.
     pub fn oidc(&self) -> Option<&OidcConfig> {
         self.oidc.as_ref()
+    }
+
+    /// The `[telemetry]` table: OTLP export and the decision log.
+    pub fn telemetry(&self) -> &TelemetryConfig {
+        &self.telemetry
     }
 
     /// The `[authorization]` table.

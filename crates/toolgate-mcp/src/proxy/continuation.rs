@@ -95,7 +95,7 @@ impl Shared {
         let args = value
             .pointer("/params/arguments")
             .map_or_else(|| "{}".to_owned(), canonical::to_string);
-        let Some(forward) = rewrite_arguments(&value, &args) else {
+        let Some(forward) = rewrite_arguments(&value, &args, None) else {
             let answer = results::text_result("denied by toolgate: internal_error", true);
             sides.to_client(frame::result_answer(&id, answer)).await;
             return;

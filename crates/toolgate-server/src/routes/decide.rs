@@ -1,7 +1,7 @@
 //! `POST /v1/decide`: the gate's decisions on a model response, each
 //! audited before the answer is written.
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use axum::extract::State;
 use axum::response::Response;
@@ -23,7 +23,10 @@ pub(super) async fn decide(
     if !caller.may_speak_for(&request.context.user) {
         return Err(auth::refuse_user(&state, &caller, &request.context.user, &parts).await);
     }
+    let span = state.inner.telemetry().request("decide", &parts.headers);
+    span.attribute("url.path", "/v1/decide");
     let started = Instant::now();
+    let decided_from = SystemTime::now();
     let gate = state.inner.gate.current();
     // The token that asks: its pending approvals are capped, whatever
     // users it names (`[approvals] max_pending_per_token`).
@@ -34,7 +37,11 @@ pub(super) async fn decide(
     let decisions = gate
         .decide_async(request.body.into_bytes(), request.format, context)
         .await
-        .map_err(|e| ApiError::store_unavailable(e.to_string()))?;
+        .map_err(|e| {
+            span.error("store_unavailable");
+            ApiError::store_unavailable(e.to_string())
+        })?;
+    span.decisions("api", &decisions, decided_from);
     let m = &state.inner.metrics;
     m.latency(started.elapsed());
     if decisions.decisions().is_empty() {
@@ -48,6 +55,12 @@ pub(super) async fn decide(
             // The notices go out off this path (`notify::run`).
             state.inner.held.notify_one();
         }
+        if let (false, Some(r)) = (d.verdict() == toolgate::Verdict::Allow, d.reasons().first()) {
+            m.code(r.code.as_str());
+        }
+    }
+    if let Some(r) = decisions.rejected() {
+        m.code(r.code.as_str());
     }
     Ok(ok_json(wire::decisions(&decisions)))
 }

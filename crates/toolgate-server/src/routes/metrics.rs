@@ -9,13 +9,13 @@ use axum::response::{IntoResponse, Response};
 use toolgate_store::{ApprovalFilter, ApprovalState};
 
 use crate::auth;
-use crate::metrics::GAUGE_TTL;
+use crate::metrics::{Gauges, GAUGE_TTL};
 use crate::state::AppState;
 
 /// The gauges, read from the store at most once per [`GAUGE_TTL`]
 /// (one count of unexpired pending approvals, the kill switch), and afresh
 /// after the store pushed a kill switch flip.
-async fn gauges(state: &AppState) -> (Option<u64>, Option<String>) {
+async fn gauges(state: &AppState) -> Gauges {
     let mut last = state.inner.gauges.lock().await;
     // A kill switch flip the store pushed makes them stale at once.
     let stale = state
@@ -31,12 +31,28 @@ async fn gauges(state: &AppState) -> (Option<u64>, Option<String>) {
         .blocking(|s| s.count_approvals(&ApprovalFilter::new().state(ApprovalState::Pending)))
         .await
         .ok();
+    let oldest = state
+        .blocking(|s| {
+            s.list_approvals(&ApprovalFilter::new().state(ApprovalState::Pending).limit(1))
+        })
+        .await
+        .ok()
+        .map(|a| {
+            a.first().map_or(0, |a| {
+                let now = crate::state::now().unix_seconds();
+                u64::try_from(now.saturating_sub(a.created_at.unix_seconds())).unwrap_or(0)
+            })
+        });
     let kill = state
         .blocking(|s| s.kill_switch())
         .await
         .ok()
         .map(|k| k.mode.as_str().to_owned());
-    let g = (pending, kill);
+    let g = Gauges {
+        pending,
+        oldest_pending_seconds: oldest,
+        kill_mode: kill,
+    };
     *last = Some((Instant::now(), g.clone()));
     g
 }
@@ -50,8 +66,9 @@ pub(super) async fn metrics(
             return e.into_response();
         }
     }
-    let (pending, kill) = gauges(&state).await;
-    let text = state.inner.metrics.render(pending, kill.as_deref());
+    let g = gauges(&state).await;
+    let mut text = state.inner.metrics.render(&g);
+    crate::metrics::render_telemetry(&mut text, state.inner.telemetry());
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

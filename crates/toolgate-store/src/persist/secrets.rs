@@ -26,6 +26,32 @@ pub(crate) fn pointers(tool: &Tool, value: &Value<'_>) -> Vec<String> {
     out
 }
 
+/// What a secret value becomes in [`redacted_arguments`].
+pub const REDACTED: &str = "[redacted]";
+
+/// `text`, a call's canonical arguments for `tool`, with every value the
+/// audit log records only as a digest (the same pointers: the tool's
+/// `redact` list and the schema's `x-toolgate-redact`) replaced by
+/// [`REDACTED`], as canonical JSON; `None` when the text does not parse
+/// with the tool's options (nothing is shown rather than too much).
+pub fn redacted_arguments(tool: &Tool, text: &str) -> Option<String> {
+    let mut value = tool
+        .parse_options()
+        .parse(text.as_bytes())
+        .ok()?
+        .into_owned();
+    let secrets = pointers(tool, &value);
+    for p in &secrets {
+        if p.is_empty() {
+            return Some(format!("\"{REDACTED}\""));
+        }
+        if let Some(v) = value.pointer_mut(p) {
+            *v = Value::String(REDACTED.into());
+        }
+    }
+    Some(toolgate_json::canonical::to_string(&value))
+}
+
 fn walk(
     root: &Value<'_>,
     schema: &Value<'_>,
@@ -119,6 +145,31 @@ mod tests {
             ["/card", "/a~1b", "/list/0/t", "/list/2/t"]
         );
         assert!(found(schema, r#"{"n":1}"#).is_empty());
+    }
+
+    #[test]
+    fn redacted_arguments_replace_every_value_the_audit_log_digests() {
+        let config = toolgate::config::Config::parse(
+            r#"
+[[tool]]
+name = "pay"
+risk = "read"
+redact = ["/note"]
+schema_json = '{"type":"object","properties":{"card":{"type":"string","x-toolgate-redact":true},"note":{"type":"string"},"amount":{"type":"integer"}}}'
+"#,
+            "/tmp/toolgate.toml",
+        )
+        .unwrap();
+        let tool = config.registry().get("pay").unwrap();
+        assert_eq!(
+            redacted_arguments(tool, r#"{"amount":5,"card":"4111","note":"hi"}"#).unwrap(),
+            r#"{"amount":5,"card":"[redacted]","note":"[redacted]"}"#
+        );
+        assert_eq!(
+            redacted_arguments(tool, r#"{"amount":5}"#).unwrap(),
+            r#"{"amount":5}"#
+        );
+        assert_eq!(redacted_arguments(tool, "not json"), None);
     }
 
     #[test]

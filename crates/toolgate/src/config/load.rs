@@ -129,6 +129,7 @@ impl Loader<'_> {
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
         let approvals = self.approvals(&raw, &registry)?;
+        let telemetry = self.telemetry(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
@@ -143,6 +144,7 @@ impl Loader<'_> {
             jwt,
             login,
             oidc,
+            telemetry,
             registry,
             limits,
         })

@@ -35,6 +35,8 @@ pub(crate) struct RawConfig {
     pub(crate) jwt: Option<super::jwt::RawJwt>,
     pub(crate) login: Option<super::login::RawLogin>,
     pub(crate) oidc: Option<super::login::RawOidc>,
+    #[serde(default)]
+    pub(crate) telemetry: super::telemetry::RawTelemetry,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -676,6 +678,21 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
             ("redirect_uri", "`https://HOST/ui/login/oidc/callback`, as registered at the provider"),
             ("authorization_endpoint", "the provider's authorization endpoint (its discovery document names it)"),
             ("token_endpoint", "the provider's token endpoint"),
+        ],
+    },
+    super::reference::TableDoc {
+        type_name: "RawTelemetry",
+        about: "OpenTelemetry traces and metrics over OTLP, and the decision log (see the operations chapter). Without `endpoint` nothing is exported; argument values never leave unless a tool is listed in `record_arguments`.",
+        keys: &[
+            ("endpoint", "the OTLP receiver's base URL, `http://` or `https://` (e.g. `http://127.0.0.1:4318`; `/v1/traces` and `/v1/metrics` are appended for HTTP)"),
+            ("protocol", "`\"http/protobuf\"` (the default) or `\"grpc\"` (a build with the `grpc` feature)"),
+            ("sample_ratio", "the share of traces started here that are kept, 0 to 1 (default 1); a caller's `traceparent` decision is followed"),
+            ("service_name", "the `service.name` resource attribute (default `\"toolgate\"`)"),
+            ("queue_size", "spans waiting for export; past it spans are dropped and counted, never waited for (default 2048, at most 65536)"),
+            ("metrics_seconds", "how often metrics are exported over OTLP (default 60; 0: no OTLP metrics)"),
+            ("record_arguments", "tools whose arguments, redacted as the audit log redacts, go on their decision spans as `gen_ai.tool.call.arguments` (default none)"),
+            ("log_format", "`\"text\"` (the default) or `\"json\"`: one JSON line per event with `trace_id` and `span_id`"),
+            ("decision_log", "the level of the one event per decision: `\"off\"` (the default), `\"debug\"` or `\"info\"`"),
         ],
     },
 ];
