@@ -14,6 +14,7 @@
 
 mod bodies;
 mod cli;
+mod flows;
 mod pg;
 mod pg_server;
 mod rng;
@@ -21,6 +22,7 @@ mod shop;
 
 pub use crate::bodies::openai_tool_calls;
 pub use crate::cli::{text, Cli};
+pub use crate::flows::flow_config;
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,
 };

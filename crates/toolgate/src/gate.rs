@@ -136,6 +136,11 @@ impl Gate {
         &self.registry
     }
 
+    /// The `[[limit]]`s counting `tool` (none for a tool not registered).
+    pub fn limits_of(&self, tool: &str) -> &[crate::limit::Limit] {
+        self.tools.get(tool).map_or(&[], |e| e.limits.as_slice())
+    }
+
     /// The public key that verifies this gate's receipts, if it signs them.
     pub fn receipt_public_key(&self) -> Option<ReceiptPublicKey> {
         self.receipts.as_ref().map(|k| k.public_key())
