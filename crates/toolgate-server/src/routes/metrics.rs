@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use toolgate_store::{ApprovalFilter, ApprovalState};
 
 use crate::auth;
-use crate::metrics::GAUGE_TTL;
+use crate::metrics::{render_limits, LimitGauge, GAUGE_TTL};
+use toolgate::limit::{Amount, Limit, Scope};
 use crate::state::AppState;
 
 /// The gauges, read from the store at most once per [`GAUGE_TTL`]
@@ -41,6 +42,58 @@ async fn gauges(state: &AppState) -> (Option<u64>, Option<String>) {
     g
 }
 
+/// The `[[limit]]` gauges of the gate in force, the usage of its `global`
+/// limits read from the store at most once per [`GAUGE_TTL`].
+async fn limit_gauges(state: &AppState) -> Vec<LimitGauge> {
+    let mut last = state.inner.limit_gauges.lock().await;
+    if let Some((at, g)) = &*last {
+        if at.elapsed() < GAUGE_TTL {
+            return g.clone();
+        }
+    }
+    let gate = state.inner.gate.current();
+    let mut limits: Vec<Limit> = Vec::new();
+    for tool in gate.gate().registry().iter() {
+        for l in gate.gate().limits_of(tool.name()) {
+            if !limits.iter().any(|k| k.name == l.name) {
+                limits.push(l.clone());
+            }
+        }
+    }
+    limits.sort_by(|a, b| a.name.cmp(&b.name));
+    let now = gate.now();
+    let mut out = Vec::with_capacity(limits.len());
+    for l in limits {
+        let used = if l.scope == Scope::Global {
+            let key = l.key("", "", None);
+            let window = i64::try_from(l.window_ms()).unwrap_or(i64::MAX);
+            let since =
+                toolgate_store::Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
+            state
+                .blocking(move |s| s.limit_events(&key, since))
+                .await
+                .ok()
+                .and_then(|events| {
+                    events
+                        .iter()
+                        .try_fold(Amount::ZERO, |sum, (_, a)| sum.checked_add(*a))
+                })
+                .map(|a| a.to_string())
+        } else {
+            None
+        };
+        out.push(LimitGauge {
+            cap: l.cap().to_string(),
+            per: l.scope.as_str(),
+            window_seconds: l.window_seconds,
+            name: l.name,
+            used,
+        });
+    }
+    *last = Some((Instant::now(), out.clone()));
+    out
+}
+
 pub(super) async fn metrics(
     State(state): State<AppState>,
     parts: axum::http::request::Parts,
@@ -51,7 +104,8 @@ pub(super) async fn metrics(
         }
     }
     let (pending, kill) = gauges(&state).await;
-    let text = state.inner.metrics.render(pending, kill.as_deref());
+    let mut text = state.inner.metrics.render(pending, kill.as_deref());
+    text.push_str(&render_limits(&limit_gauges(&state).await));
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
