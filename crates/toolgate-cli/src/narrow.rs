@@ -120,6 +120,11 @@ fn exhausted_tools(
         session,
         token: None,
     };
-    toolgate_store::exhausted_tools(store.as_ref(), config.limits(), of, SystemClock::new().now())
-        .context("cannot read the usage of the limits")
+    toolgate_store::exhausted_tools(
+        store.as_ref(),
+        config.limits(),
+        of,
+        SystemClock::new().now(),
+    )
+    .context("cannot read the usage of the limits")
 }

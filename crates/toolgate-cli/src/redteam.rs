@@ -501,7 +501,11 @@ impl Runner<'_> {
     /// on that budget: it must be denied (not allowed, with
     /// `over = "approval"`). Other cases keep their class.
     fn budgeted(&self, tool: &str, case: &Case) -> (Class, String, Expect) {
-        let keep = (case.class, case.label.clone(), Expect::for_class(case.class));
+        let keep = (
+            case.class,
+            case.label.clone(),
+            Expect::for_class(case.class),
+        );
         if case.class != Class::Valid {
             return keep;
         }
@@ -526,7 +530,10 @@ impl Runner<'_> {
                 } else {
                     Expect::NotAllow
                 };
-                let label = format!("{} (its amount alone is above `{}`'s cap)", case.label, limit.name);
+                let label = format!(
+                    "{} (its amount alone is above `{}`'s cap)",
+                    case.label, limit.name
+                );
                 return (Class::Limit, label, expect);
             }
         }
@@ -572,7 +579,8 @@ impl Runner<'_> {
     fn loop_run(&mut self, config: &Config, world: &World, names: &[String], rng: &mut Rng) {
         let max = config.gate().max_turns();
         // A tool no `[[limit]]` counts, so that only the turn cap stops it.
-        let limited = |t: &toolgate::registry::Tool| config.limits().iter().any(|l| l.applies_to(t.name()));
+        let limited =
+            |t: &toolgate::registry::Tool| config.limits().iter().any(|l| l.applies_to(t.name()));
         let Some((tool, args)) = config.registry().iter().find_map(|t| {
             if t.approval_required() || limited(t) {
                 return None;

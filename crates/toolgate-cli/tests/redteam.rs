@@ -323,7 +323,12 @@ fn failure_labels(report: &Value<'_>, tool: &str, class: &str) -> Vec<String> {
             f.pointer("/tool").and_then(Value::as_str) == Some(tool)
                 && f.pointer("/class").and_then(Value::as_str) == Some(class)
         })
-        .map(|f| f.pointer("/label").and_then(Value::as_str).unwrap().to_owned())
+        .map(|f| {
+            f.pointer("/label")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
         .collect()
 }
 
@@ -362,7 +367,10 @@ fn a_limit_the_gate_holds_passes_every_split_and_the_window_edge() {
     let (attacks, allowed, valid, denied) = tally(&report, "fetch_url", "limit");
     assert!(attacks >= 4 && allowed == 0, "{attacks} {allowed}");
     assert_eq!(denied, 0, "{valid}");
-    let untested = report.pointer("/untested").and_then(Value::as_array).unwrap();
+    let untested = report
+        .pointer("/untested")
+        .and_then(Value::as_array)
+        .unwrap();
     assert!(
         untested.iter().any(|u| u
             .pointer("/reason")

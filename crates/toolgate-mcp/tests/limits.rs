@@ -109,7 +109,12 @@ async fn list(e: &mut Ends, id: u32) -> Vec<String> {
         .and_then(Value::as_array)
         .unwrap()
         .iter()
-        .map(|t| t.pointer("/name").and_then(Value::as_str).unwrap().to_owned())
+        .map(|t| {
+            t.pointer("/name")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
         .collect()
 }
 
@@ -135,7 +140,9 @@ async fn forwarded(e: &mut Ends, id: u32, tool: &str, args: &str) {
     .await;
     let answer = json(&recv(&mut e.from_proxy).await);
     assert_eq!(
-        answer.pointer("/result/content/0/text").and_then(Value::as_str),
+        answer
+            .pointer("/result/content/0/text")
+            .and_then(Value::as_str),
         Some("ok"),
         "{answer:?}"
     );
@@ -174,7 +181,11 @@ async fn a_session_that_read_both_labels_has_its_egress_call_held() {
     );
     // The held call never reached the server: the next line it reads is
     // the next request.
-    send(&mut e.to_proxy, r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#).await;
+    send(
+        &mut e.to_proxy,
+        r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#,
+    )
+    .await;
     assert_eq!(
         recv(&mut e.server_in).await,
         r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#
@@ -191,5 +202,8 @@ async fn one_label_is_not_the_trifecta_and_a_used_up_tool_leaves_the_list() {
     assert_eq!(list(&mut e, 4).await, ["read_page", "read_record"]);
     // Proposed anyway, it is denied by the gate.
     let text = answered(&mut e, 5, "post", r#"{"url":"https://example.com/c"}"#).await;
-    assert!(text.starts_with("denied by toolgate: rate_limited"), "{text}");
+    assert!(
+        text.starts_with("denied by toolgate: rate_limited"),
+        "{text}"
+    );
 }

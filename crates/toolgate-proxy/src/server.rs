@@ -190,7 +190,10 @@ async fn without_exhausted(
     session: &str,
 ) -> Option<toolgate::authz::Narrowed> {
     let g = gate.gate();
-    if g.registry().iter().all(|t| g.limits_of(t.name()).is_empty()) {
+    if g.registry()
+        .iter()
+        .all(|t| g.limits_of(t.name()).is_empty())
+    {
         return Some(narrowed);
     }
     let gate = Arc::clone(gate);

@@ -71,8 +71,8 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
         let at = body.windows(2).position(|w| w == b"\r\n").unwrap();
-        let size = usize::from_str_radix(std::str::from_utf8(&body[..at]).unwrap().trim(), 16)
-            .unwrap();
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&body[..at]).unwrap().trim(), 16).unwrap();
         if size == 0 {
             return out;
         }
@@ -192,7 +192,11 @@ async fn start(canned: &Arc<Canned>) -> (u16, tempfile::TempDir) {
     let proxy = Proxy::new(&config, gate).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(toolgate_proxy::serve(listener, proxy, std::future::pending()));
+    tokio::spawn(toolgate_proxy::serve(
+        listener,
+        proxy,
+        std::future::pending(),
+    ));
     (port, dir)
 }
 
@@ -222,7 +226,10 @@ async fn the_proxy_acquires_labels_and_narrows_by_limits() {
         .pointer("/choices/0/message/content")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    assert!(text.contains("held by toolgate for human approval"), "{text}");
+    assert!(
+        text.contains("held by toolgate for human approval"),
+        "{text}"
+    );
 
     // In a session without labels the post runs, and uses its one call.
     let third = chat(port, "b").await;

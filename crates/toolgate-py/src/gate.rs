@@ -351,7 +351,10 @@ impl Gate {
     /// ``reason``. Returns how many counted calls were forgotten.
     #[cfg(feature = "store")]
     #[pyo3(signature = (limit, *, reason, user = None, session = None, token = None, actor = None))]
-    #[allow(clippy::too_many_arguments, reason = "keyword arguments, one per scope")]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "keyword arguments, one per scope"
+    )]
     fn reset_limit(
         &self,
         py: Python<'_>,
@@ -371,7 +374,9 @@ impl Gate {
             .flat_map(|t| g.limits_of(t.name()))
             .find(|l| l.name == limit)
         else {
-            return Err(PyValueError::new_err(format!("no [[limit]] named `{limit}`")));
+            return Err(PyValueError::new_err(format!(
+                "no [[limit]] named `{limit}`"
+            )));
         };
         let key = match (l.scope, user, session, token) {
             (Scope::User, Some(u), None, None) => l.key(u, "", None),

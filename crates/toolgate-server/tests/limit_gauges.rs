@@ -25,7 +25,10 @@ fn decide_body(user: &str, session: &str, id: &str) -> String {
     o.insert("format", toolgate_json::Value::String("openai".into()));
     let mut c = toolgate_json::Object::new();
     c.insert("user", toolgate_json::Value::String(user.to_owned().into()));
-    c.insert("session", toolgate_json::Value::String(session.to_owned().into()));
+    c.insert(
+        "session",
+        toolgate_json::Value::String(session.to_owned().into()),
+    );
     c.insert("turn", toolgate_json::Value::from(1_i64));
     o.insert("context", toolgate_json::Value::Object(c));
     toolgate_json::canonical::to_string(&toolgate_json::Value::Object(o))

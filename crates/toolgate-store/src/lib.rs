@@ -125,8 +125,8 @@ pub use crate::{
     id::ParseIdError,
     kill::{KillMode, KillSwitchState},
     persist::{
-        exhausted_tools, open_config_store, open_store, Decided, OpenError, OpenErrorKind, Prepared, StoreGate,
-        StoreOptions, StoreUrl, Unrecorded, UsageOf, ESCALATED_DENY_FEEDBACK,
+        exhausted_tools, open_config_store, open_store, Decided, OpenError, OpenErrorKind,
+        Prepared, StoreGate, StoreOptions, StoreUrl, Unrecorded, UsageOf, ESCALATED_DENY_FEEDBACK,
         ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},

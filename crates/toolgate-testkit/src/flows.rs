@@ -44,7 +44,10 @@ when {
 /// (labels `untrusted_content`), `read_record` (`private_data`), `post`
 /// (egress), all read-risk, and `posts_per_session`: one `post` per
 /// session an hour. The caller adds `[store]` and its front end's table.
-#[expect(clippy::panic, reason = "a fixture that cannot be written fails the test")]
+#[expect(
+    clippy::panic,
+    reason = "a fixture that cannot be written fails the test"
+)]
 pub fn flow_config(dir: &Path) -> String {
     for (name, text) in [("flows.cedarschema", SCHEMA), ("flows.cedar", POLICIES)] {
         let path = dir.join(name);

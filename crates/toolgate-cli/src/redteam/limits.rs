@@ -64,7 +64,8 @@ struct Plan<'l> {
 impl Runner<'_> {
     /// Moves the clock past every window and every approval's expiry.
     pub(super) fn fresh_epoch(&self) {
-        self.clock.advance(Duration::from_secs(MAX_WINDOW_SECONDS * 2));
+        self.clock
+            .advance(Duration::from_secs(MAX_WINDOW_SECONDS * 2));
     }
 
     fn limit_body(&self, id: &str, tool: &str, args: &str) -> String {
@@ -116,7 +117,8 @@ impl Runner<'_> {
                 ),
                 Err(why) => {
                     let tool = limit.tools.first().map_or("", String::as_str);
-                    self.report.untested(tool, &format!("limit `{}`: {why}", limit.name));
+                    self.report
+                        .untested(tool, &format!("limit `{}`: {why}", limit.name));
                 }
             }
         }
@@ -211,10 +213,13 @@ impl Runner<'_> {
             let mut ran = true;
             for i in 1..=fill {
                 let last = self.session();
-                let body = self.limit_body(&format!("call_limit_sessions_{i}"), &plan.tool, &plan.args);
+                let body =
+                    self.limit_body(&format!("call_limit_sessions_{i}"), &plan.tool, &plan.args);
                 ran &= self.must_run(
                     &plan.tool,
-                    &format!("`{name}`: call {i} of {fill} within the cap, each in a session of its own"),
+                    &format!(
+                        "`{name}`: call {i} of {fill} within the cap, each in a session of its own"
+                    ),
                     body,
                     &last,
                 );
@@ -224,7 +229,10 @@ impl Runner<'_> {
                 let body = self.limit_body("call_limit_sessions_over", &plan.tool, &plan.args);
                 self.push_over(
                     plan,
-                    &format!("`{name}`: call {} in a new session, past the cap split across sessions", fill + 1),
+                    &format!(
+                        "`{name}`: call {} in a new session, past the cap split across sessions",
+                        fill + 1
+                    ),
                     body,
                     &s,
                 );
@@ -236,7 +244,9 @@ impl Runner<'_> {
         if !plan.held && n <= max_calls {
             self.fresh_epoch();
             let s = self.session();
-            let ids: Vec<String> = (1..=n).map(|i| format!("call_limit_parallel_{i}")).collect();
+            let ids: Vec<String> = (1..=n)
+                .map(|i| format!("call_limit_parallel_{i}"))
+                .collect();
             let calls: Vec<Call<'_>> = ids
                 .iter()
                 .map(|id| Call {
@@ -277,7 +287,10 @@ impl Runner<'_> {
             let body = self.limit_body(&format!("call_limit_{tag}_{i}"), &plan.tool, &plan.args);
             ran &= self.must_run(
                 &plan.tool,
-                &format!("`{}`: call {i} of {} within the cap", plan.limit.name, plan.fill),
+                &format!(
+                    "`{}`: call {i} of {} within the cap",
+                    plan.limit.name, plan.fill
+                ),
                 body,
                 session,
             );
@@ -327,7 +340,11 @@ impl Runner<'_> {
             } else {
                 self.session()
             };
-            let body = self.limit_body(&format!("call_limit_concurrent_{i}"), &plan.tool, &plan.args);
+            let body = self.limit_body(
+                &format!("call_limit_concurrent_{i}"),
+                &plan.tool,
+                &plan.args,
+            );
             if plan.held {
                 let d = self.decide(&body, self.user, &session);
                 if !self.approve(&d) {
@@ -357,10 +374,7 @@ impl Runner<'_> {
                 .collect();
             handles.into_iter().filter_map(|h| h.join().ok()).collect()
         });
-        let allowed = decided
-            .iter()
-            .filter(|d| Expect::Allow.holds(d))
-            .count();
+        let allowed = decided.iter().filter(|d| Expect::Allow.holds(d)).count();
         let cap = usize::try_from(plan.fill).unwrap_or(usize::MAX);
         let (body, session) = requests.first().cloned().unwrap_or_default();
         let pass = decided.len() == requests.len() && allowed <= cap;
@@ -389,7 +403,8 @@ impl Runner<'_> {
             return;
         }
         let window = Duration::from_secs(plan.limit.window_seconds);
-        self.clock.advance(window.saturating_sub(Duration::from_millis(1)));
+        self.clock
+            .advance(window.saturating_sub(Duration::from_millis(1)));
         let body = self.limit_body("call_limit_edge_before", &plan.tool, &plan.args);
         self.push_over(
             plan,
@@ -423,7 +438,11 @@ impl Runner<'_> {
         let registry = config.registry();
         let labelled: Vec<&Base> = bases
             .iter()
-            .filter(|b| registry.get(&b.tool).is_some_and(|t| !t.labels().is_empty()))
+            .filter(|b| {
+                registry
+                    .get(&b.tool)
+                    .is_some_and(|t| !t.labels().is_empty())
+            })
             .collect();
         let egress: Vec<&Base> = bases
             .iter()
@@ -434,13 +453,17 @@ impl Runner<'_> {
         match (declares_labels, declares_egress) {
             (false, false) => return,
             (true, false) => {
-                self.report
-                    .untested("", "flow: no tool is `egress`, so no data-flow rule was attacked");
+                self.report.untested(
+                    "",
+                    "flow: no tool is `egress`, so no data-flow rule was attacked",
+                );
                 return;
             }
             (false, true) => {
-                self.report
-                    .untested("", "flow: no tool declares `labels`, so no data-flow rule was attacked");
+                self.report.untested(
+                    "",
+                    "flow: no tool declares `labels`, so no data-flow rule was attacked",
+                );
                 return;
             }
             (true, true) => {}
@@ -463,9 +486,9 @@ impl Runner<'_> {
         let others: Vec<&Base> = bases
             .iter()
             .filter(|b| {
-                registry.get(&b.tool).is_some_and(|t| {
-                    t.labels().is_empty() && !t.egress() && !t.approval_required()
-                })
+                registry
+                    .get(&b.tool)
+                    .is_some_and(|t| t.labels().is_empty() && !t.egress() && !t.approval_required())
             })
             .collect();
         for laundered in [false, true] {

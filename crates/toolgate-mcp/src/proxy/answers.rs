@@ -336,7 +336,9 @@ impl Shared {
         match read {
             Ok(Ok(hidden)) => hidden,
             _ => {
-                finding("tools/list: the limits' usage could not be read: every limited tool hidden");
+                finding(
+                    "tools/list: the limits' usage could not be read: every limited tool hidden",
+                );
                 limited
             }
         }

@@ -10,8 +10,8 @@ use toolgate_store::{ApprovalFilter, ApprovalState};
 
 use crate::auth;
 use crate::metrics::{render_limits, LimitGauge, GAUGE_TTL};
-use toolgate::limit::{Amount, Limit, Scope};
 use crate::state::AppState;
+use toolgate::limit::{Amount, Limit, Scope};
 
 /// The gauges, read from the store at most once per [`GAUGE_TTL`]
 /// (one count of unexpired pending approvals, the kill switch), and afresh
@@ -67,8 +67,9 @@ async fn limit_gauges(state: &AppState) -> Vec<LimitGauge> {
         let used = if l.scope == Scope::Global {
             let key = l.key("", "", None);
             let window = i64::try_from(l.window_ms()).unwrap_or(i64::MAX);
-            let since =
-                toolgate_store::Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
+            let since = toolgate_store::Timestamp::from_unix_millis(
+                now.unix_millis().saturating_sub(window),
+            );
             state
                 .blocking(move |s| s.limit_events(&key, since))
                 .await
