@@ -9,9 +9,9 @@
 //! a throwaway in-memory store (the config's store is never opened), each in
 //! a session of its own; replays, approval misuse and loop runs are played
 //! as sequences in one session; each `[[limit]]` and the data-flow rules
-//! are attacked as sequences too ([`limits`]), on the store's manual clock,
-//! each case starting in a fresh epoch past every window so that no case's
-//! usage counts for another. An attack passes when every call it
+//! are attacked as sequences too ([`limits`]), on the gate's manual clock,
+//! each case starting in a fresh epoch past the longest window so that no
+//! case's usage counts for another. An attack passes when every call it
 //! proposes is denied (a call held for a human is a failure: the gate let
 //! the attack through to a person); a valid call passes when it is allowed
 //! or held. Generation is deterministic for a `--seed`.

@@ -2,8 +2,8 @@
 //!
 //! Each is a sequence of calls over the red team's store, timed by its
 //! manual clock. Every sequence starts in a fresh epoch (the clock moved
-//! past every window and every approval's expiry), so the usage of the
-//! cases before it never counts.
+//! past the longest window), so the usage of the cases before it never
+//! counts.
 //!
 //! For each limit, on the first tool it counts that has a valid call (with
 //! an amount of about a third of a budget's cap, or less, when the
@@ -62,10 +62,19 @@ struct Plan<'l> {
 }
 
 impl Runner<'_> {
-    /// Moves the clock past every window and every approval's expiry.
+    /// Moves the clock past every `[[limit]]`'s window (a config without
+    /// limits keeps its clock: nothing of it is windowed).
     pub(super) fn fresh_epoch(&self) {
-        self.clock
-            .advance(Duration::from_secs(MAX_WINDOW_SECONDS * 2));
+        let longest = self
+            .limits
+            .iter()
+            .map(|l| l.window_seconds)
+            .max()
+            .unwrap_or(0)
+            .min(MAX_WINDOW_SECONDS);
+        if longest > 0 {
+            self.clock.advance(Duration::from_secs(longest + 1));
+        }
     }
 
     fn limit_body(&self, id: &str, tool: &str, args: &str) -> String {
