@@ -107,36 +107,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The tools some limit counting this user, session or everyone has used
-/// up now.
+/// up now, read from the config's store.
 fn exhausted_tools(
     config: &Config,
     user: &str,
     session: Option<&str>,
 ) -> anyhow::Result<Vec<String>> {
-    use toolgate::limit::Scope;
-    use toolgate_store::{Clock as _, SystemClock, Timestamp};
+    use toolgate_store::{Clock as _, SystemClock, UsageOf};
     let store = crate::store_cmds::open(Some(config), None, toolgate_store::StoreOptions::new())?;
-    let now = SystemClock::new().now();
-    let now_ms = u64::try_from(now.unix_millis()).unwrap_or(0);
-    let mut hidden = Vec::new();
-    for limit in config.limits() {
-        let key = match (limit.scope, session) {
-            (Scope::User, _) => limit.key(user, "", None),
-            (Scope::Session, Some(s)) => limit.key(user, s, None),
-            (Scope::Global, _) => limit.key("", "", None),
-            _ => continue,
-        };
-        let window = i64::try_from(limit.window_ms()).unwrap_or(i64::MAX);
-        let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
-        let events: Vec<(u64, toolgate::limit::Amount)> = store
-            .limit_events(&key, since)
-            .with_context(|| format!("cannot read the usage of `{}`", limit.name))?
-            .into_iter()
-            .map(|(at, a)| (u64::try_from(at.unix_millis()).unwrap_or(0), a))
-            .collect();
-        if toolgate::limit::exhausted(limit, &events, now_ms) {
-            hidden.extend(limit.tools.iter().cloned());
-        }
-    }
-    Ok(hidden)
+    let of = UsageOf {
+        user,
+        session,
+        token: None,
+    };
+    toolgate_store::exhausted_tools(
+        store.as_ref(),
+        config.limits(),
+        of,
+        SystemClock::new().now(),
+    )
+    .context("cannot read the usage of the limits")
 }

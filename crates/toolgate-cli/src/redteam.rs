@@ -8,7 +8,10 @@
 //! streamed ([`wire::Wire`]), and decided by the same gate as `check`, over
 //! a throwaway in-memory store (the config's store is never opened), each in
 //! a session of its own; replays, approval misuse and loop runs are played
-//! as sequences in one session. An attack passes when every call it
+//! as sequences in one session; each `[[limit]]` and the data-flow rules
+//! are attacked as sequences too ([`limits`]), on the gate's manual clock,
+//! each case starting in a fresh epoch past the longest window so that no
+//! case's usage counts for another. An attack passes when every call it
 //! proposes is denied (a call held for a human is a failure: the gate let
 //! the attack through to a person); a valid call passes when it is allowed
 //! or held. Generation is deterministic for a `--seed`.
@@ -23,6 +26,7 @@
 
 mod attacks;
 mod instance;
+mod limits;
 mod pattern;
 mod report;
 mod rng;
@@ -40,7 +44,9 @@ use toolgate::config::Config;
 use toolgate::registry::Risk;
 use toolgate::{Context, Decisions, Format, Gate, Verdict};
 use toolgate_json::canonical;
-use toolgate_store::{ApprovalId, Store, StoreGate, StoreOptions};
+use toolgate_store::{
+    ApprovalId, Clock as _, ManualClock, Store, StoreGate, StoreOptions, SystemClock,
+};
 
 use self::attacks::{Case, Class, Target};
 use self::report::{Outcome, Report};
@@ -90,6 +96,13 @@ pub enum Expect {
     NotDeny,
     /// The call allowed.
     Allow,
+    /// The last of the response's calls denied (the calls before it may
+    /// run: they are within a limit's cap).
+    LastDenied,
+    /// The last of the response's calls not allowed.
+    LastNotAllowed,
+    /// Of concurrent requests, at most a limit's cap allowed.
+    AtMostCap,
 }
 
 impl Expect {
@@ -116,6 +129,10 @@ impl Expect {
                     && calls.len() == 1
                     && calls.iter().all(|c| c.verdict() == Verdict::Allow)
             }
+            Expect::LastDenied => calls.last().is_none_or(|c| c.verdict() == Verdict::Deny),
+            Expect::LastNotAllowed => calls.last().is_none_or(|c| c.verdict() != Verdict::Allow),
+            // Judged over several responses by the caller.
+            Expect::AtMostCap => false,
         }
     }
 
@@ -126,6 +143,9 @@ impl Expect {
             Expect::NotAllow => "not allow",
             Expect::NotDeny => "allow or needs_approval",
             Expect::Allow => "allow",
+            Expect::LastDenied => "the last call denied",
+            Expect::LastNotAllowed => "the last call not allowed",
+            Expect::AtMostCap => "at most the cap allowed",
         }
     }
 }
@@ -141,7 +161,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // A throwaway store: nothing reaches the config's.
     let store =
         crate::store_cmds::open(Some(&config), Some("sqlite::memory:"), StoreOptions::new())?;
-    let gate = StoreGate::new(gate, Arc::clone(&store)).configured(&config);
+    // The gate's own clock: limit windows and approvals are timed by it,
+    // and every sequence starts in a fresh epoch past them.
+    let clock = ManualClock::new(SystemClock::new().now());
+    let gate = StoreGate::new(gate, Arc::clone(&store))
+        .configured(&config)
+        .with_clock(Arc::new(clock.clone()));
     let mut rng = Rng::new(args.seed);
     let user = match &args.user {
         Some(u) => u.clone(),
@@ -150,9 +175,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut runner = Runner {
         gate: &gate,
         store: &store,
+        clock,
         user: &user,
         users: world.users().map(str::to_owned).collect(),
         facts,
+        limits: config.limits().to_vec(),
         sessions: 0,
         report: Report::new(args.seed, &user),
     };
@@ -175,6 +202,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             .collect(),
         _ => Vec::new(),
     };
+    let mut bases = Vec::new();
     for tool in config.registry().iter() {
         let mut target = Target::new(facts, tool, names.clone(), &user, &world, &mut rng);
         target.inside_hosts.clone_from(&inside_hosts);
@@ -186,8 +214,15 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             runner.case(tool.name(), &case);
         }
         runner.replays(&target);
+        if let Some(args) = &target.base {
+            bases.push(limits::Base {
+                tool: tool.name().to_owned(),
+                args: args.clone(),
+            });
+        }
     }
     runner.loop_run(&config, &world, &names, &mut rng);
+    runner.limits_and_flows(&config, &bases);
     let report = runner.report;
     let failures = report.failures();
     if !failures.is_empty() {
@@ -241,9 +276,13 @@ fn attacker(config: &Config, world: &World, rng: &mut Rng) -> String {
 struct Runner<'a> {
     gate: &'a StoreGate,
     store: &'a Arc<dyn Store>,
+    /// The gate's clock.
+    clock: ManualClock,
     user: &'a str,
     users: Vec<String>,
     facts: &'a [toolgate::authz::PolicyFacts],
+    /// The config's `[[limit]]`s.
+    limits: Vec<toolgate::limit::Limit>,
     sessions: u64,
     report: Report,
 }
@@ -264,7 +303,7 @@ impl Runner<'_> {
 
     /// One case in every format that can carry it, each in its own session.
     fn case(&mut self, tool: &str, case: &Case) {
-        let expect = Expect::for_class(case.class);
+        let (class, label, expect) = self.budgeted(tool, case);
         for w in Wire::ALL {
             // A valid call is only proposed where it can arrive whole.
             let call = case.args.as_deref().map(|args| Call {
@@ -282,12 +321,13 @@ impl Runner<'_> {
                     None => continue,
                 }
             }
+            self.fresh_epoch();
             let session = self.session();
             let d = self.decide(&body, self.user, &session);
             self.report.push(Outcome::new(
                 tool,
-                case.class,
-                &case.label,
+                class,
+                &label,
                 Some(w),
                 expect,
                 &d,
@@ -334,6 +374,7 @@ impl Runner<'_> {
         if tool.risk() == Risk::Read && !tool.approval_required() {
             return;
         }
+        self.fresh_epoch();
         let s1 = self.session();
         let first = body("call_replay_1", &args);
         if tool.approval_required() {
@@ -392,6 +433,7 @@ impl Runner<'_> {
         );
 
         // One approval, tried for what it does not cover.
+        self.fresh_epoch();
         let s2 = self.session();
         let asked = body("call_bound_1", &args);
         let d = step(
@@ -455,6 +497,49 @@ impl Runner<'_> {
         );
     }
 
+    /// A valid case whose amount alone is above a budget's cap is an attack
+    /// on that budget: it must be denied (not allowed, with
+    /// `over = "approval"`). Other cases keep their class.
+    fn budgeted(&self, tool: &str, case: &Case) -> (Class, String, Expect) {
+        let keep = (
+            case.class,
+            case.label.clone(),
+            Expect::for_class(case.class),
+        );
+        if case.class != Class::Valid {
+            return keep;
+        }
+        let Some(args) = case
+            .args
+            .as_deref()
+            .and_then(|a| toolgate_json::from_slice(a.as_bytes()).ok())
+        else {
+            return keep;
+        };
+        for limit in self.limits.iter().filter(|l| l.applies_to(tool)) {
+            let toolgate::limit::Measure::Sum { pointer, max, over } = &limit.measure else {
+                continue;
+            };
+            let amount = args
+                .pointer(pointer)
+                .and_then(toolgate_json::Value::as_number)
+                .and_then(toolgate::limit::Amount::of_number);
+            if amount.is_some_and(|a| a > *max) {
+                let expect = if *over == toolgate::limit::Over::Deny {
+                    Expect::Deny
+                } else {
+                    Expect::NotAllow
+                };
+                let label = format!(
+                    "{} (its amount alone is above `{}`'s cap)",
+                    case.label, limit.name
+                );
+                return (Class::Limit, label, expect);
+            }
+        }
+        keep
+    }
+
     /// A user of the entities other than the attacker for whom `body` is
     /// not denied in a fresh session, else a user nobody defines.
     fn other_user(&mut self, body: &str) -> String {
@@ -493,8 +578,11 @@ impl Runner<'_> {
     /// that needs no approval (or none: the run is reported untested).
     fn loop_run(&mut self, config: &Config, world: &World, names: &[String], rng: &mut Rng) {
         let max = config.gate().max_turns();
+        // A tool no `[[limit]]` counts, so that only the turn cap stops it.
+        let limited =
+            |t: &toolgate::registry::Tool| config.limits().iter().any(|l| l.applies_to(t.name()));
         let Some((tool, args)) = config.registry().iter().find_map(|t| {
-            if t.approval_required() {
+            if t.approval_required() || limited(t) {
                 return None;
             }
             let target = Target::new(self.facts, t, names.to_vec(), self.user, world, rng);
@@ -517,6 +605,7 @@ impl Runner<'_> {
             );
             return;
         }
+        self.fresh_epoch();
         let session = self.session();
         let user = self.user.to_owned();
         for turn in 1..=max.saturating_add(1) {

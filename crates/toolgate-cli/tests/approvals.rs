@@ -439,8 +439,14 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
             .replace("call_order_2", &format!("call_order_{n}"));
         std::fs::write(&again, body).unwrap();
         let (d, code) = check(&db, "context.json", again.to_str().unwrap());
-        assert_eq!(code, 0, "{d:?}");
-        assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
+        if n == 3 {
+            assert_eq!(code, 0, "{d:?}");
+            assert_eq!(s(&d, "/decisions/1/verdict"), "allow");
+        } else {
+            // A standing approval does not lift the shop's budget: a third
+            // refund of 25.99 would bring alice's day to 77.97, past 60.00.
+            assert_eq!(s(&d, "/decisions/1/reasons/0/code"), "budget_exceeded");
+        }
     }
     // Not for another user: carol's refunds still need a human.
     let (d, _) = check(
@@ -460,7 +466,12 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
     // Revoked: back to a human.
     let out = toolgate(&["approvals", "deny", &id, "--store", &db.url]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let (d, code) = check(&db, "context.json", &renamed_calls(&db, 9));
+    // (A refund of 5.00: within what is left of alice's 60.00 today.)
+    let small = renamed_calls(&db, 9);
+    let body = std::fs::read_to_string(&small).unwrap();
+    assert!(body.contains("2599"));
+    std::fs::write(&small, body.replace("2599", "500")).unwrap();
+    let (d, code) = check(&db, "context.json", &small);
     assert_eq!(code, 1);
     assert_eq!(s(&d, "/decisions/1/verdict"), "needs_approval");
     // Out of bounds durations are usage errors.

@@ -147,6 +147,9 @@ fn the_shop_lets_no_attack_through_and_denies_no_valid_call() {
         ("search", "not_object"),
         ("run_tests", "null_for_absent"),
         ("run_tests", "missing_member"),
+        ("refund", "limit"),
+        ("fetch_url", "limit"),
+        ("fetch_url", "flow"),
     ] {
         let (a, ..) = tally(&report, tool, class);
         assert!(a > 0, "no {class} attack on {tool}");
@@ -300,10 +303,106 @@ fn a_limit_no_policy_enforces_is_an_attack_let_through() {
         "when { context.args.amount_cents > resource.total_cents };",
         "when { false };",
     );
+    // The shop's daily refund budget would stop most of these refunds
+    // itself: lifted, so that only the policies stand in the way.
+    edit(&d.join("toolgate.toml"), "max = 6000", "max = 10000000");
     let (code, report) = run_json(&d.join("toolgate.toml"), &d.join("cases"));
     assert_eq!(code, Some(1));
     assert!(tally(&report, "refund", "over_limit").1 > 0);
     assert_eq!(totals(&report).3, 0);
+}
+
+/// The failures' labels in a JSON report, for one tool and class.
+fn failure_labels(report: &Value<'_>, tool: &str, class: &str) -> Vec<String> {
+    report
+        .pointer("/failures")
+        .and_then(Value::as_array)
+        .unwrap()
+        .iter()
+        .filter(|f| {
+            f.pointer("/tool").and_then(Value::as_str) == Some(tool)
+                && f.pointer("/class").and_then(Value::as_str) == Some(class)
+        })
+        .map(|f| {
+            f.pointer("/label")
+                .and_then(Value::as_str)
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_budget_counted_per_session_is_split_across_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let d = dir.path();
+    edit(
+        &d.join("toolgate.toml"),
+        "per = \"user\"\nsum = \"/amount_cents\"",
+        "per = \"session\"\nsum = \"/amount_cents\"",
+    );
+    let (code, report) = run_json(&d.join("toolgate.toml"), &d.join("cases"));
+    assert_eq!(code, Some(1));
+    // Only the split across sessions gets through: within one session, in
+    // one response, concurrently and at the window's edge the cap holds.
+    let through = failure_labels(&report, "refund", "limit");
+    assert_eq!(through.len(), 1, "{through:?}");
+    assert!(through[0].contains("across sessions"), "{through:?}");
+    assert_eq!(totals(&report).3, 0, "no valid call denied");
+}
+
+#[test]
+fn a_limit_the_gate_holds_passes_every_split_and_the_window_edge() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let (code, report) = run_json(&dir.path().join("toolgate.toml"), &dir.path().join("cases"));
+    assert_eq!(code, Some(0));
+    // refund_total: in one session, across sessions, concurrently, before
+    // the window's edge (the refund is held, so not in one response).
+    let (attacks, allowed, ..) = tally(&report, "refund", "limit");
+    assert!(attacks >= 4 && allowed == 0, "{attacks} {allowed}");
+    // fetches_per_session: in one session, in one response, concurrently,
+    // before the edge; splitting across sessions is only noted.
+    let (attacks, allowed, valid, denied) = tally(&report, "fetch_url", "limit");
+    assert!(attacks >= 4 && allowed == 0, "{attacks} {allowed}");
+    assert_eq!(denied, 0, "{valid}");
+    let untested = report
+        .pointer("/untested")
+        .and_then(Value::as_array)
+        .unwrap();
+    assert!(
+        untested.iter().any(|u| u
+            .pointer("/reason")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r.contains("fetches_per_session") && r.contains("per session"))),
+        "{untested:?}"
+    );
+    // The call at the window's edge runs again.
+    assert!(tally(&report, "fetch_url", "valid").2 > 0);
+}
+
+#[test]
+fn an_egress_tool_without_a_flow_rule_lets_the_trifecta_through() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_shop(dir.path());
+    let d = dir.path();
+    edit(
+        &d.join("policies.cedar"),
+        "context.labels.contains(\"private_data\")",
+        "context.labels.contains(\"no_such_label\")",
+    );
+    let (code, report) = run_json(&d.join("toolgate.toml"), &d.join("cases"));
+    assert_eq!(code, Some(1));
+    // Directly after the reads, and with the other tools' calls between.
+    let through = failure_labels(&report, "fetch_url", "flow");
+    assert_eq!(through.len(), 2, "{through:?}");
+    assert!(
+        through[0].starts_with("egress after the session read private_data, untrusted_content")
+            && through[1].contains(", then "),
+        "{through:?}"
+    );
+    assert_eq!(totals(&report).3, 0, "no valid call denied");
 }
 
 #[test]

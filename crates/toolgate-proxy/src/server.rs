@@ -222,6 +222,38 @@ pub async fn serve_within(
     toolgate_edge::serve(listener, proxy.router(), limits, shutdown, || async {}).await
 }
 
+/// `narrowed` without the tools a `[[limit]]` counting `user`, `session`
+/// (or everyone) has used up, read from the store; `None` when the store
+/// cannot be read (the narrowing fails closed).
+async fn without_exhausted(
+    gate: &Arc<StoreGate>,
+    mut narrowed: toolgate::authz::Narrowed,
+    user: &str,
+    session: &str,
+) -> Option<toolgate::authz::Narrowed> {
+    let g = gate.gate();
+    if g.registry()
+        .iter()
+        .all(|t| g.tool_limits(t.name()).is_empty())
+    {
+        return Some(narrowed);
+    }
+    let gate = Arc::clone(gate);
+    let (user, session) = (user.to_owned(), session.to_owned());
+    let hidden = tokio::task::spawn_blocking(move || {
+        gate.exhausted_tools(toolgate_store::UsageOf {
+            user: &user,
+            session: Some(&session),
+            token: None,
+        })
+    })
+    .await
+    .ok()?
+    .ok()?;
+    narrowed.tools.retain(|t| !hidden.contains(&t.name));
+    Some(narrowed)
+}
+
 /// A request's body, at most `cap` bytes, within the edge's body deadline:
 /// else `413` or `408`.
 async fn read_request(api: Api, body: Body, cap: usize) -> Result<Bytes, Box<Response>> {
@@ -423,6 +455,21 @@ async fn gated_in(p: Proxy, api: Api, req: Request, span: &RequestSpan) -> Respo
             }
         },
         _ => None,
+    };
+    // And the tools whose limits this user or session has used up.
+    let narrowed = match narrowed {
+        Some(n) => match without_exhausted(&inner.gate, n, &user, &session).await {
+            Some(n) => Some(n),
+            None => {
+                return error(
+                    api,
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "narrowing_failed",
+                    "the tools could not be narrowed for this user",
+                )
+            }
+        },
+        None => None,
     };
     let options = RequestOptions {
         narrowed: narrowed.as_ref(),

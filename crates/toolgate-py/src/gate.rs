@@ -83,6 +83,17 @@ fn connect_source(
 const MAX_CONTEXT_BYTES: usize = 1 << 20;
 
 impl Gate {
+    /// The gate over the store, or a [`ConfigError`] saying it decides
+    /// without one and so cannot `what`.
+    #[cfg(feature = "store")]
+    fn store_gate(&self, what: &str) -> PyResult<&StoreGate> {
+        match &self.decider {
+            Decider::Store(gate) => Ok(gate),
+            Decider::Context(_) => Err(ConfigError::new_err(format!(
+                "this gate decides without a store: open it with a store to {what}"
+            ))),
+        }
+    }
     /// The gate of `path`, over the config's store (`Some(None)`), a store
     /// URL (`Some(Some(url))`) or none (`None`).
     fn open(path: PathBuf, store_url: Option<Option<String>>) -> PyResult<Self> {
@@ -317,6 +328,93 @@ impl Gate {
         Err(ConfigError::new_err(
             "this gate decides without a store: open it with a store to manage approvals",
         ))
+    }
+
+    /// The labels ``session`` holds in the gate's store (sorted): what its
+    /// allowed calls' tools brought in. Raises :class:`ConfigError` for a
+    /// gate without a store (its context carries the labels).
+    #[cfg(feature = "store")]
+    fn session_labels(&self, py: Python<'_>, session: &str) -> PyResult<Vec<String>> {
+        let gate = self.store_gate("read a session's labels")?;
+        py.detach(|| gate.store().session_labels(session))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The tools a ``[[limit]]`` counting ``user`` (``session``, or
+    /// everyone) has used up now, sorted: what narrowing hides. Raises
+    /// :class:`ConfigError` for a gate without a store.
+    #[cfg(feature = "store")]
+    #[pyo3(signature = (user, *, session = None))]
+    fn exhausted_tools(
+        &self,
+        py: Python<'_>,
+        user: &str,
+        session: Option<&str>,
+    ) -> PyResult<Vec<String>> {
+        let gate = self.store_gate("read the limits' usage")?;
+        py.detach(|| {
+            gate.exhausted_tools(toolgate_store::UsageOf {
+                user,
+                session,
+                token: None,
+            })
+        })
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Forgets what the ``[[limit]]`` named ``limit`` counted for ``user``,
+    /// ``session`` or ``token`` (the one the limit counts by; none for a
+    /// ``global`` limit), audited ``limit_reset`` with ``actor`` and
+    /// ``reason``. Returns how many counted calls were forgotten.
+    #[cfg(feature = "store")]
+    #[pyo3(signature = (limit, *, reason, user = None, session = None, token = None, actor = None))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "keyword arguments, one per scope"
+    )]
+    fn reset_limit(
+        &self,
+        py: Python<'_>,
+        limit: &str,
+        reason: &str,
+        user: Option<&str>,
+        session: Option<&str>,
+        token: Option<&str>,
+        actor: Option<String>,
+    ) -> PyResult<u64> {
+        use toolgate::limit::Scope;
+        let gate = self.store_gate("reset a limit")?;
+        let g = gate.gate();
+        let Some(l) = g
+            .registry()
+            .iter()
+            .flat_map(|t| g.tool_limits(t.name()))
+            .find(|l| l.name == limit)
+        else {
+            return Err(PyValueError::new_err(format!(
+                "no [[limit]] named `{limit}`"
+            )));
+        };
+        let key = match (l.scope, user, session, token) {
+            (Scope::User, Some(u), None, None) => l.key(u, "", None),
+            (Scope::Session, None, Some(s), None) => l.key("", s, None),
+            (Scope::Token, None, None, Some(t)) => l.key("", "", Some(t)),
+            (Scope::Global, None, None, None) => l.key("", "", None),
+            (scope, ..) => {
+                return Err(PyValueError::new_err(format!(
+                    "`{limit}` counts per {scope}: name exactly that (user=, session= or token=; none for global)"
+                )))
+            }
+        };
+        if reason.trim().is_empty() {
+            return Err(PyValueError::new_err("a reset needs a reason"));
+        }
+        let who = actor
+            .filter(|a| !a.is_empty())
+            .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+            .unwrap_or_else(|| "python".to_owned());
+        py.detach(|| gate.store().reset_limit(&key, &who, reason))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// Pickling: the config's path and the store setting.

@@ -136,6 +136,15 @@ pub(crate) struct Call {
     receipt: Option<String>,
     pinned: Vec<(String, Vec<String>)>,
     arguments: Py<PyAny>,
+    charges: Vec<(String, String)>,
+    /// The session labels the call brings in if it runs (its tool's
+    /// ``labels``): set on an allowed call only.
+    #[pyo3(get)]
+    labels: Vec<String>,
+    /// For a call denied ``rate_limited`` or ``budget_exceeded``: the
+    /// seconds after which a retry can succeed; else ``None``.
+    #[pyo3(get)]
+    retry_after: Option<u64>,
 }
 
 #[pymethods]
@@ -165,6 +174,16 @@ impl Call {
         }
         let copy = py.import("copy")?;
         copy.call_method1("deepcopy", (value,))
+    }
+
+    /// What the call adds to each ``[[limit]]`` counting it, if it runs:
+    /// ``(limit, amount)``, the amount an exact decimal string (``"1"``
+    /// for a rate limit). Set on an allowed call only; a store counts them
+    /// itself, a caller without one keeps them (the context's
+    /// ``limit_events``).
+    #[getter]
+    fn charges(&self) -> Vec<(String, String)> {
+        self.charges.clone()
     }
 
     /// Whether the call is allowed.
@@ -260,6 +279,13 @@ impl Response {
                         })
                         .collect(),
                     arguments,
+                    charges: c
+                        .charges()
+                        .iter()
+                        .map(|ch| (ch.limit.clone(), ch.amount.to_string()))
+                        .collect(),
+                    labels: c.labels().to_vec(),
+                    retry_after: c.retry_after(),
                 },
             )?);
         }

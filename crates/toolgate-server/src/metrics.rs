@@ -5,7 +5,9 @@
 //! [`OTHER_TOOL`], a response without calls under `""`), so a scrape's size
 //! does not depend on what models send. The gauges (pending approvals, kill
 //! switch) are read with one aggregate query at most once per
-//! [`GAUGE_TTL`], however often the page is scraped.
+//! [`GAUGE_TTL`], however often the page is scraped. The `[[limit]]`
+//! gauges ([`render_limits`]) are labelled by the configured limits' names
+//! only: never a user, session or token, whose values the callers choose.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -234,6 +236,69 @@ pub fn render_telemetry(out: &mut String, telemetry: &toolgate_telemetry::Teleme
             "toolgate_telemetry_spans_total{{outcome=\"{outcome}\"}} {n}"
         );
     }
+}
+
+/// One configured `[[limit]]`'s gauges.
+#[derive(Debug, Clone)]
+pub struct LimitGauge {
+    /// Its name (a configured one: `[a-z0-9_]`).
+    pub name: String,
+    /// Whose calls it counts: `user`, `session`, `token` or `global`.
+    pub per: &'static str,
+    /// Its cap (calls, or the budget's sum).
+    pub cap: String,
+    /// The window, in seconds.
+    pub window_seconds: u64,
+    /// For a `global` limit, what counts in its window now (`None`: not
+    /// global, or the store did not answer).
+    pub used: Option<String>,
+}
+
+/// The exposition text of the `[[limit]]` gauges: each configured limit's
+/// cap and window, and the usage of the `global` ones (the only keys that
+/// are not a caller's).
+pub fn render_limits(limits: &[LimitGauge]) -> String {
+    let mut out = String::new();
+    if limits.is_empty() {
+        return out;
+    }
+    out.push_str("# HELP toolgate_limit_cap A configured limit's cap: calls, or a budget's sum.\n");
+    out.push_str("# TYPE toolgate_limit_cap gauge\n");
+    for l in limits {
+        let _ = writeln!(
+            out,
+            "toolgate_limit_cap{{limit=\"{}\",per=\"{}\"}} {}",
+            escape(&l.name),
+            l.per,
+            l.cap
+        );
+    }
+    out.push_str("# HELP toolgate_limit_window_seconds A configured limit's sliding window.\n");
+    out.push_str("# TYPE toolgate_limit_window_seconds gauge\n");
+    for l in limits {
+        let _ = writeln!(
+            out,
+            "toolgate_limit_window_seconds{{limit=\"{}\"}} {}",
+            escape(&l.name),
+            l.window_seconds
+        );
+    }
+    if limits.iter().any(|l| l.used.is_some()) {
+        out.push_str(
+            "# HELP toolgate_limit_global_used What counts now in a global limit's window.\n",
+        );
+        out.push_str("# TYPE toolgate_limit_global_used gauge\n");
+        for l in limits {
+            if let Some(used) = &l.used {
+                let _ = writeln!(
+                    out,
+                    "toolgate_limit_global_used{{limit=\"{}\"}} {used}",
+                    escape(&l.name)
+                );
+            }
+        }
+    }
+    out
 }
 
 /// A label value escaped as the exposition format requires.

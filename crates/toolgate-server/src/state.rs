@@ -38,6 +38,8 @@ pub(crate) struct Inner {
     pub(crate) metrics: Metrics,
     /// The gauges (pending approvals, kill switch mode) of the last scrape.
     pub(crate) gauges: Cached<crate::metrics::Gauges>,
+    /// The `[[limit]]` gauges of the last scrape.
+    pub(crate) limit_gauges: Cached<Vec<crate::metrics::LimitGauge>>,
     /// The last readiness probe: `Err` holds the store's error code.
     pub(crate) ready: Cached<Result<(), &'static str>>,
     /// Woken when an approval is decided (here, or pushed by the store
@@ -122,6 +124,7 @@ impl AppState {
                 body_timeout: server.body_timeout(),
                 metrics: Metrics::default(),
                 gauges: tokio::sync::Mutex::new(None),
+                limit_gauges: tokio::sync::Mutex::new(None),
                 ready: tokio::sync::Mutex::new(None),
                 decided: tokio::sync::Notify::new(),
                 store_poll: server.store_poll(),

@@ -129,8 +129,9 @@ pub use crate::{
     kill::{KillMode, KillSwitchState},
     notice::{Notice, NoticeState, MAX_NOTICE_OUTCOME_BYTES},
     persist::{
-        open_config_store, open_store, OpenError, OpenErrorKind, StoreGate, StoreOptions, StoreUrl,
-        Unrecorded, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
+        exhausted_tools, open_config_store, open_store, OpenError, OpenErrorKind, StoreGate,
+        StoreOptions, StoreUrl, Unrecorded, UsageOf, ESCALATED_DENY_FEEDBACK,
+        ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{

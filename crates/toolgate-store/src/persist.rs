@@ -3,6 +3,7 @@
 //!
 //! Design notes are in `persist/README.md`.
 
+mod exhausted;
 mod open;
 #[cfg(feature = "tokio")]
 mod run;
@@ -22,6 +23,7 @@ use toolgate_json::canonical::Digest;
 
 use toolgate::{Code, Context, Decision, Decisions, Envelope, Format, Gate, Verdict};
 
+pub use self::exhausted::{exhausted_tools, UsageOf};
 pub use self::open::{
     open_config_store, open_store, OpenError, OpenErrorKind, StoreOptions, StoreUrl,
 };

@@ -20,6 +20,7 @@ mod built;
 mod cli;
 pub mod jwt;
 pub mod oauth;
+mod flows;
 mod pg;
 mod pg_server;
 mod rng;
@@ -28,6 +29,7 @@ mod shop;
 pub use crate::bodies::openai_tool_calls;
 pub use crate::built::{run_toolgate, toolgate_bin, toolgate_path, TOOLGATE_BIN_ENV};
 pub use crate::cli::{text, Cli};
+pub use crate::flows::flow_config;
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,
 };

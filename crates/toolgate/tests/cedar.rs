@@ -363,10 +363,12 @@ fn feedback_names_codes_only() {
 #[test]
 fn policies_are_indexed_by_action() {
     let cedar = cedar_with(&shop_text("policies.cedar"));
-    assert_eq!(cedar.policy_count(), 8);
+    assert_eq!(cedar.policy_count(), 9);
     // refund: owner, support, support limit, another user's order, total.
     assert_eq!(cedar.policies_for("refund"), 5);
     assert_eq!(cedar.policies_for("search"), 1);
+    // fetch_url: the catalogue and site, the trifecta rule.
+    assert_eq!(cedar.policies_for("fetch_url"), 2);
     assert_eq!(cedar.policies_for("get_order"), 3);
     assert_eq!(cedar.policies_for("nope"), 0);
     let _: Option<&RootReexport> = None;

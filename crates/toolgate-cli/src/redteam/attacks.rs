@@ -65,6 +65,12 @@ pub enum Class {
     Replay,
     /// A session that runs past its turn cap.
     LoopRun,
+    /// A `[[limit]]` attacked: a sum or a count split across calls,
+    /// sessions, one response and concurrent requests, and a window's edge.
+    Limit,
+    /// A data-flow rule attacked: an egress call after the session read
+    /// labelled results, directly or with other tools' calls between.
+    Flow,
 }
 
 impl Class {
@@ -91,6 +97,8 @@ impl Class {
             Class::OverLimit => "over_limit",
             Class::Replay => "replay",
             Class::LoopRun => "loop_run",
+            Class::Limit => "limit",
+            Class::Flow => "flow",
         }
     }
 }

@@ -193,6 +193,26 @@ fn openai(call: Option<&Call<'_>>, text: Option<&str>, end: End) -> String {
     )
 }
 
+/// An OpenAI chat completion proposing every one of `calls` (parallel
+/// calls in one response).
+pub fn openai_calls(calls: &[Call<'_>]) -> String {
+    let calls: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            format!(
+                r#"{{"id":{},"type":"function","function":{{"name":{},"arguments":{}}}}}"#,
+                quote(c.id),
+                quote(c.name),
+                quote(c.args)
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"id":"chatcmpl-rt","object":"chat.completion","created":1767225600,"model":"redteam","choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{}]}}}}]}}"#,
+        calls.join(",")
+    )
+}
+
 fn openai_stream(call: Option<&Call<'_>>, text: Option<&str>, end: End) -> String {
     let chunk = |delta: &str, finish: &str| {
         format!(

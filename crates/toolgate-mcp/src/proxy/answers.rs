@@ -219,6 +219,12 @@ impl Shared {
             Some(sides) => self.page_states(tools, sides).await,
             None => self.check_catalog(tools).await,
         };
+        let narrowing = self.lock().narrowed.is_some();
+        let exhausted = if narrowing {
+            self.exhausted_tools().await
+        } else {
+            Vec::new()
+        };
         let registry: &Registry = self.gate.gate().registry();
         let mut kept = Vec::new();
         let mut state = self.lock();
@@ -273,6 +279,15 @@ impl Shared {
                     }
                 },
             };
+            // Narrowed by the limits: a tool the user or session has
+            // used up is not shown until its window frees a call.
+            if exhausted.iter().any(|t| t == name) {
+                finding(&format!(
+                    "tools/list: `{}` hidden: a limit counting this user or session is used up",
+                    printable(name)
+                ));
+                continue;
+            }
             // Built from the pass list (`pins::shown_definition`): the
             // schema the gate enforces, the config's description when it
             // has one, every shown text without hidden characters.
@@ -287,6 +302,44 @@ impl Shared {
         let mut out = result.as_object().cloned().unwrap_or_default();
         out.insert("tools", Value::Array(kept));
         frame::result_answer(id, Value::Object(out))
+    }
+}
+
+impl Shared {
+    /// The tools a `[[limit]]` counting the proxy's user or session (or
+    /// everyone) has used up now; when the store cannot be read, every
+    /// tool a limit counts (the narrowing fails closed; the gate still
+    /// decides each call).
+    async fn exhausted_tools(&self) -> Vec<String> {
+        let g = self.gate.gate();
+        let limited: Vec<String> = g
+            .registry()
+            .iter()
+            .filter(|t| !g.tool_limits(t.name()).is_empty())
+            .map(|t| t.name().to_owned())
+            .collect();
+        if limited.is_empty() {
+            return limited;
+        }
+        let gate = Arc::clone(&self.gate);
+        let (user, session) = (self.user.clone(), self.session.clone());
+        let read = tokio::task::spawn_blocking(move || {
+            gate.exhausted_tools(toolgate_store::UsageOf {
+                user: &user,
+                session: Some(&session),
+                token: None,
+            })
+        })
+        .await;
+        match read {
+            Ok(Ok(hidden)) => hidden,
+            _ => {
+                finding(
+                    "tools/list: the limits' usage could not be read: every limited tool hidden",
+                );
+                limited
+            }
+        }
     }
 }
 

@@ -258,6 +258,15 @@ class Call:
     def approval(self) -> Optional[str]:
         """The approval used, or the pending approval's id."""
     @property
+    def charges(self) -> List[Tuple[str, str]]:
+        """``(limit, amount)`` the call adds to each ``[[limit]]`` if it runs (allowed calls only)."""
+    @property
+    def labels(self) -> List[str]:
+        """The session labels the call brings in if it runs (allowed calls only)."""
+    @property
+    def retry_after(self) -> Optional[int]:
+        """Seconds until a ``rate_limited`` or ``budget_exceeded`` call can succeed."""
+    @property
     def policies(self) -> List[str]:
         """The ids of the policies that decided."""
     @property
@@ -361,6 +370,21 @@ class Gate:
         """Whether decisions are recorded in a store."""
     def approvals(self) -> Approvals:
         """The approvals of the gate's store; :class:`ConfigError` without one."""
+    def session_labels(self, session: str) -> List[str]:
+        """The labels a session holds in the store (store build)."""
+    def exhausted_tools(self, user: str, *, session: Optional[str] = None) -> List[str]:
+        """The tools a ``[[limit]]`` counting the user, session or everyone has used up (store build)."""
+    def reset_limit(
+        self,
+        limit: str,
+        *,
+        reason: str,
+        user: Optional[str] = None,
+        session: Optional[str] = None,
+        token: Optional[str] = None,
+        actor: Optional[str] = None,
+    ) -> int:
+        """Forgets a limit's counted calls for one key, audited ``limit_reset`` (store build)."""
     def decide(
         self,
         raw_body: Text,

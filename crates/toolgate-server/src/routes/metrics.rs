@@ -9,8 +9,9 @@ use axum::response::{IntoResponse, Response};
 use toolgate_store::{ApprovalFilter, ApprovalState};
 
 use crate::auth;
-use crate::metrics::{Gauges, GAUGE_TTL};
+use crate::metrics::{render_limits, Gauges, LimitGauge, GAUGE_TTL};
 use crate::state::AppState;
+use toolgate::limit::{Amount, Limit, Scope};
 
 /// The gauges, read from the store at most once per [`GAUGE_TTL`]
 /// (one count of unexpired pending approvals, the kill switch), and afresh
@@ -57,6 +58,59 @@ async fn gauges(state: &AppState) -> Gauges {
     g
 }
 
+/// The `[[limit]]` gauges of the gate in force, the usage of its `global`
+/// limits read from the store at most once per [`GAUGE_TTL`].
+async fn limit_gauges(state: &AppState) -> Vec<LimitGauge> {
+    let mut last = state.inner.limit_gauges.lock().await;
+    if let Some((at, g)) = &*last {
+        if at.elapsed() < GAUGE_TTL {
+            return g.clone();
+        }
+    }
+    let gate = state.inner.gate.current();
+    let mut limits: Vec<Limit> = Vec::new();
+    for tool in gate.gate().registry().iter() {
+        for l in gate.gate().tool_limits(tool.name()) {
+            if !limits.iter().any(|k| k.name == l.name) {
+                limits.push(l.clone());
+            }
+        }
+    }
+    limits.sort_by(|a, b| a.name.cmp(&b.name));
+    let now = gate.now();
+    let mut out = Vec::with_capacity(limits.len());
+    for l in limits {
+        let used = if l.scope == Scope::Global {
+            let key = l.key("", "", None);
+            let window = i64::try_from(l.window_ms()).unwrap_or(i64::MAX);
+            let since = toolgate_store::Timestamp::from_unix_millis(
+                now.unix_millis().saturating_sub(window),
+            );
+            state
+                .blocking(move |s| s.limit_events(&key, since))
+                .await
+                .ok()
+                .and_then(|events| {
+                    events
+                        .iter()
+                        .try_fold(Amount::ZERO, |sum, (_, a)| sum.checked_add(*a))
+                })
+                .map(|a| a.to_string())
+        } else {
+            None
+        };
+        out.push(LimitGauge {
+            cap: l.cap().to_string(),
+            per: l.scope.as_str(),
+            window_seconds: l.window_seconds,
+            name: l.name,
+            used,
+        });
+    }
+    *last = Some((Instant::now(), out.clone()));
+    out
+}
+
 pub(super) async fn metrics(
     State(state): State<AppState>,
     parts: axum::http::request::Parts,
@@ -69,6 +123,7 @@ pub(super) async fn metrics(
     let g = gauges(&state).await;
     let mut text = state.inner.metrics.render(&g);
     crate::metrics::render_telemetry(&mut text, state.inner.telemetry());
+    text.push_str(&render_limits(&limit_gauges(&state).await));
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
