@@ -83,6 +83,16 @@ pub struct Args {
     /// The store URL instead of the config's `[store] url`.
     #[arg(long, value_name = "URL")]
     store: Option<String>,
+
+    /// Where the hook remembers the Cedar policy texts that type-checked,
+    /// so that the next run skips type-checking the very same text
+    /// (default: `$XDG_CACHE_HOME/toolgate`, else `$HOME/.cache/toolgate`).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+
+    /// Type-check the Cedar policies on every run; remember nothing.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
 }
 
 /// Runs the hook. Always answers the agent itself: every error becomes a
@@ -127,7 +137,33 @@ fn emit(answer: &Answer) -> ExitCode {
     ExitCode::from(answer.exit)
 }
 
+/// The folder validated policy texts are remembered in, if any.
+fn cache_dir(args: &Args) -> Option<PathBuf> {
+    if args.no_cache {
+        return None;
+    }
+    if let Some(dir) = &args.cache_dir {
+        return Some(dir.clone());
+    }
+    let env = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    env("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            env("HOME")
+                .filter(|p| p.is_absolute())
+                .map(|h| h.join(".cache"))
+        })
+        .map(|base| base.join("toolgate"))
+}
+
 fn decide(args: &Args, agent: Agent) -> Answer {
+    if let Some(dir) = cache_dir(args) {
+        toolgate::authz::remember_validations(dir);
+    }
     let Ok(config) = Config::load(&args.config) else {
         return Answer::blocked("config_unavailable");
     };
@@ -154,9 +190,11 @@ fn decide(args: &Args, agent: Agent) -> Answer {
             return Answer::blocked(&code);
         }
     };
-    let Ok(store) =
-        crate::store_cmds::open(Some(&config), args.store.as_deref(), StoreOptions::new())
-    else {
+    let Ok(store) = crate::store_cmds::open(
+        Some(&config),
+        args.store.as_deref(),
+        StoreOptions::new().short_lived(true),
+    ) else {
         return Answer::blocked("store_unavailable");
     };
     let note = format!("hook:{agent}");
@@ -176,7 +214,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
                 return Answer::blocked("config_unavailable");
             };
             let context = Context::new(args.user.as_str(), event.session(), 1);
-            let decisions = gate.decide_and_record(&event.call_body(), Format::Mcp, &context);
+            let decisions = gate.decide_and_record_once(&event.call_body(), Format::Mcp, &context);
             let rejected = decisions
                 .rejected()
                 .map_or("internal_error", |r| r.code.as_str());

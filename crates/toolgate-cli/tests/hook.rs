@@ -804,3 +804,66 @@ fn agents_without_an_ask_get_a_toolgate_approval_even_with_on_hold_ask() {
     assert_eq!(str_at(&v, "/decision"), "deny");
     assert_eq!(str_at(&v, "/reason"), toolgate::hook::HELD_RETRY_FEEDBACK);
 }
+
+/// The hook remembers which policy texts type-checked (`--cache-dir`), so
+/// the next run skips the check of the very same text; an edited policies
+/// file is a new text: checked before it decides anything, and in effect
+/// on the next call.
+#[test]
+fn an_edited_policy_takes_effect_on_the_next_call_despite_the_cache() {
+    let work = tempfile::tempdir().unwrap();
+    let examples = manifest().join("../../examples/agents");
+    for name in ["toolgate.toml", "policies.cedar", "agents.cedarschema"] {
+        std::fs::copy(examples.join(name), work.path().join(name)).unwrap();
+    }
+    std::fs::create_dir(work.path().join("schemas")).unwrap();
+    for entry in std::fs::read_dir(examples.join("schemas")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(
+            entry.path(),
+            work.path().join("schemas").join(entry.file_name()),
+        )
+        .unwrap();
+    }
+    let config = work.path().join("toolgate.toml").display().to_string();
+    let cache = work.path().join("cache");
+    let cache_arg = cache.display().to_string();
+    let db = db();
+    let run = |n: usize| {
+        let body = event_n(
+            "claude-pre-bash.json",
+            "cargo test --lib",
+            "cargo test --lib",
+            n,
+        );
+        hook("claude", &config, &db, &["--cache-dir", &cache_arg], &body)
+    };
+    let decision = |out: &Output| {
+        str_at(&stdout_json(out), "/hookSpecificOutput/permissionDecision").to_owned()
+    };
+    assert_eq!(decision(&run(1)), "allow");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "remembered");
+    assert_eq!(decision(&run(2)), "allow");
+
+    // A policy that does not type-check: the config does not load.
+    let policies = work.path().join("policies.cedar");
+    let good = std::fs::read_to_string(&policies).unwrap();
+    std::fs::write(
+        &policies,
+        format!("{good}\n@id(\"typo\")\nforbid(principal, action == Action::\"Bash\", resource)\nwhen {{ context.args.comand like \"cargo *\" }};\n"),
+    )
+    .unwrap();
+    assert!(blocked(&run(3)).contains("config_unavailable"));
+
+    // A forbid that type-checks: the very next call is denied.
+    std::fs::write(
+        &policies,
+        format!("{good}\n@id(\"no-cargo\")\nforbid(principal, action == Action::\"Bash\", resource)\nwhen {{ context.args.command like \"cargo *\" }};\n"),
+    )
+    .unwrap();
+    assert_eq!(decision(&run(4)), "deny");
+    // Back to the remembered text: allowed again.
+    std::fs::write(&policies, &good).unwrap();
+    assert_eq!(decision(&run(5)), "allow");
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+}

@@ -398,6 +398,17 @@ pub struct AuditEntry {
     /// in the same transaction, so that a response decided without a
     /// write before it is counted exactly when its record is.
     pub counts_response: bool,
+    /// Not part of the record: with [`AuditEntry::counts_response`], the
+    /// count of its session's responses the commit must reach (the turn
+    /// its response was decided at, from a read); another count (another
+    /// process counted a response of the session meanwhile) fails the
+    /// commit with `conflict`, and nothing is written.
+    pub expects_responses: Option<u64>,
+    /// Not part of the record: its commit claims its call id in its
+    /// session ([`crate::Store::claim_call`]), in the same transaction; a
+    /// call id claimed already (a replay, or another process's claim made
+    /// meanwhile) fails the commit with `conflict`, and nothing is written.
+    pub claims_call: bool,
     /// Not part of the record: what the call adds to each limit counting
     /// it ([`toolgate::Decision::charges`]), judged again and stored in the
     /// record's transaction; an allowed record a limit refuses there is
@@ -430,6 +441,8 @@ impl AuditEntry {
             risk: None,
             refused_arguments: None,
             counts_response: false,
+            expects_responses: None,
+            claims_call: false,
             charges: Vec::new(),
             labels: Vec::new(),
         }
@@ -440,6 +453,24 @@ impl AuditEntry {
     #[must_use]
     pub fn counting_response(mut self) -> Self {
         self.counts_response = true;
+        self
+    }
+
+    /// Makes the record's commit count one response of its session and
+    /// fail unless the count reaches `responses` (see
+    /// [`AuditEntry::expects_responses`]).
+    #[must_use]
+    pub fn counting_response_as(mut self, responses: u64) -> Self {
+        self.counts_response = true;
+        self.expects_responses = Some(responses);
+        self
+    }
+
+    /// Makes the record's commit claim its call id (see
+    /// [`AuditEntry::claims_call`]).
+    #[must_use]
+    pub fn claiming_call(mut self) -> Self {
+        self.claims_call = true;
         self
     }
 

@@ -247,6 +247,56 @@ impl StoreGate {
         self.record(decisions, stored, turn, now, &state)
     }
 
+    /// [`StoreGate::decide_and_record`] for a caller that decides one
+    /// response and exits (`toolgate hook`), in one commit where it can:
+    /// decides reading the store ([`StoreGate::prepare`]); a response whose
+    /// one record is all there is to write commits it with the session's
+    /// response count and the call id its allowed call claims, in one
+    /// transaction ([`AuditEntry::counting_response_as`],
+    /// [`AuditEntry::claiming_call`]), instead of a commit for each first.
+    /// If another process counted a response of the session or claimed the
+    /// id in between, that commit fails writing nothing, and the response
+    /// is decided again by [`StoreGate::decide_and_record`]; so is any
+    /// other response. Blocks on the store's writes.
+    pub fn decide_and_record_once(
+        &self,
+        body: &[u8],
+        format: Format,
+        context: &Context,
+    ) -> Decisions {
+        match self.prepare_with(body, format, context, true) {
+            Prepared::Ready(mut unrecorded) => {
+                let committed = match <[AuditEntry; 1]>::try_from(unrecorded.take_entries()) {
+                    Ok([mut entry]) => {
+                        // Another process (a parallel hook) may count a
+                        // response of the session, or claim the call's
+                        // id, between the reads and the commit: then the
+                        // commit fails, writing nothing, and the response
+                        // is decided again on the path that writes
+                        // first.
+                        if let Some(n) = unrecorded.responses {
+                            entry = entry.counting_response_as(n);
+                        }
+                        match self.store.append(entry) {
+                            Ok(_) => true,
+                            Err(e) if e.code() == StoreErrorCode::Conflict => {
+                                drop(unrecorded);
+                                return self.decide_and_record(body, format, context);
+                            }
+                            Err(_) => false,
+                        }
+                    }
+                    // INVARIANT: `prepare` readies exactly one record; any
+                    // other count is not committed and so denies.
+                    Err(_) => false,
+                };
+                self.finish(unrecorded, committed)
+            }
+            Prepared::Decided(decided) => self.record_decided(decided, context),
+            Prepared::Again => self.decide_and_record(body, format, context),
+        }
+    }
+
     /// [`StoreGate::decide_and_record`] for an envelope already read.
     pub fn decide_envelope_and_record(&self, envelope: &Envelope, context: &Context) -> Decisions {
         let safe = bounded_context(context);
@@ -301,6 +351,21 @@ impl StoreGate {
     /// [`StoreGate::record_decided`] (it writes: call it where blocking is
     /// allowed), [`Prepared::Again`] through [`StoreGate::decide_and_record`].
     pub(crate) fn prepare(&self, body: &[u8], format: Format, original: &Context) -> Prepared {
+        self.prepare_with(body, format, original, false)
+    }
+
+    /// [`StoreGate::prepare`]; with `defer_claims`, a call id an allowed
+    /// call claims is claimed by its record's commit
+    /// ([`AuditEntry::claiming_call`]), which fails with `conflict` if it
+    /// was claimed meanwhile: only for a caller that then decides again on
+    /// the writing path ([`StoreGate::decide_and_record_once`]).
+    fn prepare_with(
+        &self,
+        body: &[u8],
+        format: Format,
+        original: &Context,
+        defer_claims: bool,
+    ) -> Prepared {
         let safe = bounded_context(original);
         let context = safe.as_ref();
         let now = self.clock.now();
@@ -311,6 +376,7 @@ impl StoreGate {
             .map(|n| n.saturating_add(others).saturating_add(1));
         let turn = effective_turn(&responses, context);
         let responses_read = responses.is_ok();
+        let responses_now = responses.as_ref().ok().copied();
         let state = StoreState::read(
             self.store.as_ref(),
             context,
@@ -320,7 +386,13 @@ impl StoreGate {
             now,
         )
         .reads_only();
+        let state = if defer_claims {
+            state.deferring_claims()
+        } else {
+            state
+        };
         let ds = self.gate.decide(body, format, original, &state);
+        let claims = state.deferred_claims();
         if state.wanted_write() || !responses_read {
             // The gate wanted a write (using an approval, claiming a call
             // id): its decisions are not the ones a writing view gives.
@@ -336,12 +408,24 @@ impl StoreGate {
         if !writes {
             let mut unrecorded = self.unrecorded(ds, context, now, escalated);
             if let Ok([entry]) = <[AuditEntry; 1]>::try_from(unrecorded.take_entries()) {
+                let entry = match claims.as_slice() {
+                    [] => entry,
+                    [id] if entry.call_id.as_ref() == Some(id) => entry.claiming_call(),
+                    // Claims the one record cannot make: decide again on
+                    // the writing path.
+                    _ => return Prepared::Again,
+                };
                 unrecorded.entries = vec![entry.counting_response()];
                 unrecorded.reservation = Some(reservation);
+                unrecorded.responses = responses_now;
                 return Prepared::Ready(unrecorded);
             }
             // Not exactly one record: decide again on the writing path
             // (rare: a response without calls, or several allowed calls).
+            return Prepared::Again;
+        }
+        if !claims.is_empty() {
+            // A claim left to a commit that will not be made.
             return Prepared::Again;
         }
         Prepared::Decided(Decided {
@@ -404,6 +488,7 @@ impl StoreGate {
             entries,
             escalated,
             reservation,
+            responses: _,
         } = unrecorded;
         // Committed or not, the response is no longer in flight.
         drop(reservation);
@@ -589,6 +674,7 @@ impl StoreGate {
             entries,
             escalated,
             reservation: None,
+            responses: None,
         }
     }
 
@@ -713,6 +799,9 @@ pub struct Unrecorded {
     /// The response's place among its session's responses in flight,
     /// given up when this is finished or dropped.
     reservation: Option<Reservation>,
+    /// The session's response count its record's commit brings, as read
+    /// when it was decided (the response's turn).
+    responses: Option<u64>,
 }
 
 /// What the read-only half found ([`StoreGate::prepare`]).

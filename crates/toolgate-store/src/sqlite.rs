@@ -46,7 +46,8 @@ use toolgate_json::Digest;
 
 use self::approvals::{approvals_where, filter, write_on};
 use self::reads::{
-    count_response_in, json_list, read_kill_switch, read_responses, read_session, run_cached,
+    claim_in, count_response_in, json_list, read_kill_switch, read_responses, read_session,
+    run_cached,
 };
 
 use crate::approval::approval_state_clause;
@@ -125,9 +126,17 @@ struct Tx<'a> {
 
 impl Tx<'_> {
     fn append(&mut self, entry: &AuditEntry) -> Result<AppendReceipt, Error> {
+        if entry.claims_call {
+            if let (Some(session), Some(call_id)) = (&entry.session, &entry.call_id) {
+                if !claim_in(self.conn, session, call_id, entry.time.unix_millis())? {
+                    return Err(rules::record::call_claimed());
+                }
+            }
+        }
         if entry.counts_response {
             if let Some(session) = &entry.session {
-                count_response_in(self.conn, session)?;
+                let n = count_response_in(self.conn, session)?;
+                rules::record::check_responses(entry, n)?;
             }
         }
         // The write lock is held: limits are judged one writer at a time.
@@ -745,17 +754,7 @@ impl Store for SqliteStore {
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, Error> {
         let now = self.open.clock.now().unix_millis();
-        self.write(|tx| {
-            let n = tx
-                .conn
-                .prepare_cached(
-                    "INSERT INTO allowed_calls (session, call_id, allowed_at) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (session, call_id) DO NOTHING",
-                )
-                .and_then(|mut s| s.execute(rusqlite::params![session, call_id, now]))
-                .map_err(|e| Error::db("claiming a call id", e))?;
-            Ok(n == 1)
-        })
+        self.write(|tx| claim_in(tx.conn, session, call_id, now))
     }
 
     fn limit_events(

@@ -814,3 +814,107 @@ fn an_approval_is_bound_to_the_tool_definition_it_was_given_under() {
         Some(&*id.to_string())
     );
 }
+
+/// `decide_and_record_once` (a process deciding one response, such as the
+/// coding-agent hook): an allowed response's one record commits with the
+/// session's response count in one transaction; anything else takes the
+/// writing path; every response is counted once either way.
+#[test]
+fn one_commit_per_response_counts_it_with_its_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let clock = clock();
+    let store = file_store(&path, &clock);
+    let gate = Gate::builder(config().registry().clone())
+        .authorizer(toolgate::danger::NoAuthorization)
+        .max_turns(3)
+        .build()
+        .unwrap();
+    let g = StoreGate::new(gate, store.clone()).with_clock(Arc::new(clock.clone()));
+    let alice = ctx("alice", "s-1");
+    let once =
+        |calls: &[(&str, &str)]| g.decide_and_record_once(&body(calls), Format::Auto, &alice);
+    for n in 1..=2 {
+        let d = once(&[("search", r#"{"q":"socks"}"#)]);
+        assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
+        assert_eq!(store.responses("s-1").unwrap(), n);
+        assert_eq!(store.tail(100).unwrap().len(), usize::try_from(n).unwrap());
+    }
+    // A denial is written on the writing path, counted once too.
+    let d = once(&[("search", "{}")]);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Deny);
+    assert_eq!(store.responses("s-1").unwrap(), 3);
+    // The fourth response is over the turn limit, as on the writing path.
+    let d = once(&[("search", r#"{"q":"socks"}"#)]);
+    assert_eq!(d.decisions()[0].reasons()[0].code.as_str(), "loop_limit");
+    assert_eq!(store.responses("s-1").unwrap(), 4);
+    assert!(store.verify().unwrap().is_intact());
+}
+
+/// A record that expects its commit to bring the session's responses to a
+/// count another process has passed meanwhile is not written at all.
+#[test]
+fn a_response_counted_meanwhile_elsewhere_fails_the_commit_writing_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let clock = clock();
+    let ours = file_store(&path, &clock);
+    let theirs = file_store(&path, &clock);
+    assert_eq!(theirs.count_response("s-1").unwrap(), 1);
+    let entry = || {
+        AuditEntry::new(Timestamp::from_unix_seconds(T0), AuditVerdict::Allow)
+            .user("alice")
+            .session("s-1")
+            .tool("search")
+    };
+    let e = ours.append(entry().counting_response_as(1)).unwrap_err();
+    assert_eq!(e.code(), toolgate_store::ErrorCode::Conflict);
+    assert_eq!(ours.responses("s-1").unwrap(), 1);
+    assert!(ours.tail(10).unwrap().is_empty());
+    ours.append(entry().counting_response_as(2)).unwrap();
+    assert_eq!(theirs.responses("s-1").unwrap(), 2);
+    assert_eq!(theirs.tail(10).unwrap().len(), 1);
+}
+
+/// On the one-commit path an allowed write's call id is claimed by its
+/// record's commit: the same id again is a replay, and an id another
+/// process claimed first fails the commit, writing nothing.
+#[test]
+fn one_commit_claims_the_call_id_with_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("toolgate.db");
+    let clock = clock();
+    let store = file_store(&path, &clock);
+    let g = store_gate(store.clone(), &clock);
+    let alice = ctx("alice", "s-1");
+    let ping = |id: &str| {
+        format!(
+            r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"ping","arguments":"{{\"n\":1}}"}}}}]}}}}]}}"#
+        )
+        .into_bytes()
+    };
+    let d = g.decide_and_record_once(&ping("call_a"), Format::Auto, &alice);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Allow);
+    assert!(store.call_allowed("s-1", "call_a").unwrap());
+    assert_eq!(store.tail(10).unwrap().len(), 1);
+    let d = g.decide_and_record_once(&ping("call_a"), Format::Auto, &alice);
+    assert_eq!(d.decisions()[0].verdict(), Verdict::Deny);
+    assert_eq!(d.decisions()[0].reasons()[0].code.as_str(), "replayed_call");
+
+    let theirs = file_store(&path, &clock);
+    assert!(theirs.claim_call("s-1", "call_b").unwrap());
+    let claimed = AuditEntry::new(Timestamp::from_unix_seconds(T0), AuditVerdict::Allow)
+        .user("alice")
+        .session("s-1")
+        .tool("ping")
+        .call_id("call_b")
+        .claiming_call()
+        .counting_response();
+    let before = store.tail(100).unwrap().len();
+    let responses = store.responses("s-1").unwrap();
+    let e = store.append(claimed).unwrap_err();
+    assert_eq!(e.code(), toolgate_store::ErrorCode::Conflict);
+    assert_eq!(store.tail(100).unwrap().len(), before);
+    assert_eq!(store.responses("s-1").unwrap(), responses);
+    assert!(store.verify().unwrap().is_intact());
+}

@@ -34,6 +34,7 @@
 //! ```
 
 mod cedar;
+mod checked;
 mod declared;
 mod error;
 mod facts;
@@ -52,6 +53,7 @@ use crate::danger::NoAuthorization;
 pub use self::cedar::{
     CedarAuthorizer, Source, ACTION_TYPE, PRINCIPAL_TYPE, ROLE_TYPE, TOOL_TYPE, UNKNOWN_RESOURCE,
 };
+pub use self::checked::remember_validations;
 pub use self::error::{LoadError, LoadErrorCode};
 pub use self::facts::{
     ActionScope, ArgComparison, Clause, CompareOp, Operand, PolicyEffect, PolicyFacts,

@@ -95,6 +95,10 @@ pub struct StoreOptions {
     /// Escalate a session after this many rejections (the store's default,
     /// 3, when `None`).
     pub escalate_after: Option<u32>,
+    /// Opened by a process that decides a call or two and exits
+    /// (`toolgate hook`): SQLite opens one connection, which reads and
+    /// writes, instead of a writer and a pool of readers.
+    pub short_lived: bool,
 }
 
 impl StoreOptions {
@@ -114,6 +118,13 @@ impl StoreOptions {
     #[must_use]
     pub fn escalate_after(mut self, rejections: u32) -> Self {
         self.escalate_after = Some(rejections);
+        self
+    }
+
+    /// Opened by a short-lived process ([`StoreOptions::short_lived`]).
+    #[must_use]
+    pub fn short_lived(mut self, short_lived: bool) -> Self {
+        self.short_lived = short_lived;
         self
     }
 }
@@ -139,7 +150,9 @@ pub fn open_store(
             Ok(Arc::new(o.open(&conn).map_err(store_err)?))
         }
         kind => {
-            let mut o = SqliteOptions::new().read_only(options.read_only);
+            let mut o = SqliteOptions::new()
+                .read_only(options.read_only)
+                .single_connection(options.short_lived);
             if let Some(n) = options.escalate_after {
                 o = o.escalate_after(n);
             }

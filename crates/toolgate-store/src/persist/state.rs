@@ -1,6 +1,6 @@
 //! The [`StateView`] over a [`Store`], for one decision run.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use crate::{KillMode, KillSwitchState, SessionCounters, Store, Timestamp};
 use toolgate_json::canonical::Digest;
@@ -29,6 +29,12 @@ pub(crate) struct StoreState<'a> {
     /// and noted in `wanted_write`.
     read_only: bool,
     wanted_write: Cell<bool>,
+    /// Whether a read-only view answers a claim of a call id by reading
+    /// whether it was claimed, leaving the claim to the record's commit
+    /// ([`crate::AuditEntry::claims_call`]).
+    defer_claims: bool,
+    /// The call ids claimed so, for the record's commit.
+    deferred: RefCell<Vec<String>>,
 }
 
 impl<'a> StoreState<'a> {
@@ -54,6 +60,8 @@ impl<'a> StoreState<'a> {
             now,
             read_only: false,
             wanted_write: Cell::new(false),
+            defer_claims: false,
+            deferred: RefCell::new(Vec::new()),
         }
     }
 
@@ -80,7 +88,24 @@ impl<'a> StoreState<'a> {
             now,
             read_only: false,
             wanted_write: Cell::new(false),
+            defer_claims: false,
+            deferred: RefCell::new(Vec::new()),
         }
+    }
+
+    /// A read-only view ([`StoreState::reads_only`]) that answers a claim
+    /// of a call id `true` (the gate has read that it was not claimed) and
+    /// leaves the claim to the record's commit
+    /// ([`StoreState::deferred_claims`]), which fails if the id was claimed
+    /// meanwhile.
+    pub(crate) fn deferring_claims(mut self) -> Self {
+        self.defer_claims = true;
+        self
+    }
+
+    /// The call ids claimed by reading only, in order.
+    pub(crate) fn deferred_claims(&self) -> Vec<String> {
+        self.deferred.borrow().clone()
     }
 
     /// A view that only reads: a call that needs an approval looked up (and
@@ -218,6 +243,17 @@ impl StateView for StoreState<'_> {
     }
 
     fn claim_call(&self, session: &str, call_id: &str) -> Result<bool, StateError> {
+        if self.read_only && self.defer_claims && session == self.session {
+            // The gate read whether the id was claimed just before
+            // (`StateView::call_allowed`); one claimed since fails the
+            // record's commit.
+            let mut deferred = self.deferred.borrow_mut();
+            if deferred.iter().any(|c| c == call_id) {
+                return Ok(false);
+            }
+            deferred.push(call_id.to_owned());
+            return Ok(true);
+        }
         self.refuse_write("claiming a call id")?;
         self.store.claim_call(session, call_id).map_err(unavailable)
     }

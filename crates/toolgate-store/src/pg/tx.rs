@@ -98,16 +98,35 @@ impl Tx<'_> {
             .checked_add(1)
             .filter(|s| i64::try_from(*s).is_ok())
             .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))?;
+        if entry.claims_call {
+            if let (Some(session), Some(call_id)) = (&entry.session, &entry.call_id) {
+                let n = self
+                    .tx
+                    .execute(
+                        "INSERT INTO allowed_calls (session, call_id, allowed_at) VALUES ($1, $2, $3) \
+                         ON CONFLICT (session, call_id) DO NOTHING",
+                        &[session, call_id, &entry.time.unix_millis()],
+                    )
+                    .map_err(|e| Error::pg("claiming a call id", e))?;
+                if n != 1 {
+                    return Err(crate::rules::record::call_claimed());
+                }
+            }
+        }
         if entry.counts_response {
             if let Some(session) = &entry.session {
-                self.tx
-                    .execute(
+                let n: i64 = self
+                    .tx
+                    .query_one(
                         "INSERT INTO session_responses (session, responses) VALUES ($1, 1) \
                          ON CONFLICT (session) DO UPDATE \
-                         SET responses = session_responses.responses + 1",
+                         SET responses = session_responses.responses + 1 \
+                         RETURNING responses",
                         &[session],
                     )
+                    .and_then(|row| row.try_get(0))
                     .map_err(|e| Error::pg("counting a response", e))?;
+                crate::rules::record::check_responses(&entry, u64::try_from(n).unwrap_or(0))?;
             }
         }
         // The keys were locked first (`commit_batch`): judged one replica

@@ -14,6 +14,31 @@ use crate::audit::{self, AuditEntry, AuditRecord, RedactionKey, Verdict};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
+/// Fails with `conflict` when `entry` expects its commit to bring its
+/// session's responses to a count other than `counted` (the count just
+/// written, in the entry's transaction): the transaction is then rolled
+/// back and nothing is written ([`AuditEntry::expects_responses`]).
+pub(crate) fn check_responses(entry: &AuditEntry, counted: u64) -> Result<(), Error> {
+    match entry.expects_responses {
+        Some(want) if want != counted => Err(Error::new(
+            ErrorCode::Conflict,
+            format!(
+                "the session's responses were counted meanwhile ({counted}, decided at {want})"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The error of a commit whose record claims a call id
+/// ([`AuditEntry::claims_call`]) claimed already.
+pub(crate) fn call_claimed() -> Error {
+    Error::new(
+        ErrorCode::Conflict,
+        "the call id was claimed already in its session",
+    )
+}
+
 /// An audit row as stored, before it is checked.
 #[derive(Debug, Clone)]
 pub(crate) struct RawRecord {
@@ -72,6 +97,8 @@ impl RawRecord {
             risk: self.risk,
             refused_arguments: self.refused,
             counts_response: false,
+            expects_responses: None,
+            claims_call: false,
             charges: Vec::new(),
             labels: Vec::new(),
         };

@@ -24,6 +24,7 @@ pub struct SqliteOptions {
     pub(super) durability: Durability,
     pub(super) common: options::Common,
     pub(super) max_database_bytes: Option<u64>,
+    pub(super) single_connection: bool,
 }
 
 impl Default for SqliteOptions {
@@ -39,6 +40,7 @@ impl fmt::Debug for SqliteOptions {
             .field("durability", &self.durability);
         self.common.debug_fields(&mut d);
         d.field("max_database_bytes", &self.max_database_bytes)
+            .field("single_connection", &self.single_connection)
             .finish_non_exhaustive()
     }
 }
@@ -53,6 +55,7 @@ impl SqliteOptions {
             durability: Durability::Full,
             common: options::Common::new(),
             max_database_bytes: None,
+            single_connection: false,
         }
     }
 
@@ -109,6 +112,16 @@ impl SqliteOptions {
         self
     }
 
+    /// One connection that reads and writes, instead of a writer and a
+    /// pool of readers: for a process that makes a call or two and exits
+    /// (fewer files opened, fewer pragmas run). Reads then wait for a
+    /// commit in progress.
+    #[must_use]
+    pub fn single_connection(mut self, single: bool) -> Self {
+        self.single_connection = single;
+        self
+    }
+
     /// Opens (creating and migrating if needed) the database at `path`.
     pub fn open(self, path: impl AsRef<Path>) -> Result<SqliteStore, Error> {
         let path = path.as_ref();
@@ -143,8 +156,13 @@ impl SqliteOptions {
         }
         self.configure_writer(&writer)?;
         schema::migrate(&mut writer, self.common.clock.now().unix_millis())?;
-        let mut readers = Vec::with_capacity(READERS + HOT_READERS);
-        for _ in 0..READERS + HOT_READERS {
+        let pool = if self.single_connection {
+            0
+        } else {
+            READERS + HOT_READERS
+        };
+        let mut readers = Vec::with_capacity(pool);
+        for _ in 0..pool {
             let reader = Connection::open_with_flags(path, flags).map_err(open_err)?;
             reader.busy_timeout(self.busy_timeout).map_err(open_err)?;
             reader

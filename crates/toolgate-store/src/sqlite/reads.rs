@@ -15,6 +15,24 @@ pub(super) fn count_response_in(conn: &Connection, session: &str) -> Result<u64,
     Ok(u64::try_from(n).unwrap_or(0))
 }
 
+/// Claims `call_id` in `session` in the open transaction: `false` if it
+/// was claimed already.
+pub(super) fn claim_in(
+    conn: &Connection,
+    session: &str,
+    call_id: &str,
+    now_ms: i64,
+) -> Result<bool, Error> {
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO allowed_calls (session, call_id, allowed_at) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (session, call_id) DO NOTHING",
+        )
+        .and_then(|mut s| s.execute(rusqlite::params![session, call_id, now_ms]))
+        .map_err(|e| Error::db("claiming a call id", e))?;
+    Ok(n == 1)
+}
+
 /// The responses of `session` counted so far (0 for a new session).
 pub(super) fn read_responses(conn: &Connection, session: &str) -> Result<u64, Error> {
     let n: Option<i64> = conn

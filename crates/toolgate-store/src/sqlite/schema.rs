@@ -252,6 +252,12 @@ INSERT INTO kill_switch (id, mode) VALUES (1, 'off');
 /// transaction (so processes opening it together migrate it once).
 pub(crate) fn migrate(conn: &mut Connection, now_ms: i64) -> Result<(), Error> {
     let db = |e| Error::db("migrating the database", e);
+    // A database already at this version (every open but the first) is
+    // not locked for writing: one read says so. Anything else (no table
+    // yet, an older or newer version, an error) takes the locked path.
+    if read_version(conn).ok() == Some(SCHEMA_VERSION) {
+        return Ok(());
+    }
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(db)?;

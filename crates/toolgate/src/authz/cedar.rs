@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cedar_policy::{
     ActionConstraint, Authorizer as Engine, Context as CedarContext, Decision as CedarDecision,
@@ -129,8 +129,13 @@ pub struct CedarAuthorizer {
     /// declares, by action id.
     session_facts: HashMap<String, Vec<&'static str>>,
     policy_count: usize,
-    /// What each policy says, sorted by id ([`Self::policy_facts`]).
-    facts: Vec<PolicyFacts>,
+    /// Every policy, as loaded (renamed to its `@id`).
+    set: PolicySet,
+    /// What each policy says, sorted by id ([`Self::policy_facts`]): made
+    /// from `set` when first asked for (lint and red-team generation ask;
+    /// deciding never does, and reading each policy's JSON form costs
+    /// about as much as parsing it).
+    facts: OnceLock<Vec<PolicyFacts>>,
 }
 
 struct ActionEntry {
@@ -190,33 +195,25 @@ impl CedarAuthorizer {
         entities: Option<Source<'_>>,
     ) -> Result<Self, LoadError> {
         let schema_file = schema.file;
+        let schema_source = schema;
         let (schema, schema_json) = load_schema(schema)?;
-        let (set, meta) = load_policies(policies, &schema)?;
+        let (set, meta) = load_policies(policies, schema_source, &schema)?;
+        let action_entities = schema.action_entities().map_err(|e| {
+            LoadError::new(
+                LoadErrorCode::Schema,
+                schema_file,
+                format!("the schema's actions: {e}"),
+            )
+            .source(e)
+        })?;
+        let mut actions = index(&set, &schema, &action_entities, schema_file)?;
         let entities = match entities {
             Some(source) => load_entities(source, &schema)?,
-            None => schema.action_entities().map_err(|e| {
-                LoadError::new(
-                    LoadErrorCode::Schema,
-                    schema_file,
-                    format!("the schema's actions: {e}"),
-                )
-                .source(e)
-            })?,
+            None => action_entities,
         };
-        let mut actions = index(&set, &schema, schema_file)?;
         for entry in actions.values_mut() {
             entry.without_holds = without_holds(&entry.policies, &meta, schema_file)?;
         }
-        let mut applies: HashMap<String, Vec<String>> = HashMap::new();
-        for (name, entry) in &actions {
-            for policy in entry.policies.policies() {
-                applies
-                    .entry(policy.id().to_string())
-                    .or_default()
-                    .push(name.clone());
-            }
-        }
-        let facts = facts::collect(&set, &applies);
         let types = schema
             .entity_types()
             .map(|t| (t.to_string(), t.clone()))
@@ -236,7 +233,8 @@ impl CedarAuthorizer {
             sources: HashMap::new(),
             args: declared::args_by_action(&schema_json),
             session_facts: declared::facts_by_action(&schema_json),
-            facts,
+            set,
+            facts: OnceLock::new(),
         })
     }
 
@@ -342,7 +340,18 @@ impl CedarAuthorizer {
     }
 
     pub(crate) fn facts(&self) -> &[PolicyFacts] {
-        &self.facts
+        self.facts.get_or_init(|| {
+            let mut applies: HashMap<String, Vec<String>> = HashMap::new();
+            for (name, entry) in &self.actions {
+                for policy in entry.policies.policies() {
+                    applies
+                        .entry(policy.id().to_string())
+                        .or_default()
+                        .push(name.clone());
+                }
+            }
+            facts::collect(&self.set, &applies)
+        })
     }
 
     pub(crate) fn meta(&self, id: &PolicyId) -> Option<PolicyMeta> {
@@ -725,6 +734,7 @@ fn load_schema(source: Source<'_>) -> Result<(Schema, Value<'static>), LoadError
 
 fn load_policies(
     source: Source<'_>,
+    schema_source: Source<'_>,
     schema: &Schema,
 ) -> Result<(PolicySet, HashMap<PolicyId, PolicyMeta>), LoadError> {
     let parsed = PolicySet::from_str(source.text).map_err(|e| {
@@ -832,6 +842,12 @@ fn load_policies(
             .source(e)
         })?;
     }
+    // Type-checked once per text where the process remembers validations
+    // (`remember_validations`: the hook, started per call).
+    let key = super::checked::key(schema_source.text, source.text);
+    if key.as_deref().is_some_and(super::checked::known) {
+        return Ok((set, meta));
+    }
     let result = Validator::new(schema.clone()).validate(&set, ValidationMode::Strict);
     if let Some(e) = result.validation_errors().next() {
         let id = e.policy_id().to_string();
@@ -847,6 +863,9 @@ fn load_policies(
             err = at_policy(err, policy);
         }
         return Err(err);
+    }
+    if let Some(key) = key {
+        super::checked::remember(&key);
     }
     Ok((set, meta))
 }
@@ -894,16 +913,9 @@ fn byte_of_line_column(text: &str, line: usize, column: usize) -> usize {
 fn index(
     set: &PolicySet,
     schema: &Schema,
+    action_entities: &Entities,
     file: &Path,
 ) -> Result<HashMap<String, ActionEntry>, LoadError> {
-    let action_entities = schema.action_entities().map_err(|e| {
-        LoadError::new(
-            LoadErrorCode::Schema,
-            file,
-            format!("the schema's actions: {e}"),
-        )
-        .source(e)
-    })?;
     let mut actions = HashMap::new();
     for uid in schema.actions() {
         if uid.type_name().to_string() != ACTION_TYPE {

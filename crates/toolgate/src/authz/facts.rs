@@ -462,6 +462,7 @@ mod tests {
                 "support-reads-order",
                 "support-refund-limit",
                 "support-refunds-order",
+                "trifecta-egress",
             ]
         );
         let site = facts.first().unwrap();
