@@ -57,7 +57,18 @@ fn approvals_list_and_show_name_the_upstream() {
     let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
     assert_eq!(
         header,
-        ["id", "state", "kind", "user", "session", "tool", "upstream", "digest", "expires"],
+        [
+            "id",
+            "state",
+            "kind",
+            "user",
+            "session",
+            "tool",
+            "upstream",
+            "digest",
+            "expires",
+            "arguments"
+        ],
         "{list}"
     );
     let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();

@@ -625,7 +625,7 @@ fn approvals_show_says_why_the_call_was_held_and_what_the_session_did() {
         "\ncall id:    call_refund_2\n",
         "\nheld for:   approval_required\n",
         "\napproved by: -\n",
-        "\nusage:      refund_total (per user): 0 of 100000 in the last 86400 s\n",
+        "\nusage:      refund_total (per user): 0 of 6000 in the last 86400 s\n",
     ] {
         assert!(shown.contains(line), "{line:?} in {shown}");
     }

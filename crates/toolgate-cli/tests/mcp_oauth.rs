@@ -254,7 +254,9 @@ fn the_python_sdk_authorizes_itself_and_lists_the_tools() {
     let e = endpoint(&python, &auth, 41101);
     let url = format!("http://127.0.0.1:{}/mcp", e.port);
     let out = Command::new(&python)
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolgate-mcp/tests/mcp/oauth_client.py"))
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../toolgate-mcp/tests/mcp/oauth_client.py"),
+        )
         .arg(&url)
         .output()
         .unwrap();

@@ -18,9 +18,9 @@
 mod bodies;
 mod built;
 mod cli;
+mod flows;
 pub mod jwt;
 pub mod oauth;
-mod flows;
 mod pg;
 mod pg_server;
 mod rng;

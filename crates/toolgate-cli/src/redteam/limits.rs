@@ -597,7 +597,7 @@ mod tests {
         assert_eq!(split(a("6000"), 3), Some(("2000".to_owned(), 3)));
         assert_eq!(split(a("10"), 3), Some(("4".to_owned(), 2)));
         assert_eq!(split(a("500.5"), 3), Some(("166.9".to_owned(), 2)));
-        assert_eq!(split(a("0.5"), 10), Some(("0.05".to_owned(), 10)));
+        assert_eq!(split(a("0.5"), 10), Some(("0.1".to_owned(), 5)));
         assert_eq!(split(a("1"), 3), Some(("1".to_owned(), 1)));
     }
 }
