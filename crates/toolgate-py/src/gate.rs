@@ -41,6 +41,10 @@ pub(crate) struct Gate {
     /// The store decisions are recorded in, if any (for its approvals).
     #[cfg(feature = "store")]
     records: Option<Arc<dyn toolgate_store::Store>>,
+    /// The gate over that store, if any (for its limits and labels): the
+    /// one `decider` decides with.
+    #[cfg(feature = "store")]
+    over_store: Option<Arc<StoreGate>>,
     max_body_bytes: usize,
     /// Each tool's declared member names, shown in reasons' pointers.
     known: HashMap<String, Known>,
@@ -79,6 +83,18 @@ fn connect_source(
     }
 }
 
+/// The store gate, shared by the decider and the Python methods that read
+/// its limits and labels.
+#[cfg(feature = "store")]
+struct SharedStoreGate(Arc<StoreGate>);
+
+#[cfg(feature = "store")]
+impl Decider for SharedStoreGate {
+    fn decide_body(&self, body: &[u8], format: Format, context: &Context) -> toolgate::Decisions {
+        self.0.decide_body(body, format, context)
+    }
+}
+
 /// The most a context may hold, in bytes of JSON text.
 const MAX_CONTEXT_BYTES: usize = 1 << 20;
 
@@ -87,12 +103,11 @@ impl Gate {
     /// without one and so cannot `what`.
     #[cfg(feature = "store")]
     fn store_gate(&self, what: &str) -> PyResult<&StoreGate> {
-        match &self.decider {
-            Decider::Store(gate) => Ok(gate),
-            Decider::Context(_) => Err(ConfigError::new_err(format!(
+        self.over_store.as_deref().ok_or_else(|| {
+            ConfigError::new_err(format!(
                 "this gate decides without a store: open it with a store to {what}"
-            ))),
-        }
+            ))
+        })
     }
     /// The gate of `path`, over the config's store (`Some(None)`), a store
     /// URL (`Some(Some(url))`) or none (`None`).
@@ -113,6 +128,8 @@ impl Gate {
             .collect();
         #[cfg(feature = "store")]
         let mut records = None;
+        #[cfg(feature = "store")]
+        let mut over_store = None;
         let decider: Box<dyn Decider> = match &store_url {
             None => Box::new(gate),
             #[cfg(not(feature = "store"))]
@@ -130,13 +147,17 @@ impl Gate {
                 let store = toolgate_store::open_store(url, config.base_dir(), options)
                     .map_err(|e| config_error("cannot open the store", &e))?;
                 records = Some(Arc::clone(&store));
-                Box::new(StoreGate::new(gate, store).configured(&config))
+                let shared = Arc::new(StoreGate::new(gate, store).configured(&config));
+                over_store = Some(Arc::clone(&shared));
+                Box::new(SharedStoreGate(shared))
             }
         };
         Ok(Self {
             decider,
             #[cfg(feature = "store")]
             records,
+            #[cfg(feature = "store")]
+            over_store,
             max_body_bytes: config.gate().max_body_bytes(),
             known,
             path,
