@@ -249,7 +249,7 @@ impl StoreGate {
 
     /// [`StoreGate::decide_and_record`] for a caller that decides one
     /// response and exits (`toolgate hook`), in one commit where it can:
-    /// decides reading the store ([`StoreGate::prepare`]); a response whose
+    /// decides reading the store (its read-only half); a response whose
     /// one record is all there is to write commits it with the session's
     /// response count and the call id its allowed call claims, in one
     /// transaction ([`AuditEntry::counting_response_as`],
