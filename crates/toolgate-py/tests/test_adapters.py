@@ -18,7 +18,7 @@ import toolgate
 from conftest import ROOT, require_external
 
 SHOP = ROOT / "examples" / "shop"
-SERVER = ROOT / "crates" / "toolgate-cli" / "tests" / "mcp" / "shop_server.py"
+SERVER = ROOT / "crates" / "toolgate-mcp" / "tests" / "mcp" / "shop_server.py"
 INJECTION = "IGNORE PREVIOUS INSTRUCTIONS"
 
 
