@@ -4,15 +4,15 @@
 //! Design notes are in `persist/README.md`.
 
 mod exhausted;
+mod in_flight;
 mod open;
 #[cfg(feature = "tokio")]
 mod run;
 pub(crate) mod secrets;
 mod state;
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{
@@ -31,6 +31,7 @@ pub use self::open::{
 pub use self::run::Unfinished;
 pub use toolgate::config::RefusedArguments;
 
+use self::in_flight::{InFlight, Reservation};
 use self::state::StoreState;
 
 pub use toolgate::{ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK};
@@ -857,58 +858,6 @@ struct Written {
     consecutive: bool,
     /// Whether the response is still to be counted (with its first record).
     counting: bool,
-}
-
-/// Per session, the responses decided on the two-phase path whose records
-/// are not committed yet.
-#[derive(Debug, Default)]
-struct InFlight(Mutex<HashMap<String, u64>>);
-
-impl InFlight {
-    /// Takes a place for one more response of `session`; how many were in
-    /// flight before it.
-    fn reserve(self: &Arc<Self>, session: &str) -> (Reservation, u64) {
-        let mut map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let n = map.entry(session.to_owned()).or_insert(0);
-        let before = *n;
-        *n = n.saturating_add(1);
-        (
-            Reservation {
-                in_flight: Arc::clone(self),
-                session: session.to_owned(),
-            },
-            before,
-        )
-    }
-
-    /// How many responses of `session` are in flight.
-    fn count(&self, session: &str) -> u64 {
-        let map = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        map.get(session).copied().unwrap_or(0)
-    }
-}
-
-/// One response's place in [`InFlight`], given up on drop.
-#[derive(Debug)]
-struct Reservation {
-    in_flight: Arc<InFlight>,
-    session: String,
-}
-
-impl Drop for Reservation {
-    fn drop(&mut self) {
-        let mut map = self
-            .in_flight
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = map.get_mut(&self.session) {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                map.remove(&self.session);
-            }
-        }
-    }
 }
 
 impl Unrecorded {

@@ -1,0 +1,148 @@
+//! A streamed answer: the upstream's events read, what may pass sent on,
+//! and the whole stream decided at its end (or at a break).
+
+#[allow(
+    clippy::wildcard_imports,
+    reason = "the parent's routes and their helpers"
+)]
+use super::*;
+
+/// A streamed response: read, rewritten and sent on by a task of its own.
+pub(super) fn stream_response(
+    p: Proxy,
+    api: Api,
+    body: hyper::body::Incoming,
+    context: Context,
+    span: RequestSpan,
+) -> Response {
+    let (tx, rx) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(16);
+    tokio::spawn(pump(p, api, body, context, tx, span));
+    let mut r = Response::new(Body::new(rx));
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+/// Reads the upstream stream, sends on what may pass, and at the end (or
+/// at a break) decides the whole stream as received.
+async fn pump(
+    p: Proxy,
+    api: Api,
+    mut body: hyper::body::Incoming,
+    context: Context,
+    mut tx: http_body_util::channel::Sender<Bytes, std::io::Error>,
+    span: RequestSpan,
+) {
+    let inner = &p.inner;
+    let mut reader = SseReader::new(inner.max_response_bytes);
+    let mut rewriter = Rewriter::new(api, inner.config.pass_through());
+    let mut raw: Vec<u8> = Vec::new();
+    let deadline = tokio::time::Instant::now() + inner.config.upstream_timeout();
+    let idle = inner.config.idle_timeout();
+    let mut client_gone = false;
+    // Whether the rewriter itself refused the stream (an item off the pass
+    // list, a chunk it could not read, a final output that differs): then
+    // the gate does not decide it, and its calls are recorded as refused.
+    let mut refused_here = false;
+    let broken: Option<&'static str> = 'read: loop {
+        let next = tokio::time::Instant::now() + idle;
+        let frame = match tokio::time::timeout_at(next.min(deadline), body.frame()).await {
+            Err(_) => break 'read Some("the upstream went silent"),
+            Ok(None) => {
+                break 'read (!rewriter.ended())
+                    .then_some("the stream ended before its terminal event")
+            }
+            Ok(Some(Err(_))) => break 'read Some("the upstream's stream broke off"),
+            Ok(Some(Ok(f))) => f,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        raw.extend_from_slice(&data);
+        let events = match reader.push(&data) {
+            Ok(e) => e,
+            Err(SseError::TooLarge) => break 'read Some("the stream is too large"),
+            Err(SseError::NotUtf8) => break 'read Some("the stream is not UTF-8"),
+        };
+        for e in &events {
+            match rewriter.event(e) {
+                Ok(Step::Emit(text)) => {
+                    if !text.is_empty() && tx.send_data(Bytes::from(text)).await.is_err() {
+                        client_gone = true;
+                        break 'read Some("the client went away");
+                    }
+                }
+                Ok(Step::End) => {}
+                Err(Broken(why)) => {
+                    refused_here = true;
+                    break 'read Some(why);
+                }
+            }
+        }
+        if rewriter.ended() {
+            break 'read None;
+        }
+    };
+    // Every call of the stream is decided and audited, whole or broken: a
+    // broken one is read by the gate as cut off, and so denied; one the
+    // proxy refuses (here or because the gate could not read it) is
+    // recorded call by call as refused.
+    let held = refused::held(rewriter.held_calls());
+    let decisions = if refused_here {
+        None
+    } else {
+        decide(inner, raw.clone(), api.format(), context.clone(), &span).await
+    };
+    if let (Api::Responses, Some(d)) = (api, &decisions) {
+        inner.continuations.note_stream(&context.user, &raw, d);
+    }
+    let outcome: Result<String, (&'static str, String)> = match (broken, decisions) {
+        (Some(why), _) if refused_here => Err(("stream_refused", why.to_owned())),
+        (Some(why), Some(d)) if d.rejected().is_none() => Ok(api.error_event(
+            "stream_refused",
+            &format!("{why}; no call of this response was released"),
+        )),
+        (Some(why), _) => Err(("stream_refused", why.to_owned())),
+        (None, None) => {
+            Ok(api.error_event("store_unavailable", "the decision could not be recorded"))
+        }
+        (None, Some(d)) => match inner.adapter.read(&raw, api.format()) {
+            Err(_) => Err((
+                "response_refused",
+                "toolgate refused the model's response".to_owned(),
+            )),
+            Ok(envelope) => match rewrite::refusal(&d, inner.config.on_deny()) {
+                Some(r) if r.code == "response_refused" => Err((r.code, r.message)),
+                Some(r) => Ok(api.error_event(r.code, &r.message)),
+                None => rewriter
+                    .finish(&envelope, &d)
+                    .map_err(|Broken(why)| ("response_refused", why.to_owned())),
+            },
+        },
+    };
+    let closing = match outcome {
+        Ok(text) => text,
+        Err((code, why)) => {
+            let note = format!("proxy stream {}: {why}", api.path());
+            let recorded = refused::record(&inner.gate, &context, held, code, note).await;
+            if recorded {
+                api.error_event(
+                    code,
+                    &format!("{why}; no call of this response was released"),
+                )
+            } else {
+                api.error_event("store_unavailable", "the refusal could not be recorded")
+            }
+        }
+    };
+    // The request's span ends before the client sees the stream end.
+    drop(span);
+    if !client_gone {
+        let _ignored = tx.send_data(Bytes::from(closing)).await;
+    }
+}
