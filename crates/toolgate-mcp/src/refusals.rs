@@ -17,10 +17,13 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use toolgate_store::{AuditEntry, StoreGate, Verdict};
+
+/// The most [`Refusals::flush`] waits for records still being written.
+const FLUSH_WAIT: Duration = Duration::from_secs(5);
 
 /// How long refusals of one kind are counted into one record.
 pub const WINDOW: Duration = Duration::from_secs(10);
@@ -50,6 +53,9 @@ pub(crate) struct Refusals {
     windows: Mutex<HashMap<Key, u64>>,
     /// Whether the task ending the windows runs.
     ticking: AtomicBool,
+    /// Records written off the caller's thread and not finished yet, so
+    /// that the proxy's end waits for them and none is lost at exit.
+    writing: Arc<(Mutex<u64>, Condvar)>,
     me: Weak<Refusals>,
 }
 
@@ -61,6 +67,7 @@ impl Refusals {
             gate,
             windows: Mutex::new(HashMap::new()),
             ticking: AtomicBool::new(false),
+            writing: Arc::new((Mutex::new(0), Condvar::new())),
             me: me.clone(),
         })
     }
@@ -120,9 +127,17 @@ impl Refusals {
         }
     }
 
-    /// Writes the counts of the current window now (the proxy ends).
+    /// Writes the counts of the current window now (the proxy ends), and
+    /// waits (at most [`FLUSH_WAIT`]) for the records still being written
+    /// off the caller's thread: when the proxy's run returns, every
+    /// refusal it made is in the log.
     pub(crate) fn flush(&self) {
         self.end_window(true);
+        let (count, done) = &*self.writing;
+        let pending = count.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = done
+            .wait_timeout_while(pending, FLUSH_WAIT, |n| *n > 0)
+            .unwrap_or_else(PoisonError::into_inner);
     }
 
     /// The window ends: one record per kind with refusals beyond its
@@ -168,7 +183,17 @@ impl Refusals {
         };
         match tokio::runtime::Handle::try_current() {
             Ok(runtime) if !blocking => {
-                runtime.spawn_blocking(append);
+                let writing = Arc::clone(&self.writing);
+                {
+                    let mut n = writing.0.lock().unwrap_or_else(PoisonError::into_inner);
+                    *n = n.saturating_add(1);
+                }
+                runtime.spawn_blocking(move || {
+                    append();
+                    let mut n = writing.0.lock().unwrap_or_else(PoisonError::into_inner);
+                    *n = n.saturating_sub(1);
+                    writing.1.notify_all();
+                });
             }
             _ => append(),
         }
