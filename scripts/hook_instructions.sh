@@ -4,8 +4,12 @@
 # on the machine, unlike its wall-clock time (scripts/hook_latency.py).
 #
 # Usage: scripts/hook_instructions.sh TOOLGATE_BIN [STORE_URL]
-# (EXTRA="--no-cache" to count a run that type-checks the policies, as
-# every run did before the hook remembered validated texts.)
+# (EXTRA="--no-cache" to count a run that parses the schema text and
+# type-checks the policies, as every run did before the hook remembered
+# validated texts; SCHEMA_TEXT=1 to count a run that skips the type check
+# but parses the schema text, as every run did before the hook kept the
+# schema's JSON form: the kept form is removed and the cache folder made
+# read-only before the counted run.)
 #
 # Runs the recorded Claude Code PreToolUse event (an allowed `Bash` call)
 # through `TOOLGATE_BIN hook --agent claude --config
@@ -18,7 +22,7 @@ set -eu
 bin=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'chmod -R u+w "$tmp"; rm -rf "$tmp"' EXIT
 store=${2:-sqlite://$tmp/toolgate.db}
 EXTRA=${EXTRA:---cache-dir $tmp/cache}
 event=$root/crates/toolgate-cli/tests/hook/events/claude-pre-bash.json
@@ -35,6 +39,10 @@ run() {
     }
 }
 for _ in 1 2 3; do run "$bin"; done
+if [ "${SCHEMA_TEXT:-0}" = 1 ]; then
+    rm -f "$tmp"/cache/schema-*.json
+    chmod 500 "$tmp/cache"
+fi
 run valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$bin"
 total=$(callgrind_annotate "$tmp/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ {print $1}')
 echo "instructions per hook run: $total"

@@ -806,9 +806,10 @@ fn agents_without_an_ask_get_a_toolgate_approval_even_with_on_hold_ask() {
 }
 
 /// The hook remembers which policy texts type-checked (`--cache-dir`), so
-/// the next run skips the check of the very same text; an edited policies
-/// file is a new text: checked before it decides anything, and in effect
-/// on the next call.
+/// the next run skips the check of the very same text, and keeps the
+/// schema's JSON form, read instead of the very same schema text; an
+/// edited policies or schema file is a new text: checked before it decides
+/// anything, and in effect on the next call.
 #[test]
 fn an_edited_policy_takes_effect_on_the_next_call_despite_the_cache() {
     let work = tempfile::tempdir().unwrap();
@@ -841,8 +842,21 @@ fn an_edited_policy_takes_effect_on_the_next_call_despite_the_cache() {
     let decision = |out: &Output| {
         str_at(&stdout_json(out), "/hookSpecificOutput/permissionDecision").to_owned()
     };
+    let count = |prefix: &str| {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(prefix)
+            })
+            .count()
+    };
     assert_eq!(decision(&run(1)), "allow");
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1, "remembered");
+    assert_eq!(count("cedar-"), 1, "remembered");
+    assert_eq!(count("schema-"), 1, "the schema's JSON form kept");
     assert_eq!(decision(&run(2)), "allow");
 
     // A policy that does not type-check: the config does not load.
@@ -865,5 +879,34 @@ fn an_edited_policy_takes_effect_on_the_next_call_despite_the_cache() {
     // Back to the remembered text: allowed again.
     std::fs::write(&policies, &good).unwrap();
     assert_eq!(decision(&run(5)), "allow");
-    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 2);
+    assert_eq!(count("cedar-"), 2);
+
+    // An edited schema is a new text too: parsed from the text, never
+    // answered by the form kept for the old one. Without the `Bash`
+    // action the policies no longer type-check; a schema that does not
+    // parse does not load.
+    let schema = work.path().join("agents.cedarschema");
+    let kept = std::fs::read_to_string(&schema).unwrap();
+    let start = kept.find("action Bash appliesTo").unwrap();
+    let end = start + kept[start..].find("};").unwrap() + 2;
+    std::fs::write(&schema, format!("{}{}", &kept[..start], &kept[end..])).unwrap();
+    assert!(blocked(&run(6)).contains("config_unavailable"));
+    std::fs::write(
+        &schema,
+        format!(
+            "{kept}
+entity ;
+"
+        ),
+    )
+    .unwrap();
+    assert!(blocked(&run(7)).contains("config_unavailable"));
+    assert_eq!(
+        count("schema-"),
+        2,
+        "a schema that does not parse is not kept"
+    );
+    std::fs::write(&schema, &kept).unwrap();
+    assert_eq!(decision(&run(8)), "allow");
+    assert_eq!(count("schema-"), 2);
 }

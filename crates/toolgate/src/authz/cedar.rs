@@ -708,7 +708,8 @@ fn offset(diagnostic: &dyn Diagnostic) -> Option<usize> {
 }
 
 /// The schema, and its JSON form for the declared-type readers: the text
-/// is parsed once (a fragment), then the schema is built from it.
+/// parsed once (a fragment), or the JSON form kept from an earlier parse of
+/// this very text where the process remembers ([`super::checked`]).
 fn load_schema(source: Source<'_>) -> Result<(Schema, Value<'static>), LoadError> {
     fn invalid<E>(source: Source<'_>, e: E) -> LoadError
     where
@@ -725,11 +726,15 @@ fn load_schema(source: Source<'_>) -> Result<(Schema, Value<'static>), LoadError
         };
         err.source(e)
     }
+    if let Some(kept) = super::checked::kept_schema(source.text) {
+        return Ok(kept);
+    }
     let (fragment, _warnings) =
         SchemaFragment::from_cedarschema_str(source.text).map_err(|e| invalid(source, e))?;
-    let root = declared::json_root(&fragment);
+    let json = fragment.to_json_string().ok();
     let schema = Schema::from_schema_fragments([fragment]).map_err(|e| invalid(source, e))?;
-    Ok((schema, root))
+    super::checked::keep_schema(source.text, json.as_deref());
+    Ok((schema, declared::json_root(json.as_deref())))
 }
 
 fn load_policies(

@@ -30,14 +30,12 @@ pub(crate) enum Declared {
     Other,
 }
 
-/// The schema's JSON form (from the fragment parsed once for the
-/// schema itself), which [`args_by_action`] and [`facts_by_action`] read;
-/// `null` when it cannot be written (they then find nothing declared).
-pub(crate) fn json_root(fragment: &cedar_policy::SchemaFragment) -> Value<'static> {
-    fragment
-        .to_json_string()
-        .ok()
-        .and_then(|json| toolgate_json::from_str(&json).ok().map(Value::into_owned))
+/// The schema's JSON form (Cedar's, written from the fragment parsed once
+/// for the schema itself, or kept from an earlier parse), which
+/// [`args_by_action`] and [`facts_by_action`] read; `null` when there is
+/// none or it does not read (they then find nothing declared).
+pub(crate) fn json_root(json: Option<&str>) -> Value<'static> {
+    json.and_then(|json| toolgate_json::from_str(json).ok().map(Value::into_owned))
         .unwrap_or(Value::Null)
 }
 
@@ -281,7 +279,7 @@ mod tests {
             action ping appliesTo { principal: [User], resource: [User], context: {} };
         "#;
         let (fragment, _) = cedar_policy::SchemaFragment::from_cedarschema_str(schema).unwrap();
-        let got = args_by_action(&json_root(&fragment));
+        let got = args_by_action(&json_root(fragment.to_json_string().ok().as_deref()));
         let Declared::Record(args) = &got["pay"] else {
             panic!("{got:?}")
         };
