@@ -773,8 +773,7 @@ fn load_policies(
     let mut set = PolicySet::new();
     let mut meta = HashMap::new();
     for policy in parsed.policies() {
-        let id = policy
-            .annotation("id")
+        let id = super::facts::annotation(policy, "id")
             .map_or_else(|| policy.id().to_string(), str::to_owned);
         if id.is_empty() || meta.contains_key(&PolicyId::new(&id)) {
             return Err(at_policy(
@@ -787,7 +786,7 @@ fn load_policies(
             )
             .policy(id));
         }
-        let code = match policy.annotation("code") {
+        let code = match super::facts::annotation(policy, "code") {
             None => None,
             Some("not_owner") => Some(Code::NotOwner),
             Some("not_authorized") => Some(Code::NotAuthorized),
@@ -806,7 +805,7 @@ fn load_policies(
                 .policy(id));
             }
         };
-        let hold = match policy.annotation("approval") {
+        let hold = match super::facts::annotation(policy, "approval") {
             None => false,
             Some("required") if policy.effect() == Effect::Forbid => true,
             Some(other) => {

@@ -201,8 +201,8 @@ pub(crate) fn collect(set: &PolicySet, applies: &HashMap<String, Vec<String>>) -
                 actions,
                 // A forbid that asks for a human (`@approval`) reports
                 // `approval_required`, never a fallback code.
-                has_code: policy.annotation("code").is_some()
-                    || policy.annotation("approval").is_some(),
+                has_code: annotation(policy, "code").is_some()
+                    || annotation(policy, "approval").is_some(),
                 comparisons: comparisons(policy),
                 id,
             }
@@ -345,6 +345,16 @@ fn operand(expr: &Value<'_>, op: CompareOp) -> Option<Operand> {
         Value::String(s) if op == CompareOp::Eq => Some(Operand::String(s.to_string())),
         _ => None,
     }
+}
+
+/// The value of the annotation `key` of `policy`: what
+/// `Policy::annotation` answers for a valid key, without parsing the key
+/// with Cedar's grammar on every call (most of its cost).
+pub(super) fn annotation<'p>(policy: &'p Policy, key: &str) -> Option<&'p str> {
+    policy
+        .annotations()
+        .find(|(name, _)| *name == key)
+        .map(|(_, value)| value)
 }
 
 #[cfg(test)]
