@@ -85,12 +85,15 @@ pub struct Args {
     store: Option<String>,
 
     /// Where the hook remembers the Cedar policy texts that type-checked,
-    /// so that the next run skips type-checking the very same text
-    /// (default: `$XDG_CACHE_HOME/toolgate`, else `$HOME/.cache/toolgate`).
+    /// so that the next run skips type-checking the very same text, and
+    /// keeps the Cedar schema's JSON form, read instead of the very same
+    /// schema text (default: `$XDG_CACHE_HOME/toolgate`, else
+    /// `$HOME/.cache/toolgate`).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
 
-    /// Type-check the Cedar policies on every run; remember nothing.
+    /// Parse the Cedar schema and type-check the policies on every run;
+    /// remember nothing.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
 }
