@@ -13,7 +13,8 @@
 //! deterministic generator for generated inputs ([`Rng`]), model
 //! responses ([`openai_tool_calls`]), and an identity provider's keys and
 //! tokens ([`jwt`]), and an authorization server and OpenID provider
-//! ([`oauth`]).
+//! ([`oauth`]). [`schema_suite_copy`] says which copy of
+//! JSON-Schema-Test-Suite a corpora folder holds.
 
 mod bodies;
 mod built;
@@ -25,6 +26,7 @@ mod pg;
 mod pg_server;
 mod rng;
 mod shop;
+mod suites;
 
 pub use crate::bodies::openai_tool_calls;
 pub use crate::built::{run_toolgate, toolgate_bin, toolgate_path, TOOLGATE_BIN_ENV};
@@ -36,6 +38,10 @@ pub use crate::pg::{
 pub use crate::pg_server::{PgServer, ServerTls, PG_BIN_ENV};
 pub use crate::rng::Rng;
 pub use crate::shop::{copy_shop, examples_dir, shop_dir, shop_file};
+pub use crate::suites::{
+    schema_suite_copy, tree_digest, SchemaSuiteCopy, SCHEMA_SUITE_PINNED_DIGEST,
+    SCHEMA_SUITE_REGISTRY_DIGEST,
+};
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
