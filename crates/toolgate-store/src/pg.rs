@@ -413,36 +413,6 @@ const APPROVAL_LOCK: i32 = 0x7467_6170;
 /// user's, so the two never deadlock.
 const REQUESTER_LOCK: i32 = 0x7467_6172;
 
-/// The `WHERE` list of an approval filter, its state as of `now`.
-fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
-    let mut w = Where::default();
-    if let Some(after) = f.after {
-        w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
-    }
-    if let Some(before) = f.before {
-        w.add("id < $", Box::new(to_i64(before.get(), "cursor")?));
-    }
-    if let Some(user) = &f.user {
-        w.add("\"user\" = $", Box::new(user.clone()));
-    }
-    if let Some(session) = &f.session {
-        w.add("session = $", Box::new(session.clone()));
-    }
-    if let Some(tool) = &f.tool {
-        w.add("tool = $", Box::new(tool.clone()));
-    }
-    if let Some(kind) = f.kind {
-        w.add("kind = $", Box::new(kind.as_str().to_owned()));
-    }
-    if let Some(state) = f.state {
-        match approval_state_clause(state) {
-            Some(clause) => w.add(&clause.replace('?', "$"), Box::new(now.unix_millis())),
-            None => w.add("state = $", Box::new(state.as_str().to_owned())),
-        }
-    }
-    Ok(w)
-}
-
 impl Store for PgStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         self.refuse_read_only()?;
@@ -634,6 +604,18 @@ impl Store for PgStore {
     ) -> Result<Option<ApprovalUse>, Error> {
         let call = Call::new(user, session, tool, digest);
         self.write(|tx| transitions::consume_in(tx, call, now))
+    }
+
+    fn set_approval_facts(
+        &self,
+        id: ApprovalId,
+        facts: &[toolgate::PolicyFact],
+    ) -> Result<(), Error> {
+        approvals::set_facts(self, id, facts)
+    }
+
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<toolgate::PolicyFact>, Error> {
+        approvals::facts_of(self, id)
     }
 
     fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {

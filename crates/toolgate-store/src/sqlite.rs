@@ -548,6 +548,18 @@ impl Store for SqliteStore {
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
+    fn set_approval_facts(
+        &self,
+        id: ApprovalId,
+        facts: &[toolgate::PolicyFact],
+    ) -> Result<(), Error> {
+        approvals::set_facts(self, id, facts)
+    }
+
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<toolgate::PolicyFact>, Error> {
+        approvals::facts_of(self, id)
+    }
+
     fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
         let conn = self.read_conn()?;
         approvals::votes_of(&conn, id)

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use toolgate::PolicyFact;
 use toolgate_json::Digest;
 
 use crate::approval::{
@@ -211,6 +212,25 @@ pub trait Store: Send + Sync {
     fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
         let _ = limit;
         Err(no_notices())
+    }
+
+    /// Keeps `facts` (what the policies that held its call read,
+    /// redacted, [`toolgate::PolicyFact`]) with single approval `id`,
+    /// unless it keeps some already: identical calls share one approval,
+    /// and the first asker's facts stay. The default refuses (a store that
+    /// keeps none).
+    fn set_approval_facts(&self, id: ApprovalId, facts: &[PolicyFact]) -> Result<(), Error> {
+        let _ = (id, facts);
+        Err(Error::new(
+            crate::error::ErrorCode::Unavailable,
+            "this store keeps no policy facts",
+        ))
+    }
+
+    /// The facts kept with approval `id` (none for an approval without).
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<PolicyFact>, Error> {
+        let _ = id;
+        Ok(Vec::new())
     }
 
     /// The approvers who approved single approval `id` so far, in the
