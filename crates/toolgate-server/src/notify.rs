@@ -9,7 +9,10 @@
 //! least a second, for the calls other processes held), claims each
 //! (approval, sink) notice once in the store (so replicas sharing it send
 //! each notice once), and hands it to a bounded queue ([`QUEUE`]); a
-//! notice that does not fit is dropped, counted and recorded `failed`. At most [`AT_ONCE`] deliveries
+//! notice that does not fit is dropped, counted
+//! (`toolgate_notices_dropped_total` on `/metrics`) and recorded `failed`;
+//! the notices claimed and not yet finished are the gauge
+//! `toolgate_notices_pending`. At most [`AT_ONCE`] deliveries
 //! run together, each its attempts under the sink's deadline. A sink that
 //! fails, lies or hangs never approves anything and never slows a
 //! decision: nothing a sink answers is read beyond its status.
@@ -76,6 +79,7 @@ pub async fn run(state: AppState, mut stop: tokio::sync::watch::Receiver<bool>) 
                     (state.clone(), Arc::clone(&settings), client.clone());
                 tokio::spawn(async move {
                     deliver(&state, &settings, &client, job).await;
+                    state.inner.notices_pending.fetch_sub(1, Ordering::Relaxed);
                     drop(slot);
                 });
             }
@@ -88,8 +92,11 @@ pub async fn run(state: AppState, mut stop: tokio::sync::watch::Receiver<bool>) 
     loop {
         if let Ok(jobs) = find(&state, &settings, &mut seen).await {
             for job in jobs {
+                // Counted before it can be delivered (and so uncounted).
+                state.inner.notices_pending.fetch_add(1, Ordering::Relaxed);
                 if let Err(full) = tx.try_send(job) {
                     let job = full.into_inner();
+                    state.inner.notices_pending.fetch_sub(1, Ordering::Relaxed);
                     state.inner.notices_dropped.fetch_add(1, Ordering::Relaxed);
                     let name = settings
                         .sinks

@@ -62,6 +62,9 @@ pub(crate) struct Inner {
     pub(crate) held: tokio::sync::Notify,
     /// Notices dropped because the queue was full.
     pub(crate) notices_dropped: std::sync::atomic::AtomicU64,
+    /// Notices this process claimed and has not finished: waiting in the
+    /// queue or being delivered.
+    pub(crate) notices_pending: std::sync::atomic::AtomicU64,
     /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
@@ -134,6 +137,7 @@ impl AppState {
                 notify: None,
                 held: tokio::sync::Notify::new(),
                 notices_dropped: std::sync::atomic::AtomicU64::new(0),
+                notices_pending: std::sync::atomic::AtomicU64::new(0),
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
