@@ -660,6 +660,25 @@ impl Store for PgStore {
         notices::record(self, id, sink, (state, attempts, outcome), now)
     }
 
+    fn reclaim_notices(
+        &self,
+        now: Timestamp,
+        stale_before: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(ApprovalId, String)>, Error> {
+        notices::reclaim(self, now, stale_before, limit)
+    }
+
+    fn renew_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        claimed_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        notices::renew(self, id, sink, claimed_at, now)
+    }
+
     fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
         notices::list(self, limit)
     }
