@@ -70,6 +70,9 @@ pub(crate) struct Inner {
     /// `[login]`: the approvals page's login through a trusted reverse
     /// proxy.
     pub(crate) login: Option<toolgate::config::LoginConfig>,
+    /// `[oidc]`'s authorization and token endpoints, as configured or
+    /// read from the issuer's discovery document ([`AppState::start_jwt`]).
+    pub(crate) oidc_endpoints: std::sync::OnceLock<(String, String)>,
     /// `[oidc]`: the approvals page's OpenID Connect login.
     pub(crate) oidc: Option<toolgate::config::OidcConfig>,
     /// Traces, OTLP metrics and the decision log ([`AppState::with_telemetry`]).
@@ -141,6 +144,7 @@ impl AppState {
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
+                oidc_endpoints: std::sync::OnceLock::new(),
                 telemetry: std::sync::OnceLock::new(),
             }),
         }
@@ -210,12 +214,21 @@ impl AppState {
     }
 
     /// Starts accepting JWT bearer tokens as `config`'s `[jwt]` says (its
-    /// keys read, or fetched, now; a later reload leaves them as started).
-    /// Without `[jwt]`, nothing changes.
+    /// keys read, or fetched, now; a later reload leaves them as started),
+    /// and with `[oidc]` naming no endpoints reads them from the issuer's
+    /// discovery document (a document that cannot be read, or names
+    /// another issuer, stops the start). Without `[jwt]`, nothing changes.
     pub async fn start_jwt(&self, config: &Config) -> Result<(), BuildError> {
         if let Some(v) = toolgate_edge::jwt::Verifier::from_config(config).await? {
             // Started once: a second call keeps the first verifier.
             let _ = self.inner.jwt.set(v);
+        }
+        if let (Some(oidc), Some(jwt)) = (config.oidc(), config.jwt()) {
+            let endpoints = match oidc.endpoints() {
+                Some((a, t)) => (a.to_owned(), t.to_owned()),
+                None => crate::ui::oidc::discover(jwt.issuer()).await?,
+            };
+            let _ = self.inner.oidc_endpoints.set(endpoints);
         }
         Ok(())
     }
