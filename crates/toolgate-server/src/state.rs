@@ -191,6 +191,7 @@ impl AppState {
                 store_url: config.store().url().to_owned(),
                 escalate_after: config.gate().escalate_after(),
                 checkpoint: config.store().checkpoint().cloned(),
+                identity: live::Identity::of(config),
             });
             let approvals = config.approvals();
             if !approvals.notify().is_empty() {
