@@ -624,7 +624,8 @@ async fn a_reload_refuses_changed_identity_tables_by_name() {
     let text = std::fs::read_to_string(&policies).unwrap();
     // The same reload takes search out of the permit: not applied.
     std::fs::write(&policies, text.replace("[Action::\"search\", ", "[")).unwrap();
-    let login = "\n[login]\nuser_header = \"X-Forwarded-User\"\ngroups_header = \"X-Forwarded-Groups\"\n\
+    let login =
+        "\n[login]\nuser_header = \"X-Forwarded-User\"\ngroups_header = \"X-Forwarded-Groups\"\n\
                  trusted_proxies = [\"127.0.0.2\"]\n[login.roles]\napprover = [\"payments\"]\n";
     std::fs::write(&config, format!("{good}{login}")).unwrap();
     let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
