@@ -209,6 +209,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn facts_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(PolicyFact::MAX_CHARS + 5);
+        let f = PolicyFact::new("resource.note", long);
+        assert_eq!(f.value.chars().count(), PolicyFact::MAX_CHARS);
+        assert!(f.value.ends_with('…'));
+        let short = PolicyFact::new("resource.total", "12000");
+        assert_eq!(short.value, "12000");
+    }
+
+    #[test]
     fn errors_deny_even_a_permit() {
         assert_eq!(Authorization::permit(vec![]).denial(), None);
         assert_eq!(
