@@ -54,6 +54,14 @@ pub(crate) fn write(out: &mut impl Write, why: &ApprovalContext) -> std::io::Res
         "policies:   {}",
         asked.map_or_else(|| "-".to_owned(), |e| names(&e.policies))
     )?;
+    for f in &why.facts {
+        writeln!(
+            out,
+            "policy read: {} = {}",
+            display(&f.path),
+            terminal_safe(&f.value, ARGUMENTS_CHARS)
+        )?;
+    }
     let approvers: Vec<String> = why
         .votes
         .iter()

@@ -738,3 +738,44 @@ fn approvals_notices_lists_each_delivery_escaped() {
         "{listed}"
     );
 }
+
+/// The facts the holding Cedar policy read are printed with the
+/// approval: the order's total that made it ask for a human.
+#[test]
+fn approvals_show_prints_what_the_holding_policy_read() {
+    let db = fresh_db();
+    let shop = tempfile::tempdir().unwrap();
+    toolgate_testkit::copy_shop(shop.path());
+    let policies = shop.path().join("policies.cedar");
+    let mut text_of = std::fs::read_to_string(&policies).unwrap();
+    text_of.push_str(
+        "\n@id(\"big-orders-need-a-human\")\n@approval(\"required\")\n\
+         forbid(principal, action == Action::\"refund\", resource)\n\
+         when { resource.total_cents > 2000 };\n",
+    );
+    std::fs::write(&policies, text_of).unwrap();
+    let config = shop.path().join("toolgate.toml").display().to_string();
+    let out = toolgate(&[
+        "check",
+        "--config",
+        &config,
+        "--store",
+        &db.url,
+        "--context",
+        &shop_file("context.json"),
+        "--json",
+        &shop_file(REFUND),
+    ]);
+    let line = text(&out.stdout);
+    let held = toolgate_json::from_str(line.trim_end())
+        .unwrap_or_else(|e| panic!("{e}: {line} {}", text(&out.stderr)))
+        .into_owned();
+    let id = s(&held, "/decisions/1/approval");
+    let out = toolgate(&["approvals", "show", &id, "--store", &db.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("\npolicy read: resource.total_cents = 2599\n"),
+        "{shown}"
+    );
+}

@@ -15,7 +15,9 @@
 //! `[store] url` or `[gate] escalate_after`: `invalid_config`), and the
 //! `[server]` keys read once at start (`listen`, `max_body_bytes`,
 //! `header_timeout_seconds`, `body_timeout_seconds`, `max_connections`,
-//! `store_poll_ms`: `409 restart_required`, naming them). A reload never
+//! `store_poll_ms`: `409 restart_required`, naming them; and so are the
+//! identity tables `[jwt]`, `[login]` and `[oidc]`, read once at start:
+//! `409 restart_required`, naming the tables). A reload never
 //! answers `applied` for a change it ignored.
 
 use std::ops::Deref;
@@ -94,6 +96,42 @@ pub(crate) struct Source {
     pub(crate) escalate_after: u32,
     /// `[store] checkpoint_*`, which the service reads at start.
     pub(crate) checkpoint: Option<toolgate::config::CheckpointConfig>,
+    /// `[jwt]`, `[login]` and `[oidc]`, which the service reads at start
+    /// (the JWKS it fetches, the login it offers).
+    pub(crate) identity: Identity,
+}
+
+/// The identity tables as the service started with them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Identity {
+    pub(crate) jwt: Option<toolgate::config::JwtConfig>,
+    pub(crate) login: Option<toolgate::config::LoginConfig>,
+    pub(crate) oidc: Option<toolgate::config::OidcConfig>,
+}
+
+impl Identity {
+    pub(crate) fn of(config: &Config) -> Self {
+        Self {
+            jwt: config.jwt().cloned(),
+            login: config.login().cloned(),
+            oidc: config.oidc().cloned(),
+        }
+    }
+
+    /// The tables that differ in `new`, by name.
+    fn changed(&self, new: &Self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.jwt != new.jwt {
+            out.push("[jwt]");
+        }
+        if self.login != new.login {
+            out.push("[login]");
+        }
+        if self.oidc != new.oidc {
+            out.push("[oidc]");
+        }
+        out
+    }
 }
 
 /// The gate a config describes, without its store.
@@ -222,6 +260,15 @@ fn rebuild(
         return Err(Refused::Restart(format!(
             "{}: [store] `checkpoint_key`, `checkpoint_sink` or `checkpoint_seconds` changed: a reload does not apply them; restart the service to change them",
             source.path.display()
+        )));
+    }
+    let changed = source.identity.changed(&Identity::of(&config));
+    if !changed.is_empty() {
+        return Err(Refused::Restart(format!(
+            "{}: {} changed: the service reads the identity tables once at start (the JWT keys, the page's login); restart the service to change {}",
+            source.path.display(),
+            changed.join(", "),
+            if changed.len() == 1 { "it" } else { "them" },
         )));
     }
     let gate = gate_from_config(&config)

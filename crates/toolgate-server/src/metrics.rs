@@ -217,6 +217,22 @@ impl Metrics {
     }
 }
 
+/// The notices of held calls, when sinks are configured: those dropped
+/// because the queue was full (a counter) and those this process claimed
+/// and has not finished delivering (a gauge).
+pub fn render_notices(out: &mut String, dropped: u64, pending: u64) {
+    out.push_str(
+        "# HELP toolgate_notices_dropped_total Notices of held calls dropped because the queue was full.\n",
+    );
+    out.push_str("# TYPE toolgate_notices_dropped_total counter\n");
+    let _ = writeln!(out, "toolgate_notices_dropped_total {dropped}");
+    out.push_str(
+        "# HELP toolgate_notices_pending Notices of held calls claimed by this process and not yet delivered or failed.\n",
+    );
+    out.push_str("# TYPE toolgate_notices_pending gauge\n");
+    let _ = writeln!(out, "toolgate_notices_pending {pending}");
+}
+
 /// The spans of the OTLP export by outcome, when telemetry is on:
 /// exported, failed (the receiver did not take them), dropped (the queue
 /// was full; a decision never waits for the export).

@@ -4,12 +4,20 @@
 //! the tool, the user, why the call was held, its arguments (bounded and
 //! escaped) and a link to its card.
 //!
+//! A claim is a lease ([`LEASE`]): a notice whose sender died while it
+//! was `sending` is taken over by the next look of any process sharing
+//! the store, and sent again (a receiver drops repeats by the delivery
+//! header).
+//!
 //! Off the decision path: [`run`] finds the store's new pending approvals
 //! (woken by a held call here, and every `[server] store_poll_ms`, at
 //! least a second, for the calls other processes held), claims each
 //! (approval, sink) notice once in the store (so replicas sharing it send
 //! each notice once), and hands it to a bounded queue ([`QUEUE`]); a
-//! notice that does not fit is dropped, counted and recorded `failed`. At most [`AT_ONCE`] deliveries
+//! notice that does not fit is dropped, counted
+//! (`toolgate_notices_dropped_total` on `/metrics`) and recorded `failed`;
+//! the notices claimed and not yet finished are the gauge
+//! `toolgate_notices_pending`. At most [`AT_ONCE`] deliveries
 //! run together, each its attempts under the sink's deadline. A sink that
 //! fails, lies or hangs never approves anything and never slows a
 //! decision: nothing a sink answers is read beyond its status.
@@ -45,10 +53,19 @@ pub(crate) struct Settings {
     pub(crate) page_url: Option<String>,
 }
 
-/// One notice to deliver: an approval, to the sink at an index.
+/// How long a claim on a notice lasts without a sign of life from its
+/// sender: past it, another process (or replica) takes the notice over
+/// ([`toolgate_store::Store::reclaim_notices`]). A live sender renews its
+/// claim when a delivery starts and records each attempt, at most one
+/// attempt's deadline (60 s) and one pause (30 s) apart.
+pub const LEASE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// One notice to deliver: an approval, to the sink at an index, claimed
+/// at a time (the claim a delivery renews).
 struct Job {
     approval: Approval,
     sink: usize,
+    claimed_at: toolgate_store::Timestamp,
 }
 
 /// The time now in Unix seconds.
@@ -76,6 +93,7 @@ pub async fn run(state: AppState, mut stop: tokio::sync::watch::Receiver<bool>) 
                     (state.clone(), Arc::clone(&settings), client.clone());
                 tokio::spawn(async move {
                     deliver(&state, &settings, &client, job).await;
+                    state.inner.notices_pending.fetch_sub(1, Ordering::Relaxed);
                     drop(slot);
                 });
             }
@@ -88,8 +106,11 @@ pub async fn run(state: AppState, mut stop: tokio::sync::watch::Receiver<bool>) 
     loop {
         if let Ok(jobs) = find(&state, &settings, &mut seen).await {
             for job in jobs {
+                // Counted before it can be delivered (and so uncounted).
+                state.inner.notices_pending.fetch_add(1, Ordering::Relaxed);
                 if let Err(full) = tx.try_send(job) {
                     let job = full.into_inner();
+                    state.inner.notices_pending.fetch_sub(1, Ordering::Relaxed);
                     state.inner.notices_dropped.fetch_add(1, Ordering::Relaxed);
                     let name = settings
                         .sinks
@@ -156,6 +177,7 @@ async fn find(
                             jobs.push(Job {
                                 approval: a.clone(),
                                 sink: i,
+                                claimed_at: now,
                             });
                         }
                     }
@@ -165,6 +187,7 @@ async fn find(
                     break;
                 }
             }
+            jobs.extend(reclaimed(s, &settings, now)?);
             Ok((jobs, found))
         })
         .await?;
@@ -172,6 +195,42 @@ async fn find(
     if let Some(max) = seen.iter().next_back().copied() {
         let keep = ApprovalId::new(max.get().saturating_sub(LAG));
         *seen = seen.split_off(&keep);
+    }
+    Ok(jobs)
+}
+
+/// The notices whose sender's lease ran out ([`LEASE`]), taken over at
+/// `now`: those of pending approvals to sinks still configured are
+/// delivered again; the others are settled `failed`, saying why.
+fn reclaimed(
+    s: &dyn toolgate_store::Store,
+    settings: &Settings,
+    now: toolgate_store::Timestamp,
+) -> Result<Vec<Job>, toolgate_store::Error> {
+    let lease = i64::try_from(LEASE.as_millis()).unwrap_or(i64::MAX);
+    let stale_before =
+        toolgate_store::Timestamp::from_unix_millis(now.unix_millis().saturating_sub(lease));
+    let mut jobs = Vec::new();
+    for (id, name) in s.reclaim_notices(now, stale_before, PAGE)? {
+        let sink = settings.sinks.iter().position(|k| k.name() == name);
+        let approval = s.get_approval(id)?.map(|a| a.as_of(now));
+        match (sink, approval) {
+            (Some(sink), Some(approval)) if approval.state == ApprovalState::Pending => {
+                jobs.push(Job {
+                    approval,
+                    sink,
+                    claimed_at: now,
+                });
+            }
+            (None, _) => {
+                let why = "not sent: the sink is no longer configured";
+                s.record_notice(id, &name, NoticeState::Failed, 0, why, now)?;
+            }
+            _ => {
+                let why = "not sent: the approval is no longer pending";
+                s.record_notice(id, &name, NoticeState::Failed, 0, why, now)?;
+            }
+        }
     }
     Ok(jobs)
 }
@@ -203,6 +262,15 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
         return;
     };
     let a = job.approval;
+    // Still this process's claim? Not when it waited in the queue past its
+    // lease and another process took it over (or the store cannot say).
+    let (id, name, claimed_at) = (a.id, sink.name().to_owned(), job.claimed_at);
+    let ours = state
+        .blocking(move |s| s.renew_notice(id, &name, claimed_at, SystemClock::new().now()))
+        .await;
+    if !matches!(ours, Ok(true)) {
+        return;
+    }
     let inner = Arc::clone(&state.inner);
     let (approval, page_url) = (a.clone(), settings.page_url.clone());
     let kind = sink.kind();

@@ -188,7 +188,7 @@ fn operations() -> Vec<Op> {
         Op {
             method: "get",
             path: "/v1/approvals/{id}",
-            summary: "One approval, with what an approver decides on: the arguments of the call that asked, why it was held, the approvers so far and the session's recent decisions, labels and limit usage.",
+            summary: "One approval, with what an approver decides on: the arguments of the call that asked, why it was held, the approvers so far, the session's recent decisions, labels and limit usage, and the values the holding policies read (facts).",
             access: approver,
             params: vec![path_id()],
             body: None,

@@ -62,11 +62,17 @@ pub(crate) struct Inner {
     pub(crate) held: tokio::sync::Notify,
     /// Notices dropped because the queue was full.
     pub(crate) notices_dropped: std::sync::atomic::AtomicU64,
+    /// Notices this process claimed and has not finished: waiting in the
+    /// queue or being delivered.
+    pub(crate) notices_pending: std::sync::atomic::AtomicU64,
     /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
     /// proxy.
     pub(crate) login: Option<toolgate::config::LoginConfig>,
+    /// `[oidc]`'s authorization and token endpoints, as configured or
+    /// read from the issuer's discovery document ([`AppState::start_jwt`]).
+    pub(crate) oidc_endpoints: std::sync::OnceLock<(String, String)>,
     /// `[oidc]`: the approvals page's OpenID Connect login.
     pub(crate) oidc: Option<toolgate::config::OidcConfig>,
     /// Traces, OTLP metrics and the decision log ([`AppState::with_telemetry`]).
@@ -134,9 +140,11 @@ impl AppState {
                 notify: None,
                 held: tokio::sync::Notify::new(),
                 notices_dropped: std::sync::atomic::AtomicU64::new(0),
+                notices_pending: std::sync::atomic::AtomicU64::new(0),
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
+                oidc_endpoints: std::sync::OnceLock::new(),
                 telemetry: std::sync::OnceLock::new(),
             }),
         }
@@ -183,6 +191,7 @@ impl AppState {
                 store_url: config.store().url().to_owned(),
                 escalate_after: config.gate().escalate_after(),
                 checkpoint: config.store().checkpoint().cloned(),
+                identity: live::Identity::of(config),
             });
             let approvals = config.approvals();
             if !approvals.notify().is_empty() {
@@ -206,12 +215,21 @@ impl AppState {
     }
 
     /// Starts accepting JWT bearer tokens as `config`'s `[jwt]` says (its
-    /// keys read, or fetched, now; a later reload leaves them as started).
-    /// Without `[jwt]`, nothing changes.
+    /// keys read, or fetched, now; a later reload leaves them as started),
+    /// and with `[oidc]` naming no endpoints reads them from the issuer's
+    /// discovery document (a document that cannot be read, or names
+    /// another issuer, stops the start). Without `[jwt]`, nothing changes.
     pub async fn start_jwt(&self, config: &Config) -> Result<(), BuildError> {
         if let Some(v) = toolgate_edge::jwt::Verifier::from_config(config).await? {
             // Started once: a second call keeps the first verifier.
             let _ = self.inner.jwt.set(v);
+        }
+        if let (Some(oidc), Some(jwt)) = (config.oidc(), config.jwt()) {
+            let endpoints = match oidc.endpoints() {
+                Some((a, t)) => (a.to_owned(), t.to_owned()),
+                None => crate::ui::oidc::discover(jwt.issuer()).await?,
+            };
+            let _ = self.inner.oidc_endpoints.set(endpoints);
         }
         Ok(())
     }

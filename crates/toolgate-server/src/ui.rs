@@ -108,7 +108,7 @@ const APP_JS: &str = include_str!("../ui/app.js");
 const APP_CSS: &str = include_str!("../ui/app.css");
 const FAVICON: &str = include_str!("../ui/favicon.svg");
 
-mod oidc;
+pub(crate) mod oidc;
 
 struct Session {
     who: Who,

@@ -321,6 +321,20 @@ pub fn approval_detail_object(
                 .collect(),
         ),
     );
+    o.insert(
+        "facts",
+        Value::Array(
+            why.facts
+                .iter()
+                .map(|f| {
+                    let mut fo = Object::new();
+                    fo.insert("path", string(f.path.clone()));
+                    fo.insert("value", string(f.value.clone()));
+                    Value::Object(fo)
+                })
+                .collect(),
+        ),
+    );
     o
 }
 

@@ -610,3 +610,57 @@ async fn decide_hands_on_the_checked_arguments() {
     );
     drop(f.dir);
 }
+
+/// The identity tables are read once at start (the JWT keys, the page's
+/// login): a reload that adds, removes or changes `[login]` (or `[jwt]`,
+/// `[oidc]`) is refused `restart_required`, naming the table, and nothing
+/// of that file is applied; the same file without the change reloads.
+#[tokio::test]
+async fn a_reload_refuses_changed_identity_tables_by_name() {
+    let f = fixture();
+    let config = f.dir.path().join("toolgate.toml");
+    let good = std::fs::read_to_string(&config).unwrap();
+    let policies = f.dir.path().join("policies.cedar");
+    let text = std::fs::read_to_string(&policies).unwrap();
+    // The same reload takes search out of the permit: not applied.
+    std::fs::write(&policies, text.replace("[Action::\"search\", ", "[")).unwrap();
+    let login =
+        "\n[login]\nuser_header = \"X-Forwarded-User\"\ngroups_header = \"X-Forwarded-Groups\"\n\
+                 trusted_proxies = [\"127.0.0.2\"]\n[login.roles]\napprover = [\"payments\"]\n";
+    std::fs::write(&config, format!("{good}{login}")).unwrap();
+    let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{v:?}");
+    assert_eq!(s(&v, "/error/code"), "restart_required");
+    let message = s(&v, "/error/message");
+    assert!(message.contains("[login] changed"), "{message}");
+    assert!(message.contains("restart the service"), "{message}");
+    assert!(
+        !message.contains("[jwt]") && !message.contains("[oidc]"),
+        "{message}"
+    );
+    let v = decide(&f.app, "openai-search.json", "alice", "s-1").await;
+    assert_eq!(
+        s(&v, "/verdict"),
+        "allow",
+        "nothing of the file was applied"
+    );
+
+    // A `[jwt]` table is refused the same way.
+    let jwks = f.dir.path().join("jwks.json");
+    std::fs::write(&jwks, r#"{"keys":[]}"#).unwrap();
+    let jwt = format!(
+        "\n[jwt]\nissuer = \"https://idp.example\"\naudience = [\"toolgate\"]\njwks_file = \"{}\"\n",
+        jwks.display()
+    );
+    std::fs::write(&config, format!("{good}{jwt}")).unwrap();
+    let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{v:?}");
+    assert!(s(&v, "/error/message").contains("[jwt] changed"), "{v:?}");
+
+    // Without the change the same reload applies.
+    std::fs::write(&config, &good).unwrap();
+    let (status, v) = call(&f.app, "POST", "/v1/reload", Some(ADMIN), None).await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    let v = decide(&f.app, "openai-search.json", "alice", "s-2").await;
+    assert_eq!(s(&v, "/verdict"), "deny");
+}

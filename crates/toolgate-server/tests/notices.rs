@@ -440,3 +440,77 @@ async fn a_sink_without_a_usable_key_or_url_is_refused_when_loading() {
         assert!(!e.contains("hooks.example"), "the URL is a secret: {e}");
     }
 }
+
+/// The scrape's `toolgate_notices_*` lines: (dropped, pending).
+async fn notice_metrics(app: &Router) -> (u64, u64) {
+    let (status, body) = shop_copy::send(app, "GET", "/metrics", Some(ADMIN), None, "").await;
+    assert_eq!(status, StatusCode::OK);
+    let text = String::from_utf8(body.to_vec()).unwrap();
+    let value = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("no {name} in the scrape:\n{text}"))
+    };
+    (
+        value("toolgate_notices_dropped_total"),
+        value("toolgate_notices_pending"),
+    )
+}
+
+/// A flood of notices to sinks that hang: what does not fit in the queue
+/// is dropped, and the scrape counts each drop and shows the notices
+/// still waiting (as `GET /v1/notices` counts the drops).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn dropped_and_pending_notices_are_metrics() {
+    let (hangs, _hangs_rx) = receiver(Receiver::Hangs, "").await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("webhook.key");
+    std::fs::write(&key_file, format!("{KEY}\n")).unwrap();
+    let secret = format!(
+        "secret_file = \"{}\"\ntimeout_ms = 60000\nmax_attempts = 1",
+        key_file.display()
+    );
+    // Each (approval, sink) is one notice: 30 sinks by 10 held calls are
+    // 300 notices, more than the queue and the delivery slots hold.
+    const SINKS: usize = 30;
+    const CALLS: usize = 10;
+    let mut extra = String::new();
+    for i in 0..SINKS {
+        extra.push_str(&sink(&format!("stuck{i}"), "webhook", &hangs, &secret));
+    }
+    let config = config_in(dir.path(), "store_poll_ms = 50", "", &extra);
+    let state = AppState::from_config(&config).unwrap();
+    let app = toolgate_server::app(state.clone());
+    assert_eq!(notice_metrics(&app).await, (0, 0));
+    for i in 0..CALLS {
+        hold(&app, &format!("s-{i}")).await;
+    }
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let sender = tokio::spawn(notify::run(state, stop_rx));
+
+    // Every notice is claimed once: each is either waiting or dropped.
+    let total = (SINKS * CALLS) as u64;
+    let (dropped, pending) = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let (dropped, pending) = notice_metrics(&app).await;
+            if dropped + pending == total {
+                return (dropped, pending);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("every notice is counted");
+    assert!(dropped > 0, "nothing was dropped: {pending} pending");
+    assert!(
+        pending >= notify::QUEUE as u64,
+        "the queue was not full: {pending} pending"
+    );
+    assert_eq!(notices(&app).await.1, dropped);
+
+    stop_tx.send_replace(true);
+    tokio::time::timeout(Duration::from_secs(10), sender)
+        .await
+        .unwrap()
+        .unwrap();
+}

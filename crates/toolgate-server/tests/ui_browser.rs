@@ -97,7 +97,20 @@ fn shop_copy(dir: &Path) -> Config {
 }"#,
     )
     .unwrap();
-    let mut schema = std::fs::read_to_string(dir.join("shop.cedarschema")).unwrap();
+    // Orders may carry a label, which someone outside the shop wrote: the
+    // policy that holds a note reads it, and the page shows it as text.
+    let schema = std::fs::read_to_string(dir.join("shop.cedarschema")).unwrap();
+    let mut schema = schema.replace(
+        "  total_cents: Long,\n};",
+        "  total_cents: Long,\n  label?: String,\n};",
+    );
+    let entities = std::fs::read_to_string(dir.join("entities.json")).unwrap();
+    let labelled = entities.replace(
+        r#""total_cents": 2599 }"#,
+        r#""total_cents": 2599, "label": "<img src=x onerror=\"window.__toolgateXss = 3\">" }"#,
+    );
+    assert_ne!(labelled, entities);
+    std::fs::write(dir.join("entities.json"), labelled).unwrap();
     schema.push_str(
         "\naction add_note appliesTo {\n  principal: [User],\n  resource: [Order],\n  \
          context: { args: { order_id: String, text: String }, turn: Long, risk: String },\n};\n",
@@ -106,7 +119,10 @@ fn shop_copy(dir: &Path) -> Config {
     let mut policies = std::fs::read_to_string(dir.join("policies.cedar")).unwrap();
     policies.push_str(
         "\n@id(\"owner-notes-order\")\npermit(principal, action == Action::\"add_note\", resource)\n\
-         when { resource.owner == principal };\n",
+         when { resource.owner == principal };\n\n\
+         @id(\"note-on-a-labelled-order\")\n@approval(\"required\")\n\
+         forbid(principal, action == Action::\"add_note\", resource)\n\
+         when { resource has label && resource.label != \"\" && resource.total_cents > 1000 };\n",
     );
     std::fs::write(dir.join("policies.cedar"), policies).unwrap();
 
@@ -273,6 +289,15 @@ fn approve_in_the_browser_releases_the_waiting_call() {
             .map(Value::to_canonical_string)
             .as_deref(),
         Some("0")
+    );
+    // What the policy that held the note read: the order's total, and the
+    // label's markup as text (no element: `img_elements` is 0 above).
+    let facts = r.pointer("/note_facts").map(Value::to_canonical_string);
+    assert_eq!(
+        facts.as_deref(),
+        Some(
+            r#"[{"elements":0,"text":"resource.label = \"<img src=x onerror=\\\"window.__toolgateXss = 3\\\">\""},{"elements":0,"text":"resource.total_cents = 2599"}]"#
+        )
     );
     assert!(!b("/xss_ran"));
     assert!(!b("/xss_ran_at_end"));

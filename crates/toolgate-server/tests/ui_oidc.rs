@@ -92,6 +92,46 @@ async fn page(idp: &AuthServer) -> Page {
     }
 }
 
+/// The page of a confidential client (`token_endpoint_auth` `method`,
+/// its secret `configured`) whose `[oidc]` names no endpoints: they come
+/// from the provider's discovery document. The provider knows the client
+/// with the secret `registered`.
+async fn confidential_page(
+    idp: &AuthServer,
+    method: &str,
+    registered: &str,
+    configured: &str,
+) -> Page {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    let redirect = format!("http://{addr}/ui/login/oidc/callback");
+    idp.register_confidential("toolgate-private", registered, method, &[&redirect]);
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("oidc-client.secret");
+    std::fs::write(&secret, format!("{configured}\n")).unwrap();
+    let extra = format!(
+        "\n[jwt]\nissuer = \"{}\"\naudience = [\"https://toolgate.test\"]\njwks_url = \"{}\"\n\
+         roles_claim = \"groups\"\n[jwt.roles]\napprover = [\"payments\"]\n\
+         [oidc]\nclient_id = \"toolgate-private\"\nredirect_uri = \"{redirect}\"\n\
+         client_secret_file = \"{}\"\ntoken_endpoint_auth = \"{method}\"\n",
+        idp.issuer(),
+        idp.jwks_url(),
+        secret.display()
+    );
+    let config = shop_copy::config_in(dir.path(), "", "", &extra);
+    let state = AppState::from_config(&config).unwrap();
+    state.start_jwt(&config).await.unwrap();
+    tokio::spawn(toolgate_server::serve(
+        listener,
+        state,
+        std::future::pending(),
+    ));
+    Page {
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
+}
+
 /// Starts a login: the flow cookie and the provider's redirect back (the
 /// callback URL with its code and state).
 async fn to_provider_and_back(p: &Page) -> (String, String) {
@@ -166,6 +206,74 @@ async fn an_approver_logs_in_with_the_provider_and_forgeries_are_refused() {
             .iter()
             .all(|c| !c.starts_with("toolgate_ui=")),
         "{head}"
+    );
+}
+
+/// With only the issuer configured, the endpoints come from its discovery
+/// document; a confidential client sends its secret by the method it was
+/// registered with (`client_secret_basic`, `client_secret_post`). From the
+/// attacker's side: a wrong secret gets no session, and a discovery
+/// document that names another issuer stops the start.
+#[tokio::test]
+async fn a_confidential_client_logs_in_through_the_discovery_document() {
+    const SECRET: &str = "s3cret:with/odd+chars&more";
+    let idp = AuthServer::start(SigningKey::es256("op-2").unwrap(), 0, "alice").unwrap();
+    idp.set_groups(&["payments"]);
+    for method in ["client_secret_basic", "client_secret_post"] {
+        let p = confidential_page(&idp, method, SECRET, SECRET).await;
+        let (flow, back) = to_provider_and_back(&p).await;
+        assert!(
+            back.starts_with(&p.base),
+            "the provider's discovery document named its endpoints: {back}"
+        );
+        let (status, head, body) = get(&back, Some(&flow)).await;
+        assert_eq!(
+            status,
+            303,
+            "{method}: {head}\n{body}\n{:?}",
+            idp.refusals()
+        );
+        assert!(
+            header(&head, "set-cookie")
+                .iter()
+                .any(|c| c.starts_with("toolgate_ui=")),
+            "{head}"
+        );
+    }
+    assert!(idp.refusals().is_empty(), "{:?}", idp.refusals());
+
+    // A page configured with another secret: the provider refuses the
+    // code exchange, and the page opens no session.
+    let p = confidential_page(&idp, "client_secret_basic", SECRET, "a-guessed-secret").await;
+    let (flow, back) = to_provider_and_back(&p).await;
+    let (status, head, body) = get(&back, Some(&flow)).await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        header(&head, "set-cookie")
+            .iter()
+            .all(|c| !c.starts_with("toolgate_ui=")),
+        "{head}"
+    );
+    assert_eq!(
+        idp.refusals(),
+        ["client_secret_basic: wrong or missing Authorization"]
+    );
+
+    // A discovery document for another issuer (here the configured issuer
+    // differs by a final slash) is refused when the service starts.
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!(
+        "\n[jwt]\nissuer = \"{}/\"\naudience = [\"https://toolgate.test\"]\njwks_url = \"{}\"\n\
+         [oidc]\nclient_id = \"toolgate-page\"\nredirect_uri = \"http://127.0.0.1:9/ui/login/oidc/callback\"\n",
+        idp.issuer(),
+        idp.jwks_url()
+    );
+    let config = shop_copy::config_in(dir.path(), "", "", &extra);
+    let state = AppState::from_config(&config).unwrap();
+    let err = state.start_jwt(&config).await.unwrap_err().to_string();
+    assert!(
+        err.contains("`issuer`") && err.contains("openid-configuration"),
+        "{err}"
     );
 }
 

@@ -166,6 +166,12 @@
     if (a.upstream !== null) field(dl, "upstream", a.upstream);
     field(dl, "reasons", a.reasons.length ? a.reasons.join(", ") : "—");
     field(dl, "held by", a.policies.length ? a.policies.join(", ") : "—");
+    // What the policies that held it read (such as the order's total):
+    // values from entities a caller may have asserted, so text only.
+    for (const f of a.facts) {
+      field(dl, "policy read", f.path + " = " + f.value);
+      dl.lastElementChild.classList.add("fact");
+    }
     if (a.call_id !== null) field(dl, "call id", a.call_id);
     if (a.approvers_needed > 1 || a.not_own) {
       const who = a.approvers.map((v) => v.approver).join(", ");

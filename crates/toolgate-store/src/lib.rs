@@ -89,6 +89,7 @@ mod checkpoint;
 mod entity_source;
 mod error;
 mod group;
+mod held_facts;
 mod id;
 mod kill;
 mod notice;

@@ -549,6 +549,7 @@ impl StoreGate {
             });
             match id {
                 Ok(id) => {
+                    self.keep_facts(d, id);
                     d.await_approval(id.into());
                 }
                 Err(Some(StoreErrorCode::QueueFull)) => {
@@ -713,6 +714,21 @@ impl StoreGate {
             context.upstream.as_deref(),
             Quorum::new(need.approvers, need.not_own),
         )
+    }
+
+    /// Keeps what the policies that held `d` read with its approval `id`,
+    /// redacted ([`crate::held_facts`]). Shown to approvers only: a store
+    /// that cannot keep them now leaves the approval without them rather
+    /// than failing the decision.
+    fn keep_facts(&self, d: &Decision, id: ApprovalId) {
+        let Some(tool) = self.gate.registry().get(d.tool()) else {
+            return;
+        };
+        if d.held_facts().is_empty() {
+            return;
+        }
+        let facts = crate::held_facts::redact(tool, d.canonical_args(), d.held_facts());
+        let _ = self.store.set_approval_facts(id, &facts);
     }
 
     /// The audit entry of one decision.

@@ -413,36 +413,6 @@ const APPROVAL_LOCK: i32 = 0x7467_6170;
 /// user's, so the two never deadlock.
 const REQUESTER_LOCK: i32 = 0x7467_6172;
 
-/// The `WHERE` list of an approval filter, its state as of `now`.
-fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
-    let mut w = Where::default();
-    if let Some(after) = f.after {
-        w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
-    }
-    if let Some(before) = f.before {
-        w.add("id < $", Box::new(to_i64(before.get(), "cursor")?));
-    }
-    if let Some(user) = &f.user {
-        w.add("\"user\" = $", Box::new(user.clone()));
-    }
-    if let Some(session) = &f.session {
-        w.add("session = $", Box::new(session.clone()));
-    }
-    if let Some(tool) = &f.tool {
-        w.add("tool = $", Box::new(tool.clone()));
-    }
-    if let Some(kind) = f.kind {
-        w.add("kind = $", Box::new(kind.as_str().to_owned()));
-    }
-    if let Some(state) = f.state {
-        match approval_state_clause(state) {
-            Some(clause) => w.add(&clause.replace('?', "$"), Box::new(now.unix_millis())),
-            None => w.add("state = $", Box::new(state.as_str().to_owned())),
-        }
-    }
-    Ok(w)
-}
-
 impl Store for PgStore {
     fn append(&self, entry: AuditEntry) -> Result<AppendReceipt, Error> {
         self.refuse_read_only()?;
@@ -636,6 +606,18 @@ impl Store for PgStore {
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
+    fn set_approval_facts(
+        &self,
+        id: ApprovalId,
+        facts: &[toolgate::PolicyFact],
+    ) -> Result<(), Error> {
+        approvals::set_facts(self, id, facts)
+    }
+
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<toolgate::PolicyFact>, Error> {
+        approvals::facts_of(self, id)
+    }
+
     fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
         let Ok(id) = i64::try_from(id.get()) else {
             return Ok(Vec::new());
@@ -676,6 +658,25 @@ impl Store for PgStore {
         now: Timestamp,
     ) -> Result<(), Error> {
         notices::record(self, id, sink, (state, attempts, outcome), now)
+    }
+
+    fn reclaim_notices(
+        &self,
+        now: Timestamp,
+        stale_before: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(ApprovalId, String)>, Error> {
+        notices::reclaim(self, now, stale_before, limit)
+    }
+
+    fn renew_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        claimed_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        notices::renew(self, id, sink, claimed_at, now)
     }
 
     fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {

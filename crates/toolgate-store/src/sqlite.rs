@@ -548,6 +548,18 @@ impl Store for SqliteStore {
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 
+    fn set_approval_facts(
+        &self,
+        id: ApprovalId,
+        facts: &[toolgate::PolicyFact],
+    ) -> Result<(), Error> {
+        approvals::set_facts(self, id, facts)
+    }
+
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<toolgate::PolicyFact>, Error> {
+        approvals::facts_of(self, id)
+    }
+
     fn approval_votes(&self, id: ApprovalId) -> Result<Vec<ApprovalVote>, Error> {
         let conn = self.read_conn()?;
         approvals::votes_of(&conn, id)
@@ -567,6 +579,25 @@ impl Store for SqliteStore {
         now: Timestamp,
     ) -> Result<(), Error> {
         notices::record(self, id, sink, (state, attempts, outcome), now)
+    }
+
+    fn reclaim_notices(
+        &self,
+        now: Timestamp,
+        stale_before: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(ApprovalId, String)>, Error> {
+        notices::reclaim(self, now, stale_before, limit)
+    }
+
+    fn renew_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        claimed_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        notices::renew(self, id, sink, claimed_at, now)
     }
 
     fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use toolgate::PolicyFact;
 use toolgate_json::Digest;
 
 use crate::approval::{
@@ -191,6 +192,37 @@ pub trait Store: Send + Sync {
         Err(no_notices())
     }
 
+    /// Takes over the notices whose sender seems dead: those still
+    /// `sending` that nobody touched since `stale_before` (the claimer's
+    /// lease ran out: a live sender records each attempt, and renews its
+    /// claim when a delivery starts). Each is claimed anew at `now` and
+    /// returned once across replicas, at most `limit`, oldest first. The
+    /// default refuses.
+    fn reclaim_notices(
+        &self,
+        now: Timestamp,
+        stale_before: Timestamp,
+        limit: u32,
+    ) -> Result<Vec<(ApprovalId, String)>, Error> {
+        let _ = (now, stale_before, limit);
+        Err(no_notices())
+    }
+
+    /// Renews the claim on the notice of approval `id` to `sink` made at
+    /// `claimed_at`, at `now`: `false` when it is no longer that claim
+    /// (another replica reclaimed it, or it is settled), and then it is
+    /// not this process's to send. The default refuses.
+    fn renew_notice(
+        &self,
+        id: ApprovalId,
+        sink: &str,
+        claimed_at: Timestamp,
+        now: Timestamp,
+    ) -> Result<bool, Error> {
+        let _ = (id, sink, claimed_at, now);
+        Err(no_notices())
+    }
+
     /// Records how the claimed notice of approval `id` to `sink` stands
     /// after `attempts` attempts (`outcome` cut to
     /// [`crate::MAX_NOTICE_OUTCOME_BYTES`]).
@@ -211,6 +243,25 @@ pub trait Store: Send + Sync {
     fn list_notices(&self, limit: u32) -> Result<Vec<Notice>, Error> {
         let _ = limit;
         Err(no_notices())
+    }
+
+    /// Keeps `facts` (what the policies that held its call read,
+    /// redacted, [`toolgate::PolicyFact`]) with single approval `id`,
+    /// unless it keeps some already: identical calls share one approval,
+    /// and the first asker's facts stay. The default refuses (a store that
+    /// keeps none).
+    fn set_approval_facts(&self, id: ApprovalId, facts: &[PolicyFact]) -> Result<(), Error> {
+        let _ = (id, facts);
+        Err(Error::new(
+            crate::error::ErrorCode::Unavailable,
+            "this store keeps no policy facts",
+        ))
+    }
+
+    /// The facts kept with approval `id` (none for an approval without).
+    fn approval_facts(&self, id: ApprovalId) -> Result<Vec<PolicyFact>, Error> {
+        let _ = id;
+        Ok(Vec::new())
     }
 
     /// The approvers who approved single approval `id` so far, in the

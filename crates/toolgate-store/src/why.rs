@@ -2,8 +2,9 @@
 //! approval (the page, `GET /v1/approvals/{id}`, `toolgate approvals
 //! show`): the record of the call that asked (its arguments, reasons and
 //! the policies that held it), the approvers so far, what else the session
-//! did (its latest decisions), the labels it holds, and what the user and
-//! the session used of each configured `[[limit]]`.
+//! did (its latest decisions), the labels it holds, what the user and
+//! the session used of each configured `[[limit]]`, and what the policies
+//! that held it read.
 //!
 //! Everything here comes from callers and models (users, sessions, tools,
 //! arguments): each surface escapes it as it escapes the rest of an
@@ -55,6 +56,11 @@ pub struct ApprovalContext {
     /// What the user and the session used of each `[[limit]]` counting
     /// them (and of the global ones).
     pub usage: Vec<LimitUse>,
+    /// What the policies that held the call read (such as the order's
+    /// total), arguments the config marks secret redacted: each value as
+    /// Cedar writes it, from the call's entities (which a caller may have
+    /// asserted), so shown as text, escaped.
+    pub facts: Vec<toolgate::PolicyFact>,
 }
 
 /// What an approver decides on for approval `a`, at `now`, with the
@@ -107,12 +113,14 @@ pub fn approval_context(
             window_seconds: limit.window_seconds,
         });
     }
+    let facts = store.approval_facts(a.id)?;
     Ok(ApprovalContext {
         asked,
         votes,
         recent,
         labels,
         usage,
+        facts,
     })
 }
 

@@ -420,13 +420,14 @@ fn a_schema_7_log_migrates_and_still_verifies() {
     // The schema-7 tables: version 8 added these, version 9 the
     // approvals' requester, version 10 the limits' and labels' tables,
     // version 11 the approvals' upstream, version 12 the approvals' quorum,
-    // votes and notices.
+    // votes and notices, version 13 the approvals' policy facts.
     drop(open(&db));
     db.execute(
         "DROP TABLE audit_segments; DROP SEQUENCE audit_seq;
          ALTER TABLE audit DROP COLUMN segment, DROP COLUMN sseq;
          ALTER TABLE approvals DROP COLUMN requester, DROP COLUMN upstream,
-             DROP COLUMN quorum, DROP COLUMN not_own, DROP COLUMN votes;
+             DROP COLUMN quorum, DROP COLUMN not_own, DROP COLUMN votes,
+             DROP COLUMN facts;
          DROP TABLE limit_keys, limit_events, session_labels;
          DROP TABLE approval_votes, approval_notices;
          DELETE FROM schema_version WHERE version >= 8;",

@@ -33,6 +33,9 @@ struct Grant {
 #[derive(Default)]
 struct State {
     clients: HashMap<String, Vec<String>>,
+    /// Confidential clients: their secret and how they must send it
+    /// (`client_secret_basic` or `client_secret_post`).
+    secrets: HashMap<String, (String, String)>,
     codes: HashMap<String, Grant>,
     /// Every `/token` request's refusal, for the test to read.
     refusals: Vec<String>,
@@ -122,6 +125,7 @@ struct Request {
     path: String,
     query: String,
     body: String,
+    authorization: Option<String>,
 }
 
 fn read_request(s: &mut TcpStream) -> Option<Request> {
@@ -132,6 +136,7 @@ fn read_request(s: &mut TcpStream) -> Option<Request> {
     let method = parts.next()?.to_owned();
     let target = parts.next()?.to_owned();
     let mut length = 0usize;
+    let mut authorization = None;
     loop {
         let mut h = String::new();
         reader.read_line(&mut h).ok()?;
@@ -142,6 +147,9 @@ fn read_request(s: &mut TcpStream) -> Option<Request> {
         if let Some((k, v)) = h.split_once(':') {
             if k.eq_ignore_ascii_case("content-length") {
                 length = v.trim().parse().ok()?;
+            }
+            if k.eq_ignore_ascii_case("authorization") {
+                authorization = Some(v.trim().to_owned());
             }
         }
     }
@@ -156,6 +164,7 @@ fn read_request(s: &mut TcpStream) -> Option<Request> {
         path,
         query,
         body: String::from_utf8_lossy(&body).into_owned(),
+        authorization,
     })
 }
 
@@ -232,6 +241,91 @@ impl AuthServer {
         }
     }
 
+    /// Registers a confidential client with its redirect URIs, its
+    /// `secret` and the `method` it must authenticate with at the token
+    /// endpoint (`client_secret_basic` or `client_secret_post`).
+    pub fn register_confidential(
+        &self,
+        client_id: &str,
+        secret: &str,
+        method: &str,
+        redirect_uris: &[&str],
+    ) {
+        self.register(client_id, redirect_uris);
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.secrets
+                .insert(client_id.to_owned(), (secret.to_owned(), method.to_owned()));
+        }
+    }
+
+    /// Whether the token request authenticates its client as registered:
+    /// a public client sends no secret; a confidential one its secret,
+    /// exactly by its method (RFC 6749 §2.3.1: the Basic credentials are
+    /// form-encoded id and secret).
+    fn client_authenticated(
+        &self,
+        f: &HashMap<String, String>,
+        authorization: Option<&str>,
+    ) -> Result<(), &'static str> {
+        let id = f.get("client_id").cloned().unwrap_or_default();
+        let registered = self
+            .shared
+            .state
+            .lock()
+            .ok()
+            .and_then(|st| st.secrets.get(&id).cloned());
+        let Some((secret, method)) = registered else {
+            return match (authorization, f.get("client_secret")) {
+                (None, None) => Ok(()),
+                _ => Err("a public client sent credentials"),
+            };
+        };
+        match method.as_str() {
+            "client_secret_basic" => {
+                let want = format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode(format!(
+                        "{}:{}",
+                        encode(&id),
+                        encode(&secret)
+                    ))
+                );
+                if f.contains_key("client_secret") {
+                    return Err("client_secret_basic: the secret was in the form");
+                }
+                if authorization == Some(want.as_str()) {
+                    Ok(())
+                } else {
+                    Err("client_secret_basic: wrong or missing Authorization")
+                }
+            }
+            _ => {
+                if authorization.is_some() {
+                    return Err("client_secret_post: an Authorization header was sent");
+                }
+                if f.get("client_secret") == Some(&secret) {
+                    Ok(())
+                } else {
+                    Err("client_secret_post: wrong or missing client_secret")
+                }
+            }
+        }
+    }
+
+    fn refuse_client(&self, s: &mut TcpStream, why: &str) {
+        if let Ok(mut st) = self.shared.state.lock() {
+            st.refusals.push(why.to_owned());
+        }
+        json(
+            s,
+            "401 Unauthorized",
+            &format!(
+                r#"{{"error":"invalid_client","error_description":{}}}"#,
+                quote(why)
+            ),
+        );
+    }
+
     /// Logs in `user` from now on.
     pub fn set_user(&self, user: &str) {
         if let Ok(mut u) = self.shared.user.lock() {
@@ -281,14 +375,20 @@ impl AuthServer {
                     &mut s,
                     "200 OK",
                     &format!(
-                        r#"{{"issuer":"{iss}","authorization_endpoint":"{iss}/authorize","token_endpoint":"{iss}/token","registration_endpoint":"{iss}/register","jwks_uri":"{iss}/jwks","response_types_supported":["code"],"grant_types_supported":["authorization_code"],"code_challenge_methods_supported":["S256"],"token_endpoint_auth_methods_supported":["none"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["{alg}"],"scopes_supported":["openid","profile","mcp"]}}"#
+                        r#"{{"issuer":"{iss}","authorization_endpoint":"{iss}/authorize","token_endpoint":"{iss}/token","registration_endpoint":"{iss}/register","jwks_uri":"{iss}/jwks","response_types_supported":["code"],"grant_types_supported":["authorization_code"],"code_challenge_methods_supported":["S256"],"token_endpoint_auth_methods_supported":["none","client_secret_basic","client_secret_post"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["{alg}"],"scopes_supported":["openid","profile","mcp"]}}"#
                     ),
                 );
             }
             ("GET", "/jwks") => json(&mut s, "200 OK", &jwks(&[&self.shared.key])),
             ("POST", "/register") => self.register_client(&mut s, &r.body),
             ("GET", "/authorize") => self.authorize(&mut s, &form(&r.query)),
-            ("POST", "/token") => self.token(&mut s, &form(&r.body)),
+            ("POST", "/token") => {
+                let f = form(&r.body);
+                match self.client_authenticated(&f, r.authorization.as_deref()) {
+                    Ok(()) => self.token(&mut s, &f),
+                    Err(why) => self.refuse_client(&mut s, why),
+                }
+            }
             _ => respond(&mut s, "404 Not Found", &[], "not found"),
         }
     }

@@ -63,6 +63,49 @@ pub struct Authorization {
     pub policies: Vec<String>,
     /// Errors met while evaluating, for operators. Any error denies.
     pub errors: Vec<String>,
+    /// For a hold: the values the policies that asked for a human read
+    /// (such as the order's total), for the approvers; empty otherwise.
+    pub facts: Vec<PolicyFact>,
+}
+
+/// One value a policy that held a call read: where it read it
+/// (`resource.total_cents`, `context.args.amount_cents`) and what it was,
+/// in Cedar's notation (a string quoted and escaped), each bounded
+/// ([`PolicyFact::MAX_CHARS`]). Shown to the humans who approve, never to
+/// the model; the store redacts the arguments the config marks secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PolicyFact {
+    /// Where the policy read it, as a Cedar path.
+    pub path: String,
+    /// The value it read.
+    pub value: String,
+}
+
+impl PolicyFact {
+    /// The most facts one hold carries.
+    pub const MAX_FACTS: usize = 16;
+    /// The longest path or value kept, in characters (a longer one is cut
+    /// and ends with `…`).
+    pub const MAX_CHARS: usize = 200;
+
+    /// A fact, each part cut to [`Self::MAX_CHARS`].
+    pub fn new(path: impl Into<String>, value: impl Into<String>) -> Self {
+        Self {
+            path: bounded(path.into()),
+            value: bounded(value.into()),
+        }
+    }
+}
+
+/// `text` cut to [`PolicyFact::MAX_CHARS`] characters, marked with `…`.
+fn bounded(text: String) -> String {
+    if text.chars().count() <= PolicyFact::MAX_CHARS {
+        return text;
+    }
+    let mut cut: String = text.chars().take(PolicyFact::MAX_CHARS - 1).collect();
+    cut.push('…');
+    cut
 }
 
 impl Authorization {
@@ -72,6 +115,7 @@ impl Authorization {
             verdict: AuthzVerdict::Permit,
             policies,
             errors: Vec::new(),
+            facts: Vec::new(),
         }
     }
 
@@ -81,6 +125,7 @@ impl Authorization {
             verdict: AuthzVerdict::Deny(code),
             policies,
             errors: Vec::new(),
+            facts: Vec::new(),
         }
     }
 
@@ -91,7 +136,14 @@ impl Authorization {
             verdict: AuthzVerdict::Hold,
             policies,
             errors: Vec::new(),
+            facts: Vec::new(),
         }
+    }
+
+    /// The hold with the values its policies read.
+    pub fn with_facts(mut self, facts: Vec<PolicyFact>) -> Self {
+        self.facts = facts;
+        self
     }
 
     /// Whether the call needs a human's approval before it runs (and is
@@ -155,6 +207,16 @@ impl Authorizer for DenyAll {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn facts_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(PolicyFact::MAX_CHARS + 5);
+        let f = PolicyFact::new("resource.note", long);
+        assert_eq!(f.value.chars().count(), PolicyFact::MAX_CHARS);
+        assert!(f.value.ends_with('…'));
+        let short = PolicyFact::new("resource.total", "12000");
+        assert_eq!(short.value, "12000");
+    }
 
     #[test]
     fn errors_deny_even_a_permit() {

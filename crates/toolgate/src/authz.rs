@@ -38,6 +38,7 @@ mod checked;
 mod declared;
 mod error;
 mod facts;
+mod held;
 mod http_source;
 mod narrow;
 mod source;

@@ -247,13 +247,15 @@ pub use self::gate::{
 };
 pub use self::import::ImportFormat;
 pub use self::jwt::{
-    JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS,
-    JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES, MAX_JWT_LEEWAY_SECONDS,
-    MIN_JWKS_REFRESH_SECONDS,
+    jwks_url_ok as provider_url_ok, JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS,
+    DEFAULT_JWT_LEEWAY_SECONDS, JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES,
+    MAX_JWT_LEEWAY_SECONDS, MIN_JWKS_REFRESH_SECONDS,
 };
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
-pub use self::login::{LoginConfig, OidcConfig, MAX_TRUSTED_PROXIES};
+pub use self::login::{
+    ClientSecret, LoginConfig, OidcConfig, TokenEndpointAuth, MAX_TRUSTED_PROXIES,
+};
 pub use self::mcp::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };

@@ -125,6 +125,9 @@ pub struct Decision {
     /// a retry can succeed, as the feedback says (`None`: never within the
     /// window, or not told).
     pub(crate) retry_after: Option<u64>,
+    /// For a call a policy held: the values the holding policies read
+    /// ([`crate::PolicyFact`]), for the approvers.
+    pub(crate) held_facts: Vec<crate::authorize::PolicyFact>,
 }
 
 /// A reference to an approval: the id the store gave it, as decimal digits
@@ -225,6 +228,13 @@ impl Decision {
     /// The policy ids that decided at the authorization stage.
     pub fn policies(&self) -> &[String] {
         &self.policies
+    }
+
+    /// For a call a policy held for a human: the values the holding
+    /// policies read (such as the order's total), bounded; empty otherwise.
+    /// For the approvers, never for the model.
+    pub fn held_facts(&self) -> &[crate::authorize::PolicyFact] {
+        &self.held_facts
     }
 
     /// The approval this call uses (an allow) or waits for (a hold).
@@ -435,6 +445,7 @@ mod tests {
             charges: Vec::new(),
             labels: Vec::new(),
             retry_after: None,
+            held_facts: Vec::new(),
         }
     }
 

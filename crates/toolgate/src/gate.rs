@@ -302,6 +302,7 @@ impl Gate {
             charges: Vec::new(),
             labels: Vec::new(),
             retry_after: None,
+            held_facts: Vec::new(),
         };
         // 0. identifiers: what the model and the caller named, bounded
         // before anything is read or written under them.
@@ -387,8 +388,10 @@ impl Gate {
                 .and_then(|r| arguments.pointer(r.id_pointer())),
             labels,
         };
-        let (authorized, policies) = stage::authorize::check(self.authorizer.as_ref(), &request);
+        let (authorized, policies, facts) =
+            stage::authorize::check(self.authorizer.as_ref(), &request);
         d.policies = policies;
+        d.held_facts = facts;
         let held_by_policy = match authorized {
             Ok(held) => held,
             Err(reason) => return deny(d, vec![reason], Some(extras)),

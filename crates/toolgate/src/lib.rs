@@ -87,7 +87,9 @@ pub use crate::adapter::{
     read, AdapterOptions, Arguments, CallKind, Envelope, Error as AdapterError,
     ErrorCode as AdapterErrorCode, Finding, FindingCode, Finish, Format, ProposedCall,
 };
-pub use crate::authorize::{Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll};
+pub use crate::authorize::{
+    Authorization, Authorizer, AuthzRequest, AuthzVerdict, DenyAll, PolicyFact,
+};
 pub use crate::authz::CedarAuthorizer;
 pub use crate::config::RefusedArguments;
 pub use crate::context::{

@@ -172,3 +172,76 @@ url = \"https://hooks.slack.example/T000/B000/XXXX\"
         assert!(e.contains(says), "{extra}: {e}");
     }
 }
+
+/// `[oidc]`'s client authentication and endpoints: a confidential
+/// client's secret is read from the environment (never printed), the
+/// method defaults to `client_secret_basic`, and contradictions are
+/// refused at load without repeating the secret.
+#[test]
+fn oidc_client_secrets_and_endpoints_are_checked_at_load() {
+    use toolgate::config::TokenEndpointAuth;
+    const JWT: &str = "\n[jwt]\nissuer = \"https://idp.example\"\naudience = [\"toolgate\"]\n\
+                       jwks_url = \"https://idp.example/jwks\"\n";
+    const OIDC: &str = "[oidc]\nclient_id = \"page\"\n\
+                        redirect_uri = \"https://gate.example/ui/login/oidc/callback\"\n";
+    std::env::set_var("TOOLGATE_TEST_OIDC_SECRET", "hunter2-oidc-secret");
+    let secret = "client_secret_env = \"TOOLGATE_TEST_OIDC_SECRET\"\n";
+
+    // Only the issuer: the endpoints come from discovery; a public client.
+    let c = parse(&format!("{JWT}{OIDC}")).unwrap();
+    let o = c.oidc().unwrap();
+    assert_eq!(o.endpoints(), None);
+    assert_eq!(o.token_endpoint_auth(), TokenEndpointAuth::None);
+    assert!(o.client_secret().is_none());
+
+    // A secret: client_secret_basic unless told otherwise; never printed.
+    let c = parse(&format!("{JWT}{OIDC}{secret}")).unwrap();
+    let o = c.oidc().unwrap();
+    assert_eq!(
+        o.token_endpoint_auth(),
+        TokenEndpointAuth::ClientSecretBasic
+    );
+    assert_eq!(o.client_secret().unwrap().expose(), "hunter2-oidc-secret");
+    assert!(!format!("{c:?}").contains("hunter2"));
+    let c = parse(&format!(
+        "{JWT}{OIDC}{secret}token_endpoint_auth = \"client_secret_post\"\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.oidc().unwrap().token_endpoint_auth(),
+        TokenEndpointAuth::ClientSecretPost
+    );
+
+    for (extra, says) in [
+        (
+            format!("{secret}token_endpoint_auth = \"none\"\n"),
+            "public client",
+        ),
+        (
+            "token_endpoint_auth = \"client_secret_basic\"\n".to_owned(),
+            "needs its secret",
+        ),
+        (
+            format!("{secret}token_endpoint_auth = \"private_key_jwt\"\n"),
+            "must be `none`",
+        ),
+        (
+            "token_endpoint = \"https://idp.example/token\"\n".to_owned(),
+            "or neither",
+        ),
+        (
+            "authorization_endpoint = \"http://idp.example/auth\"\n\
+             token_endpoint = \"https://idp.example/token\"\n"
+                .to_owned(),
+            "authorization_endpoint",
+        ),
+        (
+            "client_secret_env = \"TOOLGATE_TEST_OIDC_UNSET\"\n".to_owned(),
+            "is not set",
+        ),
+    ] {
+        let err = parse(&format!("{JWT}{OIDC}{extra}")).unwrap_err();
+        assert!(err.contains(says), "{extra}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

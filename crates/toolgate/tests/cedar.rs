@@ -656,6 +656,13 @@ fn an_approval_forbid_holds_what_it_forbids() {
     assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
     assert_eq!(d.reasons()[0].code.as_str(), "approval_required");
     assert_eq!(d.policies(), ["ask-boots"]);
+    // The approvers are shown what the holding policy read; the model's
+    // feedback never says it.
+    assert_eq!(
+        d.held_facts(),
+        [toolgate::PolicyFact::new("context.args.query", "\"boots\"")]
+    );
+    assert!(!d.feedback().contains("boots"), "{}", d.feedback());
     // What the forbid does not match runs without a human.
     let d = decide(
         &gate,
@@ -664,6 +671,7 @@ fn an_approval_forbid_holds_what_it_forbids() {
     );
     assert_eq!(d.verdict(), Verdict::Allow, "{d:?}");
     assert_eq!(d.policies(), ["all"]);
+    assert!(d.held_facts().is_empty());
 
     // Approved for exactly these arguments: allowed.
     let digest = d_digest(&gate, &boots);

@@ -72,6 +72,16 @@ impl Fetcher {
 /// (an OpenID provider's token endpoint): the answer's status and body, at
 /// most [`MAX_JWKS_BYTES`], within [`FETCH_TIMEOUT`], no redirects.
 pub async fn post_form(url: &str, form: String) -> Result<(u16, Bytes), String> {
+    post_form_with(url, form, None).await
+}
+
+/// [`post_form`] with an `Authorization` header (a confidential client's
+/// `client_secret_basic`).
+pub async fn post_form_with(
+    url: &str,
+    form: String,
+    authorization: Option<&str>,
+) -> Result<(u16, Bytes), String> {
     let uri: Uri = url
         .parse()
         .map_err(|_| "the URL does not parse".to_owned())?;
@@ -84,13 +94,45 @@ pub async fn post_form(url: &str, form: String) -> Result<(u16, Bytes), String> 
         .enable_http1()
         .wrap_connector(http);
     let client: Client<Https, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(connector);
-    let request = Request::post(uri)
+    let mut request = Request::post(uri)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .header(header::ACCEPT, "application/json")
+        .header(header::ACCEPT, "application/json");
+    if let Some(value) = authorization {
+        request = request.header(header::AUTHORIZATION, value);
+    }
+    let request = request
         .body(Full::new(Bytes::from(form)))
         .map_err(|_| "cannot make the request".to_owned())?;
     let exchange = async {
         let response = client
+            .request(request)
+            .await
+            .map_err(|e| format!("the request failed: {e}"))?;
+        let status = response.status().as_u16();
+        let body = Limited::new(response.into_body(), MAX_JWKS_BYTES)
+            .collect()
+            .await
+            .map_err(|_| format!("the answer is larger than {MAX_JWKS_BYTES} bytes or broke off"))?
+            .to_bytes();
+        Ok((status, body))
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, exchange)
+        .await
+        .map_err(|_| format!("no answer within {} seconds", FETCH_TIMEOUT.as_secs()))?
+}
+
+/// One `GET` of `url` (an OpenID provider's discovery document): the
+/// answer's status and body, at most [`MAX_JWKS_BYTES`], within
+/// [`FETCH_TIMEOUT`], no redirects.
+pub async fn get(url: &str) -> Result<(u16, Bytes), String> {
+    let fetcher = Fetcher::new(url)?;
+    let request = Request::get(fetcher.uri.clone())
+        .header(header::ACCEPT, "application/json")
+        .body(Empty::new())
+        .map_err(|_| "cannot make the request".to_owned())?;
+    let exchange = async {
+        let response = fetcher
+            .client
             .request(request)
             .await
             .map_err(|e| format!("the request failed: {e}"))?;

@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use toolgate::config::{JwksSource, JwtConfig, ServerRole};
 
-pub use self::fetch::post_form;
+pub use self::fetch::{get, post_form, post_form_with};
 use self::keys::KeySet;
 pub use self::keys::{MAX_JWKS_BYTES, MAX_JWKS_KEYS};
 pub use self::resource::ProtectedResource;

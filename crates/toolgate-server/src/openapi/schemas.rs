@@ -320,7 +320,9 @@ pub(super) fn approval() -> Value<'static> {
 /// /v1/approvals/{id}`): the tool's risk tier and, from the call that asked
 /// for it, its call id, reasons, the policies that held it and canonical
 /// arguments as escaped text; the approvers so far; the session's recent
-/// decisions, labels, and the usage of the limits counting the tool.
+/// decisions, labels, and the usage of the limits counting the tool; what
+/// the policies that held it read (`facts`: a Cedar path and the value as
+/// Cedar writes it, secrets redacted).
 pub(super) fn approval_detail() -> Value<'static> {
     let mut members = approval_members();
     let approver = answer(&[
@@ -349,6 +351,7 @@ pub(super) fn approval_detail() -> Value<'static> {
         ("cap", ty("string")),
         ("window_seconds", int_range(0, u64::MAX)),
     ]);
+    let fact = answer(&[("path", ty("string")), ("value", ty("string"))]);
     members.extend([
         ("risk", nullable("string")),
         ("call_id", nullable("string")),
@@ -359,6 +362,7 @@ pub(super) fn approval_detail() -> Value<'static> {
         ("recent", array_of(recent)),
         ("labels", array_of(ty("string"))),
         ("usage", array_of(usage)),
+        ("facts", array_of(fact)),
     ]);
     answer(&members)
 }

@@ -1,6 +1,7 @@
 //! `GET /metrics`: the Prometheus text, with the gauges read from the store
 //! at most once per [`GAUGE_TTL`].
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use axum::extract::State;
@@ -123,6 +124,13 @@ pub(super) async fn metrics(
     let g = gauges(&state).await;
     let mut text = state.inner.metrics.render(&g);
     crate::metrics::render_telemetry(&mut text, state.inner.telemetry());
+    if state.inner.notify.is_some() {
+        crate::metrics::render_notices(
+            &mut text,
+            state.inner.notices_dropped.load(Ordering::Relaxed),
+            state.inner.notices_pending.load(Ordering::Relaxed),
+        );
+    }
     text.push_str(&render_limits(&limit_gauges(&state).await));
     let mut response = (StatusCode::OK, text).into_response();
     response.headers_mut().insert(

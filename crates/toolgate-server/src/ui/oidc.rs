@@ -1,6 +1,11 @@
 //! The approvals page's OpenID Connect login (`[oidc]`): the
 //! authorization-code flow with PKCE against `[jwt]`'s issuer.
 //!
+//! The endpoints are the config's, or read from the issuer's discovery
+//! document when the service starts ([`discover`]). A confidential client
+//! authenticates at the token endpoint with its secret
+//! (`client_secret_basic` or `client_secret_post`).
+//!
 //! `GET /ui/login/oidc` makes a flow — a random `state`, `nonce` and PKCE
 //! verifier kept in memory for [`FLOW_TTL`] (at most [`MAX_FLOWS`]) — binds
 //! it to the browser with an `HttpOnly` cookie (`SameSite=Lax`: it must come
@@ -75,6 +80,93 @@ fn encode(s: &str) -> String {
     out
 }
 
+/// The authorization and token endpoints in `[jwt]` issuer's discovery
+/// document (`ISSUER/.well-known/openid-configuration`, OpenID Connect
+/// Discovery 1.0): its `issuer` must be exactly the configured one (a
+/// document for another issuer is refused), and both endpoints URLs
+/// toolgate accepts in a config (`https://`, `http://` only on loopback,
+/// no query or fragment).
+pub(crate) async fn discover(issuer: &str) -> Result<(String, String), String> {
+    let url = format!(
+        "{}/.well-known/openid-configuration",
+        issuer.trim_end_matches('/')
+    );
+    let fail = |why: String| format!("[oidc]: cannot use the discovery document at {url}: {why}");
+    let (status, body) = toolgate_edge::jwt::get(&url).await.map_err(&fail)?;
+    if status != 200 {
+        return Err(fail(format!(
+            "the server answered {status} (200 was expected)"
+        )));
+    }
+    let doc = toolgate_json::from_slice(&body).map_err(|_| fail("it is not JSON".to_owned()))?;
+    let field = |name: &str| {
+        doc.as_object()
+            .and_then(|o| o.get(name))
+            .and_then(toolgate_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    if field("issuer").as_deref() != Some(issuer) {
+        return Err(fail(format!(
+            "its `issuer` is not `{issuer}`, the configured one"
+        )));
+    }
+    let endpoint = |name: &str| {
+        field(name)
+            .filter(|u| toolgate::config::provider_url_ok(u) && !u.contains(['?', '#']))
+            .ok_or_else(|| {
+                fail(format!(
+                    "`{name}` is missing, or not an `https://` URL without query or fragment"
+                ))
+            })
+    };
+    Ok((
+        endpoint("authorization_endpoint")?,
+        endpoint("token_endpoint")?,
+    ))
+}
+
+/// The authorization and token endpoints: as configured, or as read from
+/// the discovery document when the service started.
+fn endpoints(
+    state: &AppState,
+    oidc: &toolgate::config::OidcConfig,
+) -> Result<(String, String), ApiError> {
+    if let Some((a, t)) = oidc.endpoints() {
+        return Ok((a.to_owned(), t.to_owned()));
+    }
+    state.inner.oidc_endpoints.get().cloned().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "the provider's discovery document was not read",
+        )
+    })
+}
+
+/// The token request's form and `Authorization` header for the client's
+/// `token_endpoint_auth` (RFC 6749 §2.3.1: in the header, the id and the
+/// secret are form-encoded first).
+fn client_auth(oidc: &toolgate::config::OidcConfig, mut form: String) -> (String, Option<String>) {
+    use base64::Engine as _;
+    use toolgate::config::TokenEndpointAuth;
+    let Some(secret) = oidc.client_secret() else {
+        return (form, None);
+    };
+    match oidc.token_endpoint_auth() {
+        TokenEndpointAuth::ClientSecretPost => {
+            form.push_str("&client_secret=");
+            form.push_str(&encode(secret.expose()));
+            (form, None)
+        }
+        TokenEndpointAuth::ClientSecretBasic => {
+            let pair = format!("{}:{}", encode(oidc.client_id()), encode(secret.expose()));
+            let basic = base64::engine::general_purpose::STANDARD.encode(pair);
+            (form, Some(format!("Basic {basic}")))
+        }
+        _ => (form, None),
+    }
+}
+
 fn not_configured() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -89,6 +181,7 @@ pub(super) async fn start(
     Extension(flows): Extension<Flows>,
 ) -> Result<Response, ApiError> {
     let oidc = state.inner.oidc.as_ref().ok_or_else(not_configured)?;
+    let (authorization_endpoint, _) = endpoints(&state, oidc)?;
     let flow_state = random_hex()?;
     let nonce = random_hex()?;
     let verifier = random_hex()?;
@@ -117,7 +210,7 @@ pub(super) async fn start(
     }
     let location = format!(
         "{}?response_type=code&client_id={}&redirect_uri={}&scope=openid&state={flow_state}&nonce={nonce}&code_challenge={challenge}&code_challenge_method=S256",
-        oidc.authorization_endpoint(),
+        authorization_endpoint,
         encode(oidc.client_id()),
         encode(oidc.redirect_uri()),
     );
@@ -211,7 +304,10 @@ pub(super) async fn callback(
         encode(oidc.client_id()),
         flow.verifier
     );
-    let answer = toolgate_edge::jwt::post_form(oidc.token_endpoint(), form).await;
+    let (_, token_endpoint) = endpoints(&state, oidc)?;
+    let (form, authorization) = client_auth(oidc, form);
+    let answer =
+        toolgate_edge::jwt::post_form_with(&token_endpoint, form, authorization.as_deref()).await;
     let id_token = answer
         .ok()
         .filter(|(status, _)| *status == 200)

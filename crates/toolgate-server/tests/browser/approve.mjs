@@ -94,6 +94,11 @@ try {
   }));
   result.note_arguments = args.text;
   result.note_argument_elements = args.elements;
+  // What the policy that held it read: an entity's attribute written by
+  // someone outside the shop is text too.
+  result.note_facts = await page.$$eval(`${noteCard} dd.fact`, (d) =>
+    d.map((e) => ({ text: e.textContent, elements: e.querySelectorAll("*").length }))
+  );
   result.script_elements = await page.$$eval("script", (s) => s.map((e) => e.getAttribute("src")));
   result.img_elements = await page.$$eval("img", (s) => s.length);
   result.xss_ran = await page.evaluate(() => window.__toolgateXss !== undefined);

@@ -388,3 +388,71 @@ impl PgStore {
         })
     }
 }
+
+/// [`Store::set_approval_facts`].
+pub(super) fn set_facts(
+    store: &PgStore,
+    id: ApprovalId,
+    facts: &[toolgate::PolicyFact],
+) -> Result<(), Error> {
+    let Some(text) = crate::held_facts::to_text(facts) else {
+        return Ok(());
+    };
+    let id = to_i64(id.get(), "approval id")?;
+    store.write(|tx| {
+        tx.tx
+            .execute(
+                "UPDATE approvals SET facts = $1 WHERE id = $2 AND facts IS NULL",
+                &[&text, &id],
+            )
+            .map_err(|e| Error::pg("keeping policy facts", e))?;
+        Ok(())
+    })
+}
+
+/// [`Store::approval_facts`].
+pub(super) fn facts_of(
+    store: &PgStore,
+    id: ApprovalId,
+) -> Result<Vec<toolgate::PolicyFact>, Error> {
+    let Ok(id) = i64::try_from(id.get()) else {
+        return Ok(Vec::new());
+    };
+    let text: Option<String> = store.pool.with(|client, _| {
+        Ok(client
+            .query_opt("SELECT facts FROM approvals WHERE id = $1", &[&id])
+            .map_err(|e| Error::pg("reading policy facts", e))?
+            .and_then(|r| r.try_get::<_, Option<String>>(0).ok().flatten()))
+    })?;
+    Ok(crate::held_facts::from_text(text.as_deref()))
+}
+
+/// The `WHERE` list of an approval filter, its state as of `now`.
+fn approvals_where(f: &ApprovalFilter, now: Timestamp) -> Result<Where, Error> {
+    let mut w = Where::default();
+    if let Some(after) = f.after {
+        w.add("id > $", Box::new(to_i64(after.get(), "cursor")?));
+    }
+    if let Some(before) = f.before {
+        w.add("id < $", Box::new(to_i64(before.get(), "cursor")?));
+    }
+    if let Some(user) = &f.user {
+        w.add("\"user\" = $", Box::new(user.clone()));
+    }
+    if let Some(session) = &f.session {
+        w.add("session = $", Box::new(session.clone()));
+    }
+    if let Some(tool) = &f.tool {
+        w.add("tool = $", Box::new(tool.clone()));
+    }
+    if let Some(kind) = f.kind {
+        w.add("kind = $", Box::new(kind.as_str().to_owned()));
+    }
+    if let Some(state) = f.state {
+        match approval_state_clause(state) {
+            Some(clause) => w.add(&clause.replace('?', "$"), Box::new(now.unix_millis())),
+            None => w.add("state = $", Box::new(state.as_str().to_owned())),
+        }
+    }
+    Ok(w)
+}

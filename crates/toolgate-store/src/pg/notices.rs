@@ -81,3 +81,59 @@ pub(super) fn list(store: &PgStore, limit: u32) -> Result<Vec<Notice>, Error> {
             .collect()
     })
 }
+
+/// [`Store::reclaim_notices`]: rows another replica is taking are
+/// skipped, so each stale row is taken by one replica.
+pub(super) fn reclaim(
+    store: &PgStore,
+    now: Timestamp,
+    stale_before: Timestamp,
+    limit: u32,
+) -> Result<Vec<(ApprovalId, String)>, Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "a notice cannot be read");
+    store.write(|tx| {
+        tx.tx
+            .query(
+                "UPDATE approval_notices SET claimed_at = $1, updated_at = $1 \
+                 WHERE (approval, sink) IN (SELECT approval, sink FROM approval_notices \
+                   WHERE state = 'sending' AND updated_at < $2 ORDER BY updated_at LIMIT $3 \
+                   FOR UPDATE SKIP LOCKED) \
+                 RETURNING approval, sink",
+                &[
+                    &now.unix_millis(),
+                    &stale_before.unix_millis(),
+                    &i64::from(limit),
+                ],
+            )
+            .map_err(db)?
+            .iter()
+            .map(|r| {
+                let approval: i64 = r.try_get(0).map_err(|_| corrupt())?;
+                let id = ApprovalId::new(u64::try_from(approval).map_err(|_| corrupt())?);
+                Ok((id, r.try_get(1).map_err(|_| corrupt())?))
+            })
+            .collect()
+    })
+}
+
+/// [`Store::renew_notice`].
+pub(super) fn renew(
+    store: &PgStore,
+    id: ApprovalId,
+    sink: &str,
+    claimed_at: Timestamp,
+    now: Timestamp,
+) -> Result<bool, Error> {
+    let id = to_i64(id.get(), "approval id")?;
+    store.write(|tx| {
+        let n = tx
+            .tx
+            .execute(
+                "UPDATE approval_notices SET updated_at = $4 \
+                 WHERE approval = $1 AND sink = $2 AND claimed_at = $3 AND state = 'sending'",
+                &[&id, &sink, &claimed_at.unix_millis(), &now.unix_millis()],
+            )
+            .map_err(db)?;
+        Ok(n == 1)
+    })
+}

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 12;
+pub const PG_SCHEMA_VERSION: u32 = 13;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
@@ -18,7 +18,14 @@ const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+
+/// Version 13: what the policies that held each single approval's call
+/// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
+/// humans deciding. Older rows have none.
+const V13: &str = "
+ALTER TABLE approvals ADD COLUMN facts TEXT;
+";
 
 /// Version 11: the upstream each single approval's call goes to (the MCP
 /// proxy's route), shown to the humans deciding; the approval's digest is

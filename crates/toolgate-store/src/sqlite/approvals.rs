@@ -386,3 +386,41 @@ pub(super) fn approvals_where(
     }
     Ok((sql, params))
 }
+
+/// [`Store::set_approval_facts`].
+pub(super) fn set_facts(
+    store: &SqliteStore,
+    id: ApprovalId,
+    facts: &[toolgate::PolicyFact],
+) -> Result<(), Error> {
+    let Some(text) = crate::held_facts::to_text(facts) else {
+        return Ok(());
+    };
+    let id = to_i64(id.get(), "approval id")?;
+    store.write(|tx| {
+        tx.conn
+            .execute(
+                "UPDATE approvals SET facts = ?1 WHERE id = ?2 AND facts IS NULL",
+                rusqlite::params![text, id],
+            )
+            .map_err(|e| Error::db("keeping policy facts", e))?;
+        Ok(())
+    })
+}
+
+/// [`Store::approval_facts`].
+pub(super) fn facts_of(
+    store: &SqliteStore,
+    id: ApprovalId,
+) -> Result<Vec<toolgate::PolicyFact>, Error> {
+    let Ok(id) = i64::try_from(id.get()) else {
+        return Ok(Vec::new());
+    };
+    let conn = store.read_conn()?;
+    let text: Option<String> = conn
+        .prepare_cached("SELECT facts FROM approvals WHERE id = ?1")
+        .and_then(|mut s| s.query_row([id], |r| r.get(0)).optional())
+        .map_err(|e| Error::db("reading policy facts", e))?
+        .flatten();
+    Ok(crate::held_facts::from_text(text.as_deref()))
+}

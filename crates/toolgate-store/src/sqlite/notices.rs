@@ -88,3 +88,61 @@ pub(super) fn list(store: &SqliteStore, limit: u32) -> Result<Vec<Notice>, Error
     }
     Ok(out)
 }
+
+/// [`Store::reclaim_notices`]: the write lock is held, so each stale row
+/// is taken by one process.
+pub(super) fn reclaim(
+    store: &SqliteStore,
+    now: Timestamp,
+    stale_before: Timestamp,
+    limit: u32,
+) -> Result<Vec<(ApprovalId, String)>, Error> {
+    let corrupt = || Error::new(ErrorCode::Corrupt, "a notice cannot be read");
+    store.write(|tx| {
+        let mut stmt = tx
+            .conn
+            .prepare_cached(
+                "UPDATE approval_notices SET claimed_at = ?1, updated_at = ?1 \
+                 WHERE (approval, sink) IN (SELECT approval, sink FROM approval_notices \
+                   WHERE state = 'sending' AND updated_at < ?2 ORDER BY updated_at LIMIT ?3) \
+                 RETURNING approval, sink",
+            )
+            .map_err(db)?;
+        let mut rows = stmt
+            .query(rusqlite::params![
+                now.unix_millis(),
+                stale_before.unix_millis(),
+                i64::from(limit)
+            ])
+            .map_err(db)?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().map_err(db)? {
+            let approval: i64 = r.get(0).map_err(db)?;
+            let id = ApprovalId::new(u64::try_from(approval).map_err(|_| corrupt())?);
+            out.push((id, r.get(1).map_err(db)?));
+        }
+        Ok(out)
+    })
+}
+
+/// [`Store::renew_notice`].
+pub(super) fn renew(
+    store: &SqliteStore,
+    id: ApprovalId,
+    sink: &str,
+    claimed_at: Timestamp,
+    now: Timestamp,
+) -> Result<bool, Error> {
+    let id = to_i64(id.get(), "approval id")?;
+    store.write(|tx| {
+        let n = tx
+            .conn
+            .execute(
+                "UPDATE approval_notices SET updated_at = ?4 \
+                 WHERE approval = ?1 AND sink = ?2 AND claimed_at = ?3 AND state = 'sending'",
+                rusqlite::params![id, sink, claimed_at.unix_millis(), now.unix_millis()],
+            )
+            .map_err(db)?;
+        Ok(n == 1)
+    })
+}

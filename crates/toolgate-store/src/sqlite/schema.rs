@@ -9,10 +9,18 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+
+/// Version 12: what the policies that held each single approval's call
+/// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
+/// humans deciding. Older rows have none.
+const V12: &str = "
+ALTER TABLE approvals ADD COLUMN facts TEXT;
+";
 
 /// Version 10: the upstream each single approval's call goes to (the MCP
 /// proxy's route), shown to the humans deciding; the approval's digest is

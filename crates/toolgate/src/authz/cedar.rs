@@ -637,7 +637,8 @@ impl CedarAuthorizer {
                 if again.decision() == CedarDecision::Allow
                     && again.diagnostics().errors().next().is_none()
                 {
-                    return Ok(Authorization::hold(ids));
+                    let facts = super::held::read(policies, &reason, &cedar_request, &entities);
+                    return Ok(Authorization::hold(ids).with_facts(facts));
                 }
             }
         }

@@ -162,8 +162,10 @@ fn role_named(name: &str) -> Option<ServerRole> {
     }
 }
 
-/// Whether `url` is `https://HOST…`, or `http://` on a loopback address.
-pub(super) fn jwks_url_ok(url: &str) -> bool {
+/// Whether `url` is `https://HOST…`, or `http://` on a loopback address:
+/// the rule for every URL of an identity provider (a JWKS, the OpenID
+/// endpoints, those a discovery document names).
+pub fn jwks_url_ok(url: &str) -> bool {
     if url.len() > 2048 || url.chars().any(|c| c.is_control() || c == ' ') {
         return false;
     }

@@ -151,8 +151,53 @@ impl Loader<'_> {
 pub(crate) struct RawOidc {
     pub(crate) client_id: Spanned<String>,
     pub(crate) redirect_uri: Spanned<String>,
-    pub(crate) authorization_endpoint: Spanned<String>,
-    pub(crate) token_endpoint: Spanned<String>,
+    pub(crate) authorization_endpoint: Option<Spanned<String>>,
+    pub(crate) token_endpoint: Option<Spanned<String>>,
+    pub(crate) client_secret_file: Option<Spanned<String>>,
+    pub(crate) client_secret_env: Option<Spanned<String>>,
+    pub(crate) token_endpoint_auth: Option<Spanned<String>>,
+}
+
+/// How toolgate authenticates to the token endpoint (`[oidc]
+/// token_endpoint_auth`, OpenID Connect Core §9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenEndpointAuth {
+    /// `none`: a public client (the PKCE verifier only).
+    None,
+    /// `client_secret_basic`: the client id and secret in an HTTP Basic
+    /// `Authorization` header.
+    ClientSecretBasic,
+    /// `client_secret_post`: the client id and secret in the form.
+    ClientSecretPost,
+}
+
+impl TokenEndpointAuth {
+    /// The method's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::ClientSecretBasic => "client_secret_basic",
+            Self::ClientSecretPost => "client_secret_post",
+        }
+    }
+}
+
+/// A confidential client's secret: never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ClientSecret(String);
+
+impl ClientSecret {
+    /// The secret.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ClientSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientSecret(…)")
+    }
 }
 
 /// The `[oidc]` table, checked: the approvals page's OpenID Connect login
@@ -162,8 +207,11 @@ pub(crate) struct RawOidc {
 pub struct OidcConfig {
     client_id: String,
     redirect_uri: String,
-    authorization_endpoint: String,
-    token_endpoint: String,
+    /// Both endpoints, or none: then they are read from the issuer's
+    /// discovery document when the service starts.
+    endpoints: Option<(String, String)>,
+    client_secret: Option<ClientSecret>,
+    auth: TokenEndpointAuth,
 }
 
 impl OidcConfig {
@@ -178,14 +226,24 @@ impl OidcConfig {
         &self.redirect_uri
     }
 
-    /// The provider's authorization endpoint.
-    pub fn authorization_endpoint(&self) -> &str {
-        &self.authorization_endpoint
+    /// The provider's authorization and token endpoints, when the config
+    /// names them; `None`: read them from `[jwt]` issuer's discovery
+    /// document (`/.well-known/openid-configuration`).
+    pub fn endpoints(&self) -> Option<(&str, &str)> {
+        self.endpoints
+            .as_ref()
+            .map(|(a, t)| (a.as_str(), t.as_str()))
     }
 
-    /// The provider's token endpoint.
-    pub fn token_endpoint(&self) -> &str {
-        &self.token_endpoint
+    /// A confidential client's secret (`client_secret_file` or
+    /// `client_secret_env`).
+    pub fn client_secret(&self) -> Option<&ClientSecret> {
+        self.client_secret.as_ref()
+    }
+
+    /// How toolgate authenticates to the token endpoint.
+    pub fn token_endpoint_auth(&self) -> TokenEndpointAuth {
+        self.auth
     }
 
     /// Whether the page is served over https (the cookies are `Secure`).
@@ -218,11 +276,23 @@ impl Loader<'_> {
                 "`client_id` must be the client id the provider issued",
             ));
         }
-        for (v, key) in [
-            (&t.redirect_uri, "redirect_uri"),
-            (&t.authorization_endpoint, "authorization_endpoint"),
-            (&t.token_endpoint, "token_endpoint"),
-        ] {
+        let endpoints = match (&t.authorization_endpoint, &t.token_endpoint) {
+            (Some(a), Some(t)) => Some((a, t)),
+            (None, None) => None,
+            (Some(one), None) | (None, Some(one)) => {
+                return Err(self.at_key(
+                    ErrorCode::MissingKey,
+                    one.span().start,
+                    "token_endpoint",
+                    "name both `authorization_endpoint` and `token_endpoint`, or neither (then they are read from the issuer's discovery document)",
+                ))
+            }
+        };
+        let urls = [(&t.redirect_uri, "redirect_uri")]
+            .into_iter()
+            .chain(endpoints.map(|(a, _)| (a, "authorization_endpoint")))
+            .chain(endpoints.map(|(_, t)| (t, "token_endpoint")));
+        for (v, key) in urls {
             if !super::jwt::jwks_url_ok(v.get_ref()) || v.get_ref().contains(['?', '#']) {
                 return Err(self.at_key(
                     ErrorCode::InvalidValue,
@@ -232,11 +302,95 @@ impl Loader<'_> {
                 ));
             }
         }
+        let (client_secret, auth) = self.oidc_client_auth(t)?;
         Ok(Some(OidcConfig {
             client_id: id.clone(),
             redirect_uri: t.redirect_uri.get_ref().clone(),
-            authorization_endpoint: t.authorization_endpoint.get_ref().clone(),
-            token_endpoint: t.token_endpoint.get_ref().clone(),
+            endpoints: endpoints.map(|(a, t)| (a.get_ref().clone(), t.get_ref().clone())),
+            client_secret,
+            auth,
         }))
+    }
+
+    /// The client's secret (read now) and how it authenticates: a public
+    /// client without a secret, `client_secret_basic` by default with one.
+    fn oidc_client_auth(
+        &self,
+        t: &RawOidc,
+    ) -> Result<(Option<ClientSecret>, TokenEndpointAuth), Error> {
+        let at = t.client_id.span().start;
+        let secret = match (&t.client_secret_file, &t.client_secret_env) {
+            (Some(f), None) => {
+                let text = std::fs::read_to_string(self.resolve(f.get_ref())).map_err(|e| {
+                    self.at_key(
+                        ErrorCode::InvalidValue,
+                        f.span().start,
+                        "client_secret_file",
+                        format!("cannot read `{}`: {e}", f.get_ref()),
+                    )
+                })?;
+                Some(text.trim_end_matches(['\n', '\r']).to_owned())
+            }
+            (None, Some(var)) => Some(std::env::var(var.get_ref()).map_err(|_| {
+                self.at_key(
+                    ErrorCode::InvalidValue,
+                    var.span().start,
+                    "client_secret_env",
+                    format!("the environment variable `{}` is not set", var.get_ref()),
+                )
+            })?),
+            (None, None) => None,
+            (Some(f), Some(_)) => {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    f.span().start,
+                    "client_secret_file",
+                    "name at most one of `client_secret_file` and `client_secret_env`",
+                ))
+            }
+        };
+        if secret
+            .as_deref()
+            .is_some_and(|s| s.is_empty() || s.len() > 1024 || s.chars().any(char::is_control))
+        {
+            return Err(self.at_key(
+                ErrorCode::InvalidValue,
+                at,
+                "client_secret_file",
+                "the client secret must be the secret the provider issued (one line)",
+            ));
+        }
+        let auth = match (t.token_endpoint_auth.as_ref().map(|a| (a, a.get_ref().as_str())), &secret) {
+            (None, None) | (Some((_, "none")), None) => TokenEndpointAuth::None,
+            (None, Some(_)) | (Some((_, "client_secret_basic")), Some(_)) => {
+                TokenEndpointAuth::ClientSecretBasic
+            }
+            (Some((_, "client_secret_post")), Some(_)) => TokenEndpointAuth::ClientSecretPost,
+            (Some((a, "none")), Some(_)) => {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    a.span().start,
+                    "token_endpoint_auth",
+                    "`none` is a public client's: drop the client secret, or use `client_secret_basic` or `client_secret_post`",
+                ))
+            }
+            (Some((a, "client_secret_basic" | "client_secret_post")), None) => {
+                return Err(self.at_key(
+                    ErrorCode::MissingKey,
+                    a.span().start,
+                    "token_endpoint_auth",
+                    "a confidential client needs its secret: `client_secret_file` or `client_secret_env`",
+                ))
+            }
+            (Some((a, _)), _) => {
+                return Err(self.at_key(
+                    ErrorCode::InvalidValue,
+                    a.span().start,
+                    "token_endpoint_auth",
+                    "`token_endpoint_auth` must be `none`, `client_secret_basic` or `client_secret_post`",
+                ))
+            }
+        };
+        Ok((secret.map(ClientSecret), auth))
     }
 }

@@ -676,8 +676,11 @@ pub(crate) const TABLE_DOCS: &[super::reference::TableDoc] = &[
         keys: &[
             ("client_id", "toolgate's client id at the provider (the id_token's audience)"),
             ("redirect_uri", "`https://HOST/ui/login/oidc/callback`, as registered at the provider"),
-            ("authorization_endpoint", "the provider's authorization endpoint (its discovery document names it)"),
-            ("token_endpoint", "the provider's token endpoint"),
+            ("authorization_endpoint", "the provider's authorization endpoint; with `token_endpoint`, or neither: then both are read from `[jwt]` issuer's discovery document (`/.well-known/openid-configuration`) when the service starts"),
+            ("token_endpoint", "the provider's token endpoint (with `authorization_endpoint`, or neither)"),
+            ("client_secret_file", "a confidential client's secret, in a file (its final newline is not part of it)"),
+            ("client_secret_env", "a confidential client's secret, in an environment variable"),
+            ("token_endpoint_auth", "`\"none\"` (a public client: the default without a secret), `\"client_secret_basic\"` (the default with one) or `\"client_secret_post\"`"),
         ],
     },
     super::reference::TableDoc {
