@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use toolgate::config::Config;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{open_config_store, StoreGate, StoreOptions, Verdict};
+use toolgate_store::{open_config_store, AuditVerdict, StoreGate, StoreOptions};
 
 const CONFIG: &str = r#"
 [store]
@@ -92,7 +92,7 @@ fn refusals(gate: &StoreGate) -> Vec<(String, String)> {
         .tail(100)
         .unwrap()
         .into_iter()
-        .filter(|r| r.entry.verdict == Verdict::Deny && r.entry.tool.is_none())
+        .filter(|r| r.entry.verdict == AuditVerdict::Deny && r.entry.tool.is_none())
         .map(|r| {
             (
                 r.entry.reasons.join(","),

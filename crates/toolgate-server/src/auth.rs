@@ -20,7 +20,7 @@ use axum::http::request::Parts;
 use axum::http::StatusCode;
 use toolgate::config::{ServerRole, ServerToken};
 use toolgate_edge::token::{Presented, TokenDigest};
-use toolgate_store::{AuditEntry, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -213,7 +213,7 @@ async fn require(
             // Which one counts would be up to each hop that reads them:
             // none.
             state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
-            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Unauthorized)
                 .reason(Refusal::Duplicate.as_str())
                 .note(route(parts));
             audit_refusal(state, entry).await;
@@ -234,7 +234,7 @@ async fn require(
         Ok(caller) => caller,
         Err(why) => {
             state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Unauthorized)
                 .reason(why.as_str())
                 .note(route(parts));
             audit_refusal(state, entry).await;
@@ -253,7 +253,7 @@ async fn require(
         Ok(caller)
     } else {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note(route(parts));
@@ -273,7 +273,7 @@ pub(crate) async fn refuse_user(
 ) -> ApiError {
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let user: String = user.chars().take(200).collect();
-    let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+    let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Forbidden)
         .actor(caller.actor.clone())
         .user(user)
         .reason("user")

@@ -29,7 +29,7 @@ use toolgate::config::{Config, ServerConfig};
 use toolgate::Gate;
 use toolgate_json::{canonical, Number, Object, Value};
 use toolgate_store::StoreGate;
-use toolgate_store::{AuditEntry, Store, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict, Store};
 
 use crate::auth::Admin;
 use crate::error::{json_response, ApiError};
@@ -261,7 +261,7 @@ pub(crate) async fn reload(
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
         let built = rebuild(&source, Arc::clone(&store), &running);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::ConfigReload).actor(actor);
+        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::ConfigReload).actor(actor);
         let entry = match &built {
             Ok(b) if b.applied.is_empty() => entry.reason("applied"),
             Ok(b) => entry

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{
-    ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Quorum, Store,
-    SystemClock, Timestamp, Verdict as AuditVerdict,
+    ApprovalId, AuditEntry, AuditVerdict, Clock, ErrorCode as StoreErrorCode, PendingLimits,
+    Quorum, Store, SystemClock, Timestamp,
 };
 use toolgate_json::canonical::Digest;
 
