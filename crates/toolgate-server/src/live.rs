@@ -181,6 +181,7 @@ fn rebuild(
     source: &Source,
     store: Arc<dyn Store>,
     running: &ServerConfig,
+    clock: Arc<dyn toolgate_store::Clock>,
 ) -> Result<Rebuilt, Refused> {
     let config = Config::load(&source.path).map_err(|e| e.to_string())?;
     let server = config.server();
@@ -227,7 +228,9 @@ fn rebuild(
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;
     let tools = gate.registry().len();
-    let gate = StoreGate::new(gate, store).configured(&config);
+    let gate = StoreGate::new(gate, store)
+        .configured(&config)
+        .with_clock(clock);
     Ok(Rebuilt {
         gate,
         tools,
@@ -260,8 +263,13 @@ pub(crate) async fn reload(
     let applied_state = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
-        let built = rebuild(&source, Arc::clone(&store), &running);
-        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::ConfigReload).actor(actor);
+        let built = rebuild(
+            &source,
+            Arc::clone(&store),
+            &running,
+            Arc::clone(&inner.clock),
+        );
+        let entry = AuditEntry::new(inner.clock.now(), AuditVerdict::ConfigReload).actor(actor);
         let entry = match &built {
             Ok(b) if b.applied.is_empty() => entry.reason("applied"),
             Ok(b) => entry

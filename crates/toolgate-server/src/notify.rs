@@ -23,8 +23,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use toolgate::config::{NotifyKind, NotifySink};
+use toolgate_store::NoticeState;
 use toolgate_store::{Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState};
-use toolgate_store::{Clock as _, NoticeState, SystemClock};
 
 use crate::state::AppState;
 
@@ -51,9 +51,9 @@ struct Job {
     sink: usize,
 }
 
-/// The time now in Unix seconds.
-fn unix_seconds() -> u64 {
-    u64::try_from(SystemClock::new().now().unix_seconds()).unwrap_or(0)
+/// The time now in Unix seconds, by the service's clock.
+fn unix_seconds(state: &AppState) -> u64 {
+    u64::try_from(state.now().unix_seconds()).unwrap_or(0)
 }
 
 /// Finds, claims, queues and delivers notices until `stop` turns true
@@ -132,9 +132,9 @@ async fn find(
         .next_back()
         .map(|max| ApprovalId::new(max.get().saturating_sub(LAG)));
     let known: Vec<ApprovalId> = seen.iter().copied().collect();
+    let now = state.now();
     let (jobs, found) = state
         .blocking(move |s| {
-            let now = SystemClock::new().now();
             let (mut jobs, mut found) = (Vec::new(), Vec::new());
             let mut after = floor;
             for _ in 0..PAGES {
@@ -187,13 +187,15 @@ async fn record(
     outcome: &str,
 ) {
     let outcome = outcome.to_owned();
+    let now = state.now();
     let done = state
-        .blocking(move |s| {
-            s.record_notice(id, &sink, st, attempts, &outcome, SystemClock::new().now())
-        })
+        .blocking(move |s| s.record_notice(id, &sink, st, attempts, &outcome, now))
         .await;
     if done.is_err() {
         eprintln!("toolgate serve: cannot record the notice of approval {id}");
+    }
+    if st != NoticeState::Sending {
+        state.inner.notices_settled.send_modify(|n| *n += 1);
     }
 }
 
@@ -206,6 +208,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
     let inner = Arc::clone(&state.inner);
     let (approval, page_url) = (a.clone(), settings.page_url.clone());
     let kind = sink.kind();
+    let now = state.now();
     let body = state
         .blocking(move |s| {
             let gate = inner.gate.gate();
@@ -213,7 +216,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
                 s,
                 &approval,
                 gate.tool_limits(&approval.tool),
-                SystemClock::new().now(),
+                now,
             )?;
             let held = payload::Held {
                 approval: &approval,
@@ -247,7 +250,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
     let mut n = 0;
     loop {
         n += 1;
-        match send::attempt(client, sink, &body, &delivery, unix_seconds()).await {
+        match send::attempt(client, sink, &body, &delivery, unix_seconds(state)).await {
             send::Attempt::Delivered(o) => {
                 record(state, a.id, name, NoticeState::Delivered, n, &o).await;
                 return;

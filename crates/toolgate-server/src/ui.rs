@@ -265,7 +265,7 @@ async fn audited_csrf(
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let path = parts.uri.path();
     let path: String = path.chars().take(200).collect();
-    let mut entry = AuditEntry::new(crate::state::now(), AuditVerdict::Forbidden)
+    let mut entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
         .reason("csrf")
         .note(format!("{} {path}", parts.method));
     if let Some(actor) = actor {
@@ -415,7 +415,7 @@ async fn login(
     let headers = req.headers().clone();
     if let Err(refusal) = same_origin(&headers) {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Forbidden)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
             .reason("csrf")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -429,7 +429,7 @@ async fn login(
     let digest = token_digest(token.as_bytes());
     let Some(caller) = caller_for(state.server().tokens(), &digest) else {
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Unauthorized)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Unauthorized)
             .reason("unknown_token")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -442,7 +442,7 @@ async fn login(
     };
     if caller.role == ServerRole::Agent {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), AuditVerdict::Forbidden)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note("POST /ui/login");
@@ -524,7 +524,7 @@ async fn login_proxy(
             let state = state.clone();
             async move {
                 state.inner.metrics.refusal(status);
-                let entry = AuditEntry::new(crate::state::now(), verdict)
+                let entry = AuditEntry::new(state.now(), verdict)
                     .reason(reason)
                     .note("GET /ui/login/proxy");
                 audit_refusal(&state, entry).await;
@@ -675,7 +675,7 @@ async fn page_state(
             // The tools as configured now (a reload may have changed them).
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
-            let now = crate::state::now();
+            let now = inner.clock.now();
             for a in &pending {
                 let why = toolgate_store::approval_context(s, a, gate.tool_limits(&a.tool), now)?;
                 let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());

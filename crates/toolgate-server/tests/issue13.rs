@@ -347,7 +347,9 @@ fn number(v: &Value<'_>, pointer: &str) -> u64 {
 /// the page; expired ones are pending nowhere (API, page, gauge).
 #[tokio::test]
 async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
-    let f = Fixture::new("", "", "\n[approvals]\nexpiry_seconds = 2\n");
+    // On a manual clock: the approvals expire when the test moves it.
+    let clock = shop_copy::manual_clock();
+    let f = Fixture::new_on("", "", "\n[approvals]\nexpiry_seconds = 2\n", &clock);
     for cents in 1..=4 {
         let (status, body) = call(
             &f.app,
@@ -373,7 +375,7 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
     assert_eq!(ids(&page, "/approvals"), [4, 3, 2, 1]);
     assert_eq!(number(&page, "/pending_total"), 4);
 
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    clock.advance(std::time::Duration::from_millis(2001));
     let (_, body) = call(&f.app, "GET", "/v1/approvals", Some(APPROVER), "").await;
     let v = json(&body);
     assert!(ids(&v, "/approvals").is_empty(), "{body}");

@@ -209,6 +209,11 @@ impl StoreGate {
         self.clock.now()
     }
 
+    /// This gate's clock (a gate rebuilt on the same store keeps it).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
+    }
+
     /// The gate.
     pub fn gate(&self) -> &Gate {
         &self.gate

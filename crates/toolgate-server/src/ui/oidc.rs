@@ -145,7 +145,7 @@ async fn refused(
         _ => StatusCode::UNAUTHORIZED,
     };
     state.inner.metrics.refusal(status);
-    let entry = AuditEntry::new(crate::state::now(), verdict)
+    let entry = AuditEntry::new(state.now(), verdict)
         .reason(reason.to_owned())
         .note("GET /ui/login/oidc/callback");
     audit_refusal(state, entry).await;
