@@ -400,6 +400,39 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
     assert!(text.contains("toolgate_pending_approvals 0\n"), "{text}");
 }
 
+/// The context is read from the value the request's reader parsed, not
+/// written back to text and read again: a context string the body's
+/// limits allow (here 1 MiB and more, under a 4 MiB body cap) is not
+/// refused by a second reader's tighter default string limit.
+#[tokio::test]
+async fn the_context_is_read_once_under_the_bodys_limits() {
+    let f = Fixture::new("max_body_bytes = 4194304", "", "");
+    let long = "x".repeat((1 << 20) + 16);
+    let context = format!(
+        r#"{{"user":"alice","session":"s-1","roles":["customer"],"turn":1,"allowed_calls":["{long}"]}}"#
+    );
+    let body = format!(
+        r#"{{"body":{},"format":"openai","context":{context}}}"#,
+        toolgate_json::canonical::to_string(&Value::String(
+            openai("search", r#"{"query":"mug"}"#).into()
+        ))
+    );
+    let (status, answer) = call(&f.app, "POST", "/v1/decide", Some(AGENT), &body).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+    let v = json(&answer);
+    assert_eq!(
+        text(&v, "/decisions/0/verdict"),
+        "allow",
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+}
+
 /// Item 9: the context over HTTP is read by the same strict reader as
 /// `toolgate check --context`, on the numbers as they were written.
 #[tokio::test]
