@@ -3,6 +3,14 @@
 //! to another receiver, one that never answers, one that answers slowly
 //! byte by byte. Each is held to the same bounds.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    reason = "test code"
+)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;

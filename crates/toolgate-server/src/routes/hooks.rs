@@ -98,7 +98,7 @@ async fn answer(
     match event.phase() {
         Phase::Before => {
             if let Some(pointer) = outside_project(&event) {
-                let entry = entry(&state, &user, &event, AuditVerdict::Deny, note)
+                let entry = entry(state, &user, &event, AuditVerdict::Deny, note)
                     .reason("path_outside_project")
                     .digest(canonical::digest(event.tool_input()));
                 if !append(state, entry).await {
@@ -122,7 +122,7 @@ async fn answer(
         Phase::After => {
             let text = event.result_text().unwrap_or_default();
             let clean = sanitize_str(&text, &SanitizeOptions::new());
-            let mut entry = entry(&state, &user, &event, AuditVerdict::ToolResult, note)
+            let mut entry = entry(state, &user, &event, AuditVerdict::ToolResult, note)
                 .digest(Digest::of(text.as_bytes()));
             let mut codes: Vec<&str> = Vec::new();
             for f in &clean.findings {
