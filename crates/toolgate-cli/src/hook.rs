@@ -45,8 +45,8 @@ use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate::{Context, Format};
 use toolgate_json::canonical::{self, Digest};
 use toolgate_store::{
-    ApprovalId, AuditEntry, AuditFilter, Clock, Store, StoreGate, StoreOptions, SystemClock,
-    Verdict,
+    ApprovalId, AuditEntry, AuditFilter, AuditVerdict, Clock, Store, StoreGate, StoreOptions,
+    SystemClock,
 };
 
 /// Flags of `toolgate hook`.
@@ -204,7 +204,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
     match event.phase() {
         Phase::Before => {
             if let Some(pointer) = outside_project(&event) {
-                let entry = entry_for(&args.user, &event, Verdict::Deny, &note)
+                let entry = entry_for(&args.user, &event, AuditVerdict::Deny, &note)
                     .reason("path_outside_project")
                     .digest(canonical::digest(event.tool_input()));
                 if store.append(entry).is_err() {
@@ -231,7 +231,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
         Phase::After => {
             let text = event.result_text().unwrap_or_default();
             let clean = sanitize_str(&text, &SanitizeOptions::new());
-            let mut entry = entry_for(&args.user, &event, Verdict::ToolResult, &note)
+            let mut entry = entry_for(&args.user, &event, AuditVerdict::ToolResult, &note)
                 .digest(Digest::of(text.as_bytes()));
             let mut codes: Vec<&str> = Vec::new();
             for f in &clean.findings {
@@ -249,10 +249,11 @@ fn decide(args: &Args, agent: Agent) -> Answer {
             // user approved it at the agent's prompt. Recorded as such.
             if agent == Agent::Claude && asks(args, &event) {
                 if let Some(id) = asked_approval(store.as_ref(), &event) {
-                    let granted = entry_for(&args.user, &event, Verdict::ApprovalGranted, &note)
-                        .approval(id)
-                        .actor(format!("agent:{agent}"))
-                        .note("approved at the agent's own prompt; the tool ran");
+                    let granted =
+                        entry_for(&args.user, &event, AuditVerdict::ApprovalGranted, &note)
+                            .approval(id)
+                            .actor(format!("agent:{agent}"))
+                            .note("approved at the agent's own prompt; the tool ran");
                     if store.append(granted).is_err() {
                         return Answer::blocked("store_unavailable");
                     }
@@ -264,7 +265,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
 }
 
 /// The audit record of a hook event decided here (not by the gate).
-fn entry_for(user: &str, event: &HookEvent, verdict: Verdict, note: &str) -> AuditEntry {
+fn entry_for(user: &str, event: &HookEvent, verdict: AuditVerdict, note: &str) -> AuditEntry {
     let mut e = AuditEntry::new(SystemClock::new().now(), verdict)
         .user(user)
         .session(event.session())
@@ -289,7 +290,7 @@ fn asked_approval(store: &dyn Store, event: &HookEvent) -> Option<ApprovalId> {
     let filter = AuditFilter::new()
         .session(event.session())
         .tool(event.tool_name())
-        .verdict(Verdict::NeedsApproval)
+        .verdict(AuditVerdict::NeedsApproval)
         .newest_first()
         .limit(50);
     store

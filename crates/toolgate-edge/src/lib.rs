@@ -41,6 +41,10 @@
 //! audience, expiry, the user and role claims), so that the three front
 //! ends accept and refuse the same requests.
 //!
+//! Toolgate's own outbound requests (JWKS, an OpenID token endpoint,
+//! approval notices, OTLP exports) go through one client, [`Outbound`]: the
+//! same deadlines, body bound, refusal of redirects and TLS roots for all.
+//!
 //! # Example
 //!
 //! ```no_run
@@ -59,6 +63,7 @@ mod body;
 pub mod jwt;
 mod limits;
 mod listener;
+pub mod outbound;
 mod start;
 pub mod token;
 
@@ -66,4 +71,5 @@ pub use admission::{authenticated, peer_address};
 pub use body::{is_body_deadline, BodyDeadline};
 pub use limits::Limits;
 pub use listener::serve;
+pub use outbound::{Outbound, OutboundError};
 pub use start::StartError;

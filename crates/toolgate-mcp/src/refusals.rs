@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use toolgate_store::{AuditEntry, StoreGate, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict, StoreGate};
 
 /// The most [`Refusals::flush`] waits for records still being written.
 const FLUSH_WAIT: Duration = Duration::from_secs(5);
@@ -157,9 +157,9 @@ impl Refusals {
     /// Appends the record: off the caller's thread unless `blocking`.
     fn write(&self, key: &Key, more: Option<u64>, blocking: bool) {
         let verdict = match key.kind {
-            Kind::Unauthorized => Verdict::Unauthorized,
-            Kind::Forbidden => Verdict::Forbidden,
-            Kind::Deny => Verdict::Deny,
+            Kind::Unauthorized => AuditVerdict::Unauthorized,
+            Kind::Forbidden => AuditVerdict::Forbidden,
+            Kind::Deny => AuditVerdict::Deny,
         };
         let note = match more {
             None => format!("{}: refused", key.place),

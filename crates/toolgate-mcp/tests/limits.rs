@@ -12,25 +12,38 @@
     reason = "test code"
 )]
 
-use std::time::Duration;
-
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_mcp::{Proxy, ProxyOptions};
 use toolgate_store::{open_config_store, StoreGate, StoreOptions};
 
-struct Ends {
-    to_proxy: DuplexStream,
-    from_proxy: Lines<BufReader<DuplexStream>>,
-    server_in: Lines<BufReader<DuplexStream>>,
-    server_out: DuplexStream,
+mod in_process;
+
+use in_process::{json, recv, send, Ends};
+
+/// A proxy's ends and the folder its config lives in.
+struct Flow {
+    ends: Ends,
     _dir: tempfile::TempDir,
+}
+
+impl std::ops::Deref for Flow {
+    type Target = Ends;
+
+    fn deref(&self) -> &Ends {
+        &self.ends
+    }
+}
+
+impl std::ops::DerefMut for Flow {
+    fn deref_mut(&mut self) -> &mut Ends {
+        &mut self.ends
+    }
 }
 
 /// The proxy over the flow config, as alice in `session`, its list
 /// narrowed by the policies (as `[mcp] narrow_tools` does).
-fn start(session: &str) -> Ends {
+fn start(session: &str) -> Flow {
     let dir = tempfile::tempdir().unwrap();
     let toml = format!(
         "[store]\nurl = \"sqlite::memory:\"\n{}",
@@ -52,44 +65,10 @@ fn start(session: &str) -> Ends {
         )
         .unwrap();
     let proxy = Proxy::new(gate, "alice", session, ProxyOptions::default()).with_narrowed(narrowed);
-    let (to_proxy, client_in) = tokio::io::duplex(1 << 16);
-    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
-    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
-    let (server_out, server_out_r) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        proxy
-            .run(
-                BufReader::new(client_in),
-                client_out,
-                BufReader::new(server_out_r),
-                server_in_w,
-            )
-            .await
-    });
-    Ends {
-        to_proxy,
-        from_proxy: BufReader::new(from_proxy).lines(),
-        server_in: BufReader::new(server_in_r).lines(),
-        server_out,
+    Flow {
+        ends: in_process::start(proxy),
         _dir: dir,
     }
-}
-
-async fn send(w: &mut DuplexStream, line: &str) {
-    w.write_all(line.as_bytes()).await.unwrap();
-    w.write_all(b"\n").await.unwrap();
-}
-
-async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), r.next_line())
-        .await
-        .expect("a line within 10 s")
-        .unwrap()
-        .expect("a line, not the end")
-}
-
-fn json(text: &str) -> Value<'static> {
-    toolgate_json::from_str(text).unwrap().into_owned()
 }
 
 const TOOLS: &str = r#"[{"name":"read_page","inputSchema":{"type":"object"}},{"name":"read_record","inputSchema":{"type":"object"}},{"name":"post","inputSchema":{"type":"object"}}]"#;

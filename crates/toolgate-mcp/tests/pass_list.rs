@@ -14,10 +14,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use toolgate::config::Config;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{open_config_store, StoreGate, StoreOptions, Verdict};
+use toolgate_store::{AuditVerdict, StoreGate};
+
+mod in_process;
+
+use in_process::{recv, send, Ends};
 
 const CONFIG: &str = r#"
 [store]
@@ -32,55 +34,13 @@ risk = "read"
 schema = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } }, required = ["a", "b"], additionalProperties = false }
 "#;
 
-struct Ends {
-    to_proxy: DuplexStream,
-    from_proxy: Lines<BufReader<DuplexStream>>,
-    server_in: Lines<BufReader<DuplexStream>>,
-    server_out: DuplexStream,
-    run: tokio::task::JoinHandle<Ended>,
-}
-
 fn start(gate: &Arc<StoreGate>) -> Ends {
-    let proxy = Proxy::with_gate(
+    in_process::start(Proxy::with_gate(
         Arc::clone(gate),
         "alice",
         "s-1",
         ProxyOptions::default().with_call_timeout(Duration::from_secs(10)),
-    );
-    let (to_proxy, client_in) = tokio::io::duplex(1 << 16);
-    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
-    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
-    let (server_out, server_out_r) = tokio::io::duplex(1 << 16);
-    let run = tokio::spawn(async move {
-        proxy
-            .run(
-                BufReader::new(client_in),
-                client_out,
-                BufReader::new(server_out_r),
-                server_in_w,
-            )
-            .await
-    });
-    Ends {
-        to_proxy,
-        from_proxy: BufReader::new(from_proxy).lines(),
-        server_in: BufReader::new(server_in_r).lines(),
-        server_out,
-        run,
-    }
-}
-
-async fn send(w: &mut DuplexStream, line: &str) {
-    w.write_all(line.as_bytes()).await.unwrap();
-    w.write_all(b"\n").await.unwrap();
-}
-
-async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), r.next_line())
-        .await
-        .expect("a line within 10 s")
-        .unwrap()
-        .expect("a line, not the end")
+    ))
 }
 
 /// The refusal records (`deny`, a reason, a note naming where) in the log:
@@ -92,7 +52,7 @@ fn refusals(gate: &StoreGate) -> Vec<(String, String)> {
         .tail(100)
         .unwrap()
         .into_iter()
-        .filter(|r| r.entry.verdict == Verdict::Deny && r.entry.tool.is_none())
+        .filter(|r| r.entry.verdict == AuditVerdict::Deny && r.entry.tool.is_none())
         .map(|r| {
             (
                 r.entry.reasons.join(","),
@@ -106,9 +66,7 @@ fn refusals(gate: &StoreGate) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn methods_and_notifications_off_the_pass_list_are_refused_and_audited() {
-    let config = Config::parse(CONFIG, "toolgate.toml").unwrap();
-    let store = open_config_store(&config, StoreOptions::new()).unwrap();
-    let gate = Arc::new(StoreGate::from_config(&config, store).unwrap());
+    let gate = in_process::shared_gate(CONFIG);
     let mut e = start(&gate);
 
     // The client: a method off the list is answered, never forwarded.

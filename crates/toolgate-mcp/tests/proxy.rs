@@ -12,11 +12,12 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{open_config_store, StoreGate, StoreOptions};
+
+mod in_process;
+
+use in_process::{json, recv, send, Ends};
 
 const CONFIG: &str = r#"
 [store]
@@ -36,59 +37,14 @@ risk = "destructive"
 schema = { type = "object", properties = { amount = { type = "integer" } }, required = ["amount"], additionalProperties = false }
 "#;
 
-/// The two ends the test holds: the client's and the server's.
-struct Ends {
-    to_proxy: DuplexStream,
-    from_proxy: Lines<BufReader<DuplexStream>>,
-    server_in: Lines<BufReader<DuplexStream>>,
-    server_out: DuplexStream,
-    run: tokio::task::JoinHandle<Ended>,
-}
-
 fn start(timeout: Duration) -> Ends {
-    let config = Config::parse(CONFIG, "toolgate.toml").unwrap();
-    let store = open_config_store(&config, StoreOptions::new()).unwrap();
-    let gate = StoreGate::from_config(&config, store).unwrap();
     let proxy = Proxy::new(
-        gate,
+        in_process::gate(CONFIG),
         "alice",
         "s-1",
         ProxyOptions::default().with_call_timeout(timeout),
     );
-    let (to_proxy, client_in) = tokio::io::duplex(1 << 16);
-    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
-    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
-    let (server_out, server_out_r) = tokio::io::duplex(1 << 16);
-    let run = tokio::spawn(async move {
-        proxy
-            .run(
-                BufReader::new(client_in),
-                client_out,
-                BufReader::new(server_out_r),
-                server_in_w,
-            )
-            .await
-    });
-    Ends {
-        to_proxy,
-        from_proxy: BufReader::new(from_proxy).lines(),
-        server_in: BufReader::new(server_in_r).lines(),
-        server_out,
-        run,
-    }
-}
-
-async fn send(w: &mut DuplexStream, line: &str) {
-    w.write_all(line.as_bytes()).await.unwrap();
-    w.write_all(b"\n").await.unwrap();
-}
-
-async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), r.next_line())
-        .await
-        .expect("a line within 10 s")
-        .unwrap()
-        .expect("a line, not the end")
+    in_process::start(proxy)
 }
 
 /// The server's tools in these tests.
@@ -97,31 +53,13 @@ const TOOLS: &str = r#"[{"name":"add","inputSchema":{"type":"object"}},{"name":"
 /// The client lists the tools first (as SDK clients do): the first
 /// catalog, trusted on first use, pinned in the store.
 async fn list_first(e: &mut Ends) {
-    send(
-        &mut e.to_proxy,
-        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
-    )
-    .await;
-    assert_eq!(
-        recv(&mut e.server_in).await,
-        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#
-    );
-    send(
-        &mut e.server_out,
-        &format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"tools":{TOOLS}}}}}"#),
-    )
-    .await;
-    let list = json(&recv(&mut e.from_proxy).await);
+    let list = in_process::list(e, TOOLS).await;
     assert_eq!(
         list.pointer("/result/tools")
             .and_then(Value::as_array)
             .map(<[Value]>::len),
         Some(2)
     );
-}
-
-fn json(text: &str) -> Value<'static> {
-    toolgate_json::from_str(text).unwrap().into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,13 +13,16 @@
 )]
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{BufReader, DuplexStream, Lines};
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_mcp::{Proxy, ProxyOptions};
 use toolgate_store::{open_config_store, StoreGate, StoreOptions};
+
+mod in_process;
+
+use in_process::send;
 use toolgate_telemetry::{LogSink, Telemetry};
 
 const CONFIG: &str = r#"
@@ -42,18 +45,8 @@ decision_log = "info"
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN: &str = "00f067aa0ba902b7";
 
-async fn send(w: &mut DuplexStream, line: &str) {
-    w.write_all(line.as_bytes()).await.unwrap();
-    w.write_all(b"\n").await.unwrap();
-}
-
 async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> Value<'static> {
-    let line = tokio::time::timeout(Duration::from_secs(10), r.next_line())
-        .await
-        .expect("a line within 10 s")
-        .unwrap()
-        .expect("a line, not the end");
-    toolgate_json::from_str(&line).unwrap().into_owned()
+    in_process::json(&in_process::recv(r).await)
 }
 
 fn text(v: &Value<'_>, pointer: &str) -> String {
@@ -76,22 +69,13 @@ async fn a_call_joins_the_clients_trace_and_passes_toolgates_span_on() {
     )
     .unwrap();
     let proxy = Proxy::new(gate, "alice", "s-1", ProxyOptions::default()).with_telemetry(telemetry);
-    let (mut to_proxy, client_in) = tokio::io::duplex(1 << 16);
-    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
-    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
-    let (mut server_out, server_out_r) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        proxy
-            .run(
-                BufReader::new(client_in),
-                client_out,
-                BufReader::new(server_out_r),
-                server_in_w,
-            )
-            .await
-    });
-    let mut from_proxy = BufReader::new(from_proxy).lines();
-    let mut server_in = BufReader::new(server_in_r).lines();
+    let in_process::Ends {
+        mut to_proxy,
+        mut from_proxy,
+        mut server_in,
+        mut server_out,
+        ..
+    } = in_process::start(proxy);
 
     // The first catalog, trusted on first use.
     send(

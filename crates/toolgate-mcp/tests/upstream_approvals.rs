@@ -15,13 +15,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
-use toolgate::config::{Config, PinFirst};
+use toolgate::config::PinFirst;
 use toolgate_json::Value;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{
-    open_config_store, ApprovalFilter, ApprovalId, ApprovalState, StoreGate, StoreOptions,
-};
+use toolgate_store::{ApprovalFilter, ApprovalId, ApprovalState, StoreGate};
+
+mod in_process;
+
+use in_process::{json, recv, send, Ends};
 
 const CONFIG: &str = r#"
 [store]
@@ -40,78 +41,22 @@ schema = { type = "object", properties = { amount = { type = "integer" } }, requ
 /// apart: only the route can.
 const TOOLS: &str = r#"[{"name":"refund","inputSchema":{"type":"object"}}]"#;
 
-/// The client's and the server's ends of one proxy.
-struct Ends {
-    to_proxy: DuplexStream,
-    from_proxy: Lines<BufReader<DuplexStream>>,
-    server_in: Lines<BufReader<DuplexStream>>,
-    server_out: DuplexStream,
-    run: tokio::task::JoinHandle<Ended>,
-}
-
 fn start(gate: &Arc<StoreGate>, upstream: &str) -> Ends {
-    let proxy = Proxy::with_gate(
-        Arc::clone(gate),
-        "alice",
-        "s-1",
-        ProxyOptions::default().with_call_timeout(Duration::from_secs(10)),
+    in_process::start(
+        Proxy::with_gate(
+            Arc::clone(gate),
+            "alice",
+            "s-1",
+            ProxyOptions::default().with_call_timeout(Duration::from_secs(10)),
+        )
+        .with_pins(upstream, PinFirst::Trust),
     )
-    .with_pins(upstream, PinFirst::Trust);
-    let (to_proxy, client_in) = tokio::io::duplex(1 << 16);
-    let (client_out, from_proxy) = tokio::io::duplex(1 << 16);
-    let (server_in_w, server_in_r) = tokio::io::duplex(1 << 16);
-    let (server_out, server_out_r) = tokio::io::duplex(1 << 16);
-    let run = tokio::spawn(async move {
-        proxy
-            .run(
-                BufReader::new(client_in),
-                client_out,
-                BufReader::new(server_out_r),
-                server_in_w,
-            )
-            .await
-    });
-    Ends {
-        to_proxy,
-        from_proxy: BufReader::new(from_proxy).lines(),
-        server_in: BufReader::new(server_in_r).lines(),
-        server_out,
-        run,
-    }
-}
-
-async fn send(w: &mut DuplexStream, line: &str) {
-    w.write_all(line.as_bytes()).await.unwrap();
-    w.write_all(b"\n").await.unwrap();
-}
-
-async fn recv(r: &mut Lines<BufReader<DuplexStream>>) -> String {
-    tokio::time::timeout(Duration::from_secs(10), r.next_line())
-        .await
-        .expect("a line within 10 s")
-        .unwrap()
-        .expect("a line, not the end")
-}
-
-fn json(text: &str) -> Value<'static> {
-    toolgate_json::from_str(text).unwrap().into_owned()
 }
 
 /// The client lists the tools (the catalog is pinned under the proxy's
 /// upstream on first use).
 async fn list(e: &mut Ends) {
-    send(
-        &mut e.to_proxy,
-        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
-    )
-    .await;
-    recv(&mut e.server_in).await;
-    send(
-        &mut e.server_out,
-        &format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"tools":{TOOLS}}}}}"#),
-    )
-    .await;
-    recv(&mut e.from_proxy).await;
+    in_process::list(e, TOOLS).await;
 }
 
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"refund","arguments":{"amount":5}}}"#;
@@ -135,9 +80,7 @@ fn held_id(answer: &str) -> ApprovalId {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_for_one_upstream_releases_nothing_routed_to_another() {
-    let config = Config::parse(CONFIG, "toolgate.toml").unwrap();
-    let store = open_config_store(&config, StoreOptions::new()).unwrap();
-    let gate = Arc::new(StoreGate::from_config(&config, store).unwrap());
+    let gate = in_process::shared_gate(CONFIG);
 
     // Through upstream `billing` the call is held; the approval names it.
     let mut billing = start(&gate, "billing");

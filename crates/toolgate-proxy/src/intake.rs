@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::body::Body;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, AuditVerdict, StoreGate, ToolResultRecord};
 
 use crate::api::Api;
 use crate::request::{OfferedTool, RequestRefused};

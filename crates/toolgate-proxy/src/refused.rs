@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use toolgate::{AdapterOptions, Context, Format};
-use toolgate_store::{AuditEntry, StoreGate, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, AuditVerdict, StoreGate};
 
 use crate::stream::HeldCall;
 

@@ -13,14 +13,13 @@
 //! second.
 
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use toolgate::config::{ServerRole, ServerToken};
 use toolgate_edge::token::{Presented, TokenDigest};
-use toolgate_store::{AuditEntry, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict, Timestamp};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -145,7 +144,7 @@ pub struct FailureLimiter {
 
 #[derive(Debug, Default)]
 struct LimiterState {
-    window: Option<Instant>,
+    window: Option<Timestamp>,
     written: u32,
     dropped: u64,
 }
@@ -153,12 +152,12 @@ struct LimiterState {
 impl FailureLimiter {
     /// `Some(dropped)` when this refusal is to be recorded (with how many
     /// were left out before it), `None` when the cap is reached.
-    fn admit(&self) -> Option<u64> {
+    /// `now` by the service's clock.
+    fn admit(&self, now: Timestamp) -> Option<u64> {
         let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
         let fresh = s
             .window
-            .is_none_or(|w| now.duration_since(w) >= Duration::from_secs(1));
+            .is_none_or(|w| now.unix_millis().saturating_sub(w.unix_millis()) >= 1000);
         if fresh {
             s.window = Some(now);
             s.written = 0;
@@ -187,7 +186,7 @@ fn route(parts: &Parts) -> String {
 /// record that cannot be written goes to the server's log; the request is
 /// refused either way.
 pub(crate) async fn audit_refusal(state: &AppState, entry: AuditEntry) {
-    let Some(dropped) = state.inner.auth_failures.admit() else {
+    let Some(dropped) = state.inner.auth_failures.admit(state.now()) else {
         return;
     };
     let entry = if dropped > 0 {
@@ -213,7 +212,7 @@ async fn require(
             // Which one counts would be up to each hop that reads them:
             // none.
             state.inner.metrics.refusal(StatusCode::BAD_REQUEST);
-            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            let entry = AuditEntry::new(state.now(), AuditVerdict::Unauthorized)
                 .reason(Refusal::Duplicate.as_str())
                 .note(route(parts));
             audit_refusal(state, entry).await;
@@ -234,7 +233,7 @@ async fn require(
         Ok(caller) => caller,
         Err(why) => {
             state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-            let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+            let entry = AuditEntry::new(state.now(), AuditVerdict::Unauthorized)
                 .reason(why.as_str())
                 .note(route(parts));
             audit_refusal(state, entry).await;
@@ -253,7 +252,7 @@ async fn require(
         Ok(caller)
     } else {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note(route(parts));
@@ -273,7 +272,7 @@ pub(crate) async fn refuse_user(
 ) -> ApiError {
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let user: String = user.chars().take(200).collect();
-    let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+    let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
         .actor(caller.actor.clone())
         .user(user)
         .reason("user")

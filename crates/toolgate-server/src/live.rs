@@ -31,7 +31,7 @@ use toolgate::config::{Config, ServerConfig};
 use toolgate::Gate;
 use toolgate_json::{canonical, Number, Object, Value};
 use toolgate_store::StoreGate;
-use toolgate_store::{AuditEntry, Store, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict, Store};
 
 use crate::auth::Admin;
 use crate::error::{json_response, ApiError};
@@ -219,6 +219,7 @@ fn rebuild(
     source: &Source,
     store: Arc<dyn Store>,
     running: &ServerConfig,
+    clock: Arc<dyn toolgate_store::Clock>,
 ) -> Result<Rebuilt, Refused> {
     let config = Config::load(&source.path).map_err(|e| e.to_string())?;
     let server = config.server();
@@ -274,7 +275,9 @@ fn rebuild(
     let gate = gate_from_config(&config)
         .map_err(|e| format!("{}: cannot build the gate: {e}", source.path.display()))?;
     let tools = gate.registry().len();
-    let gate = StoreGate::new(gate, store).configured(&config);
+    let gate = StoreGate::new(gate, store)
+        .configured(&config)
+        .with_clock(clock);
     Ok(Rebuilt {
         gate,
         tools,
@@ -307,8 +310,13 @@ pub(crate) async fn reload(
     let applied_state = state.clone();
     let outcome = tokio::task::spawn_blocking(move || {
         let store = Arc::clone(inner.gate.store());
-        let built = rebuild(&source, Arc::clone(&store), &running);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::ConfigReload).actor(actor);
+        let built = rebuild(
+            &source,
+            Arc::clone(&store),
+            &running,
+            Arc::clone(&inner.clock),
+        );
+        let entry = AuditEntry::new(inner.clock.now(), AuditVerdict::ConfigReload).actor(actor);
         let entry = match &built {
             Ok(b) if b.applied.is_empty() => entry.reason("applied"),
             Ok(b) => entry

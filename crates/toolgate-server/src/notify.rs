@@ -31,8 +31,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use toolgate::config::{NotifyKind, NotifySink};
+use toolgate_store::NoticeState;
 use toolgate_store::{Approval, ApprovalFilter, ApprovalId, ApprovalKind, ApprovalState};
-use toolgate_store::{Clock as _, NoticeState, SystemClock};
 
 use crate::state::AppState;
 
@@ -68,9 +68,9 @@ struct Job {
     claimed_at: toolgate_store::Timestamp,
 }
 
-/// The time now in Unix seconds.
-fn unix_seconds() -> u64 {
-    u64::try_from(SystemClock::new().now().unix_seconds()).unwrap_or(0)
+/// The time now in Unix seconds, by the service's clock.
+fn unix_seconds(state: &AppState) -> u64 {
+    u64::try_from(state.now().unix_seconds()).unwrap_or(0)
 }
 
 /// Finds, claims, queues and delivers notices until `stop` turns true
@@ -153,9 +153,9 @@ async fn find(
         .next_back()
         .map(|max| ApprovalId::new(max.get().saturating_sub(LAG)));
     let known: Vec<ApprovalId> = seen.iter().copied().collect();
+    let now = state.now();
     let (jobs, found) = state
         .blocking(move |s| {
-            let now = SystemClock::new().now();
             let (mut jobs, mut found) = (Vec::new(), Vec::new());
             let mut after = floor;
             for _ in 0..PAGES {
@@ -246,13 +246,15 @@ async fn record(
     outcome: &str,
 ) {
     let outcome = outcome.to_owned();
+    let now = state.now();
     let done = state
-        .blocking(move |s| {
-            s.record_notice(id, &sink, st, attempts, &outcome, SystemClock::new().now())
-        })
+        .blocking(move |s| s.record_notice(id, &sink, st, attempts, &outcome, now))
         .await;
     if done.is_err() {
         eprintln!("toolgate serve: cannot record the notice of approval {id}");
+    }
+    if st != NoticeState::Sending {
+        state.inner.notices_settled.send_modify(|n| *n += 1);
     }
 }
 
@@ -265,8 +267,9 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
     // Still this process's claim? Not when it waited in the queue past its
     // lease and another process took it over (or the store cannot say).
     let (id, name, claimed_at) = (a.id, sink.name().to_owned(), job.claimed_at);
+    let renewed_at = state.now();
     let ours = state
-        .blocking(move |s| s.renew_notice(id, &name, claimed_at, SystemClock::new().now()))
+        .blocking(move |s| s.renew_notice(id, &name, claimed_at, renewed_at))
         .await;
     if !matches!(ours, Ok(true)) {
         return;
@@ -274,6 +277,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
     let inner = Arc::clone(&state.inner);
     let (approval, page_url) = (a.clone(), settings.page_url.clone());
     let kind = sink.kind();
+    let now = state.now();
     let body = state
         .blocking(move |s| {
             let gate = inner.gate.gate();
@@ -281,7 +285,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
                 s,
                 &approval,
                 gate.tool_limits(&approval.tool),
-                SystemClock::new().now(),
+                now,
             )?;
             let held = payload::Held {
                 approval: &approval,
@@ -315,7 +319,7 @@ async fn deliver(state: &AppState, settings: &Settings, client: &send::NoticeCli
     let mut n = 0;
     loop {
         n += 1;
-        match send::attempt(client, sink, &body, &delivery, unix_seconds()).await {
+        match send::attempt(client, sink, &body, &delivery, unix_seconds(state)).await {
             send::Attempt::Delivered(o) => {
                 record(state, a.id, name, NoticeState::Delivered, n, &o).await;
                 return;

@@ -69,11 +69,9 @@ async fn checkpoints(
             _ = tick.tick() => {}
             _ = stop.wait_for(|stopping| *stopping) => return,
         }
-        let (key, sink) = (Arc::clone(&key), sink.clone());
+        let (key, sink, now) = (Arc::clone(&key), sink.clone(), state.now());
         let written = state
-            .blocking(move |s| {
-                toolgate_store::write_checkpoint(s, &key, &sink, crate::state::now())
-            })
+            .blocking(move |s| toolgate_store::write_checkpoint(s, &key, &sink, now))
             .await;
         if let Err(e) = written {
             eprintln!("toolgate serve: cannot write a checkpoint: {}", e.code());

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use toolgate::config::{Config, ServerConfig, ServerToken};
 use toolgate_store::StoreGate;
-use toolgate_store::{Store, Timestamp};
+use toolgate_store::{Clock, Store, Timestamp};
 
 use crate::error::ApiError;
 use crate::metrics::Metrics;
@@ -25,6 +25,9 @@ pub struct AppState {
 /// What [`AppState`] shares.
 pub(crate) struct Inner {
     pub(crate) gate: live::LiveGate,
+    /// The clock the service's records, refusal windows and notices are
+    /// timed by: the gate's (a reload keeps it).
+    pub(crate) clock: Arc<dyn Clock>,
     pub(crate) source: Option<live::Source>,
     pub(crate) reload_lock: tokio::sync::Mutex<()>,
     pub(crate) auth_failures: auth::FailureLimiter,
@@ -65,6 +68,9 @@ pub(crate) struct Inner {
     /// Notices this process claimed and has not finished: waiting in the
     /// queue or being delivered.
     pub(crate) notices_pending: std::sync::atomic::AtomicU64,
+    /// How many notices this process has settled (recorded `delivered` or
+    /// `failed`), for whoever waits on them.
+    pub(crate) notices_settled: tokio::sync::watch::Sender<u64>,
     /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
@@ -120,6 +126,7 @@ impl AppState {
     fn unsubscribed(gate: StoreGate, server: &ServerConfig) -> Self {
         Self {
             inner: Arc::new(Inner {
+                clock: gate.clock(),
                 gate: live::LiveGate::new(gate),
                 source: None,
                 reload_lock: tokio::sync::Mutex::new(()),
@@ -141,6 +148,7 @@ impl AppState {
                 held: tokio::sync::Notify::new(),
                 notices_dropped: std::sync::atomic::AtomicU64::new(0),
                 notices_pending: std::sync::atomic::AtomicU64::new(0),
+                notices_settled: tokio::sync::watch::Sender::new(0),
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
@@ -181,9 +189,22 @@ impl AppState {
     /// limits, authorization and store (opened, created if needed).
     /// `POST /v1/reload` re-reads the config's file ([`Config::path`]).
     pub fn from_config(config: &Config) -> Result<Self, BuildError> {
+        Self::from_config_on(config, Arc::new(toolgate_store::SystemClock::new()))
+    }
+
+    /// [`AppState::from_config`] with every "now" of the service, its gate
+    /// and its store taken from `clock` (a `ManualClock` in tests: approvals
+    /// expire, refusal windows pass and notices are timed when the test
+    /// moves it).
+    pub fn from_config_on(config: &Config, clock: Arc<dyn Clock>) -> Result<Self, BuildError> {
         let gate = live::gate_from_config(config)?;
-        let store = toolgate_store::open_config_store(config, toolgate_store::StoreOptions::new())?;
-        let gate = StoreGate::new(gate, store).configured(config);
+        let store = toolgate_store::open_config_store(
+            config,
+            toolgate_store::StoreOptions::new().clock(Arc::clone(&clock)),
+        )?;
+        let gate = StoreGate::new(gate, store)
+            .configured(config)
+            .with_clock(clock);
         let mut state = Self::unsubscribed(gate, config.server());
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
             inner.source = Some(live::Source {
@@ -290,9 +311,16 @@ impl AppState {
     }
 }
 
-/// The time now, by the system clock (for records the service writes
-/// itself).
-pub(crate) fn now() -> Timestamp {
-    use toolgate_store::Clock as _;
-    toolgate_store::SystemClock::new().now()
+impl AppState {
+    /// The time now, by the service's clock (the gate's).
+    pub(crate) fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// How many notices of held calls this process has settled (each
+    /// recorded `delivered` or `failed`, see [`crate::notify`]), as it
+    /// changes: wait on it instead of polling the store.
+    pub fn notices_settled(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.notices_settled.subscribe()
+    }
 }

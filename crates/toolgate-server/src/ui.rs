@@ -78,7 +78,7 @@ use sha2::{Digest as _, Sha256};
 use toolgate::config::ServerRole;
 use toolgate_json::{canonical, Object, Value};
 use toolgate_store::{
-    ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, PinFilter, PinState, Verdict,
+    ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditVerdict, PinFilter, PinState,
 };
 
 use crate::auth::{audit_refusal, caller_for, token_digest, Caller};
@@ -265,7 +265,7 @@ async fn audited_csrf(
     state.inner.metrics.refusal(StatusCode::FORBIDDEN);
     let path = parts.uri.path();
     let path: String = path.chars().take(200).collect();
-    let mut entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+    let mut entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
         .reason("csrf")
         .note(format!("{} {path}", parts.method));
     if let Some(actor) = actor {
@@ -415,7 +415,7 @@ async fn login(
     let headers = req.headers().clone();
     if let Err(refusal) = same_origin(&headers) {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
             .reason("csrf")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -429,7 +429,7 @@ async fn login(
     let digest = token_digest(token.as_bytes());
     let Some(caller) = caller_for(state.server().tokens(), &digest) else {
         state.inner.metrics.refusal(StatusCode::UNAUTHORIZED);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Unauthorized)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Unauthorized)
             .reason("unknown_token")
             .note("POST /ui/login");
         audit_refusal(&state, entry).await;
@@ -442,7 +442,7 @@ async fn login(
     };
     if caller.role == ServerRole::Agent {
         state.inner.metrics.refusal(StatusCode::FORBIDDEN);
-        let entry = AuditEntry::new(crate::state::now(), Verdict::Forbidden)
+        let entry = AuditEntry::new(state.now(), AuditVerdict::Forbidden)
             .actor(caller.actor.clone())
             .reason(format!("role:{}", caller.role.as_str()))
             .note("POST /ui/login");
@@ -520,11 +520,11 @@ async fn login_proxy(
         ));
     };
     let refuse =
-        |verdict: Verdict, status: StatusCode, reason: &'static str, message: &'static str| {
+        |verdict: AuditVerdict, status: StatusCode, reason: &'static str, message: &'static str| {
             let state = state.clone();
             async move {
                 state.inner.metrics.refusal(status);
-                let entry = AuditEntry::new(crate::state::now(), verdict)
+                let entry = AuditEntry::new(state.now(), verdict)
                     .reason(reason)
                     .note("GET /ui/login/proxy");
                 audit_refusal(&state, entry).await;
@@ -542,7 +542,7 @@ async fn login_proxy(
     let peer = toolgate_edge::peer_address(&parts.extensions);
     if !peer.is_some_and(|p| login.trusted_proxies().contains(&p)) {
         return Err(refuse(
-            Verdict::Forbidden,
+            AuditVerdict::Forbidden,
             StatusCode::FORBIDDEN,
             "untrusted_proxy",
             "this peer is not a trusted proxy: its identity headers are not believed",
@@ -561,7 +561,7 @@ async fn login_proxy(
         Some(Some(u)) if toolgate::config::check_user_name(u).is_ok() => u.to_owned(),
         _ => {
             return Err(refuse(
-                Verdict::Unauthorized,
+                AuditVerdict::Unauthorized,
                 StatusCode::UNAUTHORIZED,
                 "asserted_user",
                 "the proxy asserted no valid user (exactly one user header)",
@@ -573,7 +573,7 @@ async fn login_proxy(
         Some(g) => g.unwrap_or_default(),
         None => {
             return Err(refuse(
-                Verdict::Unauthorized,
+                AuditVerdict::Unauthorized,
                 StatusCode::UNAUTHORIZED,
                 "asserted_groups",
                 "more than one groups header",
@@ -588,7 +588,7 @@ async fn login_proxy(
         .collect();
     let Some(role) = login.role_of(groups.iter().copied()) else {
         return Err(refuse(
-            Verdict::Forbidden,
+            AuditVerdict::Forbidden,
             StatusCode::FORBIDDEN,
             "role:none",
             "none of the user's groups may use the approvals page",
@@ -675,7 +675,7 @@ async fn page_state(
             // The tools as configured now (a reload may have changed them).
             let gate = inner.gate.gate();
             let mut approvals = Vec::with_capacity(pending.len());
-            let now = crate::state::now();
+            let now = inner.clock.now();
             for a in &pending {
                 let why = toolgate_store::approval_context(s, a, gate.tool_limits(&a.tool), now)?;
                 let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());

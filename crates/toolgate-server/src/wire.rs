@@ -100,11 +100,10 @@ impl DecideRequest {
         let context = match o.get("context") {
             None => Context::new("", "", 1),
             Some(c) => {
-                // Numbers as they were written: the context's reader judges
-                // `1.0` and `1e0` exactly as `toolgate check --context`
-                // does (canonical text would have made them `1`).
-                let text = as_written(c);
-                Context::from_json(text.as_bytes()).map_err(|e| {
+                // The value the request's strict reader parsed, handed on
+                // as it is (numbers keep their lexemes: `1.0` and `1e0`
+                // are judged as `toolgate check --context` judges them).
+                Context::from_value(c).map_err(|e| {
                     let pointer = format!("/context{}", e.pointer());
                     match e.kind() {
                         toolgate::ContextErrorKind::UnknownMember => {
@@ -121,42 +120,6 @@ impl DecideRequest {
             context,
         })
     }
-}
-
-/// The JSON text of `v` with every number's lexeme as it was received
-/// (strings and keys escaped canonically, which changes no value).
-fn as_written(v: &Value<'_>) -> String {
-    fn write(out: &mut String, v: &Value<'_>) {
-        match v {
-            Value::Number(n) => out.push_str(&n.lexeme()),
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(out, item);
-                }
-                out.push(']');
-            }
-            Value::Object(o) => {
-                out.push('{');
-                for (i, (k, item)) in o.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&canonical::to_string(&Value::String(k.into())));
-                    out.push(':');
-                    write(out, item);
-                }
-                out.push('}');
-            }
-            other => out.push_str(&canonical::to_string(other)),
-        }
-    }
-    let mut out = String::new();
-    write(&mut out, v);
-    out
 }
 
 impl KillRequest {

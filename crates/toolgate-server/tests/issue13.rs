@@ -347,7 +347,9 @@ fn number(v: &Value<'_>, pointer: &str) -> u64 {
 /// the page; expired ones are pending nowhere (API, page, gauge).
 #[tokio::test]
 async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
-    let f = Fixture::new("", "", "\n[approvals]\nexpiry_seconds = 2\n");
+    // On a manual clock: the approvals expire when the test moves it.
+    let clock = shop_copy::manual_clock();
+    let f = Fixture::new_on("", "", "\n[approvals]\nexpiry_seconds = 2\n", &clock);
     for cents in 1..=4 {
         let (status, body) = call(
             &f.app,
@@ -373,7 +375,7 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
     assert_eq!(ids(&page, "/approvals"), [4, 3, 2, 1]);
     assert_eq!(number(&page, "/pending_total"), 4);
 
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    clock.advance(std::time::Duration::from_millis(2001));
     let (_, body) = call(&f.app, "GET", "/v1/approvals", Some(APPROVER), "").await;
     let v = json(&body);
     assert!(ids(&v, "/approvals").is_empty(), "{body}");
@@ -396,6 +398,39 @@ async fn item8_the_queue_shows_the_newest_first_and_nothing_expired() {
     assert_eq!(number(&page, "/pending_total"), 0);
     let (_, text) = call(&f.app, "GET", "/metrics", None, "").await;
     assert!(text.contains("toolgate_pending_approvals 0\n"), "{text}");
+}
+
+/// The context is read from the value the request's reader parsed, not
+/// written back to text and read again: a context string the body's
+/// limits allow (here 1 MiB and more, under a 4 MiB body cap) is not
+/// refused by a second reader's tighter default string limit.
+#[tokio::test]
+async fn the_context_is_read_once_under_the_bodys_limits() {
+    let f = Fixture::new("max_body_bytes = 4194304", "", "");
+    let long = "x".repeat((1 << 20) + 16);
+    let context = format!(
+        r#"{{"user":"alice","session":"s-1","roles":["customer"],"turn":1,"allowed_calls":["{long}"]}}"#
+    );
+    let body = format!(
+        r#"{{"body":{},"format":"openai","context":{context}}}"#,
+        toolgate_json::canonical::to_string(&Value::String(
+            openai("search", r#"{"query":"mug"}"#).into()
+        ))
+    );
+    let (status, answer) = call(&f.app, "POST", "/v1/decide", Some(AGENT), &body).await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+    let v = json(&answer);
+    assert_eq!(
+        text(&v, "/decisions/0/verdict"),
+        "allow",
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
 }
 
 /// Item 9: the context over HTTP is read by the same strict reader as

@@ -594,7 +594,7 @@ async fn issue_29_3_identifiers_are_bounded_with_their_own_code() {
         .unwrap();
     let entry = toolgate_store::AuditEntry::new(
         toolgate_store::Timestamp::from_unix_millis(1),
-        toolgate_store::Verdict::ToolResult,
+        toolgate_store::AuditVerdict::ToolResult,
     )
     .session(long.clone());
     assert_eq!(
@@ -898,7 +898,7 @@ async fn issue_29_10_serve_writes_checkpoints_and_needs_its_key() {
                 store
                     .list(
                         &toolgate_store::AuditFilter::new()
-                            .verdict(toolgate_store::Verdict::Checkpoint),
+                            .verdict(toolgate_store::AuditVerdict::Checkpoint),
                     )
                     .ok()
             })
@@ -924,7 +924,7 @@ async fn issue_29_10_serve_writes_checkpoints_and_needs_its_key() {
     assert_eq!(report.checked, 1);
     assert!(report.failures.is_empty(), "{:?}", report.failures);
     let page = store
-        .list(&toolgate_store::AuditFilter::new().verdict(toolgate_store::Verdict::Checkpoint))
+        .list(&toolgate_store::AuditFilter::new().verdict(toolgate_store::AuditVerdict::Checkpoint))
         .unwrap();
     assert_eq!(page.len(), 1);
 }

@@ -223,6 +223,7 @@ async fn sinks_that_fail_lie_or_hang_decide_nothing_and_every_delivery_is_record
     let state = AppState::from_config(&config).unwrap();
     let app = toolgate_server::app(state.clone());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut settled = state.notices_settled();
     let sender = tokio::spawn(notify::run(state, stop_rx));
 
     let first = hold(&app, "s-1").await;
@@ -323,17 +324,16 @@ async fn sinks_that_fail_lie_or_hang_decide_nothing_and_every_delivery_is_record
 
     // Wait until every notice of both calls is settled.
     let want = 2 * 6;
-    let settled = tokio::time::timeout(Duration::from_secs(60), async {
-        loop {
-            let (list, _) = notices(&app).await;
-            if list.len() == want && list.iter().all(|n| n.2 != "sending") {
-                return list;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        settled.wait_for(|n| *n >= u64::try_from(want).unwrap()),
+    )
     .await
-    .expect("the notices settle");
+    .expect("the notices settle")
+    .unwrap();
+    let (settled, _) = notices(&app).await;
+    assert_eq!(settled.len(), want, "{settled:?}");
+    assert!(settled.iter().all(|n| n.2 != "sending"), "{settled:?}");
     for approval in [&first, &second] {
         let of = |sink: &str| {
             settled

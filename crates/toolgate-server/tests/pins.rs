@@ -13,7 +13,9 @@
 )]
 
 use toolgate_json::{Digest, Value};
-use toolgate_store::{AuditFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store, Verdict};
+use toolgate_store::{
+    AuditFilter, AuditVerdict, PinFirst, PinState, SeenTool, SqliteOptions, Store,
+};
 
 mod shop_copy;
 
@@ -144,13 +146,18 @@ async fn approvers_list_read_and_decide_pins_with_a_diff() {
     assert_eq!(status, 200);
     assert_eq!(s(&p, "/state"), "rejected");
     let records = store.list(&AuditFilter::new().limit(1000)).unwrap();
-    let decided: Vec<(Verdict, Option<&str>)> = records
+    let decided: Vec<(AuditVerdict, Option<&str>)> = records
         .iter()
-        .filter(|r| matches!(r.entry.verdict, Verdict::PinApproved | Verdict::PinRejected))
+        .filter(|r| {
+            matches!(
+                r.entry.verdict,
+                AuditVerdict::PinApproved | AuditVerdict::PinRejected
+            )
+        })
         .map(|r| (r.entry.verdict, r.entry.actor.as_deref()))
         .collect();
     assert_eq!(decided.len(), 3, "{decided:?}");
     assert_eq!(decided[0].1, Some("trust-on-first-use"));
-    assert_eq!(decided[1], (Verdict::PinApproved, Some("approver-1")));
-    assert_eq!(decided[2].0, Verdict::PinRejected);
+    assert_eq!(decided[1], (AuditVerdict::PinApproved, Some("approver-1")));
+    assert_eq!(decided[2].0, AuditVerdict::PinRejected);
 }

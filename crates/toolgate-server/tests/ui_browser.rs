@@ -31,7 +31,7 @@ use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::AppState;
 use toolgate_store::{
-    AuditFilter, PinFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store as _, Verdict,
+    AuditFilter, AuditVerdict, PinFilter, PinFirst, PinState, SeenTool, SqliteOptions, Store as _,
 };
 use toolgate_testkit::shop_dir;
 
@@ -382,7 +382,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         .unwrap()
         .into_iter()
         .rev()
-        .find(|r| r.entry.verdict == Verdict::PinApproved)
+        .find(|r| r.entry.verdict == AuditVerdict::PinApproved)
         .unwrap();
     assert_eq!(pin_record.entry.actor.as_deref(), Some("demo-approver"));
     assert_eq!(
@@ -392,7 +392,7 @@ fn approve_in_the_browser_releases_the_waiting_call() {
     let records = store.list(&AuditFilter::new().limit(1000)).unwrap();
     let granted = records
         .iter()
-        .find(|r| r.entry.verdict == Verdict::ApprovalGranted)
+        .find(|r| r.entry.verdict == AuditVerdict::ApprovalGranted)
         .expect("an approval_granted record");
     assert_eq!(granted.entry.actor.as_deref(), Some("demo-approver"));
     assert_eq!(
@@ -401,10 +401,10 @@ fn approve_in_the_browser_releases_the_waiting_call() {
     );
     assert!(records
         .iter()
-        .any(|r| r.entry.verdict == Verdict::ApprovalUsed));
+        .any(|r| r.entry.verdict == AuditVerdict::ApprovalUsed));
     let denied = records
         .iter()
-        .find(|r| r.entry.verdict == Verdict::ApprovalDenied)
+        .find(|r| r.entry.verdict == AuditVerdict::ApprovalDenied)
         .expect("an approval_denied record");
     assert_eq!(denied.entry.note.as_deref(), Some("no markup in notes"));
     assert!(store.verify().unwrap().is_intact());

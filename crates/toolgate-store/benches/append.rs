@@ -12,14 +12,15 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use toolgate_store::{
-    AuditEntry, Durability, RedactionKey, SqliteOptions, SqliteStore, Store, Timestamp, Verdict,
+    AuditEntry, AuditVerdict, Durability, RedactionKey, SqliteOptions, SqliteStore, Store,
+    Timestamp,
 };
 
 fn entry(i: u64) -> AuditEntry {
     let text = format!(r#"{{"order_id":"o-{i}","amount":{}}}"#, i % 500);
     let mut e = AuditEntry::new(
         Timestamp::from_unix_millis(1_767_225_600_000),
-        Verdict::Allow,
+        AuditVerdict::Allow,
     )
     .user("alice")
     .session("s-42")

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::approval::Approval;
-use crate::audit::{AuditEntry, AuditFilter, Verdict};
+use crate::audit::{AuditEntry, AuditFilter, AuditVerdict};
 use crate::error::Error;
 use crate::store::Store;
 use crate::time::Timestamp;
@@ -25,7 +25,7 @@ pub fn asking_record(store: &dyn Store, a: &Approval) -> Result<Option<AuditEntr
     let mut filter = AuditFilter::new()
         .user(a.user.clone())
         .tool(a.tool.clone())
-        .verdict(Verdict::NeedsApproval)
+        .verdict(AuditVerdict::NeedsApproval)
         .between(since, Timestamp::from_unix_millis(i64::MAX))
         .limit(200);
     if let Some(s) = &a.session {

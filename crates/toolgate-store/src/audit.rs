@@ -17,7 +17,7 @@
 //! | `seq` | integer ≥ 1 | position in the log: in a single chain 1, 2, 3, … without gaps; in a segmented log increasing along each segment, with gaps (see [Segments](#segments)) |
 //! | `segment`, `sseq` | integers ≥ 1, version 3 only | the segment the record was appended to (the `seq` of the segment's first record) and its position in it: 1, 2, 3, … without gaps |
 //! | `time` | integer | when it was decided, Unix milliseconds (given by the caller) |
-//! | `verdict` | string | see [`Verdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected`, `tool_offered` |
+//! | `verdict` | string | see [`AuditVerdict`]: `allow`, `deny`, `needs_approval`, `approval_granted`, `approval_denied`, `approval_used`, `kill_switch`, `unauthorized`, `forbidden`, `config_reload`, `tool_result`, `pin_pending`, `pin_approved`, `pin_rejected`, `tool_offered` |
 //! | `user`, `session`, `tool`, `call_id` | string or `null` | who, in which conversation, which tool, which call of the provider's response |
 //! | `reasons` | array of strings | reason codes (for `kill_switch`: the new mode, `off`, `deny_writes` or `deny_all`; for `unauthorized`: `missing_token`, `malformed_token` or `unknown_token`; for `forbidden`: `role:` and the token's role; for `config_reload`: `applied` or `refused`; for `tool_result`: what was found in the result, e.g. `chat_token`, `truncated`, `output_schema_mismatch`, `upstream_timeout`; for `pin_pending`: the findings in the definition's text, e.g. `hidden:description:zero_width`; for `pin_approved`: `trust_on_first_use` when no human approved it) |
 //! | `policies` | array of strings | the ids of the policies that decided |
@@ -170,7 +170,7 @@ pub const GENESIS: Digest = Digest::from_bytes([0; 32]);
 /// What a record says happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Verdict {
+pub enum AuditVerdict {
     /// `allow`: the call may run.
     Allow,
     /// `deny`: the call was refused.
@@ -235,8 +235,8 @@ pub enum Verdict {
     LimitReset,
 }
 
-impl Verdict {
-    /// Every verdict, in the order of the kinds ([`Verdict::kind`]).
+impl AuditVerdict {
+    /// Every verdict, in the order of the kinds ([`AuditVerdict::kind`]).
     pub const ALL: [Self; 19] = [
         Self::Allow,
         Self::Deny,
@@ -334,7 +334,7 @@ impl Verdict {
     }
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for AuditVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -344,11 +344,11 @@ impl fmt::Display for Verdict {
 /// chain. Build it with [`AuditEntry::new`] and the setters.
 ///
 /// ```
-/// use toolgate_store::{AuditEntry, Timestamp, Verdict};
+/// use toolgate_store::{AuditEntry, Timestamp, AuditVerdict};
 ///
 /// let args = toolgate_json::from_str(r#"{"order_id":"o-1","card":"4111"}"#)?;
 /// let key = toolgate_store::RedactionKey::from_bytes([7; 32]);
-/// let entry = AuditEntry::new(Timestamp::from_unix_seconds(1_767_225_600), Verdict::Allow)
+/// let entry = AuditEntry::new(Timestamp::from_unix_seconds(1_767_225_600), AuditVerdict::Allow)
 ///     .user("alice")
 ///     .session("s-42")
 ///     .tool("refund")
@@ -364,7 +364,7 @@ pub struct AuditEntry {
     /// When it was decided.
     pub time: Timestamp,
     /// What was decided.
-    pub verdict: Verdict,
+    pub verdict: AuditVerdict,
     /// The end user.
     pub user: Option<String>,
     /// The session (conversation).
@@ -423,7 +423,7 @@ pub struct AuditEntry {
 
 impl AuditEntry {
     /// An entry with only a time and a verdict.
-    pub fn new(time: Timestamp, verdict: Verdict) -> Self {
+    pub fn new(time: Timestamp, verdict: AuditVerdict) -> Self {
         Self {
             time,
             verdict,
@@ -735,9 +735,9 @@ pub struct AuditFilter {
     /// Only this tool's.
     pub tool: Option<String>,
     /// Only this verdict.
-    pub verdict: Option<Verdict>,
+    pub verdict: Option<AuditVerdict>,
     /// Only one of these verdicts (empty: any).
-    pub verdicts: Vec<Verdict>,
+    pub verdicts: Vec<AuditVerdict>,
     /// Only records at or after this time.
     pub since: Option<Timestamp>,
     /// Only records before this time.
@@ -792,7 +792,7 @@ impl AuditFilter {
 
     /// Only records with one of `verdicts`.
     #[must_use]
-    pub fn verdicts(mut self, verdicts: impl IntoIterator<Item = Verdict>) -> Self {
+    pub fn verdicts(mut self, verdicts: impl IntoIterator<Item = AuditVerdict>) -> Self {
         self.verdicts = verdicts.into_iter().collect();
         self
     }
@@ -827,7 +827,7 @@ impl AuditFilter {
 
     /// Only this verdict.
     #[must_use]
-    pub fn verdict(mut self, verdict: Verdict) -> Self {
+    pub fn verdict(mut self, verdict: AuditVerdict) -> Self {
         self.verdict = Some(verdict);
         self
     }

@@ -26,7 +26,7 @@ use std::path::Path;
 use ed25519_dalek::{Signature, Signer as _, SigningKey, Verifier as _, VerifyingKey};
 use toolgate_json::{canonical, Digest, Number, Object, Value};
 
-use crate::audit::{AuditEntry, AuditFilter, Verdict};
+use crate::audit::{AuditEntry, AuditFilter, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::store::Store;
 use crate::time::Timestamp;
@@ -208,7 +208,7 @@ pub fn write_checkpoint(
     file.write_all(line.as_bytes()).map_err(sink_error)?;
     file.sync_all().map_err(sink_error)?;
     store.append(
-        AuditEntry::new(now, Verdict::Checkpoint)
+        AuditEntry::new(now, AuditVerdict::Checkpoint)
             .actor("toolgate")
             .note(format!(
                 "checkpoint {} of {} records",

@@ -373,12 +373,12 @@ mod tests {
     )]
 
     use super::*;
-    use crate::audit::Verdict;
+    use crate::audit::AuditVerdict;
     use crate::time::Timestamp;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     fn entry() -> AuditEntry {
-        AuditEntry::new(Timestamp::from_unix_seconds(1), Verdict::Allow)
+        AuditEntry::new(Timestamp::from_unix_seconds(1), AuditVerdict::Allow)
     }
 
     /// A receipt for each entry, all with `seq`.

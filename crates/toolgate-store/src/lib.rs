@@ -49,7 +49,7 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! use toolgate_store::{AuditEntry, ManualClock, SqliteOptions, Store, Timestamp, Verdict};
+//! use toolgate_store::{AuditEntry, ManualClock, SqliteOptions, Store, Timestamp, AuditVerdict};
 //!
 //! let t0 = Timestamp::from_unix_seconds(1_767_225_600);
 //! let store = SqliteOptions::new()
@@ -58,7 +58,7 @@
 //! let args = toolgate_json::from_str(r#"{"order_id":"o-1","amount":30}"#)?;
 //! let digest = toolgate_json::canonical::digest(&args);
 //! store.append(
-//!     AuditEntry::new(t0, Verdict::NeedsApproval)
+//!     AuditEntry::new(t0, AuditVerdict::NeedsApproval)
 //!         .user("alice").session("s-1").tool("refund").call_id("call_1")
 //!         .arguments(&args, &[], &store.redaction_key()?)?,
 //! )?;
@@ -117,8 +117,8 @@ pub use crate::{
     },
     asked::asking_record,
     audit::{
-        AppendReceipt, AuditEntry, AuditFilter, AuditRecord, BreakKind, ChainBreak, RedactionKey,
-        Verdict, Verification, GENESIS,
+        AppendReceipt, AuditEntry, AuditFilter, AuditRecord, AuditVerdict, BreakKind, ChainBreak,
+        RedactionKey, Verification, GENESIS,
     },
     changes::{Change, ChangeListener},
     checkpoint::{

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::{
-    ApprovalId, AuditEntry, Clock, ErrorCode as StoreErrorCode, PendingLimits, Quorum, Store,
-    SystemClock, Timestamp, Verdict as AuditVerdict,
+    ApprovalId, AuditEntry, AuditVerdict, Clock, ErrorCode as StoreErrorCode, PendingLimits,
+    Quorum, Store, SystemClock, Timestamp,
 };
 use toolgate_json::canonical::Digest;
 
@@ -207,6 +207,11 @@ impl StoreGate {
     /// The time now, by this gate's clock (what its records are timed by).
     pub fn now(&self) -> crate::time::Timestamp {
         self.clock.now()
+    }
+
+    /// This gate's clock (a gate rebuilt on the same store keeps it).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        Arc::clone(&self.clock)
     }
 
     /// The gate.

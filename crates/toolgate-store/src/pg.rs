@@ -62,7 +62,7 @@ use crate::approval::{
     ApprovalUse, ApprovalVote, PendingLimits, Quorum,
 };
 use crate::audit::{
-    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, Place, RedactionKey, Verdict,
+    self, AppendReceipt, AuditEntry, AuditFilter, AuditRecord, AuditVerdict, Place, RedactionKey,
     Verification,
 };
 use crate::changes::{Change, ChangeListener};
@@ -687,7 +687,7 @@ impl Store for PgStore {
         &self,
         session: &str,
         turn: u64,
-        verdict: Verdict,
+        verdict: AuditVerdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
         escalation::check_call_verdict(verdict)?;

@@ -6,7 +6,7 @@
 
 use toolgate_json::Digest;
 
-use crate::audit::{AuditEntry, Verdict};
+use crate::audit::{AuditEntry, AuditVerdict};
 use crate::persist::StoreGate;
 use crate::time::Timestamp;
 
@@ -93,7 +93,7 @@ impl ToolResultRecord {
 
     /// The audit entry at `now`.
     pub fn entry(self, now: Timestamp) -> AuditEntry {
-        let mut e = AuditEntry::new(now, Verdict::ToolResult).note(self.note);
+        let mut e = AuditEntry::new(now, AuditVerdict::ToolResult).note(self.note);
         if let Some(u) = self.user {
             e = e.user(u);
         }

@@ -56,7 +56,7 @@ use crate::approval::{
     Quorum,
 };
 use crate::audit::{
-    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, AuditVerdict, RedactionKey, Verification,
 };
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
@@ -648,7 +648,7 @@ impl Store for SqliteStore {
         &self,
         session: &str,
         turn: u64,
-        verdict: Verdict,
+        verdict: AuditVerdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error> {
         escalation::check_call_verdict(verdict)?;

@@ -9,7 +9,7 @@ use crate::approval::{
     Approval, ApprovalFilter, ApprovalId, ApprovalUse, ApprovalVote, PendingLimits, Quorum,
 };
 use crate::audit::{
-    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, RedactionKey, Verdict, Verification,
+    AppendReceipt, AuditEntry, AuditFilter, AuditRecord, AuditVerdict, RedactionKey, Verification,
 };
 use crate::changes::ChangeListener;
 use crate::error::Error;
@@ -357,7 +357,7 @@ pub trait Store: Send + Sync {
         &self,
         session: &str,
         turn: u64,
-        verdict: Verdict,
+        verdict: AuditVerdict,
         reasons: &[&str],
     ) -> Result<SessionCounters, Error>;
 

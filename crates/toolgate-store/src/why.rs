@@ -14,7 +14,7 @@ use toolgate::limit::{Amount, Limit, Scope};
 
 use crate::approval::{Approval, ApprovalVote};
 use crate::asked::asking_record;
-use crate::audit::{AuditEntry, AuditFilter, AuditRecord, Verdict};
+use crate::audit::{AuditEntry, AuditFilter, AuditRecord, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::store::Store;
 use crate::time::Timestamp;
@@ -81,7 +81,11 @@ pub fn approval_context(
         Some(session) => {
             let filter = AuditFilter::new()
                 .session(session.clone())
-                .verdicts([Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval])
+                .verdicts([
+                    AuditVerdict::Allow,
+                    AuditVerdict::Deny,
+                    AuditVerdict::NeedsApproval,
+                ])
                 .newest_first()
                 .limit(RECENT_DECISIONS);
             let mut recent = store.list(&filter)?;

@@ -17,8 +17,8 @@ mod common;
 use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
-    ApprovalFilter, ApprovalKind, ApprovalState, AuditFilter, ErrorCode, KillMode, ManualClock,
-    PendingLimits, SqliteOptions, Store, Timestamp, Verdict,
+    ApprovalFilter, ApprovalKind, ApprovalState, AuditFilter, AuditVerdict, ErrorCode, KillMode,
+    ManualClock, PendingLimits, SqliteOptions, Store, Timestamp,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
@@ -70,7 +70,7 @@ fn approval_lets_exactly_one_identical_call_through(db: &Db) {
     assert!(!a.is_usable_at(later(12)));
     // The use is audited.
     let used_records = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalUsed))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalUsed))
         .unwrap();
     assert_eq!(used_records.len(), 1);
     assert_eq!(used_records[0].entry.approval, Some(id));
@@ -258,7 +258,7 @@ fn double_consume_racing_in_threads_passes_once(db: &Db) {
     assert_eq!(wins, (0..20).collect::<Vec<_>>());
     assert_eq!(
         first
-            .list(&AuditFilter::new().verdict(Verdict::ApprovalUsed))
+            .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalUsed))
             .unwrap()
             .len(),
         20
@@ -294,7 +294,7 @@ fn standing_approval_covers_the_tool_until_its_end_and_is_audited(db: &Db) {
         .is_none());
     assert_eq!(store.get_approval(id).unwrap().unwrap().uses, 3);
     let used = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalUsed))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalUsed))
         .unwrap();
     assert_eq!(used.len(), 3);
     assert!(used
@@ -334,7 +334,7 @@ fn approvals_are_listed_and_decisions_audited(db: &Db) {
     assert_eq!(got.decided_by.as_deref(), Some("bob"));
     assert_eq!(got.digest, Some(digest(ARGS)));
     let granted = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalGranted))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalGranted))
         .unwrap();
     assert_eq!(granted.len(), 1);
     assert_eq!(granted[0].entry.actor.as_deref(), Some("bob"));
@@ -343,16 +343,18 @@ fn approvals_are_listed_and_decisions_audited(db: &Db) {
 
 fn session_counters_and_escalation(db: &Db) {
     let (store, clock) = store(db);
-    let c = store.record_call("s-1", 1, Verdict::Allow, &[]).unwrap();
+    let c = store
+        .record_call("s-1", 1, AuditVerdict::Allow, &[])
+        .unwrap();
     assert_eq!((c.turns, c.calls, c.rejections), (1, 1, 0));
     store
-        .record_call("s-1", 1, Verdict::Deny, &["not_owner"])
+        .record_call("s-1", 1, AuditVerdict::Deny, &["not_owner"])
         .unwrap();
     let c = store
         .record_call(
             "s-1",
             2,
-            Verdict::Deny,
+            AuditVerdict::Deny,
             &["not_owner", "over_total", "not_owner"],
         )
         .unwrap();
@@ -361,17 +363,19 @@ fn session_counters_and_escalation(db: &Db) {
     assert_eq!(c.consecutive("over_total"), 1);
     assert!(!c.is_escalated());
     store
-        .record_call("s-1", 2, Verdict::NeedsApproval, &[])
+        .record_call("s-1", 2, AuditVerdict::NeedsApproval, &[])
         .unwrap();
     clock.advance(Duration::from_secs(5));
     let c = store
-        .record_call("s-1", 3, Verdict::Deny, &["over_total"])
+        .record_call("s-1", 3, AuditVerdict::Deny, &["over_total"])
         .unwrap();
     assert_eq!(c.consecutive("not_owner"), 0);
     assert_eq!(c.consecutive("over_total"), 2);
     assert_eq!(c.consecutive_rejections, 3);
     assert_eq!(c.escalated_at, Some(later(5)));
-    let c = store.record_call("s-1", 3, Verdict::Allow, &[]).unwrap();
+    let c = store
+        .record_call("s-1", 3, AuditVerdict::Allow, &[])
+        .unwrap();
     assert_eq!(c.consecutive_rejections, 0);
     assert!(c.consecutive_by_reason.is_empty());
     assert!(c.is_escalated(), "escalation is for good");
@@ -379,7 +383,7 @@ fn session_counters_and_escalation(db: &Db) {
     assert_eq!(store.session("s-2").unwrap().calls, 0);
     assert_eq!(
         store
-            .record_call("s-1", 3, Verdict::KillSwitch, &[])
+            .record_call("s-1", 3, AuditVerdict::KillSwitch, &[])
             .unwrap_err()
             .code(),
         ErrorCode::InvalidInput
@@ -389,7 +393,7 @@ fn session_counters_and_escalation(db: &Db) {
 fn escalation_threshold_is_configurable(db: &Db) {
     let store = db.open_with(&ManualClock::new(T0), 1);
     assert!(store
-        .record_call("s", 1, Verdict::Deny, &["x"])
+        .record_call("s", 1, AuditVerdict::Deny, &["x"])
         .unwrap()
         .is_escalated());
 }
@@ -409,7 +413,7 @@ fn kill_switch_flips_are_stored_and_audited(db: &Db) {
     );
     store.set_kill_switch(KillMode::Off, "", "oncall").unwrap();
     let flips = store
-        .list(&AuditFilter::new().verdict(Verdict::KillSwitch))
+        .list(&AuditFilter::new().verdict(AuditVerdict::KillSwitch))
         .unwrap();
     assert_eq!(flips.len(), 2);
     assert_eq!(flips[0].entry.reasons, ["deny_writes"]);
@@ -667,7 +671,7 @@ fn a_withdrawn_approval_is_never_approved_or_used(db: &Db) {
         .unwrap();
     assert_eq!(listed.iter().map(|a| a.id).collect::<Vec<_>>(), [id]);
     let records = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalWithdrawn))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalWithdrawn))
         .unwrap();
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].entry.approval, Some(id));

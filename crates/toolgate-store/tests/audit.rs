@@ -15,8 +15,8 @@ use common::Db;
 use toolgate_json::{canonical, Digest, Value};
 use toolgate_store::audit::{parse_digest, RECORD_VERSION, SEGMENT_RECORD_VERSION};
 use toolgate_store::{
-    ApprovalId, AuditEntry, AuditFilter, BreakKind, ErrorCode, ManualClock, RedactionKey,
-    SqliteStore, Store, Timestamp, Verdict, PG_SCHEMA_VERSION, SCHEMA_VERSION,
+    ApprovalId, AuditEntry, AuditFilter, AuditVerdict, BreakKind, ErrorCode, ManualClock,
+    RedactionKey, SqliteStore, Store, Timestamp, PG_SCHEMA_VERSION, SCHEMA_VERSION,
 };
 
 fn open(db: &Db) -> Box<dyn Store> {
@@ -30,7 +30,7 @@ fn entry(i: u64) -> AuditEntry {
     let args = toolgate_json::from_str(&text).unwrap();
     AuditEntry::new(
         Timestamp::from_unix_millis(1_000 + i as i64),
-        Verdict::Allow,
+        AuditVerdict::Allow,
     )
     .user(if i % 2 == 0 { "alice" } else { "bob" })
     .session(format!("s-{}", i % 3))
@@ -154,7 +154,7 @@ fn tail_list_and_filters(db: &Db) {
         .unwrap();
     assert_eq!(timed.iter().map(|r| r.seq).collect::<Vec<_>>(), [5, 6, 7]);
     assert!(store
-        .list(&AuditFilter::new().verdict(Verdict::Deny))
+        .list(&AuditFilter::new().verdict(AuditVerdict::Deny))
         .unwrap()
         .is_empty());
 }
@@ -163,7 +163,7 @@ fn secret_fields_are_replaced_by_their_digest(db: &Db) {
     let store = open(db);
     let args = toolgate_json::from_str(r#"{"card":{"number":"4111111111111111"},"n":1}"#).unwrap();
     let key = store.redaction_key().unwrap();
-    let e = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny)
+    let e = AuditEntry::new(Timestamp::EPOCH, AuditVerdict::Deny)
         .reason("not_owner")
         .arguments(&args, &["/card/number"], &key)
         .unwrap();
@@ -189,7 +189,8 @@ fn secret_fields_are_replaced_by_their_digest(db: &Db) {
             .unwrap(),
         key
     );
-    let bad = AuditEntry::new(Timestamp::EPOCH, Verdict::Deny).arguments(&args, &["card"], &key);
+    let bad =
+        AuditEntry::new(Timestamp::EPOCH, AuditVerdict::Deny).arguments(&args, &["card"], &key);
     assert_eq!(bad.unwrap_err().code(), ErrorCode::InvalidInput);
 }
 
@@ -271,7 +272,7 @@ fn tamper_rehashed_record_breaks_the_next_link(db: &Db) {
         .pop()
         .unwrap();
     drop(store);
-    rec.entry.verdict = Verdict::Deny;
+    rec.entry.verdict = AuditVerdict::Deny;
     let forged = rec.expected_hash();
     db.execute(&format!(
         "UPDATE audit SET verdict = 'deny', hash = {} WHERE seq = 6",
@@ -366,20 +367,20 @@ fn refused_arguments_and_risk_are_recorded_and_chained(db: &Db) {
     raw.push_str(&"b".repeat(5_000 - raw.len()));
     let key = RedactionKey::from_bytes([9; 32]);
     let entries = vec![
-        AuditEntry::new(t, Verdict::Deny)
+        AuditEntry::new(t, AuditVerdict::Deny)
             .tool("refund")
             .risk("destructive")
             .reason("truncated")
             .refused_text(&raw),
-        AuditEntry::new(t, Verdict::Deny)
+        AuditEntry::new(t, AuditVerdict::Deny)
             .tool("refund")
             .risk("destructive")
             .refused_text(r#"{"amount": 30, "card":"#),
-        AuditEntry::new(t, Verdict::Deny)
+        AuditEntry::new(t, AuditVerdict::Deny)
             .tool("refund")
             .risk("destructive")
             .refused_digest(raw.as_bytes(), &key),
-        AuditEntry::new(t, Verdict::Deny).tool("nope"),
+        AuditEntry::new(t, AuditVerdict::Deny).tool("nope"),
     ];
     store.append_all(entries).unwrap();
     let records = store.tail(4).unwrap();
@@ -436,7 +437,7 @@ fn a_record_without_the_new_members_keeps_its_hash() {
         .unwrap();
     let receipt = store
         .append(
-            AuditEntry::new(Timestamp::from_unix_millis(1_000), Verdict::Allow)
+            AuditEntry::new(Timestamp::from_unix_millis(1_000), AuditVerdict::Allow)
                 .user("alice")
                 .tool("refund"),
         )
@@ -497,11 +498,14 @@ fn write_v1_records(db: &Db) -> [Digest; 2] {
 fn version_1_records_then_version_2_records_verify(db: &Db) {
     let hashes = write_v1_records(db);
     let store = open(db);
-    let e = AuditEntry::new(Timestamp::from_unix_millis(3_000), Verdict::ApprovalDenied)
-        .user("alice")
-        .tool("refund")
-        .approval(ApprovalId::new(7))
-        .actor("carol");
+    let e = AuditEntry::new(
+        Timestamp::from_unix_millis(3_000),
+        AuditVerdict::ApprovalDenied,
+    )
+    .user("alice")
+    .tool("refund")
+    .approval(ApprovalId::new(7))
+    .actor("carol");
     let receipts = store.append_all(vec![e.clone(), e]).unwrap();
     assert_eq!(receipts[0].seq, 3);
     let v = store.verify().unwrap();
@@ -577,8 +581,11 @@ fn tamper_version_1_relabelled_2_is_named(db: &Db) {
 /// Relabelling a version-2 record as version 1 changes its body: named.
 fn tamper_version_2_relabelled_1_is_named(db: &Db) {
     let store = open(db);
-    let e = AuditEntry::new(Timestamp::from_unix_millis(3_000), Verdict::ApprovalUsed)
-        .approval(ApprovalId::new(7));
+    let e = AuditEntry::new(
+        Timestamp::from_unix_millis(3_000),
+        AuditVerdict::ApprovalUsed,
+    )
+    .approval(ApprovalId::new(7));
     store.append_all(vec![entry(1), e, entry(3)]).unwrap();
     drop(store);
     db.execute("UPDATE audit SET v = 1 WHERE seq = 2");

@@ -2,7 +2,7 @@
 //! verdict set filter, and the service's event verdicts in the chain.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
-use toolgate_store::{AuditEntry, AuditFilter, SqliteStore, Store, Timestamp, Verdict};
+use toolgate_store::{AuditEntry, AuditFilter, AuditVerdict, SqliteStore, Store, Timestamp};
 
 fn seqs(records: &[toolgate_store::AuditRecord]) -> Vec<u64> {
     records.iter().map(|r| r.seq).collect()
@@ -13,10 +13,10 @@ fn filled() -> SqliteStore {
     let entries = (1..=20)
         .map(|i: i64| {
             let verdict = match i % 4 {
-                0 => Verdict::Deny,
-                1 => Verdict::Unauthorized,
-                2 => Verdict::Forbidden,
-                _ => Verdict::Allow,
+                0 => AuditVerdict::Deny,
+                1 => AuditVerdict::Unauthorized,
+                2 => AuditVerdict::Forbidden,
+                _ => AuditVerdict::Allow,
             };
             AuditEntry::new(Timestamp::from_unix_millis(1_000 + i), verdict)
                 .user(if i % 2 == 0 { "alice" } else { "bob" })
@@ -68,7 +68,7 @@ fn verdict_sets() {
     let page = store
         .list(
             &AuditFilter::new()
-                .verdicts([Verdict::Unauthorized, Verdict::Forbidden])
+                .verdicts([AuditVerdict::Unauthorized, AuditVerdict::Forbidden])
                 .limit(100),
         )
         .unwrap();
@@ -76,14 +76,16 @@ fn verdict_sets() {
     let page = store
         .list(
             &AuditFilter::new()
-                .verdicts([Verdict::Unauthorized, Verdict::Forbidden])
+                .verdicts([AuditVerdict::Unauthorized, AuditVerdict::Forbidden])
                 .user("alice")
                 .limit(2)
                 .newest_first(),
         )
         .unwrap();
     assert_eq!(seqs(&page), [14, 18]);
-    assert!(page.iter().all(|r| r.entry.verdict == Verdict::Forbidden));
+    assert!(page
+        .iter()
+        .all(|r| r.entry.verdict == AuditVerdict::Forbidden));
 }
 
 #[test]
@@ -91,9 +93,12 @@ fn service_verdicts_round_trip_and_verify() {
     let store = filled();
     store
         .append(
-            AuditEntry::new(Timestamp::from_unix_millis(5_000), Verdict::ConfigReload)
-                .actor("ops")
-                .reason("applied"),
+            AuditEntry::new(
+                Timestamp::from_unix_millis(5_000),
+                AuditVerdict::ConfigReload,
+            )
+            .actor("ops")
+            .reason("applied"),
         )
         .unwrap();
     assert!(store.verify().unwrap().is_intact());
@@ -104,11 +109,11 @@ fn service_verdicts_round_trip_and_verify() {
     assert!(text.contains(r#""verdict":"forbidden""#));
     assert!(text.contains(r#""verdict":"config_reload""#));
     for v in [
-        Verdict::Unauthorized,
-        Verdict::Forbidden,
-        Verdict::ConfigReload,
-        Verdict::ToolOffered,
+        AuditVerdict::Unauthorized,
+        AuditVerdict::Forbidden,
+        AuditVerdict::ConfigReload,
+        AuditVerdict::ToolOffered,
     ] {
-        assert_eq!(Verdict::parse(v.as_str()), Some(v));
+        assert_eq!(AuditVerdict::parse(v.as_str()), Some(v));
     }
 }

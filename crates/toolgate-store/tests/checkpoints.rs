@@ -16,14 +16,14 @@ mod common;
 
 use common::Db;
 use toolgate_store::{
-    verify_checkpoints, write_checkpoint, AuditEntry, CheckpointKey, ManualClock, Timestamp,
-    Verdict,
+    verify_checkpoints, write_checkpoint, AuditEntry, AuditVerdict, CheckpointKey, ManualClock,
+    Timestamp,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 
 fn entry(i: u64) -> AuditEntry {
-    AuditEntry::new(T0, Verdict::Allow)
+    AuditEntry::new(T0, AuditVerdict::Allow)
         .user("alice")
         .session("s-1")
         .tool("refund")
@@ -115,7 +115,7 @@ fn a_checkpoint_is_recorded_in_the_log_too(db: &Db) {
     store.append(entry(1)).unwrap();
     let c = write_checkpoint(&*store, &key, &sink, T0).unwrap();
     let last = store.tail(1).unwrap().pop().unwrap();
-    assert_eq!(last.entry.verdict, Verdict::Checkpoint);
+    assert_eq!(last.entry.verdict, AuditVerdict::Checkpoint);
     assert_eq!(last.entry.verdict.kind(), "checkpoint");
     assert!(
         last.entry

@@ -22,7 +22,7 @@ use common::Db;
 use toolgate::config::Config;
 use toolgate::{Context, Decisions, Format, Verdict};
 use toolgate_json::{canonical, Value};
-use toolgate_store::{AuditFilter, ManualClock, Store, StoreGate, Timestamp, Verdict as AV};
+use toolgate_store::{AuditFilter, AuditVerdict as AV, ManualClock, Store, StoreGate, Timestamp};
 
 const CONFIG: &str = r#"
 [authorization]

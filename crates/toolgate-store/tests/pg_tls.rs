@@ -20,7 +20,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
-use toolgate_store::{AuditEntry, Error, ErrorCode, PgOptions, PgStore, Store, Timestamp, Verdict};
+use toolgate_store::{
+    AuditEntry, AuditVerdict, Error, ErrorCode, PgOptions, PgStore, Store, Timestamp,
+};
 use toolgate_testkit::{PgServer, ServerTls};
 
 /// The name in the server's certificate.
@@ -111,7 +113,7 @@ fn encrypted(server: &PgServer) -> Option<bool> {
 fn works(server: &PgServer, url: &str) -> bool {
     let store = open(url).unwrap_or_else(|e| panic!("{url}: {}", chain(&e)));
     store
-        .append(AuditEntry::new(Timestamp::from_unix_millis(1), Verdict::Allow).tool("t"))
+        .append(AuditEntry::new(Timestamp::from_unix_millis(1), AuditVerdict::Allow).tool("t"))
         .unwrap();
     assert!(store.verify().unwrap().is_intact());
     let seen = encrypted(server).expect("the store holds a connection");

@@ -40,7 +40,7 @@ fn ping_fails_when_an_append_would_not_fit() {
     let entry = || {
         toolgate_store::AuditEntry::new(
             toolgate_store::Timestamp::from_unix_seconds(1_767_225_600),
-            toolgate_store::Verdict::Deny,
+            toolgate_store::AuditVerdict::Deny,
         )
         .user("alice")
         .note("x".repeat(2000))

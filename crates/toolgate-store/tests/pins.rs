@@ -15,8 +15,8 @@ mod common;
 use common::Db;
 use toolgate_json::Digest;
 use toolgate_store::{
-    AuditFilter, ErrorCode, ManualClock, PinFilter, PinFirst, PinId, PinState, SeenTool, Store,
-    Timestamp, ToolPin, Verdict,
+    AuditFilter, AuditVerdict, ErrorCode, ManualClock, PinFilter, PinFirst, PinId, PinState,
+    SeenTool, Store, Timestamp, ToolPin,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
@@ -136,7 +136,7 @@ fn approve_mode_makes_the_first_catalog_wait(db: &Db) {
     );
     let records = store.list(&AuditFilter::new()).unwrap();
     let last = records.last().unwrap();
-    assert_eq!(last.entry.verdict, Verdict::PinApproved);
+    assert_eq!(last.entry.verdict, AuditVerdict::PinApproved);
     assert_eq!(last.entry.actor.as_deref(), Some("bob"));
     assert_eq!(last.entry.digest, Some(add.digest));
     assert_eq!(last.entry.note.as_deref(), Some("upstream files: read it"));
@@ -225,7 +225,7 @@ fn findings_are_kept_with_the_pin_and_audited(db: &Db) {
     let got = store.get_pin(p.id).unwrap().unwrap();
     assert_eq!(got, p);
     let last = store.list(&AuditFilter::new()).unwrap().pop().unwrap();
-    assert_eq!(last.entry.verdict, Verdict::PinPending);
+    assert_eq!(last.entry.verdict, AuditVerdict::PinPending);
     assert_eq!(last.entry.reasons, poisoned.findings);
 }
 

@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 
 use common::PgDatabase;
 use toolgate_store::{
-    AuditEntry, ErrorCode, KillMode, PgOptions, PgStore, Store, Timestamp, Verdict,
+    AuditEntry, AuditVerdict, ErrorCode, KillMode, PgOptions, PgStore, Store, Timestamp,
 };
 
 fn entry(i: u64) -> AuditEntry {
     AuditEntry::new(
         Timestamp::from_unix_millis(1_000 + i as i64),
-        Verdict::Allow,
+        AuditVerdict::Allow,
     )
     .user("alice")
     .session(format!("s-{}", i % 5))
@@ -326,7 +326,7 @@ fn every_route_once(
 ) -> Result<toolgate_store::AppendReceipt, toolgate_store::Error> {
     let session = format!("w{w}");
     store.kill_switch()?;
-    store.record_call(&session, k + 1, Verdict::Allow, &[])?;
+    store.record_call(&session, k + 1, AuditVerdict::Allow, &[])?;
     assert!(store.claim_call(&session, &format!("call_{k}"))?);
     let receipt = store.append(entry(w * 1_000_000 + k))?;
     store.count_response(&session)?;

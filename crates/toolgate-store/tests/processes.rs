@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
-    AuditEntry, AuditFilter, KillMode, ManualClock, PgOptions, SqliteOptions, Store, Timestamp,
-    Verdict,
+    AuditEntry, AuditFilter, AuditVerdict, KillMode, ManualClock, PgOptions, SqliteOptions, Store,
+    Timestamp,
 };
 
 const MODE: &str = "TOOLGATE_STORE_CHILD";
@@ -122,7 +122,7 @@ fn child() {
                     let name = name.clone();
                     std::thread::spawn(move || {
                         for i in 0..per_thread {
-                            let e = AuditEntry::new(T0, Verdict::Allow)
+                            let e = AuditEntry::new(T0, AuditVerdict::Allow)
                                 .user(name.as_str())
                                 .session(format!("{name}-{t}"))
                                 .tool("refund")
@@ -221,7 +221,7 @@ fn double_consume_racing_in_two_processes_passes_once(db: &Db) {
     let used = store
         .list(
             &AuditFilter::new()
-                .verdict(Verdict::ApprovalUsed)
+                .verdict(AuditVerdict::ApprovalUsed)
                 .limit(1000),
         )
         .unwrap();

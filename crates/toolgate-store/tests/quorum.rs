@@ -20,8 +20,8 @@ mod common;
 use common::Db;
 use toolgate_json::{canonical, Digest};
 use toolgate_store::{
-    ApprovalId, ApprovalState, AuditFilter, ErrorCode, ManualClock, PendingLimits, Quorum, Store,
-    Timestamp, Verdict,
+    ApprovalId, ApprovalState, AuditFilter, AuditVerdict, ErrorCode, ManualClock, PendingLimits,
+    Quorum, Store, Timestamp,
 };
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
@@ -95,7 +95,7 @@ fn two_distinct_approvers_are_needed_and_one_approving_twice_counts_once(db: &Db
 
     // Each approval is audited: bob's vote, then carol's grant.
     let voted = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalVoted))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalVoted))
         .unwrap();
     assert_eq!(voted.len(), 1);
     assert_eq!(voted[0].entry.actor.as_deref(), Some("bob"));
@@ -105,7 +105,7 @@ fn two_distinct_approvers_are_needed_and_one_approving_twice_counts_once(db: &Db
     );
     assert_eq!(voted[0].entry.approval, Some(id));
     let granted = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalGranted))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalGranted))
         .unwrap();
     assert_eq!(granted.len(), 1);
     assert_eq!(granted[0].entry.actor.as_deref(), Some("carol"));
@@ -192,7 +192,7 @@ fn an_approval_without_a_rule_needs_one_approver(db: &Db) {
     let a = store.approve(id, "alice", "").unwrap();
     assert_eq!((a.state, a.votes), (ApprovalState::Approved, 1));
     assert!(store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalVoted))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalVoted))
         .unwrap()
         .is_empty());
 }

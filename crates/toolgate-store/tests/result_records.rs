@@ -16,7 +16,9 @@ use std::sync::Arc;
 use toolgate::config::Config;
 use toolgate::Gate;
 use toolgate_json::Digest;
-use toolgate_store::{ManualClock, SqliteOptions, StoreGate, Timestamp, ToolResultRecord, Verdict};
+use toolgate_store::{
+    AuditVerdict, ManualClock, SqliteOptions, StoreGate, Timestamp, ToolResultRecord,
+};
 
 const CONFIG: &str = r#"
 [authorization]
@@ -66,7 +68,7 @@ fn a_tool_result_record_is_timed_by_the_gates_clock() {
     g.store().append(entry).unwrap();
     let records = g.store().tail(10).unwrap();
     let r = records.last().unwrap();
-    assert_eq!(r.entry.verdict, Verdict::ToolResult);
+    assert_eq!(r.entry.verdict, AuditVerdict::ToolResult);
     assert_eq!(r.entry.time, Timestamp::from_unix_seconds(T0));
     assert_eq!(r.entry.user.as_deref(), Some("alice"));
     assert_eq!(r.entry.session.as_deref(), Some("s1"));

@@ -23,14 +23,14 @@ use std::time::Duration;
 use common::PgDatabase;
 use toolgate_store::audit::{RECORD_VERSION, SEGMENT_RECORD_VERSION};
 use toolgate_store::{
-    ApprovalId, AuditEntry, AuditFilter, AuditRecord, BreakKind, ErrorCode, KillMode, PgOptions,
-    PgStore, SqliteStore, Store, Timestamp, Verdict,
+    ApprovalId, AuditEntry, AuditFilter, AuditRecord, AuditVerdict, BreakKind, ErrorCode, KillMode,
+    PgOptions, PgStore, SqliteStore, Store, Timestamp,
 };
 
 fn entry(i: u64) -> AuditEntry {
     AuditEntry::new(
         Timestamp::from_unix_millis(1_000 + i as i64),
-        Verdict::Allow,
+        AuditVerdict::Allow,
     )
     .user("alice")
     .session(format!("s-{}", i % 5))

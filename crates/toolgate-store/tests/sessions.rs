@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 mod common;
 
 use common::Db;
-use toolgate_store::{AuditEntry, ManualClock, Store, Timestamp, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict, ManualClock, Store, Timestamp};
 
 const T0: Timestamp = Timestamp::from_unix_seconds(1_767_225_600);
 
@@ -100,7 +100,7 @@ fn concurrent_claims_of_one_id_let_exactly_one_through(db: &Db) {
 fn a_record_that_counts_its_response_counts_it_with_its_commit(db: &Db) {
     let store = db.open(&ManualClock::new(T0));
     assert_eq!(store.responses("s-1").unwrap(), 0);
-    let entry = AuditEntry::new(T0, Verdict::Allow).session("s-1");
+    let entry = AuditEntry::new(T0, AuditVerdict::Allow).session("s-1");
     store.append(entry.clone().counting_response()).unwrap();
     assert_eq!(store.responses("s-1").unwrap(), 1);
     // A record that does not say so counts nothing; reading counts nothing.

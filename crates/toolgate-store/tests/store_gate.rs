@@ -21,8 +21,8 @@ use toolgate_json::{canonical, Digest, Value};
 use toolgate_store::StoreGate;
 use toolgate_store::{
     AppendReceipt, Approval, ApprovalFilter, ApprovalId, ApprovalUse, AuditEntry, AuditFilter,
-    AuditRecord, Error as StoreError, KillMode, KillSwitchState, ManualClock, SessionCounters,
-    SqliteOptions, SqliteStore, Store, Timestamp, Verdict as AuditVerdict, Verification,
+    AuditRecord, AuditVerdict, Error as StoreError, KillMode, KillSwitchState, ManualClock,
+    SessionCounters, SqliteOptions, SqliteStore, Store, Timestamp, Verification,
 };
 
 const CONFIG: &str = r#"

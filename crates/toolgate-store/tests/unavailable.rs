@@ -11,11 +11,11 @@
 use std::time::{Duration, Instant};
 
 use toolgate_store::{
-    AuditEntry, ErrorCode, SqliteOptions, SqliteStore, Store, Timestamp, Verdict,
+    AuditEntry, AuditVerdict, ErrorCode, SqliteOptions, SqliteStore, Store, Timestamp,
 };
 
 fn entry() -> AuditEntry {
-    AuditEntry::new(Timestamp::EPOCH, Verdict::Allow)
+    AuditEntry::new(Timestamp::EPOCH, AuditVerdict::Allow)
         .user("alice")
         .tool("refund")
         .note("x".repeat(2000))
@@ -118,7 +118,7 @@ fn locked_beyond_the_busy_timeout_is_busy() {
     assert!(start.elapsed() >= Duration::from_millis(150));
     assert_eq!(
         store
-            .record_call("s", 1, Verdict::Deny, &["x"])
+            .record_call("s", 1, AuditVerdict::Deny, &["x"])
             .unwrap_err()
             .code(),
         ErrorCode::Busy

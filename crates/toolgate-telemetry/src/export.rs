@@ -1,6 +1,7 @@
-//! The way out: an HTTP client for the OTLP exporters on the edges' own
-//! stack (hyper and rustls with the Web PKI roots, no second TLS stack),
-//! and the bounded queue between a finished span and its export.
+//! The way out: the OTLP exporters' HTTP client is the edge's one outbound
+//! client ([`toolgate_edge::Outbound`]: hyper and rustls with the Web PKI
+//! roots, a deadline, a bounded answer, no redirects), and the bounded
+//! queue between a finished span and its export.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,15 +9,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use http_body_util::Full;
 use opentelemetry::Context;
 use opentelemetry_http::{HttpClient, HttpError, Request, Response};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use tokio::sync::{mpsc, Notify};
+use toolgate_edge::Outbound;
 
 /// The largest answer read from a receiver.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -36,25 +35,17 @@ pub(crate) struct Counts {
 /// own), each within `timeout`.
 pub(crate) struct OtlpHttp {
     handle: tokio::runtime::Handle,
-    client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
-    timeout: Duration,
+    client: Outbound,
 }
 
 impl OtlpHttp {
     /// A client on `handle`'s runtime.
     pub(crate) fn new(handle: tokio::runtime::Handle, timeout: Duration) -> Self {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
         Self {
             handle,
-            client: Client::builder(TokioExecutor::new()).build(connector),
-            timeout,
+            client: Outbound::new()
+                .with_deadline(timeout)
+                .with_max_body(MAX_ANSWER_BYTES),
         }
     }
 }
@@ -62,43 +53,22 @@ impl OtlpHttp {
 impl fmt::Debug for OtlpHttp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OtlpHttp")
-            .field("timeout", &self.timeout)
+            .field("timeout", &self.client.deadline())
             .finish_non_exhaustive()
     }
 }
-
-#[derive(Debug)]
-struct Timeout;
-
-impl fmt::Display for Timeout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the OTLP receiver did not answer in time")
-    }
-}
-
-impl std::error::Error for Timeout {}
 
 #[async_trait::async_trait]
 impl HttpClient for OtlpHttp {
     async fn send_bytes(&self, request: Request<Bytes>) -> Result<Response<Bytes>, HttpError> {
         let client = self.client.clone();
-        let timeout = self.timeout;
         let task = self.handle.spawn(async move {
             let (parts, body) = request.into_parts();
             let request = hyper::Request::from_parts(parts, Full::new(body));
-            let exchange = async {
-                let response = client.request(request).await?;
-                let (parts, body) = response.into_parts();
-                let body = Limited::new(body, MAX_ANSWER_BYTES)
-                    .collect()
-                    .await?
-                    .to_bytes();
-                Ok::<_, HttpError>(Response::from_parts(parts, body))
-            };
-            match tokio::time::timeout(timeout, exchange).await {
-                Ok(r) => r,
-                Err(_) => Err(Box::new(Timeout) as HttpError),
-            }
+            client
+                .send(request)
+                .await
+                .map_err(|e| Box::new(e) as HttpError)
         });
         task.await?
     }

@@ -443,7 +443,15 @@ impl Context {
         let value = ParseOptions::new()
             .parse(bytes)
             .map_err(|e| ContextError::new(ContextErrorKind::Json(e.code()), e.pointer()))?;
-        let obj = object(&value, "")?;
+        Self::from_value(&value)
+    }
+
+    /// Reads a context document the caller has already parsed (the HTTP
+    /// service's request body, read once by its strict reader): the same
+    /// rules as [`Context::from_json`], with errors positioned by JSON
+    /// Pointers relative to `value`.
+    pub fn from_value(value: &Value<'_>) -> Result<Self, ContextError> {
+        let obj = object(value, "")?;
         check_members(
             obj,
             "",

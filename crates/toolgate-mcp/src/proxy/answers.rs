@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use toolgate::registry::Registry;
 use toolgate_json::{canonical, Value};
-use toolgate_store::{AuditEntry, ToolResultRecord, Verdict as AuditVerdict};
+use toolgate_store::{AuditEntry, AuditVerdict, ToolResultRecord};
 
 use super::{finding, pinning, printable, Pending, Shared, Sides};
 use crate::frame::{self, RequestId};

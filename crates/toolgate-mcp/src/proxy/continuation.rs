@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use toolgate_json::canonical::{self, Digest};
 use toolgate_json::{Object, Value};
-use toolgate_store::{ApprovalId, AuditEntry, Verdict};
+use toolgate_store::{ApprovalId, AuditEntry, AuditVerdict};
 
 use super::{finding, hold::CallCtl, rewrite_arguments, Shared, Sides};
 use crate::frame::{self, RequestId};
@@ -105,7 +105,7 @@ impl Shared {
         let me = Arc::clone(self);
         let (entry_tool, call_id) = (tool.clone(), id.to_string());
         let recorded = tokio::task::spawn_blocking(move || {
-            let mut entry = AuditEntry::new(me.gate.now(), Verdict::Allow)
+            let mut entry = AuditEntry::new(me.gate.now(), AuditVerdict::Allow)
                 .user(me.user.as_str())
                 .session(me.session.as_str())
                 .tool(entry_tool)

@@ -9,27 +9,18 @@ use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use toolgate::config::{NotifyKind, NotifySink};
+use toolgate_edge::{Outbound, OutboundError};
 
 use super::sign;
 
-/// The client every notice goes through.
-pub(crate) type NoticeClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// The client every notice goes through: the edge's one outbound client
+/// (each attempt takes its sink's deadline).
+pub(crate) type NoticeClient = Outbound;
 
 /// A client for `http://` and `https://` sinks (web PKI roots).
 pub(crate) fn client() -> NoticeClient {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_connect_timeout(Some(Duration::from_secs(10)));
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(http);
-    Client::builder(TokioExecutor::new()).build(connector)
+    Outbound::new()
 }
 
 /// The first pause between attempts; each next one doubles, up to
@@ -96,19 +87,13 @@ pub(crate) async fn attempt(
     let Ok(req) = req.body(Full::new(Bytes::from(body.to_owned()))) else {
         return Attempt::Final("the request cannot be built".to_owned());
     };
-    match tokio::time::timeout(sink.timeout(), client.request(req)).await {
-        Err(_) => Attempt::Again(format!(
-            "no answer within {} ms",
-            sink.timeout().as_millis()
-        )),
-        // The connection error's text never names the URL (a secret).
-        Ok(Err(e)) => Attempt::Again(if e.is_connect() {
-            "cannot connect".to_owned()
-        } else {
-            "the connection failed".to_owned()
-        }),
-        // The body is dropped unread: a sink's answer decides nothing.
-        Ok(Ok(res)) => classify(res.status().as_u16()),
+    // The body is dropped unread: a sink's answer decides nothing. The
+    // error's text never names the URL (a secret).
+    match client.with_deadline(sink.timeout()).status(req).await {
+        Ok(status) => classify(status.as_u16()),
+        Err(OutboundError::Redirect(s)) => classify(s),
+        Err(e) if e.is_transient() => Attempt::Again(e.to_string()),
+        Err(e) => Attempt::Final(e.to_string()),
     }
 }
 

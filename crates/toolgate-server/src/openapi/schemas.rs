@@ -471,7 +471,7 @@ pub(super) fn kill() -> Value<'static> {
 }
 
 pub(super) fn audit_verdicts() -> Vec<&'static str> {
-    toolgate_store::Verdict::ALL
+    toolgate_store::AuditVerdict::ALL
         .iter()
         .map(|v| v.as_str())
         .collect()

@@ -132,7 +132,7 @@ pub(super) async fn get_approval(
                 s,
                 &a,
                 gate.tool_limits(&a.tool),
-                crate::state::now(),
+                inner.clock.now(),
             )?;
             let risk = gate.registry().get(&a.tool).map(|t| t.risk().as_str());
             Ok(Some(toolgate_json::canonical::to_string(

@@ -4,7 +4,7 @@
 use axum::extract::State;
 use axum::response::Response;
 use serde::Deserialize;
-use toolgate_store::{AuditFilter, Timestamp, Verdict};
+use toolgate_store::{AuditFilter, AuditVerdict, Timestamp};
 
 use super::{invalid_query, ok_json};
 use crate::auth::Admin;
@@ -30,15 +30,15 @@ pub(crate) struct AuditQuery {
 }
 
 /// The verdicts of an audit `kind` (none for a kind that is not one).
-pub(crate) fn kind_verdicts(kind: &str) -> Vec<Verdict> {
-    Verdict::ALL
+pub(crate) fn kind_verdicts(kind: &str) -> Vec<AuditVerdict> {
+    AuditVerdict::ALL
         .into_iter()
         .filter(|v| v.kind() == kind)
         .collect()
 }
 
 /// The audit kinds `GET /v1/audit?kind=` accepts: the kind of every
-/// verdict ([`Verdict::kind`]), so that every record can be found by one.
+/// verdict ([`AuditVerdict::kind`]), so that every record can be found by one.
 pub const AUDIT_KINDS: [&str; 10] = [
     "decision",
     "approval",
@@ -63,7 +63,7 @@ pub(super) async fn audit(
     let limit = q.limit.unwrap_or(100).clamp(1, 1000);
     let mut filter = AuditFilter::new().limit(limit);
     if let Some(v) = q.verdict.as_deref() {
-        let v = Verdict::parse(v).ok_or_else(|| {
+        let v = AuditVerdict::parse(v).ok_or_else(|| {
             invalid_query(format!("`verdict`: no verdict `{}`", v.escape_debug()))
         })?;
         filter = filter.verdict(v);
@@ -129,11 +129,11 @@ pub(super) async fn audit(
 #[cfg(test)]
 mod tests {
     use super::{kind_verdicts, AUDIT_KINDS};
-    use toolgate_store::Verdict;
+    use toolgate_store::AuditVerdict;
 
     #[test]
     fn every_verdict_is_in_exactly_one_listed_kind() {
-        for v in Verdict::ALL {
+        for v in AuditVerdict::ALL {
             let kinds: Vec<_> = AUDIT_KINDS
                 .iter()
                 .filter(|k| kind_verdicts(k).contains(&v))

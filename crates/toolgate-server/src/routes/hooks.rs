@@ -24,7 +24,7 @@ use toolgate::hook::{outside_project, Agent as HookAgent, Answer, HookEvent, OnH
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate::{Context, Format};
 use toolgate_json::canonical::{self, Digest};
-use toolgate_store::{AuditEntry, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict};
 
 use super::ok_json;
 use crate::auth::Agent;
@@ -98,7 +98,7 @@ async fn answer(
     match event.phase() {
         Phase::Before => {
             if let Some(pointer) = outside_project(&event) {
-                let entry = entry(&user, &event, Verdict::Deny, note)
+                let entry = entry(state, &user, &event, AuditVerdict::Deny, note)
                     .reason("path_outside_project")
                     .digest(canonical::digest(event.tool_input()));
                 if !append(state, entry).await {
@@ -122,8 +122,8 @@ async fn answer(
         Phase::After => {
             let text = event.result_text().unwrap_or_default();
             let clean = sanitize_str(&text, &SanitizeOptions::new());
-            let mut entry =
-                entry(&user, &event, Verdict::ToolResult, note).digest(Digest::of(text.as_bytes()));
+            let mut entry = entry(state, &user, &event, AuditVerdict::ToolResult, note)
+                .digest(Digest::of(text.as_bytes()));
             let mut codes: Vec<&str> = Vec::new();
             for f in &clean.findings {
                 if !codes.contains(&f.code.as_str()) {
@@ -149,8 +149,14 @@ async fn append(state: &AppState, entry: AuditEntry) -> bool {
     )
 }
 
-fn entry(user: &str, event: &HookEvent, verdict: Verdict, note: &str) -> AuditEntry {
-    let mut e = AuditEntry::new(crate::state::now(), verdict)
+fn entry(
+    state: &AppState,
+    user: &str,
+    event: &HookEvent,
+    verdict: AuditVerdict,
+    note: &str,
+) -> AuditEntry {
+    let mut e = AuditEntry::new(state.now(), verdict)
         .user(user)
         .session(event.session())
         .tool(event.tool_name())

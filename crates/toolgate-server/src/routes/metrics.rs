@@ -41,7 +41,7 @@ async fn gauges(state: &AppState) -> Gauges {
         .ok()
         .map(|a| {
             a.first().map_or(0, |a| {
-                let now = crate::state::now().unix_seconds();
+                let now = state.now().unix_seconds();
                 u64::try_from(now.saturating_sub(a.created_at.unix_seconds())).unwrap_or(0)
             })
         });

@@ -27,7 +27,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Redirect, Response};
 use sha2::{Digest as _, Sha256};
 use toolgate::config::ServerRole;
-use toolgate_store::{AuditEntry, Verdict};
+use toolgate_store::{AuditEntry, AuditVerdict};
 
 use super::{equal_in_constant_time, named_cookie, open_session, random_hex, Sessions, Who};
 use crate::auth::{audit_refusal, Caller};
@@ -229,16 +229,16 @@ pub(super) async fn start(
 /// A refused callback: audited (`reason`), and the answer.
 async fn refused(
     state: &AppState,
-    verdict: Verdict,
+    verdict: AuditVerdict,
     reason: &str,
     message: &'static str,
 ) -> ApiError {
     let status = match verdict {
-        Verdict::Forbidden => StatusCode::FORBIDDEN,
+        AuditVerdict::Forbidden => StatusCode::FORBIDDEN,
         _ => StatusCode::UNAUTHORIZED,
     };
     state.inner.metrics.refusal(status);
-    let entry = AuditEntry::new(crate::state::now(), verdict)
+    let entry = AuditEntry::new(state.now(), verdict)
         .reason(reason.to_owned())
         .note("GET /ui/login/oidc/callback");
     audit_refusal(state, entry).await;
@@ -264,7 +264,7 @@ pub(super) async fn callback(
     if given.is_empty() || !equal_in_constant_time(given.as_bytes(), bound.as_bytes()) {
         return Err(refused(
             &state,
-            Verdict::Forbidden,
+            AuditVerdict::Forbidden,
             "oidc_state",
             "this login was not started in this browser (state)",
         )
@@ -279,7 +279,7 @@ pub(super) async fn callback(
     let Some(flow) = flow else {
         return Err(refused(
             &state,
-            Verdict::Forbidden,
+            AuditVerdict::Forbidden,
             "oidc_state",
             "this login is unknown, used or expired",
         )
@@ -291,7 +291,7 @@ pub(super) async fn callback(
     else {
         return Err(refused(
             &state,
-            Verdict::Unauthorized,
+            AuditVerdict::Unauthorized,
             "oidc_code",
             "the provider sent no code (the login was refused)",
         )
@@ -319,7 +319,7 @@ pub(super) async fn callback(
     let Some(id_token) = id_token else {
         return Err(refused(
             &state,
-            Verdict::Unauthorized,
+            AuditVerdict::Unauthorized,
             "oidc_token",
             "the provider's token endpoint gave no id_token for the code",
         )
@@ -328,7 +328,7 @@ pub(super) async fn callback(
     let Some(verifier) = state.inner.jwt.get() else {
         return Err(refused(
             &state,
-            Verdict::Unauthorized,
+            AuditVerdict::Unauthorized,
             "oidc_keys",
             "the [jwt] keys are not loaded",
         )
@@ -340,13 +340,13 @@ pub(super) async fn callback(
     {
         Ok(id) => id,
         Err(r) => {
-            return Err(refused(&state, Verdict::Unauthorized, r.code(), r.message()).await);
+            return Err(refused(&state, AuditVerdict::Unauthorized, r.code(), r.message()).await);
         }
     };
     if identity.role == ServerRole::Agent {
         return Err(refused(
             &state,
-            Verdict::Forbidden,
+            AuditVerdict::Forbidden,
             "role:agent",
             "the user's role may not use the approvals page",
         )

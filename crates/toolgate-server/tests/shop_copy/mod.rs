@@ -5,6 +5,7 @@
 #![allow(dead_code, reason = "each test file uses a part of it")]
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -13,6 +14,7 @@ use sha2::{Digest as _, Sha256};
 use toolgate::config::Config;
 use toolgate_json::Value;
 use toolgate_server::{app, AppState};
+use toolgate_store::{Clock as _, ManualClock, SystemClock};
 use toolgate_testkit::shop_dir;
 use tower::ServiceExt as _;
 
@@ -75,6 +77,11 @@ pub fn config_in(dir: &Path, server_extra: &str, agent_extra: &str, extra: &str)
     Config::parse(&text, shop_dir().join("toolgate.toml")).unwrap()
 }
 
+/// A manual clock that starts at the system's time now.
+pub fn manual_clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(SystemClock::new().now()))
+}
+
 /// The service on a config, and the temporary folder holding its store.
 pub struct Fixture {
     pub dir: tempfile::TempDir,
@@ -103,6 +110,37 @@ impl Fixture {
     /// The service on `config`, whose store is in `dir`.
     pub fn on(dir: tempfile::TempDir, config: &Config) -> Self {
         let state = AppState::from_config(config).unwrap();
+        Self {
+            dir,
+            app: app(state),
+        }
+    }
+
+    /// [`Fixture::copied`] on a manual clock (the service, its gate and
+    /// its store take "now" from it).
+    pub fn copied_on(edit: impl FnOnce(String) -> String, clock: &Arc<ManualClock>) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_shop(dir.path());
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, edit(text)).unwrap();
+        let config = Config::load(&path).unwrap();
+        let state = AppState::from_config_on(&config, Arc::clone(clock) as _).unwrap();
+        Self {
+            dir,
+            app: app(state),
+        }
+    }
+
+    /// [`Fixture::new`] on a manual clock.
+    pub fn new_on(
+        server_extra: &str,
+        agent_extra: &str,
+        extra: &str,
+        clock: &Arc<ManualClock>,
+    ) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path(), server_extra, agent_extra, extra);
+        let state = AppState::from_config_on(&config, Arc::clone(clock) as _).unwrap();
         Self {
             dir,
             app: app(state),

@@ -7,7 +7,7 @@ use super::*;
 #[test]
 fn body_is_canonical_json() {
     let args = toolgate_json::from_str(r#"{"b":[1,{"s":"x"}],"a":"é\n"}"#).unwrap();
-    let e = AuditEntry::new(Timestamp::from_unix_millis(5), Verdict::Deny)
+    let e = AuditEntry::new(Timestamp::from_unix_millis(5), AuditVerdict::Deny)
         .user("u\"1")
         .reason("not_owner")
         .arguments(

@@ -4,7 +4,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::{PgOptions, SqliteOptions, Store};
+use crate::{Clock, PgOptions, SqliteOptions, Store};
 
 use toolgate::config::Config;
 
@@ -86,7 +86,7 @@ impl StoreUrl {
 }
 
 /// How [`open_store`] opens a store, whichever its kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct StoreOptions {
     /// Open without creating or migrating anything; every write fails with
@@ -99,6 +99,20 @@ pub struct StoreOptions {
     /// (`toolgate hook`): SQLite opens one connection, which reads and
     /// writes, instead of a writer and a pool of readers.
     pub short_lived: bool,
+    /// The clock the store takes "now" from (approval decisions and
+    /// expiry, kill-switch flips); the system clock when `None`.
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+impl fmt::Debug for StoreOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreOptions")
+            .field("read_only", &self.read_only)
+            .field("escalate_after", &self.escalate_after)
+            .field("short_lived", &self.short_lived)
+            .field("clock", &self.clock.as_ref().map(|_| "custom"))
+            .finish()
+    }
 }
 
 impl StoreOptions {
@@ -127,6 +141,13 @@ impl StoreOptions {
         self.short_lived = short_lived;
         self
     }
+
+    /// Takes "now" from `clock` ([`StoreOptions::clock`]).
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
 }
 
 /// Opens the store `url` names (see [`StoreUrl`]), relative paths resolved
@@ -147,6 +168,9 @@ pub fn open_store(
             if let Some(n) = options.escalate_after {
                 o = o.escalate_after(n);
             }
+            if let Some(c) = options.clock {
+                o = o.clock(c);
+            }
             Ok(Arc::new(o.open(&conn).map_err(store_err)?))
         }
         kind => {
@@ -155,6 +179,9 @@ pub fn open_store(
                 .single_connection(options.short_lived);
             if let Some(n) = options.escalate_after {
                 o = o.escalate_after(n);
+            }
+            if let Some(c) = options.clock {
+                o = o.clock(c);
             }
             match kind {
                 StoreUrl::SqliteFile(path) => Ok(Arc::new(o.open(&path).map_err(store_err)?)),

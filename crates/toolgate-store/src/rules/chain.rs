@@ -100,7 +100,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
     use super::*;
     use crate::approval::ApprovalId;
-    use crate::audit::{chain_hash, AuditEntry, Place, Verdict, RECORD_VERSION};
+    use crate::audit::{chain_hash, AuditEntry, AuditVerdict, Place, RECORD_VERSION};
     use crate::time::Timestamp;
 
     /// A row as the walk sees it: an unreadable `seq` or record is `None`.
@@ -125,8 +125,9 @@ mod tests {
         let mut prev = GENESIS;
         let mut rows = Vec::new();
         for seq in 1..=n {
-            let entry = AuditEntry::new(Timestamp::from_unix_millis(seq as i64), Verdict::Allow)
-                .approval(ApprovalId::new(seq));
+            let entry =
+                AuditEntry::new(Timestamp::from_unix_millis(seq as i64), AuditVerdict::Allow)
+                    .approval(ApprovalId::new(seq));
             let version = if seq % 2 == 1 { 1 } else { RECORD_VERSION };
             let hash = chain_hash(&prev, Place::single(seq), version, &entry);
             rows.push(Row {
@@ -192,7 +193,7 @@ mod tests {
         // Rehashed after a change: its successor no longer links to it.
         let (mut rows, head) = chain(6);
         let r = rows[1].record.as_mut().unwrap();
-        r.entry.verdict = Verdict::Deny;
+        r.entry.verdict = AuditVerdict::Deny;
         r.hash = r.expected_hash();
         assert_eq!(broken(rows, head), (3, BreakKind::Relinked));
     }

@@ -11,7 +11,7 @@
 //! - The rejection that brings the count to `escalate_after` escalates the
 //!   session, for good: a later call never moves `escalated_at`.
 
-use crate::audit::Verdict;
+use crate::audit::AuditVerdict;
 use crate::error::{Error, ErrorCode};
 use crate::session::SessionCounters;
 use crate::time::Timestamp;
@@ -30,10 +30,10 @@ pub(crate) enum ReasonRuns<'a> {
 }
 
 /// Refuses a verdict that is not a call's.
-pub(crate) fn check_call_verdict(verdict: Verdict) -> Result<(), Error> {
+pub(crate) fn check_call_verdict(verdict: AuditVerdict) -> Result<(), Error> {
     if matches!(
         verdict,
-        Verdict::Allow | Verdict::Deny | Verdict::NeedsApproval
+        AuditVerdict::Allow | AuditVerdict::Deny | AuditVerdict::NeedsApproval
     ) {
         return Ok(());
     }
@@ -49,7 +49,7 @@ pub(crate) fn check_call_verdict(verdict: Verdict) -> Result<(), Error> {
 pub(crate) fn count_call<'a>(
     c: &mut SessionCounters,
     turn: u64,
-    verdict: Verdict,
+    verdict: AuditVerdict,
     reasons: &[&'a str],
     escalate_after: u64,
     now: Timestamp,
@@ -60,7 +60,7 @@ pub(crate) fn count_call<'a>(
     }
     c.calls += 1;
     match verdict {
-        Verdict::Deny => {
+        AuditVerdict::Deny => {
             c.rejections += 1;
             c.consecutive_rejections += 1;
             if c.escalated_at.is_none() && c.rejections >= escalate_after {
@@ -71,7 +71,7 @@ pub(crate) fn count_call<'a>(
             reasons.dedup();
             ReasonRuns::Extend(reasons)
         }
-        Verdict::Allow => {
+        AuditVerdict::Allow => {
             c.consecutive_rejections = 0;
             ReasonRuns::Clear
         }
@@ -90,18 +90,22 @@ mod tests {
 
     #[test]
     fn only_call_verdicts_are_counted() {
-        for v in [Verdict::Allow, Verdict::Deny, Verdict::NeedsApproval] {
+        for v in [
+            AuditVerdict::Allow,
+            AuditVerdict::Deny,
+            AuditVerdict::NeedsApproval,
+        ] {
             assert!(check_call_verdict(v).is_ok());
         }
         for v in [
-            Verdict::ApprovalGranted,
-            Verdict::ApprovalDenied,
-            Verdict::ApprovalUsed,
-            Verdict::KillSwitch,
-            Verdict::Unauthorized,
-            Verdict::Forbidden,
-            Verdict::ConfigReload,
-            Verdict::ToolResult,
+            AuditVerdict::ApprovalGranted,
+            AuditVerdict::ApprovalDenied,
+            AuditVerdict::ApprovalUsed,
+            AuditVerdict::KillSwitch,
+            AuditVerdict::Unauthorized,
+            AuditVerdict::Forbidden,
+            AuditVerdict::ConfigReload,
+            AuditVerdict::ToolResult,
         ] {
             let e = check_call_verdict(v).unwrap_err();
             assert_eq!(e.code(), ErrorCode::InvalidInput);
@@ -120,7 +124,7 @@ mod tests {
             (0, 2, 3),
             (4, 3, 4),
         ] {
-            count_call(&mut c, turn, Verdict::Allow, &[], 3, at(0));
+            count_call(&mut c, turn, AuditVerdict::Allow, &[], 3, at(0));
             assert_eq!((c.turns, c.last_turn), (turns, last), "turn {turn}");
         }
         assert_eq!(c.calls, 6);
@@ -130,32 +134,32 @@ mod tests {
     fn rejections_escalate_once_at_the_threshold() {
         let mut c = SessionCounters::default();
         assert_eq!(
-            count_call(&mut c, 1, Verdict::Deny, &["b", "a", "b"], 3, at(1)),
+            count_call(&mut c, 1, AuditVerdict::Deny, &["b", "a", "b"], 3, at(1)),
             ReasonRuns::Extend(vec!["a", "b"])
         );
         assert_eq!(
-            count_call(&mut c, 1, Verdict::NeedsApproval, &["x"], 3, at(2)),
+            count_call(&mut c, 1, AuditVerdict::NeedsApproval, &["x"], 3, at(2)),
             ReasonRuns::Keep
         );
         assert_eq!((c.rejections, c.consecutive_rejections), (1, 1));
         assert_eq!(
-            count_call(&mut c, 1, Verdict::Allow, &[], 3, at(3)),
+            count_call(&mut c, 1, AuditVerdict::Allow, &[], 3, at(3)),
             ReasonRuns::Clear
         );
         assert_eq!((c.rejections, c.consecutive_rejections), (1, 0));
-        count_call(&mut c, 2, Verdict::Deny, &[], 3, at(4));
+        count_call(&mut c, 2, AuditVerdict::Deny, &[], 3, at(4));
         assert_eq!(c.escalated_at, None);
-        count_call(&mut c, 2, Verdict::Deny, &["a"], 3, at(5));
+        count_call(&mut c, 2, AuditVerdict::Deny, &["a"], 3, at(5));
         assert_eq!((c.rejections, c.consecutive_rejections), (3, 2));
         assert_eq!(c.escalated_at, Some(at(5)));
         // For good: later rejections and allows do not move it.
-        count_call(&mut c, 3, Verdict::Deny, &[], 3, at(6));
-        count_call(&mut c, 3, Verdict::Allow, &[], 3, at(7));
+        count_call(&mut c, 3, AuditVerdict::Deny, &[], 3, at(6));
+        count_call(&mut c, 3, AuditVerdict::Allow, &[], 3, at(7));
         assert_eq!(c.escalated_at, Some(at(5)));
         assert_eq!(c.calls, 7);
         // A threshold of 1: the first rejection escalates.
         let mut c = SessionCounters::default();
-        count_call(&mut c, 1, Verdict::Deny, &[], 1, at(9));
+        count_call(&mut c, 1, AuditVerdict::Deny, &[], 1, at(9));
         assert_eq!(c.escalated_at, Some(at(9)));
     }
 }

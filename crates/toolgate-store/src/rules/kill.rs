@@ -2,7 +2,7 @@
 //! time), read back into a [`KillSwitchState`], and the record of each
 //! flip, appended in the flip's transaction.
 
-use crate::audit::{AuditEntry, Verdict};
+use crate::audit::{AuditEntry, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::kill::{KillMode, KillSwitchState};
 use crate::time::Timestamp;
@@ -37,7 +37,7 @@ pub(crate) fn flip_entry(
     reason: Option<&str>,
     actor: &str,
 ) -> AuditEntry {
-    let mut entry = AuditEntry::new(now, Verdict::KillSwitch)
+    let mut entry = AuditEntry::new(now, AuditVerdict::KillSwitch)
         .reason(mode.as_str())
         .actor(actor);
     entry.note = reason.map(str::to_owned);
@@ -72,7 +72,7 @@ mod tests {
     fn a_flip_is_recorded_with_its_mode_actor_and_reason() {
         let now = Timestamp::from_unix_millis(9);
         let e = flip_entry(now, KillMode::DenyWrites, Some("drill"), "bob");
-        assert_eq!((e.verdict, e.time), (Verdict::KillSwitch, now));
+        assert_eq!((e.verdict, e.time), (AuditVerdict::KillSwitch, now));
         assert_eq!(e.reasons, ["deny_writes"]);
         assert_eq!(
             (e.actor.as_deref(), e.note.as_deref()),

@@ -16,7 +16,7 @@
 
 use toolgate::limit::{judge, Amount, Judgement};
 
-use crate::audit::{AuditEntry, Verdict};
+use crate::audit::{AuditEntry, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
@@ -47,7 +47,8 @@ pub(crate) fn apply(
     tx: &mut dyn LimitTx,
     entry: &AuditEntry,
 ) -> Result<Option<&'static str>, Error> {
-    if entry.verdict != Verdict::Allow || (entry.charges.is_empty() && entry.labels.is_empty()) {
+    if entry.verdict != AuditVerdict::Allow || (entry.charges.is_empty() && entry.labels.is_empty())
+    {
         return Ok(None);
     }
     let now = entry.time;
@@ -111,7 +112,7 @@ fn now_ms(t: Timestamp) -> u64 {
 /// limit's code alone, nothing charged, no label.
 pub(crate) fn refused_entry(entry: &AuditEntry, code: &str) -> AuditEntry {
     let mut e = entry.clone();
-    e.verdict = Verdict::Deny;
+    e.verdict = AuditVerdict::Deny;
     e.reasons = vec![code.to_owned()];
     e.charges.clear();
     e.labels.clear();
@@ -124,7 +125,7 @@ pub(crate) fn refused_entry(entry: &AuditEntry, code: &str) -> AuditEntry {
 pub(crate) fn keys(entries: &[AuditEntry]) -> Vec<&str> {
     let mut keys: Vec<&str> = entries
         .iter()
-        .filter(|e| e.verdict == Verdict::Allow)
+        .filter(|e| e.verdict == AuditVerdict::Allow)
         .flat_map(|e| e.charges.iter().map(|c| c.key.as_str()))
         .collect();
     keys.sort_unstable();
@@ -147,7 +148,7 @@ pub(crate) fn typed_events(rows: Vec<(i64, String)>) -> Result<Vec<(Timestamp, A
 
 /// The record of [`crate::Store::reset_limit`].
 pub(crate) fn reset_entry(now: Timestamp, key: &str, actor: &str, note: &str) -> AuditEntry {
-    let mut e = AuditEntry::new(now, Verdict::LimitReset).actor(actor);
+    let mut e = AuditEntry::new(now, AuditVerdict::LimitReset).actor(actor);
     e.reasons = vec![key.to_owned()];
     if let Some(note) = crate::rules::optional(note) {
         e = e.note(note);

@@ -4,7 +4,7 @@
 
 use toolgate_json::Digest;
 
-use crate::audit::{self, AppendReceipt, AuditEntry, Verdict};
+use crate::audit::{self, AppendReceipt, AuditEntry, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::pin::{
     PinFirst, PinId, PinState, SeenTool, ToolPin, MAX_DEFINITION_BYTES,
@@ -156,9 +156,9 @@ pub(crate) fn observe_in(
         let mut e = AuditEntry::new(
             now,
             if trusting {
-                Verdict::PinApproved
+                AuditVerdict::PinApproved
             } else {
-                Verdict::PinPending
+                AuditVerdict::PinPending
             },
         )
         .tool(seen.tool.as_str())
@@ -227,8 +227,8 @@ pub(crate) fn decide_in(
         ));
     }
     let verdict = match decision {
-        PinDecision::Approve => Verdict::PinApproved,
-        PinDecision::Reject => Verdict::PinRejected,
+        PinDecision::Approve => AuditVerdict::PinApproved,
+        PinDecision::Reject => AuditVerdict::PinRejected,
     };
     let mut e = AuditEntry::new(now, verdict)
         .tool(pin.tool.as_str())

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use toolgate_json::Digest;
 
 use crate::approval::ApprovalId;
-use crate::audit::{self, AuditEntry, AuditRecord, RedactionKey, Verdict};
+use crate::audit::{self, AuditEntry, AuditRecord, AuditVerdict, RedactionKey};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
@@ -76,7 +76,7 @@ impl RawRecord {
         }
         let entry = AuditEntry {
             time: Timestamp::from_unix_millis(self.time),
-            verdict: Verdict::parse(&self.verdict)?,
+            verdict: AuditVerdict::parse(&self.verdict)?,
             user: self.user,
             session: self.session,
             tool: self.tool,
@@ -273,7 +273,7 @@ mod tests {
     use crate::audit::{GENESIS, RECORD_VERSION};
 
     fn raw() -> RawRecord {
-        let entry = AuditEntry::new(Timestamp::from_unix_millis(9), Verdict::ApprovalUsed)
+        let entry = AuditEntry::new(Timestamp::from_unix_millis(9), AuditVerdict::ApprovalUsed)
             .approval(ApprovalId::new(7))
             .reason("r");
         let cols = EntryColumns::of(&entry).unwrap();

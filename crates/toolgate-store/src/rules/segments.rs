@@ -194,7 +194,8 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
     use super::*;
     use crate::audit::{
-        chain_hash, AuditEntry, AuditRecord, Place, Verdict, RECORD_VERSION, SEGMENT_RECORD_VERSION,
+        chain_hash, AuditEntry, AuditRecord, AuditVerdict, Place, RECORD_VERSION,
+        SEGMENT_RECORD_VERSION,
     };
     use crate::time::Timestamp;
 
@@ -233,7 +234,7 @@ mod tests {
             };
             for _ in 0..legacy {
                 let s = next();
-                let e = AuditEntry::new(Timestamp::from_unix_millis(s as i64), Verdict::Allow);
+                let e = AuditEntry::new(Timestamp::from_unix_millis(s as i64), AuditVerdict::Allow);
                 let hash = chain_hash(&root.1, Place::single(s), RECORD_VERSION, &e);
                 rows.push(Row(AuditRecord {
                     version: RECORD_VERSION,
@@ -255,7 +256,7 @@ mod tests {
                     Some((n, h)) => (n + 1, *h),
                     None => (1, root.1),
                 };
-                let e = AuditEntry::new(Timestamp::from_unix_millis(s as i64), Verdict::Deny);
+                let e = AuditEntry::new(Timestamp::from_unix_millis(s as i64), AuditVerdict::Deny);
                 let at = Place {
                     seq: s,
                     segment,
@@ -426,13 +427,13 @@ mod tests {
         // longer links to it.
         let mut log = three();
         let r = log.at(9);
-        r.entry.verdict = Verdict::Allow;
+        r.entry.verdict = AuditVerdict::Allow;
         r.hash = r.expected_hash();
         assert_eq!(log.broken(), (13, BreakKind::Relinked));
         // A legacy record: the root chain breaks.
         let mut log = three();
         let r = log.at(1);
-        r.entry.verdict = Verdict::Deny;
+        r.entry.verdict = AuditVerdict::Deny;
         r.hash = r.expected_hash();
         assert_eq!(log.broken(), (2, BreakKind::Relinked));
     }

@@ -39,7 +39,7 @@ use crate::approval::{
     check_pending_limits, Approval, ApprovalId, ApprovalKind, ApprovalState, ApprovalUse,
     PendingLimits, Quorum,
 };
-use crate::audit::{AppendReceipt, AuditEntry, Verdict};
+use crate::audit::{AppendReceipt, AuditEntry, AuditVerdict};
 use crate::error::{Error, ErrorCode};
 use crate::time::Timestamp;
 
@@ -65,11 +65,11 @@ impl Decision {
     }
 
     /// The verdict of the record it appends.
-    pub(crate) const fn verdict(self) -> Verdict {
+    pub(crate) const fn verdict(self) -> AuditVerdict {
         match self {
-            Self::Grant => Verdict::ApprovalGranted,
-            Self::Deny => Verdict::ApprovalDenied,
-            Self::Withdraw => Verdict::ApprovalWithdrawn,
+            Self::Grant => AuditVerdict::ApprovalGranted,
+            Self::Deny => AuditVerdict::ApprovalDenied,
+            Self::Withdraw => AuditVerdict::ApprovalWithdrawn,
         }
     }
 }
@@ -139,7 +139,7 @@ pub(crate) fn standing_entry(
     actor: &str,
     note: Option<&str>,
 ) -> AuditEntry {
-    let mut e = AuditEntry::new(now, Verdict::ApprovalGranted)
+    let mut e = AuditEntry::new(now, AuditVerdict::ApprovalGranted)
         .user(user)
         .tool(tool)
         .approval(id)
@@ -204,7 +204,7 @@ pub(crate) fn used_entry(
     id: ApprovalId,
     kind: ApprovalKind,
 ) -> AuditEntry {
-    let e = AuditEntry::new(now, Verdict::ApprovalUsed)
+    let e = AuditEntry::new(now, AuditVerdict::ApprovalUsed)
         .user(call.user)
         .session(call.session)
         .tool(call.tool)
@@ -383,7 +383,7 @@ pub(crate) fn voted_entry(
     votes: u32,
     note: Option<&str>,
 ) -> AuditEntry {
-    let mut e = AuditEntry::new(now, Verdict::ApprovalVoted)
+    let mut e = AuditEntry::new(now, AuditVerdict::ApprovalVoted)
         .user(&a.user)
         .tool(&a.tool)
         .approval(a.id)
@@ -567,7 +567,7 @@ mod tests {
         assert_eq!(vote(&standing, "alice").unwrap(), Vote::Single);
 
         let e = voted_entry(NOW, &a, "bob", 1, Some("looks fine"));
-        assert_eq!(e.verdict, Verdict::ApprovalVoted);
+        assert_eq!(e.verdict, AuditVerdict::ApprovalVoted);
         assert_eq!(e.note.as_deref(), Some("1 of 2: looks fine"));
         assert_eq!(e.actor.as_deref(), Some("bob"));
         assert_eq!(Quorum::new(0, false).approvers, 1);
@@ -587,7 +587,7 @@ mod tests {
             "bob",
             crate::rules::optional("too much"),
         );
-        assert_eq!(e.verdict, Verdict::ApprovalDenied);
+        assert_eq!(e.verdict, AuditVerdict::ApprovalDenied);
         assert_eq!(
             (e.user.as_deref(), e.session.as_deref(), e.tool.as_deref()),
             (Some("alice"), Some("s-1"), Some("refund"))
@@ -598,7 +598,7 @@ mod tests {
             (Some("bob"), Some("too much"))
         );
         let e = decided_entry(NOW, Decision::Grant, &a, "bob", crate::rules::optional(""));
-        assert_eq!((e.verdict, e.note), (Verdict::ApprovalGranted, None));
+        assert_eq!((e.verdict, e.note), (AuditVerdict::ApprovalGranted, None));
 
         let d = Digest::of(b"x");
         let call = Call {
@@ -611,7 +611,7 @@ mod tests {
             quorum: Quorum::ONE,
         };
         let single = used_entry(NOW, call, a.id, ApprovalKind::Single);
-        assert_eq!(single.verdict, Verdict::ApprovalUsed);
+        assert_eq!(single.verdict, AuditVerdict::ApprovalUsed);
         assert_eq!((single.digest, single.note), (Some(d), None));
         let standing = used_entry(NOW, call, a.id, ApprovalKind::Standing);
         assert_eq!(standing.note.as_deref(), Some("standing"));
@@ -620,7 +620,7 @@ mod tests {
         let g = standing_entry(NOW, "u", "t", a.id, "bob", None);
         assert_eq!(
             (g.verdict, g.session, g.digest),
-            (Verdict::ApprovalGranted, None, None)
+            (AuditVerdict::ApprovalGranted, None, None)
         );
     }
 
@@ -836,7 +836,7 @@ mod tests {
         let used = consume(&mut tx).unwrap();
         assert_eq!((used.id, used.kind), (standing, ApprovalKind::Standing));
         assert_eq!(tx.appended[0].note.as_deref(), Some("standing"));
-        assert_eq!(tx.appended[0].verdict, Verdict::ApprovalUsed);
+        assert_eq!(tx.appended[0].verdict, AuditVerdict::ApprovalUsed);
 
         let mut tx = Fake::default();
         assert_eq!(consume(&mut tx), None);

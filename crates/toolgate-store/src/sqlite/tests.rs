@@ -37,7 +37,7 @@ fn decision_reads_agree_with_the_single_reads() {
     store.count_response("s").unwrap();
     store.count_response("s").unwrap();
     store
-        .record_call("s", 1, Verdict::Deny, &["schema_type", "repeat:t:x"])
+        .record_call("s", 1, AuditVerdict::Deny, &["schema_type", "repeat:t:x"])
         .unwrap();
     store
         .set_kill_switch(KillMode::DenyWrites, "drill", "ops")
