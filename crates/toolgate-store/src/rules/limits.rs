@@ -132,7 +132,8 @@ pub(crate) fn used_of_row(
     Ok(totals_of(row)?.window_sum(&expired))
 }
 
-fn parse(amount: &str) -> Result<Amount, Error> {
+/// A stored amount.
+pub(crate) fn parse(amount: &str) -> Result<Amount, Error> {
     Amount::parse(amount)
         .ok_or_else(|| Error::new(ErrorCode::Corrupt, "a stored limit amount is not a decimal"))
 }

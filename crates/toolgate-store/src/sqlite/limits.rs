@@ -21,9 +21,32 @@ impl LimitTx for SqliteLimits<'_> {
         key: &str,
         since: Timestamp,
     ) -> Result<Option<(Totals, Vec<String>)>, Error> {
-        read_usage(self.0, key, since)?
-            .map(|(row, expired)| Ok((rules::limits::totals_of(row)?, expired)))
-            .transpose()
+        // The write lock is held: the row and the events read apart agree.
+        let err = db("reading a limit's running total");
+        let row: Option<TotalsRow> = self
+            .0
+            .prepare_cached("SELECT calls, total, scale, oldest_at FROM limit_keys WHERE key = ?1")
+            .and_then(|mut s| {
+                s.query_row([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+                    .optional()
+            })
+            .map_err(&err)?;
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let totals = rules::limits::totals_of(row)?;
+        let mut expired = Vec::new();
+        if totals.oldest_at.is_some_and(|o| o <= since.unix_millis()) {
+            let mut stmt = self
+                .0
+                .prepare_cached("SELECT amount FROM limit_events WHERE key = ?1 AND at <= ?2")
+                .map_err(&err)?;
+            let rows = stmt
+                .query_map(rusqlite::params![key, since.unix_millis()], |r| r.get(0))
+                .map_err(&err)?;
+            expired = rows.collect::<Result<Vec<String>, _>>().map_err(&err)?;
+        }
+        Ok(Some((totals, expired)))
     }
 
     fn events(&mut self, key: &str, since: Timestamp) -> Result<Vec<(i64, String)>, Error> {
@@ -76,6 +99,17 @@ impl LimitTx for SqliteLimits<'_> {
 
     fn set_totals(&mut self, key: &str, totals: &Totals) -> Result<(), Error> {
         let (calls, total, scale, oldest_at) = rules::limits::totals_row(totals);
+        let updated = self
+            .0
+            .prepare_cached(
+                "UPDATE limit_keys SET calls = ?2, total = ?3, scale = ?4, oldest_at = ?5 \
+                 WHERE key = ?1",
+            )
+            .and_then(|mut s| s.execute(rusqlite::params![key, calls, total, scale, oldest_at]))
+            .map_err(db("keeping a limit's running total"))?;
+        if updated == 1 {
+            return Ok(());
+        }
         self.0
             .prepare_cached(
                 "INSERT INTO limit_keys (key, calls, total, scale, oldest_at) \
@@ -190,8 +224,25 @@ pub(super) fn read_used(
     key: &str,
     since: Timestamp,
 ) -> Result<Option<toolgate::limit::Amount>, Error> {
-    match read_usage(conn, key, since)? {
-        Some((row, expired)) => rules::limits::used_of_row(Some(row), &expired),
-        None => Ok(None),
+    // The common case: no event has left the window, the total is the
+    // sum (one row by its key). Else the total and the amounts to take
+    // off, read together (one snapshot).
+    let err = db("reading a limit's running total");
+    let row: Option<(Option<String>, Option<i64>)> = conn
+        .prepare_cached("SELECT total, oldest_at FROM limit_keys WHERE key = ?1")
+        .and_then(|mut s| {
+            s.query_row([key], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()
+        })
+        .map_err(&err)?;
+    match row {
+        None | Some((None, _)) => Ok(None),
+        Some((Some(total), oldest)) if oldest.is_none_or(|o| o > since.unix_millis()) => {
+            rules::limits::parse(&total).map(Some)
+        }
+        Some(_) => match read_usage(conn, key, since)? {
+            Some((row, expired)) => rules::limits::used_of_row(Some(row), &expired),
+            None => Ok(None),
+        },
     }
 }
