@@ -927,6 +927,15 @@ impl Store for PgStore {
         rules::limits::typed_events(rows)
     }
 
+    fn limit_used(
+        &self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Option<toolgate::limit::Amount>, Error> {
+        self.pool
+            .with(|client, _| limits::read_used(client, key, since))
+    }
+
     fn session_labels(&self, session: &str) -> Result<Vec<String>, Error> {
         self.pool
             .with(|client, _| limits::read_labels(client, session))
@@ -936,10 +945,7 @@ impl Store for PgStore {
         let now = self.open.clock.now();
         self.write(|tx| {
             limits::lock_key(&mut tx.tx, key)?;
-            let n = tx
-                .tx
-                .execute("DELETE FROM limit_events WHERE key = $1", &[&key])
-                .map_err(|e| Error::pg("forgetting a limit's usage", e))?;
+            let n = limits::forget(&mut tx.tx, key)?;
             tx.append(rules::limits::reset_entry(now, key, actor, note))?;
             Ok(n)
         })

@@ -796,6 +796,14 @@ impl Store for SqliteStore {
         rules::limits::typed_events(limits::read_events(&*self.hot_conn()?, key, since)?)
     }
 
+    fn limit_used(
+        &self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Option<toolgate::limit::Amount>, Error> {
+        limits::read_used(&*self.hot_conn()?, key, since)
+    }
+
     fn session_labels(&self, session: &str) -> Result<Vec<String>, Error> {
         limits::read_labels(&*self.hot_conn()?, session)
     }

@@ -418,6 +418,20 @@ pub trait Store: Send + Sync {
         Err(no_limits())
     }
 
+    /// The exact sum of what one limit key counted after `since` (what
+    /// [`Store::limit_events`]' amounts add up to), from the key's running
+    /// total kept with its events, when that can tell it: one row read
+    /// instead of the window's events. `None` when it cannot (read the
+    /// events). The default: `None`.
+    fn limit_used(
+        &self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Option<toolgate::limit::Amount>, Error> {
+        let _ = (key, since);
+        Ok(None)
+    }
+
     /// The labels `session` holds, sorted: added by the audit records of
     /// its allowed calls of labelled tools ([`AuditEntry::labels`]). The
     /// default refuses.

@@ -142,6 +142,9 @@ pub fn used_of(
 ) -> Result<Amount, Error> {
     let window = i64::try_from(limit.window_ms()).unwrap_or(i64::MAX);
     let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
+    if let Some(used) = store.limit_used(key, since)? {
+        return Ok(used);
+    }
     let events = store.limit_events(key, since)?;
     events
         .iter()

@@ -420,7 +420,8 @@ fn a_schema_7_log_migrates_and_still_verifies() {
     // The schema-7 tables: version 8 added these, version 9 the
     // approvals' requester, version 10 the limits' and labels' tables,
     // version 11 the approvals' upstream, version 12 the approvals' quorum,
-    // votes and notices, version 13 the approvals' policy facts.
+    // votes and notices, version 13 the approvals' policy facts, version
+    // 14 the limit keys' running totals.
     drop(open(&db));
     db.execute(
         "DROP TABLE audit_segments; DROP SEQUENCE audit_seq;

@@ -174,6 +174,21 @@ pub trait StateView {
         Err(StateError::new("this state keeps no limit usage"))
     }
 
+    /// The exact sum of what one limit key counted after `since_ms`, when
+    /// the state can tell it without listing the events (the store's
+    /// running total per key): the sum [`StateView::limit_events`]' events
+    /// add up to, in any order. `None` when it cannot; the gate then reads
+    /// the events. The gate reads the events too when the call would not
+    /// fit (to tell when a retry can succeed). The default: `None`.
+    fn limit_used(
+        &self,
+        key: &str,
+        since_ms: u64,
+    ) -> Result<Option<crate::limit::Amount>, StateError> {
+        let _ = (key, since_ms);
+        Ok(None)
+    }
+
     /// The labels `session` holds (see [`crate::registry::Tool::labels`]):
     /// asked only when the authorizer's policies read them. The default
     /// cannot answer (those calls are denied `store_unavailable`); a

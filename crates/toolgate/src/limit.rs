@@ -309,6 +309,15 @@ pub fn judge(
     Judgement::Over { retry_at_ms: None }
 }
 
+/// [`judge`]'s `Fits` when the exact sum of what counts in the window is
+/// known without the events (`used`: a store's running total, the sum of
+/// the events `judge` would keep): whether `amount` fits under `cap`. A
+/// sum the amounts cannot hold is not known to fit. When it does not fit,
+/// [`judge`] over the events says so again and when a retry can succeed.
+pub fn fits(used: Amount, amount: Amount, cap: Amount) -> bool {
+    used.checked_add(amount).is_some_and(|total| total <= cap)
+}
+
 /// Whether a limit has nothing left at `now_ms`, given its key's usage
 /// `events`: what counts in the window reaches the cap, so no call fits
 /// whatever its amount. Narrowing hides a tool with such a limit.
@@ -319,6 +328,12 @@ pub fn exhausted(limit: &Limit, events: &[(u64, Amount)], now_ms: u64) -> bool {
         .filter(|(at, _)| *at > since)
         .try_fold(Amount::ZERO, |sum, (_, a)| sum.checked_add(*a))
         .is_none_or(|used| used >= limit.cap())
+}
+
+/// [`exhausted`] when the exact sum of what counts in the window is known
+/// (`used`, as for [`fits`]).
+pub fn exhausted_at(limit: &Limit, used: Amount) -> bool {
+    used >= limit.cap()
 }
 
 impl fmt::Display for Scope {

@@ -45,12 +45,18 @@ pub fn exhausted_tools<'l>(
         };
         let window = i64::try_from(limit.window_ms()).unwrap_or(i64::MAX);
         let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
-        let events: Vec<(u64, Amount)> = store
-            .limit_events(&key, since)?
-            .into_iter()
-            .map(|(at, a)| (u64::try_from(at.unix_millis()).unwrap_or(0), a))
-            .collect();
-        if toolgate::limit::exhausted(limit, &events, now_ms) {
+        let used_up = match store.limit_used(&key, since)? {
+            Some(used) => toolgate::limit::exhausted_at(limit, used),
+            None => {
+                let events: Vec<(u64, Amount)> = store
+                    .limit_events(&key, since)?
+                    .into_iter()
+                    .map(|(at, a)| (u64::try_from(at.unix_millis()).unwrap_or(0), a))
+                    .collect();
+                toolgate::limit::exhausted(limit, &events, now_ms)
+            }
+        };
+        if used_up {
             hidden.extend(limit.tools.iter().cloned());
         }
     }

@@ -273,6 +273,16 @@ impl StateView for StoreState<'_> {
             .collect())
     }
 
+    /// [`Store::limit_used`]: the running total, when it tells the sum.
+    fn limit_used(
+        &self,
+        key: &str,
+        since_ms: u64,
+    ) -> Result<Option<toolgate::limit::Amount>, StateError> {
+        let since = Timestamp::from_unix_millis(i64::try_from(since_ms).unwrap_or(i64::MAX));
+        self.store.limit_used(key, since).map_err(unavailable)
+    }
+
     /// [`Store::session_labels`], for the run's own session only.
     fn session_labels(&self, session: &str) -> Result<Vec<String>, StateError> {
         if session != self.session {

@@ -5,7 +5,8 @@
 use postgres::{GenericClient, Transaction};
 
 use crate::error::Error;
-use crate::rules::limits::LimitTx;
+use crate::rules;
+use crate::rules::limits::{LimitTx, Totals, TotalsRow};
 use crate::time::Timestamp;
 
 /// The open write transaction, for [`LimitTx`].
@@ -25,6 +26,16 @@ pub(super) fn lock_key(tx: &mut Transaction<'_>, key: &str) -> Result<(), Error>
 }
 
 impl LimitTx for PgLimits<'_, '_> {
+    fn usage(
+        &mut self,
+        key: &str,
+        since: Timestamp,
+    ) -> Result<Option<(Totals, Vec<String>)>, Error> {
+        read_usage(self.0, key, since)?
+            .map(|(row, expired)| Ok((rules::limits::totals_of(row)?, expired)))
+            .transpose()
+    }
+
     fn events(&mut self, key: &str, since: Timestamp) -> Result<Vec<(i64, String)>, Error> {
         read_events(self.0, key, since)
     }
@@ -40,14 +51,27 @@ impl LimitTx for PgLimits<'_, '_> {
         Ok(row.is_some())
     }
 
-    fn prune(&mut self, key: &str, until: Timestamp) -> Result<(), Error> {
-        self.0
-            .execute(
-                "DELETE FROM limit_events WHERE key = $1 AND at <= $2",
+    fn prune(&mut self, key: &str, until: Timestamp) -> Result<Vec<String>, Error> {
+        let rows = self
+            .0
+            .query(
+                "DELETE FROM limit_events WHERE key = $1 AND at <= $2 RETURNING amount",
                 &[&key, &until.unix_millis()],
             )
             .map_err(|e| Error::pg("forgetting a limit's old usage", e))?;
-        Ok(())
+        rows.iter()
+            .map(|r| {
+                r.try_get::<_, String>(0)
+                    .map_err(|e| Error::pg("forgetting a limit's old usage", e))
+            })
+            .collect()
+    }
+
+    fn oldest(&mut self, key: &str) -> Result<Option<i64>, Error> {
+        self.0
+            .query_one("SELECT min(at) FROM limit_events WHERE key = $1", &[&key])
+            .and_then(|r| r.try_get(0))
+            .map_err(|e| Error::pg("reading a limit's oldest usage", e))
     }
 
     fn insert(
@@ -66,6 +90,20 @@ impl LimitTx for PgLimits<'_, '_> {
         Ok(())
     }
 
+    fn set_totals(&mut self, key: &str, totals: &Totals) -> Result<(), Error> {
+        let (calls, total, scale, oldest_at) = rules::limits::totals_row(totals);
+        self.0
+            .execute(
+                "INSERT INTO limit_keys (key, calls, total, scale, oldest_at) \
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO UPDATE SET \
+                 calls = EXCLUDED.calls, total = EXCLUDED.total, scale = EXCLUDED.scale, \
+                 oldest_at = EXCLUDED.oldest_at",
+                &[&key, &calls, &total, &scale, &oldest_at],
+            )
+            .map_err(|e| Error::pg("keeping a limit's running total", e))?;
+        Ok(())
+    }
+
     fn label(&mut self, session: &str, label: &str, at: Timestamp) -> Result<(), Error> {
         self.0
             .execute(
@@ -76,6 +114,69 @@ impl LimitTx for PgLimits<'_, '_> {
             .map_err(|e| Error::pg("adding a session label", e))?;
         Ok(())
     }
+}
+
+/// `key`'s totals row, if it has one, and the amounts of its events at or
+/// before `since` when its oldest is that old: one statement, so one
+/// snapshot (read committed) outside the key's lock too.
+pub(super) fn read_usage(
+    client: &mut impl GenericClient,
+    key: &str,
+    since: Timestamp,
+) -> Result<Option<(TotalsRow, Vec<String>)>, Error> {
+    let err = |e| Error::pg("reading a limit's running total", e);
+    let rows = client
+        .query(
+            "SELECT k.calls, k.total, k.scale, k.oldest_at, e.amount FROM limit_keys k \
+             LEFT JOIN limit_events e ON e.key = k.key AND k.oldest_at <= $2 AND e.at <= $2 \
+             WHERE k.key = $1",
+            &[&key, &since.unix_millis()],
+        )
+        .map_err(err)?;
+    let Some(first) = rows.first() else {
+        return Ok(None);
+    };
+    let row: TotalsRow = (
+        first.try_get(0).map_err(err)?,
+        first.try_get(1).map_err(err)?,
+        first.try_get(2).map_err(err)?,
+        first.try_get(3).map_err(err)?,
+    );
+    let mut expired = Vec::new();
+    for r in &rows {
+        if let Some(amount) = r.try_get::<_, Option<String>>(4).map_err(err)? {
+            expired.push(amount);
+        }
+    }
+    Ok(Some((row, expired)))
+}
+
+/// The exact sum of what `key` counted after `since`, from its running
+/// total (`None`: not known, read the events).
+pub(super) fn read_used(
+    client: &mut impl GenericClient,
+    key: &str,
+    since: Timestamp,
+) -> Result<Option<toolgate::limit::Amount>, Error> {
+    match read_usage(client, key, since)? {
+        Some((row, expired)) => rules::limits::used_of_row(Some(row), &expired),
+        None => Ok(None),
+    }
+}
+
+/// Deletes every counted call of `key` (whose row the transaction locked)
+/// and zeroes its running totals; how many calls.
+pub(super) fn forget(tx: &mut Transaction<'_>, key: &str) -> Result<u64, Error> {
+    let n = tx
+        .execute("DELETE FROM limit_events WHERE key = $1", &[&key])
+        .map_err(|e| Error::pg("forgetting a limit's usage", e))?;
+    tx.execute(
+        "UPDATE limit_keys SET calls = 0, total = '0', scale = 0, oldest_at = NULL \
+         WHERE key = $1",
+        &[&key],
+    )
+    .map_err(|e| Error::pg("forgetting a limit's running total", e))?;
+    Ok(n)
 }
 
 /// The usage of `key` after `since`.

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const PG_SCHEMA_VERSION: u32 = 13;
+pub const PG_SCHEMA_VERSION: u32 = 14;
 
 /// The advisory lock key that serializes migrations (any fixed number;
 /// "tgmigr" in ASCII).
@@ -18,7 +18,7 @@ const MIGRATION_LOCK: i64 = 0x7467_6d69_6772;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; PG_SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 /// Version 13: what the policies that held each single approval's call
 /// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
@@ -63,6 +63,20 @@ CREATE TABLE approval_notices (
     PRIMARY KEY (approval, sink)
 );
 CREATE INDEX approval_notices_updated ON approval_notices (updated_at);
+";
+
+/// Version 14: each limit key's running totals on its lock row, kept with
+/// its events in the transaction that stores or forgets them (see
+/// `rules::limits::Totals`): how many events the key holds, their exact
+/// sum as decimal text (`NULL`: not known, the events are read and the
+/// next charge counts it afresh, as for every key counted before), the
+/// most digits after the point of any of them, and when the oldest ran.
+const V14: &str = "
+ALTER TABLE limit_keys
+    ADD COLUMN calls BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN total TEXT,
+    ADD COLUMN scale BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN oldest_at BIGINT;
 ";
 
 /// Version 10: the usage of rate limits and budgets (one row per counted

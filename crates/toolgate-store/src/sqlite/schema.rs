@@ -9,11 +9,11 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12];
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
 
 /// Version 12: what the policies that held each single approval's call
 /// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
@@ -58,6 +58,23 @@ CREATE TABLE approval_notices (
     PRIMARY KEY (approval, sink)
 );
 CREATE INDEX approval_notices_updated ON approval_notices (updated_at);
+";
+
+/// Version 13: each limit key's running totals, kept with its events in
+/// the transaction that stores or forgets them (see
+/// `rules::limits::Totals`): how many events the key holds, their exact
+/// sum as decimal text (`NULL`: not known, the events are read and the
+/// next charge counts it afresh), the most digits after the point of any
+/// of them, and when the oldest ran. Keys counted before have no row and
+/// are counted afresh when next charged.
+const V13: &str = "
+CREATE TABLE limit_keys (
+    key       TEXT PRIMARY KEY,
+    calls     INTEGER NOT NULL,
+    total     TEXT,
+    scale     INTEGER NOT NULL,
+    oldest_at INTEGER
+);
 ";
 
 /// Version 9: the usage of rate limits and budgets (one row per counted

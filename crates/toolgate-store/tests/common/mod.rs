@@ -96,6 +96,28 @@ impl Db {
     }
 }
 
+impl Db {
+    /// Reads one integer directly from the database (looking around the
+    /// store); `None` for no row or a `NULL`.
+    pub fn query_i64(&self, sql: &str) -> Option<i64> {
+        match self {
+            Self::Sqlite(dir) => {
+                let conn = rusqlite::Connection::open(dir.path().join("state.db")).unwrap();
+                let mut stmt = conn.prepare(sql).unwrap();
+                let mut rows = stmt.query([]).unwrap();
+                rows.next().unwrap().and_then(|r| r.get(0).unwrap())
+            }
+            Self::Postgres(db) => {
+                let mut client = postgres::Client::connect(db.url(), postgres::NoTls).unwrap();
+                client
+                    .query_opt(sql, &[])
+                    .unwrap()
+                    .and_then(|r| r.get::<_, Option<i64>>(0))
+            }
+        }
+    }
+}
+
 /// Generates, for each named body `fn name(db: &Db)`, the tests
 /// `sqlite::name` and `postgres::name`.
 #[macro_export]

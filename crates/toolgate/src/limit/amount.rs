@@ -144,6 +144,33 @@ impl Amount {
         self.units < 0
     }
 
+    /// How many digits it has after the point, written shortest (`49.5`:
+    /// 1, `500`: 0).
+    pub fn scale(&self) -> u32 {
+        self.scale
+    }
+
+    /// Whether non-negative amounts of at most `scale` digits after the
+    /// point that add up to at most this amount can be added in any order,
+    /// every step held exactly: this amount, not negative, written with
+    /// `scale` digits after the point, has at most [`Amount::MAX_DIGITS`]
+    /// digits. Then every partial sum (at most this amount, at most `scale`
+    /// digits after the point) fits too, so the sum of such amounts does
+    /// not depend on the order they are added in. A running total that
+    /// holds this stands for its events exactly; one that does not is
+    /// summed from the events again.
+    pub fn bounds_sums_at(&self, scale: u32) -> bool {
+        if self.units < 0 || scale > Self::MAX_SCALE || scale < self.scale {
+            return false;
+        }
+        let Some(max) = pow10(Self::MAX_DIGITS) else {
+            return false;
+        };
+        pow10(scale - self.scale)
+            .and_then(|p| self.units.checked_mul(p))
+            .is_some_and(|u| u < max)
+    }
+
     /// The exact sum, `None` beyond the digits an amount keeps.
     #[must_use]
     pub fn checked_add(self, other: Self) -> Option<Self> {
@@ -304,6 +331,26 @@ mod tests {
         assert!(a("500.00") < a("500.000000000000001"));
         assert!(a("-1") < Amount::ZERO);
         assert_eq!(a("99999999999999999999").checked_add(a("1")), None);
+    }
+
+    #[test]
+    fn a_total_bounds_its_partial_sums_only_within_the_digits() {
+        assert_eq!(a("49.5").scale(), 1);
+        assert_eq!(a("500.00").scale(), 0);
+        // 20 digits at scale 2: 999…9.99 (18 + 2) holds, one more does not.
+        assert!(a("999999999999999999.99").bounds_sums_at(2));
+        assert!(!a("1000000000000000000").bounds_sums_at(2));
+        assert!(a("1000000000000000000").bounds_sums_at(1));
+        // A partial sum that needs more digits than the total: 10^19 + 0.5
+        // on the way to 10^19 + 1.
+        let big = a("10000000000000000000");
+        let total = big.checked_add(a("1")).unwrap();
+        assert_eq!(big.checked_add(a("0.5")), None);
+        assert!(!total.bounds_sums_at(1));
+        assert!(!a("-1").bounds_sums_at(0));
+        assert!(!a("1.25").bounds_sums_at(1));
+        assert!(Amount::ZERO.bounds_sums_at(Amount::MAX_SCALE));
+        assert!(!Amount::ONE.bounds_sums_at(Amount::MAX_SCALE + 1));
     }
 
     #[test]

@@ -20,7 +20,7 @@
 use toolgate_json::Value;
 
 use crate::context::{Context, StateView};
-use crate::limit::{judge, Amount, Charge, Judgement, Limit, Measure, Over};
+use crate::limit::{fits, judge, Amount, Charge, Judgement, Limit, Measure, Over};
 use crate::reason::{Code, Reason};
 
 /// What the limits make of a call that fits (or is held).
@@ -74,22 +74,33 @@ pub(crate) fn check(
             context.requester.as_deref(),
         );
         let window_ms = limit.window_ms();
-        let mut events = state
-            .limit_events(&key, now_ms.saturating_sub(window_ms))
-            .map_err(|_| Exceeded {
-                reason: Reason::whole(Code::StoreUnavailable),
-                retry_after: None,
-            })?;
-        events.extend(
-            earlier
-                .iter()
-                .filter(|c| c.key == key)
-                .map(|c| (now_ms, c.amount)),
-        );
-        let mut enforce = true;
-        if let Judgement::Over { retry_at_ms } =
+        let since_ms = now_ms.saturating_sub(window_ms);
+        let unavailable = |_| Exceeded {
+            reason: Reason::whole(Code::StoreUnavailable),
+            retry_after: None,
+        };
+        // Earlier calls of this response count at `now_ms`, inside the
+        // window as `judge` keeps it.
+        let earlier = earlier
+            .iter()
+            .filter(|c| c.key == key && now_ms > since_ms)
+            .map(|c| c.amount);
+        // The common case reads one running total; the window's events
+        // only when the call would not fit (or the total is not known).
+        let fast = state
+            .limit_used(&key, since_ms)
+            .map_err(unavailable)?
+            .and_then(|used| earlier.clone().try_fold(used, Amount::checked_add))
+            .is_some_and(|used| fits(used, amount, limit.cap()));
+        let judgement = if fast {
+            Judgement::Fits
+        } else {
+            let mut events = state.limit_events(&key, since_ms).map_err(unavailable)?;
+            events.extend(earlier.map(|a| (now_ms, a)));
             judge(&events, amount, limit.cap(), now_ms, window_ms)
-        {
+        };
+        let mut enforce = true;
+        if let Judgement::Over { retry_at_ms } = judgement {
             let reason = Reason::new(limit.code(), pointer);
             if over == Over::Approval {
                 planned.hold.get_or_insert(reason);
@@ -215,6 +226,100 @@ mod tests {
         let e = check(&[rate], &args, &ctx, None, &ctx, 101_000, &[]).unwrap_err();
         assert_eq!(e.reason, Reason::whole(Code::RateLimited));
         assert_eq!(e.retry_after, Some(60));
+    }
+
+    /// A state with a running total beside the context's events: `total`
+    /// answers `limit_used` whatever the events say, so the tests can tell
+    /// which of the two decided.
+    struct Totals<'c> {
+        ctx: &'c Context,
+        total: Option<Amount>,
+    }
+
+    impl StateView for Totals<'_> {
+        fn kill_switch(&self) -> Result<crate::context::KillSwitch, crate::context::StateError> {
+            self.ctx.kill_switch()
+        }
+
+        fn find_approval(
+            &self,
+            key: &crate::context::ApprovalKey<'_>,
+            now: u64,
+            skip: &[String],
+        ) -> Result<Option<crate::context::ApprovalGrant>, crate::context::StateError> {
+            self.ctx.find_approval(key, now, skip)
+        }
+
+        fn rejections(
+            &self,
+            session: &str,
+            tool: &str,
+            shape: &toolgate_json::canonical::Digest,
+        ) -> Result<u32, crate::context::StateError> {
+            self.ctx.rejections(session, tool, shape)
+        }
+
+        fn limit_events(
+            &self,
+            key: &str,
+            since_ms: u64,
+        ) -> Result<Vec<(u64, Amount)>, crate::context::StateError> {
+            self.ctx.limit_events(key, since_ms)
+        }
+
+        fn limit_used(
+            &self,
+            _key: &str,
+            _since_ms: u64,
+        ) -> Result<Option<Amount>, crate::context::StateError> {
+            Ok(self.total)
+        }
+    }
+
+    fn with_total(
+        ctx: &Context,
+        total: Option<&str>,
+        earlier: &[Charge],
+    ) -> Result<Planned, Exceeded> {
+        let budget = Limit::sum(
+            "t",
+            &["refund"],
+            Scope::User,
+            "/amount",
+            a("100"),
+            Over::Deny,
+            3600,
+        );
+        let args = toolgate_json::from_str(r#"{"amount":0.02}"#).unwrap();
+        let state = Totals {
+            ctx,
+            total: total.map(a),
+        };
+        check(&[budget], &args, ctx, None, &state, 2_000_000, earlier)
+    }
+
+    #[test]
+    fn a_running_total_decides_a_call_that_fits_and_the_events_one_that_does_not() {
+        let mut ctx = Context::new("alice", "s", 1);
+        ctx.limit_events = vec![LimitEvent::new("t", 1000, a("99.99"))];
+        // The total says it fits: the events are not read.
+        assert!(with_total(&ctx, Some("99.98"), &[]).is_ok());
+        // The total says it does not: the events decide, and tell when.
+        let e = with_total(&ctx, Some("99.99"), &[]).unwrap_err();
+        assert_eq!(e.retry_after, Some(4600 - 2000));
+        // They decide too when they say it fits after all.
+        ctx.limit_events.clear();
+        assert!(with_total(&ctx, Some("99.99"), &[]).is_ok());
+        // No total: the events, as without one.
+        assert!(with_total(&ctx, None, &[]).is_ok());
+        // Earlier calls of the response count on top of the total.
+        let earlier = with_total(&ctx, Some("0"), &[]).unwrap().charges;
+        assert!(with_total(&ctx, Some("99.96"), &earlier).is_ok());
+        ctx.limit_events = vec![LimitEvent::new("t", 1000, a("99.97"))];
+        assert!(with_total(&ctx, Some("99.97"), &earlier).is_err());
+        // A total the amount cannot be added to is not known to fit: the
+        // events decide (99.97 + 0.02 fits).
+        assert!(with_total(&ctx, Some("99999999999999999999"), &[]).is_ok());
     }
 
     #[test]
