@@ -8,7 +8,8 @@
 //! is rebuilt from its pass list: every member the proxy emits at a
 //! chunk's top level, in a Chat choice, in `message_start.message` and in
 //! a Responses `response` is on that list, a Chat choice's `logprobs`
-//! spell exactly the text of its delta.
+//! spell exactly the text of its delta, and every Messages event is of a
+//! known kind.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -196,6 +197,10 @@ const CHAT_CHOICE: &[&str] = &["index", "finish_reason", "delta", "logprobs"];
 const MESSAGE: &[&str] = &[
     "id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage", "container",
 ];
+const MESSAGES_EVENTS: &[&str] = &[
+    "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+    "message_delta", "message_stop", "ping", "error",
+];
 const RESPONSE: &[&str] = &[
     "id", "object", "created_at", "completed_at", "status", "background", "error",
     "incomplete_details", "instructions", "max_output_tokens", "max_tool_calls", "model", "output",
@@ -231,6 +236,8 @@ fn state_rebuilt(api: Api, v: &Value<'_>) {
             }
         }
         Api::Messages => {
+            let kind = kind(Some(v)).unwrap_or("");
+            assert!(MESSAGES_EVENTS.contains(&kind), "an event of an unknown kind: {kind}");
             members_within(v.pointer("/message"), MESSAGE, "message_start.message");
         }
         Api::Responses => members_within(v.pointer("/response"), RESPONSE, "response"),

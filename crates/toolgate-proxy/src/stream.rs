@@ -628,9 +628,9 @@ impl Rewriter {
                 Ok(Step::End)
             }
             "error" => Err(Broken("the upstream sent an error")),
-            // Events of kinds this proxy does not know carry nothing it
-            // has checked: they are dropped.
-            _ => Ok(Step::Emit(String::new())),
+            // An event of a kind off the pass list carries what the gate
+            // never read: the stream is refused (and audited).
+            _ => Err(Broken("an event of a kind off the pass list")),
         }
     }
 

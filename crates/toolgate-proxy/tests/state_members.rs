@@ -5,7 +5,8 @@
 //! never read to reach the application. A Chat choice's `logprobs` go on
 //! only for text that reaches the application as the model wrote it, and
 //! only when their tokens spell that text: markup the gate removed never
-//! comes back through them.
+//! comes back through them. An Anthropic stream event of a kind off the
+//! pass list refuses the stream.
 
 #![allow(
     clippy::unwrap_used,
@@ -304,6 +305,26 @@ fn message_start_is_rebuilt_from_its_pass_list() {
         v.pointer("/message/content"),
         Some(&Value::Array(Vec::new()))
     );
+}
+
+#[test]
+fn an_anthropic_event_of_an_unknown_kind_refuses_the_stream() {
+    for extra in [
+        ev(
+            "content_block_result",
+            &format!(r#""index":0,"result":{{"text":"{INJECTED}"}}"#),
+        ),
+        ev("message_annotation", r#""note":"x""#),
+    ] {
+        let (sent, refused) = run(Api::Messages, &anthropic("", &extra));
+        assert!(refused, "{extra}: {sent}");
+        assert!(!sent.contains(INJECTED), "{sent}");
+    }
+    let (_, refused) = run(
+        Api::Messages,
+        &anthropic("", &ev("ping", "")).replace(",}", "}"),
+    );
+    assert!(!refused, "a ping is on the pass list");
 }
 
 #[test]
