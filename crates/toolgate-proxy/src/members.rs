@@ -289,13 +289,12 @@ mod tests {
     use super::*;
 
     fn obj(text: &str) -> Object<'static> {
-        match toolgate_json::from_slice(text.as_bytes())
+        toolgate_json::from_slice(text.as_bytes())
             .unwrap()
             .into_owned()
-        {
-            Value::Object(o) => o,
-            _ => unreachable!(),
-        }
+            .as_object()
+            .cloned()
+            .unwrap()
     }
 
     #[test]

@@ -625,11 +625,13 @@ mod tests {
         assert_eq!(standing.note.as_deref(), Some("standing"));
         assert_eq!(standing.session.as_deref(), Some("s"));
 
-        let g = standing_entry(NOW, "u", "t", a.id, "bob", None);
+        let g = standing_entry(NOW, "u", "t", None, a.id, "bob", None);
         assert_eq!(
             (g.verdict, g.session, g.digest),
             (Verdict::ApprovalGranted, None, None)
         );
+        let routed = standing_entry(NOW, "u", "t", Some("shop"), a.id, "bob", Some("x"));
+        assert_eq!(routed.note.as_deref(), Some("upstream shop: x"));
     }
 
     /// A transaction that answers from fields and logs what it was asked.
