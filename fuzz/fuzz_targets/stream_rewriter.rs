@@ -226,11 +226,11 @@ fn state_rebuilt(api: Api, v: &Value<'_>) {
             for c in choices {
                 members_within(Some(c), CHAT_CHOICE, "choice");
                 let Some(lp) = c.pointer("/logprobs").and_then(Value::as_object) else { continue };
-                for (list, text) in [("content", "/delta/content"), ("refusal", "/delta/refusal")] {
+                for (list, at) in [("content", "/delta/content"), ("refusal", "/delta/refusal")] {
                     let Some(entries) = lp.get(list).and_then(Value::as_array) else { continue };
                     let spelled: String =
                         entries.iter().filter_map(|e| text(e, "token")).collect();
-                    let released = c.pointer(text).and_then(Value::as_str).unwrap_or("");
+                    let released = c.pointer(at).and_then(Value::as_str).unwrap_or("");
                     assert_eq!(spelled, released, "logprobs that do not spell their text");
                 }
             }
