@@ -4,7 +4,12 @@
 //! stated as an oracle) every call in the bytes the proxy emits, the
 //! terminal events' aggregates included, is a call the gate decided
 //! `allow`, with exactly its identity and its canonical arguments, and no
-//! call is listed twice in a terminal output.
+//! call is listed twice in a terminal output. The state around the items
+//! is rebuilt from its pass list: every member the proxy emits at a
+//! chunk's top level, in a Chat choice, in `message_start.message` and in
+//! a Responses `response` is on that list, a Chat choice's `logprobs`
+//! spell exactly the text of its delta, and every Messages event is of a
+//! known kind.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -182,6 +187,63 @@ fn emitted_calls(api: Api, events: &[Value<'_>]) -> Vec<Emitted> {
     out
 }
 
+/// The members each state object may carry (the documented pass lists,
+/// restated here as an oracle independent of the rewriter's tables).
+const CHAT_TOP: &[&str] = &[
+    "id", "object", "created", "model", "system_fingerprint", "service_tier", "usage", "choices",
+    "toolgate",
+];
+const CHAT_CHOICE: &[&str] = &["index", "finish_reason", "delta", "logprobs"];
+const MESSAGE: &[&str] = &[
+    "id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage", "container",
+];
+const MESSAGES_EVENTS: &[&str] = &[
+    "message_start", "content_block_start", "content_block_delta", "content_block_stop",
+    "message_delta", "message_stop", "ping", "error",
+];
+const RESPONSE: &[&str] = &[
+    "id", "object", "created_at", "completed_at", "status", "background", "error",
+    "incomplete_details", "instructions", "max_output_tokens", "max_tool_calls", "model", "output",
+    "parallel_tool_calls", "previous_response_id", "conversation", "prompt", "prompt_cache_key",
+    "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
+    "temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p", "truncation", "usage",
+    "user", "metadata", "frequency_penalty", "toolgate",
+];
+
+fn members_within(o: Option<&Value<'_>>, list: &[&str], what: &str) {
+    let Some(o) = o.and_then(Value::as_object) else { return };
+    for k in o.keys() {
+        assert!(list.contains(&k), "a {what} member off the pass list: {k}");
+    }
+}
+
+/// The state oracle for one emitted event.
+fn state_rebuilt(api: Api, v: &Value<'_>) {
+    match api {
+        Api::ChatCompletions => {
+            members_within(Some(v), CHAT_TOP, "chunk");
+            let choices = v.pointer("/choices").and_then(Value::as_array).unwrap_or_default();
+            for c in choices {
+                members_within(Some(c), CHAT_CHOICE, "choice");
+                let Some(lp) = c.pointer("/logprobs").and_then(Value::as_object) else { continue };
+                for (list, at) in [("content", "/delta/content"), ("refusal", "/delta/refusal")] {
+                    let Some(entries) = lp.get(list).and_then(Value::as_array) else { continue };
+                    let spelled: String =
+                        entries.iter().filter_map(|e| text(e, "token")).collect();
+                    let released = c.pointer(at).and_then(Value::as_str).unwrap_or("");
+                    assert_eq!(spelled, released, "logprobs that do not spell their text");
+                }
+            }
+        }
+        Api::Messages => {
+            let kind = kind(Some(v)).unwrap_or("");
+            assert!(MESSAGES_EVENTS.contains(&kind), "an event of an unknown kind: {kind}");
+            members_within(v.pointer("/message"), MESSAGE, "message_start.message");
+        }
+        Api::Responses => members_within(v.pointer("/response"), RESPONSE, "response"),
+    }
+}
+
 fn parsed(wire: &str) -> Vec<Value<'static>> {
     let mut r = SseReader::new(1 << 22);
     r.push(wire.as_bytes())
@@ -216,6 +278,9 @@ fuzz_target!(|data: &[u8]| {
         let before = parsed(&sent);
         let early = emitted_calls(api, &before);
         assert!(early.is_empty(), "a call before the decision: {early:?}");
+        for v in &before {
+            state_rebuilt(api, v);
+        }
         if !ended {
             continue;
         }
@@ -246,8 +311,12 @@ fuzz_target!(|data: &[u8]| {
                 }
             })
             .collect();
+        let closing = parsed(&closing);
+        for v in &closing {
+            state_rebuilt(api, v);
+        }
         let mut all = before;
-        all.extend(parsed(&closing));
+        all.extend(closing);
         for call in emitted_calls(api, &all) {
             assert!(
                 allowed.contains(&call),

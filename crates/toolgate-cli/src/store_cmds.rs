@@ -404,6 +404,12 @@ pub enum ApprovalsCommand {
         /// The tool it covers, exactly.
         #[arg(long)]
         tool: String,
+        /// The upstream it covers: only calls an MCP proxy routes there
+        /// (`[mcp] upstream_name`, default `default`, or an HTTP upstream's
+        /// name). Without it, only calls routed to no upstream (the API
+        /// proxy, the hook, the service).
+        #[arg(long, value_name = "NAME")]
+        upstream: Option<String>,
         /// How long it lasts, in seconds (at most 30 days).
         #[arg(long, value_name = "SECONDS",
               value_parser = clap::value_parser!(u32).range(1..=2_592_000))]
@@ -614,20 +620,34 @@ pub fn approvals(command: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             store,
             user,
             tool,
+            upstream,
             for_seconds,
             note,
             actor: who,
         } => {
+            if let Some(u) = upstream {
+                if !toolgate::config::valid_upstream_name(u) {
+                    anyhow::bail!(
+                        "--upstream `{}`: must be 1 to {} letters, digits, `.`, `_` or `-`",
+                        display(u),
+                        toolgate::config::MAX_UPSTREAM_NAME_BYTES
+                    );
+                }
+            }
             let actor = actor(who.as_deref());
             let now = now()?;
             let until = now.saturating_add(std::time::Duration::from_secs(u64::from(*for_seconds)));
             let id = store
                 .open(false)?
-                .grant_standing(user, tool, until, &actor, note)
+                .grant_standing_for(user, tool, upstream.as_deref(), until, &actor, note)
                 .context("cannot grant the approval")?;
+            let route = match upstream {
+                Some(u) => format!("routed to upstream `{}`", display(u)),
+                None => "routed to no upstream".to_owned(),
+            };
             writeln!(
                 out,
-                "approval {id} granted by {}: `{}` for user `{}` for {for_seconds} s",
+                "approval {id} granted by {}: `{}` for user `{}` for {for_seconds} s (calls {route})",
                 display(&actor),
                 display(tool),
                 display(user)

@@ -492,6 +492,54 @@ fn a_standing_approval_covers_a_tool_for_a_user_until_revoked() {
     }
 }
 
+/// A standing grant is bound to an upstream: one for `billing` covers
+/// nothing routed to none (`toolgate check`), and a bad name is refused.
+#[test]
+fn a_standing_grant_for_an_upstream_covers_nothing_routed_elsewhere() {
+    let db = fresh_db();
+    let grant = |extra: &[&str]| {
+        let mut args = vec![
+            "approvals",
+            "grant",
+            "--user",
+            "alice",
+            "--tool",
+            "refund",
+            "--for-seconds",
+            "600",
+            "--store",
+            &db.url,
+        ];
+        args.extend_from_slice(extra);
+        toolgate(&args)
+    };
+    let out = grant(&["--upstream", "billing"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("(calls routed to upstream `billing`)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let (d, code) = check(&db, "context.json", REFUND);
+    assert_eq!(code, 1, "{d:?}");
+    assert_eq!(s(&d, "/decisions/1/verdict"), "needs_approval");
+    let out = toolgate(&[
+        "approvals",
+        "list",
+        "--state",
+        "approved",
+        "--store",
+        &db.url,
+    ]);
+    assert!(
+        text(&out.stdout).contains("billing"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = grant(&["--upstream", "no such/name"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
 /// Issue 13, item 7: characters that change how text reads (U+202E shows
 /// "amount: 1" as "1 :tnuoma") or do not show at all are printed escaped
 /// by `toolgate approvals show`.

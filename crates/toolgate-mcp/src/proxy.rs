@@ -20,6 +20,7 @@ use crate::pins;
 use crate::results::{self, OutputSchema};
 
 mod answers;
+mod catalogs;
 mod continuation;
 mod hold;
 mod mrtr;
@@ -130,7 +131,20 @@ struct State {
     outputs: HashMap<String, Arc<OutputSchema>>,
     /// Client calls not yet forwarded or answered ([`hold`]).
     live: HashMap<RequestId, Arc<hold::CallCtl>>,
+    /// Server requests forwarded to the client and not answered yet: only
+    /// an answer to one of these reaches the server, once (at most
+    /// [`MAX_SERVER_REQUESTS`]).
+    server_pending: std::collections::HashSet<RequestId>,
 }
+
+/// The most server requests a connection keeps waiting on the client; a
+/// server request beyond it is answered with an error.
+pub(crate) const MAX_SERVER_REQUESTS: usize = 256;
+
+/// The most client requests a connection keeps in flight (forwarded and
+/// not answered, or calls not decided yet); a request beyond it is
+/// answered with an error and never forwarded.
+pub(crate) const MAX_IN_FLIGHT: usize = 1024;
 
 /// What a forwarded client request was.
 #[derive(Debug, Clone)]
@@ -366,6 +380,12 @@ impl Shared {
     fn refuse_at(&self, place: &'static str, code: &'static str) {
         self.refusals
             .record(crate::refusals::Kind::Deny, place, code, Some(&self.user));
+    }
+
+    /// Whether the connection has [`MAX_IN_FLIGHT`] requests in flight.
+    fn is_full(&self) -> bool {
+        let state = self.lock();
+        state.pending.len().saturating_add(state.live.len()) >= MAX_IN_FLIGHT
     }
 
     /// Whether a request with id `id` is pending or a live call: another

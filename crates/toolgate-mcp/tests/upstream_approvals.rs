@@ -135,3 +135,104 @@ async fn an_approval_for_one_upstream_releases_nothing_routed_to_another() {
     assert_eq!(billing.run.await.unwrap(), Ended::ClientClosed);
     assert_eq!(shop.run.await.unwrap(), Ended::ClientClosed);
 }
+
+/// Now plus `s` seconds, as the gate's clock reads it.
+fn from_now(s: u64) -> toolgate_store::Timestamp {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    toolgate_store::Timestamp::from_unix_millis(i64::try_from(now.as_millis()).unwrap())
+        .saturating_add(Duration::from_secs(s))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_standing_grant_for_one_upstream_releases_nothing_routed_to_another() {
+    let config = Config::parse(CONFIG, "toolgate.toml").unwrap();
+    let store = open_config_store(&config, StoreOptions::new()).unwrap();
+    let gate = Arc::new(StoreGate::from_config(&config, store).unwrap());
+    // A human grants `refund` to alice for upstream `billing`, and an
+    // unbound grant (as for the API proxy) too.
+    let grant = gate
+        .store()
+        .grant_standing_for(
+            "alice",
+            "refund",
+            Some("billing"),
+            from_now(3600),
+            "bob",
+            "",
+        )
+        .unwrap();
+    let unbound = gate
+        .store()
+        .grant_standing("alice", "refund", from_now(3600), "bob", "")
+        .unwrap();
+    assert_eq!(
+        gate.store()
+            .get_approval(grant)
+            .unwrap()
+            .unwrap()
+            .upstream
+            .as_deref(),
+        Some("billing")
+    );
+
+    // Routed to `shop`: neither grant covers it; it is held.
+    let mut shop = start(&gate, "shop");
+    list(&mut shop).await;
+    send(&mut shop.to_proxy, CALL).await;
+    let held = held_id(&recv(&mut shop.from_proxy).await);
+    let asked = gate.store().get_approval(held).unwrap().unwrap();
+    assert_eq!(asked.upstream.as_deref(), Some("shop"));
+    send(
+        &mut shop.to_proxy,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    )
+    .await;
+    assert_eq!(
+        recv(&mut shop.server_in).await,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        "nothing reached shop's server"
+    );
+
+    // Routed to `billing`: the grant for billing lets it through.
+    let mut billing = start(&gate, "billing");
+    list(&mut billing).await;
+    send(&mut billing.to_proxy, CALL).await;
+    assert_eq!(
+        recv(&mut billing.server_in).await,
+        r#"{"id":1,"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"amount":5},"name":"refund"}}"#
+    );
+    assert_eq!(gate.store().get_approval(grant).unwrap().unwrap().uses, 1);
+    assert_eq!(gate.store().get_approval(unbound).unwrap().unwrap().uses, 0);
+
+    drop(billing.to_proxy);
+    drop(shop.to_proxy);
+    assert_eq!(billing.run.await.unwrap(), Ended::ClientClosed);
+    assert_eq!(shop.run.await.unwrap(), Ended::ClientClosed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxys_caller_is_the_requester_its_pending_cap_counts() {
+    let config = Config::parse(
+        &format!("{CONFIG}\n[approvals]\nmax_pending_per_token = 1\n"),
+        "toolgate.toml",
+    )
+    .unwrap();
+    let store = open_config_store(&config, StoreOptions::new()).unwrap();
+    let gate = Arc::new(StoreGate::from_config(&config, store).unwrap());
+    let mut e = start(&gate, "billing");
+    list(&mut e).await;
+    send(&mut e.to_proxy, CALL).await;
+    held_id(&recv(&mut e.from_proxy).await);
+    // A second held call of the same caller is past its cap of one.
+    send(
+        &mut e.to_proxy,
+        &CALL.replace(r#""id":1"#, r#""id":2"#).replace("5}", "6}"),
+    )
+    .await;
+    let second = recv(&mut e.from_proxy).await;
+    assert!(second.contains("approval_queue_full"), "{second}");
+    drop(e.to_proxy);
+    assert_eq!(e.run.await.unwrap(), Ended::ClientClosed);
+}

@@ -15,40 +15,7 @@
 
 use crate::api::Api;
 
-/// Responses output items that are tools the provider runs itself, or
-/// client-side tools the gate does not read: refused unless `pass_through`
-/// names them.
-pub const RESPONSES_BUILT_IN: [&str; 14] = [
-    "web_search_call",
-    "file_search_call",
-    "code_interpreter_call",
-    "image_generation_call",
-    "mcp_call",
-    "mcp_list_tools",
-    "mcp_approval_request",
-    "tool_search_call",
-    "local_shell_call",
-    "shell_call",
-    "apply_patch_call",
-    "computer_call",
-    "function_shell_call",
-    "compaction",
-];
-
-/// Messages content blocks of tools Anthropic runs itself, and their
-/// results: refused unless `pass_through` names them.
-pub const MESSAGES_BUILT_IN: [&str; 10] = [
-    "server_tool_use",
-    "mcp_tool_use",
-    "mcp_tool_result",
-    "web_search_tool_result",
-    "web_fetch_tool_result",
-    "code_execution_tool_result",
-    "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result",
-    "tool_search_tool_result",
-    "container_upload",
-];
+pub use toolgate::config::{MESSAGES_BUILT_IN, RESPONSES_BUILT_IN};
 
 /// The members of a Chat Completions message (and of a stream's delta)
 /// the proxy hands on: the role, the text it passes (`content`, `refusal`,

@@ -66,6 +66,7 @@ mod headers;
 #[cfg(feature = "server")]
 mod intake;
 mod items;
+mod members;
 #[cfg(feature = "server")]
 mod refused;
 #[cfg(feature = "server")]

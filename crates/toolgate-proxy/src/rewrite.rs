@@ -25,6 +25,7 @@ use crate::items::{
     disposition, item_role, refused_message, strip_toolgate, unknown_part, Disposition, ItemRole,
     TOOLGATE,
 };
+use crate::members;
 
 /// A response that is not handed on: why, in words safe to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,10 +165,23 @@ pub fn rewrite_json(
         Api::Responses => rebuild_responses(&mut root, &released)?,
         Api::Messages => rebuild_messages(&mut root, &released)?,
     }
-    if let Value::Object(o) = &mut root {
-        o.insert(TOOLGATE, summary(decisions));
+    // The state around the items is rebuilt from its pass list, each Chat
+    // choice's logprobs checked against the text released in it.
+    let Value::Object(top) = &root else {
+        return Err(broken());
+    };
+    let mut top = members::rebuild(members::response_list(api), top);
+    if api == Api::ChatCompletions {
+        if let Some(Value::Array(choices)) = top.get_mut("choices") {
+            for c in choices.iter_mut() {
+                if let Value::Object(o) = c {
+                    *o = members::chat_choice(o);
+                }
+            }
+        }
     }
-    Ok(toolgate_json::canonical::to_string(&root).into_bytes())
+    top.insert(TOOLGATE, summary(decisions));
+    Ok(toolgate_json::canonical::to_string(&Value::Object(top)).into_bytes())
 }
 
 fn broken() -> Refusal {

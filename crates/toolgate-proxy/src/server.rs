@@ -545,7 +545,10 @@ async fn gated_in(p: Proxy, api: Api, req: Request, span: &RequestSpan) -> Respo
         *r.headers_mut() = upstream::returned_headers(&rparts.headers);
         return r;
     }
-    let context = Context::new(user.clone(), session, 1);
+    // The caller asks for the approvals its calls need: per-requester caps
+    // count them.
+    let mut context = Context::new(user.clone(), session, 1);
+    context.requester = Some(user.clone());
     if is_stream && streamed {
         return with_findings(
             stream_response(p.clone(), api, rbody, context, span.clone()),
@@ -867,7 +870,7 @@ async fn forward(p: &Proxy, req: Request, span: &RequestSpan) -> Response {
         _ => inner.config.openai().or(inner.config.anthropic()),
     };
     let known = caller(&inner.config, inner.jwt.get(), req.headers()).await;
-    let (Some(base), Ok((_user, _session))) = (base, known) else {
+    let (Some(base), Ok((user, session))) = (base, known) else {
         return error(
             api,
             StatusCode::UNAUTHORIZED,
@@ -880,6 +883,20 @@ async fn forward(p: &Proxy, req: Request, span: &RequestSpan) -> Response {
     let body = match read_request(api, body, inner.max_request_bytes).await {
         Ok(b) => b,
         Err(r) => return *r,
+    };
+    // A token count carries the history a request does: its tool results
+    // are sanitized and audited as a request's are.
+    let counted = match (method.as_str(), path.as_str()) {
+        ("POST", "/v1/messages/count_tokens") => Some(Api::Messages),
+        ("POST", "/v1/responses/input_tokens") => Some(Api::Responses),
+        _ => None,
+    };
+    let body = match counted {
+        Some(api) => match sanitized_count(inner, api, &user, &session, body).await {
+            Ok(b) => b,
+            Err(r) => return r,
+        },
+        None => body,
     };
     let response = match send(inner, api, parts.method.clone(), base, &parts, body, span).await {
         Ok(r) => r,
@@ -897,6 +914,55 @@ async fn forward(p: &Proxy, req: Request, span: &RequestSpan) -> Response {
         Err(f) => error(api, f.0, f.1, f.2),
     }
     .into_response()
+}
+
+/// A token count's body with its history's tool results sanitized (and
+/// audited) as [`rewrite_request`] does a request's; the tools are not
+/// narrowed (nothing is generated).
+async fn sanitized_count(
+    inner: &Inner,
+    api: Api,
+    user: &str,
+    session: &str,
+    body: Bytes,
+) -> Result<Bytes, Response> {
+    let mut root = match toolgate_json::from_slice(&body) {
+        Ok(v) if v.as_object().is_some() => v.into_owned(),
+        _ => {
+            return Err(error(
+                api,
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "the request body is not one strict JSON object (no duplicate keys, no NaN)",
+            ))
+        }
+    };
+    let options = RequestOptions {
+        narrowed: None,
+        registry: &inner.registry,
+        wrap_results: inner.config.wrap_results(),
+        offered_tools: inner.config.offered_tools(),
+        deepseek: inner.config.deepseek(),
+    };
+    let (changed, report) = match rewrite_request(api, &mut root, &options) {
+        Ok(r) => r,
+        Err(refused) => {
+            return Err(intake::refuse(&inner.gate, api, user, session, &refused).await);
+        }
+    };
+    if !audit_results(inner, api, user, session, &report.results).await {
+        return Err(error(
+            api,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            "the tool results' findings could not be recorded",
+        ));
+    }
+    Ok(if changed {
+        Bytes::from(toolgate_json::canonical::to_string(&root))
+    } else {
+        body
+    })
 }
 
 #[cfg(test)]

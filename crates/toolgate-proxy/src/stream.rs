@@ -20,6 +20,7 @@ use toolgate_json::{canonical, Object, Value};
 
 use crate::api::Api;
 use crate::items::{disposition, part_known, strip_toolgate, unknown_part, Disposition, TOOLGATE};
+use crate::members::{self, Shape};
 use crate::rewrite::{chat_call, feedback_text, legacy_call, responses_call, summary};
 use crate::sse::Event;
 
@@ -111,9 +112,15 @@ fn type_of<'a>(v: &'a Value<'_>) -> &'a str {
         .unwrap_or("")
 }
 
-/// An event's `type`, `sequence_number` and its `inner` object (when
-/// named) with `list` emptied: nothing else of it goes on.
-fn only_state(v: &Value<'static>, inner: &str, list: &str) -> Value<'static> {
+/// An event's `type` and `sequence_number`, and its `inner` object (when
+/// it has one) rebuilt from `list` with its `items` emptied: nothing else
+/// of it goes on.
+fn state_event(
+    v: &Value<'static>,
+    inner: &str,
+    list: &[(&'static str, Shape)],
+    items: &str,
+) -> Value<'static> {
     let mut out = Object::new();
     if let Some(o) = v.as_object() {
         for k in ["type", "sequence_number"] {
@@ -122,10 +129,8 @@ fn only_state(v: &Value<'static>, inner: &str, list: &str) -> Value<'static> {
             }
         }
         if let Some(Value::Object(state)) = o.get(inner) {
-            let mut state = state.clone();
-            if state.contains_key(list) {
-                state.insert(list.to_owned(), Value::Array(Vec::new()));
-            }
+            let mut state = members::rebuild(list, state);
+            state.insert(items.to_owned(), Value::Array(Vec::new()));
             out.insert(inner.to_owned(), Value::Object(state));
         }
     }
@@ -259,20 +264,6 @@ impl Rewriter {
         if o.contains_key("error") {
             return Err(Broken("the upstream sent an error"));
         }
-        if self.template.is_empty() {
-            for k in [
-                "id",
-                "object",
-                "created",
-                "model",
-                "system_fingerprint",
-                "service_tier",
-            ] {
-                if let Some(v) = o.get(k) {
-                    self.template.insert(k, v.clone());
-                }
-            }
-        }
         // Read whole before anything of it goes on: a chunk the gate
         // could not read is never sent.
         let Some(Value::Array(choices)) = o.get_mut("choices") else {
@@ -334,6 +325,22 @@ impl Rewriter {
                 .any(|(k, v)| k != "role" && !v.is_null() && v.as_str() != Some(""));
             content |= delta.get("role").is_some();
         }
+        // The chunk goes on rebuilt: its state from the pass list, each
+        // choice's logprobs checked against the text it releases.
+        let mut chunk = members::rebuild(&members::CHAT_RESPONSE, o);
+        if let Some(Value::Array(cs)) = chunk.get_mut("choices") {
+            for c in cs.iter_mut() {
+                if let Value::Object(c) = c {
+                    *c = members::chat_choice(c);
+                }
+            }
+        }
+        if self.template.is_empty() {
+            self.template = chunk.clone();
+            self.template.remove("choices");
+            self.template.remove("usage");
+        }
+        let chunk = Value::Object(chunk);
         if finished || !self.held.is_empty() {
             self.held.push(chunk);
             return Ok(Step::Emit(String::new()));
@@ -523,13 +530,13 @@ impl Rewriter {
         match kind.as_str() {
             // The message's state goes on without content: blocks arrive
             // (and are checked) one by one.
-            "message_start" => Ok(Step::Emit(upstream_event(
+            "message_start" => Ok(Step::Emit(data_event(
                 Some(&kind),
-                only_state(&v, "message", "content"),
+                &state_event(&v, "message", &members::MESSAGES_RESPONSE, "content"),
             ))),
-            "ping" => Ok(Step::Emit(upstream_event(
+            "ping" => Ok(Step::Emit(data_event(
                 Some(&kind),
-                only_state(&v, "", ""),
+                &state_event(&v, "", &[], ""),
             ))),
             "content_block_start" => {
                 let index = index.ok_or(Broken("a block without an index"))?;
@@ -621,9 +628,9 @@ impl Rewriter {
                 Ok(Step::End)
             }
             "error" => Err(Broken("the upstream sent an error")),
-            // Events of kinds this proxy does not know carry nothing it
-            // has checked: they are dropped.
-            _ => Ok(Step::Emit(String::new())),
+            // An event of a kind off the pass list carries what the gate
+            // never read: the stream is refused (and audited).
+            _ => Err(Broken("an event of a kind off the pass list")),
         }
     }
 
@@ -718,9 +725,9 @@ impl Rewriter {
             "response.created" | "response.in_progress" | "response.queued" => {
                 // Only the response's state goes on, with no output: items
                 // arrive (and are checked) one by one.
-                Ok(Step::Emit(upstream_event(
+                Ok(Step::Emit(data_event(
                     Some(&kind),
-                    only_state(&v, "response", "output"),
+                    &state_event(&v, "response", &members::RESPONSES_RESPONSE, "output"),
                 )))
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
@@ -922,8 +929,8 @@ impl Rewriter {
             out.push_str(&self.responses_item(&item));
             output.push(Value::Object(item));
         }
-        if let Some((kind, mut v)) = self.terminal.take() {
-            strip_toolgate(&mut v);
+        if let Some((kind, v)) = self.terminal.take() {
+            let mut v = state_event(&v, "response", &members::RESPONSES_RESPONSE, "output");
             self.sequence += 1;
             if let Value::Object(o) = &mut v {
                 o.insert("sequence_number", num(self.sequence));
@@ -961,7 +968,6 @@ impl Rewriter {
 /// usage's numbers (and its objects of numbers), and toolgate's verdicts.
 /// Any other member the upstream sent is not handed on.
 fn message_delta(v: &Value<'static>, released: bool, decisions: &Decisions) -> Value<'static> {
-    let is_number = |v: &Value<'_>| v.as_number().is_some() || v.is_null();
     let mut delta = Object::new();
     for k in ["stop_reason", "stop_sequence"] {
         match v.pointer(&format!("/delta/{k}")) {
@@ -976,18 +982,10 @@ fn message_delta(v: &Value<'static>, released: bool, decisions: &Decisions) -> V
     if !released && delta.get("stop_reason").and_then(Value::as_str) == Some("tool_use") {
         delta.insert("stop_reason", s("end_turn"));
     }
-    let mut usage = Object::new();
-    if let Some(Value::Object(u)) = v.pointer("/usage") {
-        for (k, m) in u.iter() {
-            let keep = match m {
-                Value::Object(inner) => inner.iter().all(|(_, n)| is_number(n)),
-                other => is_number(other),
-            };
-            if keep {
-                usage.insert(k.to_owned(), m.clone());
-            }
-        }
-    }
+    let usage = match v.pointer("/usage") {
+        Some(Value::Object(u)) => members::counts(u),
+        _ => Object::new(),
+    };
     let mut o = Object::new();
     o.insert("type", s("message_delta"));
     o.insert("delta", Value::Object(delta));

@@ -118,7 +118,7 @@ fn issue_28_the_request_side_through_the_official_sdks() {
     let (stdout, config, _dir) = run_scenarios(&python, "", "default");
     assert_eq!(
         stdout.lines().filter(|l| l.starts_with("ok ")).count(),
-        11,
+        12,
         "{stdout}"
     );
     audit_chain_holds(&config);

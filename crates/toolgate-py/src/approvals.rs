@@ -54,6 +54,11 @@ pub(crate) struct Approval {
     /// How many calls it let through.
     #[pyo3(get)]
     uses: u64,
+    /// The upstream it is bound to: a single approval's call was routed
+    /// there, a standing one covers only calls routed there. ``None``:
+    /// calls routed to no upstream.
+    #[pyo3(get)]
+    upstream: Option<String>,
 }
 
 impl Approval {
@@ -72,6 +77,7 @@ impl Approval {
             decided_at: a.decided_at.map(Timestamp::unix_seconds),
             note: a.note.clone(),
             uses: a.uses,
+            upstream: a.upstream.clone(),
         }
     }
 }
@@ -209,8 +215,11 @@ impl Approvals {
     }
 
     /// Grants a standing approval: ``tool`` for ``user`` for
-    /// ``for_seconds`` from now (audited ``approval_granted``). Returns it.
-    #[pyo3(signature = (user, tool, *, for_seconds, note, actor = None))]
+    /// ``for_seconds`` from now (audited ``approval_granted``), covering
+    /// only calls routed to ``upstream`` (an MCP proxy's upstream name);
+    /// without one, only calls routed to no upstream. Returns it.
+    #[pyo3(signature = (user, tool, *, for_seconds, note, actor = None, upstream = None))]
+    #[allow(clippy::too_many_arguments, reason = "the grant's fields, by keyword")]
     fn grant(
         &self,
         py: Python<'_>,
@@ -219,7 +228,16 @@ impl Approvals {
         for_seconds: u32,
         note: &str,
         actor: Option<String>,
+        upstream: Option<String>,
     ) -> PyResult<Approval> {
+        if let Some(u) = &upstream {
+            if !toolgate::config::valid_upstream_name(u) {
+                return Err(PyValueError::new_err(format!(
+                    "upstream: must be 1 to {} letters, digits, `.`, `_` or `-`",
+                    toolgate::config::MAX_UPSTREAM_NAME_BYTES
+                )));
+            }
+        }
         let who = self::actor(actor);
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -227,7 +245,10 @@ impl Approvals {
         let now = Timestamp::from_unix_millis(i64::try_from(now.as_millis()).unwrap_or(i64::MAX));
         let until = now.saturating_add(Duration::from_secs(u64::from(for_seconds)));
         let id = py
-            .detach(|| self.store.grant_standing(user, tool, until, &who, note))
+            .detach(|| {
+                self.store
+                    .grant_standing_for(user, tool, upstream.as_deref(), until, &who, note)
+            })
             .map_err(|e| store_error(&e))?;
         self.show(py, &id.to_string())
     }

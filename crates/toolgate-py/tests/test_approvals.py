@@ -83,6 +83,24 @@ def test_a_standing_grant_covers_the_users_calls(gate: toolgate.Gate, tmp_path: 
     assert (call.verdict, call.approval) == ("allow", grant.id)
 
 
+def test_a_standing_grant_is_bound_to_its_upstream(gate: toolgate.Gate, tmp_path: Path) -> None:
+    approvals = toolgate.Approvals(f"sqlite://{tmp_path / 'tg.db'}")
+    billing = approvals.grant("alice", "refund", for_seconds=3600, note="", actor="carol", upstream="billing")
+    assert billing.upstream == "billing"
+    assert approvals.show(billing.id).upstream == "billing"
+    # A call routed to no upstream (this gate's calls) is not covered by it.
+    (held,) = gate.decide_call("refund", REFUND, ctx(1)).calls
+    assert held.verdict == "needs_approval"
+    assert approvals.show(held.approval).upstream is None
+    assert approvals.show(billing.id).uses == 0
+    plain = approvals.grant("alice", "refund", for_seconds=3600, note="", actor="carol")
+    assert plain.upstream is None
+    (call,) = gate.decide_call("refund", REFUND, ctx(2)).calls
+    assert (call.verdict, call.approval) == ("allow", plain.id)
+    with pytest.raises(ValueError):
+        approvals.grant("alice", "refund", for_seconds=60, note="", upstream="bad name!")
+
+
 def test_a_gate_without_a_store_has_no_approvals() -> None:
     gate = toolgate.Gate.from_config(SHOP / "toolgate.toml", store=False)
     with pytest.raises(toolgate.ConfigError):

@@ -566,10 +566,11 @@ impl Store for PgStore {
         self.decide(id, actor, note, Decision::Withdraw)
     }
 
-    fn grant_standing(
+    fn grant_standing_for(
         &self,
         user: &str,
         tool: &str,
+        upstream: Option<&str>,
         until: Timestamp,
         actor: &str,
         note: &str,
@@ -580,29 +581,31 @@ impl Store for PgStore {
             let row = tx
                 .tx
                 .query_one(
-                    "INSERT INTO approvals (kind, \"user\", tool, created_at, expires_at, state, decided_by, decided_at, note) \
-                     VALUES ('standing', $1, $2, $3, $4, 'approved', $5, $3, $6) RETURNING id",
-                    &[&user, &tool, &now.unix_millis(), &until.unix_millis(), &actor, &note],
+                    "INSERT INTO approvals (kind, \"user\", tool, created_at, expires_at, state, decided_by, decided_at, note, upstream) \
+                     VALUES ('standing', $1, $2, $3, $4, 'approved', $5, $3, $6, $7) RETURNING id",
+                    &[&user, &tool, &now.unix_millis(), &until.unix_millis(), &actor, &note, &upstream],
                 )
                 .map_err(|e| Error::pg("granting a standing approval", e))?;
             let id: i64 = row
                 .try_get(0)
                 .map_err(|e| Error::pg("granting a standing approval", e))?;
             let id = ApprovalId::new(to_u64(id)?);
-            tx.append(transitions::standing_entry(now, user, tool, id, actor, note))?;
+            tx.append(transitions::standing_entry(now, user, tool, upstream, id, actor, note))?;
             Ok(id)
         })
     }
 
-    fn consume(
+    fn consume_routed(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error> {
-        let call = Call::new(user, session, tool, digest);
+        let mut call = Call::new(user, session, tool, digest);
+        call.upstream = upstream;
         self.write(|tx| transitions::consume_in(tx, call, now))
     }
 

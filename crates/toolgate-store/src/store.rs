@@ -292,11 +292,29 @@ pub trait Store: Send + Sync {
     }
 
     /// Grants a standing approval: `tool` for `user` until `until` (audited
-    /// `approval_granted`).
+    /// `approval_granted`), for calls routed to no named upstream
+    /// ([`Store::grant_standing_for`]).
     fn grant_standing(
         &self,
         user: &str,
         tool: &str,
+        until: Timestamp,
+        actor: &str,
+        note: &str,
+    ) -> Result<ApprovalId, Error> {
+        self.grant_standing_for(user, tool, None, until, actor, note)
+    }
+
+    /// Grants a standing approval: `tool` for `user` until `until`, bound
+    /// to `upstream` (audited `approval_granted`). It covers only calls
+    /// routed to exactly that upstream; one granted without an upstream
+    /// covers only calls routed to none (the API proxy, the hook, the
+    /// service), never a call an MCP proxy routes to a named upstream.
+    fn grant_standing_for(
+        &self,
+        user: &str,
+        tool: &str,
+        upstream: Option<&str>,
         until: Timestamp,
         actor: &str,
         note: &str,
@@ -320,19 +338,33 @@ pub trait Store: Send + Sync {
         Ok(true)
     }
 
-    /// Atomically uses an approval covering this call at `now`: first a
-    /// single approval bound to exactly (user, session, tool, digest),
-    /// approved, unexpired and unused, which is then used up; else a
-    /// standing approval for (user, tool). Audited `approval_used` in the
-    /// same transaction. `None`: the call is not covered. Exactly one of
-    /// several concurrent callers (threads or processes) gets a single
-    /// approval.
+    /// [`Store::consume_routed`] of a call routed to no named upstream.
     fn consume(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
+        now: Timestamp,
+    ) -> Result<Option<ApprovalUse>, Error> {
+        self.consume_routed(user, session, tool, digest, None, now)
+    }
+
+    /// Atomically uses an approval covering this call at `now`: first a
+    /// single approval bound to exactly (user, session, tool, digest),
+    /// approved, unexpired and unused, which is then used up; else a
+    /// standing approval for (user, tool) bound to the same `upstream`
+    /// (both `None`, or the same name). Audited `approval_used` in the
+    /// same transaction. `None`: the call is not covered. Exactly one of
+    /// several concurrent callers (threads or processes) gets a single
+    /// approval.
+    fn consume_routed(
+        &self,
+        user: &str,
+        session: &str,
+        tool: &str,
+        digest: &Digest,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, Error>;
 

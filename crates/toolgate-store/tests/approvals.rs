@@ -309,6 +309,37 @@ fn standing_approval_covers_the_tool_until_its_end_and_is_audited(db: &Db) {
     assert!(store.verify().unwrap().is_intact());
 }
 
+fn standing_grants_cover_only_their_upstream(db: &Db) {
+    let (store, _) = store(db);
+    let billing = store
+        .grant_standing_for("alice", "refund", Some("billing"), later(100), "bob", "")
+        .unwrap();
+    let d = digest("{}");
+    let used = |upstream: Option<&str>| {
+        store
+            .consume_routed("alice", "s-1", "refund", &d, upstream, later(10))
+            .unwrap()
+            .map(|u| u.id)
+    };
+    assert_eq!(used(Some("shop")), None, "another upstream");
+    assert_eq!(used(None), None, "no upstream");
+    assert_eq!(used(Some("billing")), Some(billing));
+    let a = store.get_approval(billing).unwrap().unwrap();
+    assert_eq!((a.upstream.as_deref(), a.uses), (Some("billing"), 1));
+    // A grant without an upstream covers calls routed to none only.
+    let plain = store
+        .grant_standing("alice", "refund", later(100), "bob", "")
+        .unwrap();
+    assert_eq!(used(Some("shop")), None);
+    assert_eq!(used(None), Some(plain));
+    assert_eq!(store.get_approval(plain).unwrap().unwrap().upstream, None);
+    let granted = store
+        .list(&AuditFilter::new().verdict(Verdict::ApprovalGranted))
+        .unwrap();
+    assert_eq!(granted[0].entry.note.as_deref(), Some("upstream billing"));
+    assert!(store.verify().unwrap().is_intact());
+}
+
 fn approvals_are_listed_and_decisions_audited(db: &Db) {
     let (store, _) = store(db);
     let a = approved(&*store, ARGS);
@@ -706,6 +737,7 @@ on_both_backends!(
     an_approved_unused_approval_can_be_revoked,
     double_consume_racing_in_threads_passes_once,
     standing_approval_covers_the_tool_until_its_end_and_is_audited,
+    standing_grants_cover_only_their_upstream,
     approvals_are_listed_and_decisions_audited,
     session_counters_and_escalation,
     escalation_threshold_is_configurable,

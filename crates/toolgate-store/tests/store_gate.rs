@@ -433,25 +433,29 @@ impl Store for AuditDown {
     fn deny(&self, id: ApprovalId, actor: &str, note: &str) -> Result<Approval, StoreError> {
         self.inner.deny(id, actor, note)
     }
-    fn grant_standing(
+    fn grant_standing_for(
         &self,
         user: &str,
         tool: &str,
+        upstream: Option<&str>,
         until: Timestamp,
         actor: &str,
         note: &str,
     ) -> Result<ApprovalId, StoreError> {
-        self.inner.grant_standing(user, tool, until, actor, note)
+        self.inner
+            .grant_standing_for(user, tool, upstream, until, actor, note)
     }
-    fn consume(
+    fn consume_routed(
         &self,
         user: &str,
         session: &str,
         tool: &str,
         digest: &Digest,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalUse>, StoreError> {
-        self.inner.consume(user, session, tool, digest, now)
+        self.inner
+            .consume_routed(user, session, tool, digest, upstream, now)
     }
     fn get_approval(&self, id: ApprovalId) -> Result<Option<Approval>, StoreError> {
         self.inner.get_approval(id)

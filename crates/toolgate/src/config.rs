@@ -271,6 +271,7 @@ pub use self::proxy::{
     DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
     DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
     DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
+    MESSAGES_BUILT_IN, RESPONSES_BUILT_IN,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::receipts::ReceiptConfig;

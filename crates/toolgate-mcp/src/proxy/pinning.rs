@@ -162,7 +162,10 @@ impl Shared {
     /// the upstream the call goes to (the approval's binding, and what the
     /// approval names for the humans deciding).
     pub(super) fn call_context(&self, value: &Value<'static>) -> Context {
-        let context = Context::new(self.user.as_str(), self.session.as_str(), 1);
+        let mut context = Context::new(self.user.as_str(), self.session.as_str(), 1);
+        // The proxy's caller asks for the approvals its calls need:
+        // per-requester caps count them.
+        context.requester = Some(self.user.clone());
         let Some(tool) = value.pointer("/params/name").and_then(Value::as_str) else {
             return context;
         };

@@ -65,6 +65,19 @@ pub(super) async fn client_pump<R: AsyncBufRead + Unpin>(
                     ))
                     .await;
             }
+            Ok(Message::Request { id, .. }) if shared.is_full() => {
+                // Bounded: a client that never waits for its answers cannot
+                // grow the connection's memory.
+                finding("client request refused: too_many_requests");
+                shared.refuse_frame("too_many_requests");
+                sides
+                    .to_client(frame::error_answer(
+                        Some(&id),
+                        frame::INTERNAL_ERROR,
+                        "refused by toolgate: too_many_requests",
+                    ))
+                    .await;
+            }
             Ok(Message::Request { id, method, value }) if method == "tools/call" => {
                 let shared = Arc::clone(&shared);
                 let sides = sides.clone();
@@ -119,7 +132,19 @@ pub(super) async fn client_pump<R: AsyncBufRead + Unpin>(
                 finding("client notification dropped: notification_not_passed");
                 shared.refuse_at("mcp client notification", "notification_not_passed");
             }
-            Ok(Message::Notification { .. } | Message::Response { .. }) => {
+            Ok(Message::Response { id, .. }) => {
+                // Only an answer to a server request the proxy forwarded
+                // reaches the server, once.
+                if shared.lock().server_pending.remove(&id) {
+                    sides.to_server(lossless(bytes)).await;
+                } else {
+                    finding(&format!(
+                        "client response to no pending server request dropped (id {id})"
+                    ));
+                    shared.refuse_at("mcp client response", "response_not_pending");
+                }
+            }
+            Ok(Message::Notification { .. }) => {
                 sides.to_server(lossless(bytes)).await;
             }
         }
@@ -205,7 +230,33 @@ pub(super) async fn server_pump<R: AsyncBufRead + Unpin>(
                     .server_request(&id, &method, &value, lossless(bytes))
                     .await
                 {
-                    Ok(line) => sides.to_client(line).await,
+                    Ok(line) => {
+                        // Noted before the client can answer it; a server
+                        // that floods requests its client never answers is
+                        // refused past the cap.
+                        let noted = {
+                            let mut state = shared.lock();
+                            let fits = state.server_pending.len() < MAX_SERVER_REQUESTS
+                                || state.server_pending.contains(&id);
+                            if fits {
+                                state.server_pending.insert(id.clone());
+                            }
+                            fits
+                        };
+                        if noted {
+                            sides.to_client(line).await;
+                        } else {
+                            finding("server request refused: too_many_pending_requests");
+                            shared.refuse_at("mcp server request", "too_many_pending_requests");
+                            sides
+                                .to_server(frame::error_answer(
+                                    Some(&id),
+                                    frame::INTERNAL_ERROR,
+                                    "refused by toolgate: too_many_pending_requests",
+                                ))
+                                .await;
+                        }
+                    }
                     Err(answer) => sides.to_server(answer).await,
                 }
             }

@@ -13,6 +13,9 @@
 //!   unknown content type refused, and audited (`tool_result`, the URI or
 //!   prompt name as its tool, `mcp resources/read` or `mcp prompts/get` as
 //!   its note) before the client sees them.
+//! - `resources/list`, `resources/templates/list`, `prompts/list` and
+//!   `completion/complete` answers are rebuilt from a pass list, their
+//!   texts cleaned as tool definitions are ([`super::catalogs`]).
 //! - Notifications pass only when [`CLIENT_NOTIFICATIONS`] (from the
 //!   client) or [`SERVER_NOTIFICATIONS`] (from the server) names them; any
 //!   other is dropped. Every refused method and notification, of either
@@ -27,6 +30,7 @@ use std::borrow::Cow;
 
 use toolgate_json::{canonical, Object, Value};
 
+use super::catalogs::Catalog;
 use super::{finding, Shared};
 use crate::frame::{self, RequestId};
 use crate::results::{Reader, ResultReport};
@@ -94,6 +98,9 @@ pub(super) enum Read {
     Resource(String),
     /// `prompts/get` of this prompt.
     Prompt(String),
+    /// A list (`resources/list`, `resources/templates/list`,
+    /// `prompts/list`) or `completion/complete`: rebuilt ([`catalogs`]).
+    Catalog(Catalog),
 }
 
 /// Whether a client request of `method` passes; its answer's reading.
@@ -114,7 +121,7 @@ pub(super) fn client_request(method: &str, value: &Value<'static>) -> Result<Opt
         "initialize" | "server/discover" => Some(Read::Handshake),
         "resources/read" => Some(Read::Resource(name("/params/uri"))),
         "prompts/get" => Some(Read::Prompt(name("/params/name"))),
-        _ => None,
+        _ => Catalog::of(method).map(Read::Catalog),
     })
 }
 
@@ -157,6 +164,20 @@ impl Shared {
         };
         let (name, note, checked) = match read {
             Read::Handshake => return frame::result_answer(id, without_tasks(result)),
+            Read::Catalog(c) => {
+                return match c.rebuild(result) {
+                    Ok(v) => frame::result_answer(id, v),
+                    Err(code) => {
+                        finding(&format!("server answer refused: {code}"));
+                        self.refuse_at(c.place(), code);
+                        frame::error_answer(
+                            Some(id),
+                            frame::INTERNAL_ERROR,
+                            &format!("refused by toolgate: {code}"),
+                        )
+                    }
+                }
+            }
             Read::Resource(uri) => (uri, "mcp resources/read", self.read_resource(result)),
             Read::Prompt(name) => (name, "mcp prompts/get", self.read_prompt(result)),
         };

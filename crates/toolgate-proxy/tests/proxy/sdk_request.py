@@ -207,6 +207,28 @@ def token_counts_and_embeddings_forwarded() -> None:
     expect_status(lambda: oa().files.list(), 404, "not_found")
 
 
+def token_counts_carry_sanitized_results() -> None:
+    session = fresh()
+    history = [
+        {"role": "user", "content": "find it"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t7", "name": "search", "input": {"query": "x"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t7", "content": [{"type": "text", "text": DIRTY}]}]},
+    ]
+    n = an(session).messages.count_tokens(model="claude-test", messages=history)
+    assert n.input_tokens == 12, n
+    sent = json.loads(last_upstream_request()["body"])
+    assert sent["messages"][2]["content"][0]["content"][0]["text"] == CLEAN, sent
+    n = oa(session).responses.input_tokens.count(model="gpt-test", input=[
+        {"type": "function_call", "call_id": "c7", "name": "search", "arguments": "{\"query\":\"x\"}"},
+        {"type": "function_call_output", "call_id": "c7", "output": DIRTY},
+    ])
+    assert n.input_tokens == 7, n
+    sent = json.loads(last_upstream_request()["body"])
+    assert DIRTY not in json.dumps(sent) and sent["input"][1]["output"] == CLEAN, sent
+    results = [r for r in audit_records(session) if r["verdict"] == "tool_result"]
+    assert sorted(r["call_id"] for r in results) == ["c7", "t7"], results
+
+
 # Item 9d: a conversation continued past a withheld call stays answerable.
 
 def responses_continued_after_a_withheld_call() -> None:
@@ -338,6 +360,7 @@ DEFAULT: List[Callable[[], None]] = [
     request_ids_reach_the_sdks,
     stored_responses_refused,
     token_counts_and_embeddings_forwarded,
+    token_counts_carry_sanitized_results,
     responses_continued_after_a_withheld_call,
     chat_legacy_function_call_denied_with_feedback,
     offered_tool_reported,

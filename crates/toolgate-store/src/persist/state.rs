@@ -203,7 +203,14 @@ impl StateView for StoreState<'_> {
         self.refuse_write("using an approval")?;
         let used = self
             .store
-            .consume(key.user, key.session, key.tool, &digest, self.now)
+            .consume_routed(
+                key.user,
+                key.session,
+                key.tool,
+                &digest,
+                self.upstream,
+                self.now,
+            )
             .map_err(unavailable)?;
         Ok(used.map(|u| ApprovalGrant::new(u.id.to_string())))
     }

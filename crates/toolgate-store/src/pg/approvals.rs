@@ -231,6 +231,7 @@ impl ApprovalTx for Tx<'_> {
         &mut self,
         user: &str,
         tool: &str,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalId>, Error> {
         let row = self
@@ -238,9 +239,10 @@ impl ApprovalTx for Tx<'_> {
             .query_opt(
                 "UPDATE approvals SET used_at = $3, uses = uses + 1 WHERE id = \
                  (SELECT id FROM approvals WHERE kind = 'standing' AND \"user\" = $1 AND tool = $2 \
+                  AND upstream IS NOT DISTINCT FROM $4 \
                   AND state = 'approved' AND expires_at > $3 ORDER BY id LIMIT 1) \
                  AND state = 'approved' RETURNING id",
-                &[&user, &tool, &now.unix_millis()],
+                &[&user, &tool, &now.unix_millis(), &upstream],
             )
             .map_err(using)?;
         row.map(|r| id_of(&r, using)).transpose()

@@ -135,6 +135,7 @@ pub(crate) fn standing_entry(
     now: Timestamp,
     user: &str,
     tool: &str,
+    upstream: Option<&str>,
     id: ApprovalId,
     actor: &str,
     note: Option<&str>,
@@ -144,7 +145,12 @@ pub(crate) fn standing_entry(
         .tool(tool)
         .approval(id)
         .actor(actor);
-    e.note = note.map(str::to_owned);
+    // The upstream the grant is bound to leads the note.
+    e.note = match (upstream, note) {
+        (Some(u), Some(n)) => Some(format!("upstream {u}: {n}")),
+        (Some(u), None) => Some(format!("upstream {u}")),
+        (None, n) => n.map(str::to_owned),
+    };
     e
 }
 
@@ -280,12 +286,14 @@ pub(crate) trait ApprovalTx {
     /// Marks single approval `id` used at `now` if it is still approved
     /// and unused; whether it was.
     fn use_single(&mut self, id: ApprovalId, now: Timestamp) -> Result<bool, Error>;
-    /// Uses the oldest approved standing approval of `user` for `tool` not
-    /// past its time at `now`: its id, or `None`.
+    /// Uses the oldest approved standing approval of `user` for `tool`
+    /// bound to `upstream` (both `None`, or the same name) not past its
+    /// time at `now`: its id, or `None`.
     fn use_standing(
         &mut self,
         user: &str,
         tool: &str,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalId>, Error>;
 }
@@ -412,7 +420,7 @@ pub(crate) fn consume_in(
             }
             (id, ApprovalKind::Single)
         }
-        None => match tx.use_standing(call.user, call.tool, now)? {
+        None => match tx.use_standing(call.user, call.tool, call.upstream, now)? {
             Some(id) => (id, ApprovalKind::Standing),
             None => return Ok(None),
         },
@@ -617,11 +625,13 @@ mod tests {
         assert_eq!(standing.note.as_deref(), Some("standing"));
         assert_eq!(standing.session.as_deref(), Some("s"));
 
-        let g = standing_entry(NOW, "u", "t", a.id, "bob", None);
+        let g = standing_entry(NOW, "u", "t", None, a.id, "bob", None);
         assert_eq!(
             (g.verdict, g.session, g.digest),
             (AuditVerdict::ApprovalGranted, None, None)
         );
+        let routed = standing_entry(NOW, "u", "t", Some("shop"), a.id, "bob", Some("x"));
+        assert_eq!(routed.note.as_deref(), Some("upstream shop: x"));
     }
 
     /// A transaction that answers from fields and logs what it was asked.
@@ -715,6 +725,7 @@ mod tests {
             &mut self,
             _: &str,
             _: &str,
+            _: Option<&str>,
             _: Timestamp,
         ) -> Result<Option<ApprovalId>, Error> {
             self.log.push("use standing");

@@ -239,14 +239,15 @@ impl ApprovalTx for Tx<'_> {
         &mut self,
         user: &str,
         tool: &str,
+        upstream: Option<&str>,
         now: Timestamp,
     ) -> Result<Option<ApprovalId>, Error> {
         let standing: Option<i64> = self
             .conn
             .query_row(
                 "SELECT id FROM approvals WHERE kind = 'standing' AND user = ?1 AND tool = ?2 \
-                 AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
-                rusqlite::params![user, tool, now.unix_millis()],
+                 AND upstream IS ?4 AND state = 'approved' AND expires_at > ?3 ORDER BY id LIMIT 1",
+                rusqlite::params![user, tool, now.unix_millis(), upstream],
                 |r| r.get(0),
             )
             .optional()

@@ -122,6 +122,41 @@ pub enum ProxyAuth {
     Fixed(String),
 }
 
+/// Responses output items that are tools the provider runs itself, or
+/// client-side tools the gate does not read: refused unless `pass_through`
+/// names them.
+pub const RESPONSES_BUILT_IN: [&str; 14] = [
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "tool_search_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
+    "computer_call",
+    "function_shell_call",
+    "compaction",
+];
+
+/// Messages content blocks of tools Anthropic runs itself, and their
+/// results: refused unless `pass_through` names them.
+pub const MESSAGES_BUILT_IN: [&str; 10] = [
+    "server_tool_use",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "container_upload",
+];
+
 /// The `[proxy]` table.
 #[derive(Debug, Clone)]
 pub struct ProxyConfig {
@@ -418,6 +453,26 @@ impl Loader<'_> {
             };
         }
         if let Some(list) = &p.pass_through {
+            // Only built-in item types can be opened: a misspelt or unknown
+            // name would open nothing and hide the mistake.
+            if let Some(bad) = list.get_ref().iter().find(|t| {
+                !RESPONSES_BUILT_IN.contains(&t.as_str())
+                    && !MESSAGES_BUILT_IN.contains(&t.as_str())
+            }) {
+                let shown: String = bad
+                    .chars()
+                    .filter(char::is_ascii_graphic)
+                    .take(64)
+                    .collect();
+                return Err(self.at_value(
+                    ErrorCode::InvalidValue,
+                    list.span().start,
+                    "pass_through",
+                    format!(
+                        "`pass_through` names `{shown}`, which is not a built-in item type: see the proxy's pass list (`web_search_call`, `server_tool_use`, ...)"
+                    ),
+                ));
+            }
             proxy.pass_through = list.get_ref().clone();
         }
         let ways = usize::from(!p.token.is_empty())
@@ -514,6 +569,24 @@ mod tests {
         let e = load("[proxy]\noffered_tool = \"report\"\n").unwrap_err();
         assert_eq!(e.code(), ErrorCode::UnknownKey);
         assert!(e.to_string().contains("offered_tool"), "{e}");
+    }
+
+    #[test]
+    fn pass_through_names_only_built_in_item_types() {
+        let c =
+            load("[proxy]\npass_through = [\"web_search_call\", \"server_tool_use\"]\n").unwrap();
+        assert_eq!(
+            c.proxy().pass_through(),
+            ["web_search_call", "server_tool_use"]
+        );
+        for bad in ["web_search", "program", "function_call", "text"] {
+            let e = load(&format!("[proxy]\npass_through = [\"{bad}\"]\n")).unwrap_err();
+            assert_eq!(e.code(), ErrorCode::InvalidValue, "{bad}");
+            let text = e.to_string();
+            assert!(text.contains("toolgate.toml"), "{text}");
+            assert!(text.contains("pass_through"), "{text}");
+            assert!(text.contains(bad), "{text}");
+        }
     }
 
     #[test]
