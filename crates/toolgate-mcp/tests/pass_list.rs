@@ -14,8 +14,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use toolgate::config::Config;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{AuditVerdict, StoreGate};
+use toolgate_store::{open_config_store, AuditVerdict, StoreGate, StoreOptions};
 
 mod in_process;
 

@@ -15,10 +15,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate::config::PinFirst;
+use toolgate::config::{Config, PinFirst};
 use toolgate_json::Value;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
-use toolgate_store::{ApprovalFilter, ApprovalId, ApprovalState, StoreGate};
+use toolgate_store::{
+    open_config_store, ApprovalFilter, ApprovalId, ApprovalState, StoreGate, StoreOptions,
+};
 
 mod in_process;
 

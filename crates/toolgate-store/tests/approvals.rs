@@ -334,7 +334,7 @@ fn standing_grants_cover_only_their_upstream(db: &Db) {
     assert_eq!(used(None), Some(plain));
     assert_eq!(store.get_approval(plain).unwrap().unwrap().upstream, None);
     let granted = store
-        .list(&AuditFilter::new().verdict(Verdict::ApprovalGranted))
+        .list(&AuditFilter::new().verdict(AuditVerdict::ApprovalGranted))
         .unwrap();
     assert_eq!(granted[0].entry.note.as_deref(), Some("upstream billing"));
     assert!(store.verify().unwrap().is_intact());

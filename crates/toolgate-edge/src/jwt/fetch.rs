@@ -101,8 +101,8 @@ pub async fn post_form_with(
 pub async fn get(url: &str) -> Result<(u16, Bytes), String> {
     url.parse::<Uri>()
         .map_err(|_| "the URL does not parse".to_owned())?;
-    let request = outbound::get(url, "application/json")
-        .map_err(|_| "cannot make the request".to_owned())?;
+    let request =
+        outbound::get(url, "application/json").map_err(|_| "cannot make the request".to_owned())?;
     let response = client()
         .send(request)
         .await
