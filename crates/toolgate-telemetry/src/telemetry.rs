@@ -151,6 +151,7 @@ impl Telemetry {
                     resource,
                     Duration::from_secs(telemetry.metrics_seconds()),
                     Arc::clone(&counts),
+                    config.registry(),
                 )?);
             }
         }
