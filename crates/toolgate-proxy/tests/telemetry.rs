@@ -14,10 +14,7 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue, Request, Response};
@@ -26,6 +23,7 @@ use axum::Router;
 use http_body_util::{BodyExt as _, Full};
 use serde_json::Value;
 use toolgate_telemetry::{LogSink, Telemetry};
+use toolgate_testkit::{otlp_spans as spans, OtlpReceiver, OtlpTransport};
 
 const AGENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN: &str = "00f067aa0ba902b7";
@@ -33,87 +31,6 @@ const AGENT_SPAN: &str = "00f067aa0ba902b7";
 const PLAIN_VALUE: &str = "Zanzibar-7f3a";
 /// A secret argument value of a tool in `record_arguments`.
 const SECRET_VALUE: &str = "tg-secret-91c2";
-
-/// The receiver, its lines as they come.
-struct Receiver {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-    port: u16,
-}
-
-impl Receiver {
-    /// Starts the receiver, or `None` (skipped) without a Python that has
-    /// `opentelemetry-proto`.
-    fn start() -> Option<Self> {
-        let python = std::env::var_os("TOOLGATE_PROXY_PYTHON").unwrap_or_else(|| "python3".into());
-        let has_proto = Command::new(&python)
-            .args([
-                "-c",
-                "import opentelemetry.proto.collector.trace.v1.trace_service_pb2",
-            ])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !has_proto {
-            toolgate_testkit::skip(
-                "no Python with opentelemetry-proto (TOOLGATE_PROXY_PYTHON; .ci/run installs it)",
-            );
-            return None;
-        }
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/telemetry/otlp_receiver.py"
-        );
-        let mut child = Command::new(&python)
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx
-                    .send(serde_json::from_str::<Value>(&line).unwrap())
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-        let first = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        let port = u16::try_from(first["port"].as_u64().unwrap()).unwrap();
-        Some(Self {
-            child,
-            lines: rx,
-            port,
-        })
-    }
-
-    /// Lines until `done` says the collection is complete (or a deadline
-    /// passes: then what came, for the assertions to name what is missing).
-    fn collect(&self, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        while !done(&seen) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(v) => seen.push(v),
-                Err(_) => break,
-            }
-        }
-        seen
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
 
 fn config_text(upstream: &str, receiver: u16) -> String {
     format!(
@@ -154,13 +71,9 @@ async fn listen(router: Router) -> String {
     format!("http://{addr}")
 }
 
-fn spans(lines: &[Value]) -> Vec<&Value> {
-    lines.iter().filter(|l| l.get("span").is_some()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values() {
-    let Some(receiver) = Receiver::start() else {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
         return;
     };
     // The upstream: answers with three calls, and keeps the traceparent
@@ -203,7 +116,7 @@ async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values()
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.toml");
-    std::fs::write(&path, config_text(&up, receiver.port)).unwrap();
+    std::fs::write(&path, config_text(&up, receiver.port())).unwrap();
     let config = toolgate::config::Config::load(&path).unwrap();
     let store = toolgate_store::open_store(
         "sqlite::memory:",
@@ -367,7 +280,7 @@ fn sse_body() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
-    let Some(receiver) = Receiver::start() else {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
         return;
     };
     let up = listen(Router::new().route(
@@ -384,7 +297,7 @@ async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.toml");
-    std::fs::write(&path, config_text(&up, receiver.port)).unwrap();
+    std::fs::write(&path, config_text(&up, receiver.port())).unwrap();
     let config = toolgate::config::Config::load(&path).unwrap();
     let store = toolgate_store::open_store(
         "sqlite::memory:",
