@@ -232,6 +232,7 @@ impl HttpProxy {
     /// [`Proxy::with_telemetry`]); set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.inner.gate.store()));
         let _ = self.inner.telemetry.set(telemetry);
         self
     }

@@ -224,6 +224,7 @@ impl Proxy {
     /// `_meta`; set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.shared.gate.store()));
         let _ = self.shared.telemetry.set(telemetry);
         self
     }

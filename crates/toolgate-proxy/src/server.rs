@@ -188,6 +188,7 @@ impl Proxy {
     /// decision, the trace context passed upstream); set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.inner.gate.store()));
         let _ = self.inner.telemetry.set(telemetry);
         self
     }

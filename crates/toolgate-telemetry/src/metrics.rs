@@ -63,6 +63,7 @@ pub(crate) struct Instruments {
     other_tool: ByVerdict,
     rejected: [KeyValue; 2],
     stage_attributes: [[KeyValue; 1]; 3],
+    observing: std::sync::OnceLock<()>,
 }
 
 impl Instruments {
@@ -129,6 +130,7 @@ impl Instruments {
             ],
             stage_attributes: [Stage::Request, Stage::Decide, Stage::Upstream]
                 .map(|s| [KeyValue::new("stage", s.as_str())]),
+            observing: std::sync::OnceLock::new(),
         })
     }
 
@@ -155,6 +157,13 @@ impl Instruments {
         };
         if let Some(a) = self.stage_attributes.get(i) {
             self.stages.record(took.as_secs_f64(), a);
+        }
+    }
+
+    /// Reads the store's gauges ([`crate::gauges`]) at each export; once.
+    pub(crate) fn observe_store(&self, store: std::sync::Arc<dyn toolgate_store::Store>) {
+        if self.observing.set(()).is_ok() {
+            crate::gauges::observe(&self.provider.meter("toolgate"), store);
         }
     }
 

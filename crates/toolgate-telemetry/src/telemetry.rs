@@ -208,6 +208,18 @@ impl Telemetry {
         RequestSpan::start(Arc::clone(inner), name, &parent)
     }
 
+    /// Exports the gauges read from `store` with the OTLP metrics:
+    /// `toolgate.approvals.pending`, `toolgate.approvals.oldest_pending.age`
+    /// (s), `toolgate.kill_switch` (by `mode`) and
+    /// `toolgate.store.read.duration` (s). Read on the metric reader's
+    /// thread, at most once a second, never on a decision's path. The
+    /// first store handed over is kept; nothing without OTLP metrics.
+    pub fn observe_store(&self, store: Arc<dyn toolgate_store::Store>) {
+        if let Some(m) = self.inner.as_ref().and_then(|i| i.metrics.as_ref()) {
+            m.observe_store(store);
+        }
+    }
+
     /// Records how long `stage` took (OTLP metrics only).
     pub fn stage(&self, stage: Stage, took: Duration) {
         if let Some(m) = self.inner.as_ref().and_then(|i| i.metrics.as_ref()) {

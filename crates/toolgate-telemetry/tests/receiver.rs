@@ -2,7 +2,9 @@
 //! the official protobuf definitions and their generated gRPC services):
 //! over OTLP/gRPC (the `grpc` feature; `.ci/run` builds and runs it), the
 //! request's span inside the caller's trace, its decision's child span and
-//! the metrics, with no argument value in any request sent.
+//! the metrics, with no argument value in any request sent; over
+//! OTLP/HTTP, the store's gauges (approvals pending, the kill switch, the
+//! store's read latency).
 
 #![allow(
     clippy::unwrap_used,
@@ -10,10 +12,6 @@
     clippy::panic,
     clippy::indexing_slicing,
     reason = "test code: a failed assumption should fail the test loudly"
-)]
-#![cfg_attr(
-    not(feature = "grpc"),
-    allow(dead_code, unused_imports, reason = "the gRPC test's helpers")
 )]
 
 use std::sync::Arc;
@@ -24,11 +22,14 @@ use toolgate::config::Config;
 use toolgate::{Context, Format, Gate};
 use toolgate_store::{SqliteOptions, Store, StoreGate};
 use toolgate_telemetry::{LogSink, Telemetry};
-use toolgate_testkit::{otlp_spans, OtlpReceiver, OtlpTransport};
+#[cfg(feature = "grpc")]
+use toolgate_testkit::otlp_spans;
+use toolgate_testkit::{OtlpReceiver, OtlpTransport};
 
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 /// An argument value: never exported.
+#[cfg(feature = "grpc")]
 const VALUE: &str = "Zanzibar-7f3a";
 
 fn config(endpoint: &str, protocol: &str) -> Config {
@@ -158,4 +159,68 @@ async fn grpc_without_the_feature_is_refused_at_start() {
         .unwrap_err()
         .to_string();
     assert!(why.contains("`grpc` feature"), "{why}");
+}
+
+fn point<'a>(m: &'a Value, attribute: Option<(&str, &str)>) -> &'a Value {
+    m["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| attribute.is_none_or(|(k, v)| p["attributes"][k] == v))
+        .unwrap_or_else(|| panic!("no point {attribute:?} in {m}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stores_gauges_reach_the_receiver() {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
+        return;
+    };
+    let c = config(&receiver.endpoint(), "http/protobuf");
+    let g = gate(&c);
+    let t = Telemetry::start_with(&c, c.telemetry(), LogSink::Buffer(Arc::default())).unwrap();
+    t.observe_store(Arc::clone(g.store()));
+    // Two calls held for a human, and the kill switch on for writes.
+    request(&t, &g, &[("call_1", "wipe", r#"{"n":1}"#)]);
+    request(&t, &g, &[("call_2", "wipe", r#"{"n":2}"#)]);
+    g.store()
+        .set_kill_switch(toolgate_store::KillMode::DenyWrites, "drill", "ops")
+        .unwrap();
+    // The metrics are exported once more at shutdown.
+    t.shutdown().await;
+    let names = [
+        "toolgate.approvals.pending",
+        "toolgate.approvals.oldest_pending.age",
+        "toolgate.kill_switch",
+        "toolgate.store.read.duration",
+    ];
+    let lines = receiver.collect(|seen| names.iter().all(|n| metric(seen, n).is_some()));
+    for n in names {
+        assert_eq!(
+            metric(&lines, n).unwrap_or_else(|| panic!("no {n} in {lines:?}"))["type"],
+            "gauge"
+        );
+    }
+    assert_eq!(
+        point(metric(&lines, "toolgate.approvals.pending").unwrap(), None)["value"],
+        2
+    );
+    let age = &point(
+        metric(&lines, "toolgate.approvals.oldest_pending.age").unwrap(),
+        None,
+    )["value"];
+    assert!(age.as_u64().is_some_and(|a| a < 3600), "{age}");
+    let kill = metric(&lines, "toolgate.kill_switch").unwrap();
+    // One series per mode, and no other attribute: bounded.
+    assert_eq!(kill["points"].as_array().unwrap().len(), 3, "{kill}");
+    for (mode, on) in [("off", 0), ("deny_writes", 1), ("deny_all", 0)] {
+        assert_eq!(point(kill, Some(("mode", mode)))["value"], on, "{kill}");
+    }
+    let took = &point(
+        metric(&lines, "toolgate.store.read.duration").unwrap(),
+        None,
+    )["value"];
+    assert!(
+        took.as_f64().is_some_and(|s| (0.0..10.0).contains(&s)),
+        "{took}"
+    );
 }
