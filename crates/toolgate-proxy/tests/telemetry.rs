@@ -350,3 +350,99 @@ async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
         }
     }
 }
+
+/// Starts a proxy whose `openai` upstream is `up`, exporting to `receiver`;
+/// its address and telemetry.
+async fn proxy_to(up: &str, receiver: &OtlpReceiver, dir: &std::path::Path) -> (String, Telemetry) {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, config_text(up, receiver.port())).unwrap();
+    let config = toolgate::config::Config::load(&path).unwrap();
+    let store =
+        toolgate_store::open_store("sqlite::memory:", dir, toolgate_store::StoreOptions::new())
+            .unwrap();
+    let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
+    let telemetry =
+        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::default()))
+            .unwrap();
+    let proxy = toolgate_proxy::Proxy::new(&config, gate)
+        .unwrap()
+        .with_telemetry(telemetry.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxied = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(toolgate_proxy::serve(l, proxy, std::future::pending()));
+    (proxied, telemetry)
+}
+
+async fn ask(proxied: &str) -> u16 {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let req = hyper::Request::post(format!("{proxied}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .header("traceparent", format!("00-{AGENT_TRACE}-{AGENT_SPAN}-01"))
+        .body(Full::new(Bytes::from(
+            r#"{"model":"m","messages":[{"role":"user","content":"weather?"}]}"#,
+        )))
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    let status = res.status().as_u16();
+    let _ = res.into_body().collect().await;
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_request_s_span_has_error_status() {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
+        return;
+    };
+    // An upstream that fails, and one that is not there at all.
+    let failing = listen(Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let mut r = Response::new(Body::from(r#"{"error":{"message":"boom"}}"#));
+            *r.status_mut() = axum::http::StatusCode::INTERNAL_SERVER_ERROR;
+            r
+        }),
+    ))
+    .await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, ta) = proxy_to(&failing, &receiver, &dir.path().join("a")).await;
+    let (b, tb) = proxy_to(&closed, &receiver, &dir.path().join("b")).await;
+    assert_eq!(ask(&a).await, 500);
+    assert_eq!(ask(&b).await, 502);
+    ta.shutdown().await;
+    tb.shutdown().await;
+    let lines = receiver.collect(|seen| {
+        spans(seen)
+            .iter()
+            .filter(|s| s["span"] == "proxy request")
+            .count()
+            >= 2
+    });
+    let requests: Vec<_> = spans(&lines)
+        .into_iter()
+        .filter(|s| s["span"] == "proxy request")
+        .collect();
+    let by_status = |code: i64| {
+        requests
+            .iter()
+            .find(|s| s["attributes"]["http.response.status_code"] == code)
+            .unwrap_or_else(|| panic!("no {code} span in {lines:?}"))
+    };
+    // The upstream's own 500, passed on: an error named by its status.
+    let passed = by_status(500);
+    assert_eq!(passed["status"], 2, "STATUS_CODE_ERROR: {passed}");
+    assert_eq!(passed["attributes"]["error.type"], "500");
+    // The upstream unreachable: an error named by toolgate's code.
+    let unreachable = by_status(502);
+    assert_eq!(unreachable["status"], 2, "STATUS_CODE_ERROR: {unreachable}");
+    assert_eq!(
+        unreachable["attributes"]["error.type"],
+        "upstream_unreachable"
+    );
+    assert_eq!(unreachable["status_message"], "upstream_unreachable");
+}

@@ -132,6 +132,20 @@ impl RequestSpan {
         }
     }
 
+    /// Marks the request as failed, as the OpenTelemetry conventions say
+    /// for a server's span: status error, described and named in
+    /// `error.type` by `error_type` (toolgate's code, or an HTTP status
+    /// such as `"502"` for an upstream's answer passed on).
+    pub fn failed(&self, error_type: &'static str) {
+        if let Some((_, cx)) = self.live() {
+            let span = cx.span();
+            if span.is_recording() {
+                span.set_attribute(KeyValue::new("error.type", error_type));
+                span.set_status(Status::error(error_type));
+            }
+        }
+    }
+
     /// Records `decisions`, made from `started` until now (`took`), as
     /// children of this span, in the metrics and in the decision log
     /// (`surface`: `api`, `proxy`, `mcp`).

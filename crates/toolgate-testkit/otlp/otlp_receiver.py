@@ -64,6 +64,7 @@ def emit_spans(req):
                         "parent_span_id": s.parent_span_id.hex(),
                         "kind": s.kind,
                         "status": s.status.code,
+                        "status_message": s.status.message,
                         "attributes": attributes(s.attributes),
                         "service": resource.get("service.name"),
                     }
