@@ -412,6 +412,7 @@ impl Inner {
             tasks: Mutex::new(Vec::new()),
             used: Mutex::new(tokio::time::Instant::now()),
             canceller: proxy.canceller(),
+            traces: proxy.http_traces(),
         });
         let run = tokio::spawn(async move {
             let link = link;

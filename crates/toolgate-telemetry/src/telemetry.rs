@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::HeaderMap;
 use opentelemetry::propagation::TextMapPropagator as _;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_http::HeaderExtractor;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -195,16 +195,35 @@ impl Telemetry {
         traceparent: Option<&str>,
         tracestate: Option<&str>,
     ) -> RequestSpan {
+        self.frame_within(name, traceparent, tracestate, None)
+    }
+
+    /// As [`Telemetry::frame`], for a frame that came in an HTTP request
+    /// with `headers`: the frame's own context (`_meta`) wins when its
+    /// `traceparent` is valid; else the request's `traceparent` and
+    /// `tracestate` headers are read.
+    pub fn frame_within(
+        &self,
+        name: &'static str,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
+        headers: Option<&HeaderMap>,
+    ) -> RequestSpan {
         let Some(inner) = &self.inner else {
             return RequestSpan::off();
         };
-        let mut headers = HeaderMap::new();
+        let mut meta = HeaderMap::new();
         for (key, value) in [("traceparent", traceparent), ("tracestate", tracestate)] {
             if let Some(v) = value.and_then(|v| http::HeaderValue::from_str(v).ok()) {
-                headers.insert(key, v);
+                meta.insert(key, v);
             }
         }
-        let parent = inner.propagator.extract(&HeaderExtractor(&headers));
+        let mut parent = inner.propagator.extract(&HeaderExtractor(&meta));
+        if let Some(h) = headers {
+            if !parent.span().span_context().is_valid() {
+                parent = inner.propagator.extract(&HeaderExtractor(h));
+            }
+        }
         RequestSpan::start(Arc::clone(inner), name, &parent)
     }
 
