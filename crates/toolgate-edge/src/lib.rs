@@ -59,6 +59,7 @@ mod body;
 pub mod jwt;
 mod limits;
 mod listener;
+pub mod log;
 mod start;
 pub mod token;
 

@@ -718,8 +718,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 
 /// A line on standard error.
 fn note(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+    toolgate_edge::log::line(toolgate_edge::log::Level::Warn, "mcp", "note", text);
 }
 
 /// A name from a client, safe for a terminal.

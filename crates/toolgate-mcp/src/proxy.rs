@@ -767,8 +767,7 @@ fn lossless(bytes: Vec<u8>) -> String {
 /// A line on standard error (the MCP client's log); never on the client's
 /// stream.
 fn finding(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+    toolgate_edge::log::line(toolgate_edge::log::Level::Warn, "mcp", "finding", text);
 }
 
 /// A name from the server or the model, safe for a terminal.

@@ -193,7 +193,12 @@ async fn record(
         })
         .await;
     if done.is_err() {
-        eprintln!("toolgate serve: cannot record the notice of approval {id}");
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Error,
+            "serve",
+            "notice_failed",
+            &format!("cannot record the notice of approval {id}"),
+        );
     }
 }
 

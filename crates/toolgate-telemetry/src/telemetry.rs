@@ -114,6 +114,10 @@ impl Telemetry {
         telemetry: &TelemetryConfig,
         sink: LogSink,
     ) -> Result<Self, StartError> {
+        if telemetry.log_format() == toolgate::config::LogFormat::Json {
+            // Every line the process writes, not only the decisions.
+            toolgate_edge::log::use_json();
+        }
         let log = Logger::new(telemetry.log_format(), telemetry.decision_log(), sink);
         if telemetry.endpoint().is_none() && !log.on() {
             return Ok(Self::off());
