@@ -1,6 +1,6 @@
 //! The operator's log: every line toolgate's long-running front ends
 //! (`serve`, `proxy`, `mcp`) write to standard error goes through
-//! [`line`], as text by default or, once [`use_json`] was called (the
+//! [`line()`], as text by default or, once [`use_json`] was called (the
 //! config's `[telemetry] log_format = "json"`), as one JSON object per
 //! line in one schema:
 //!
