@@ -57,6 +57,7 @@ pub struct Args {
 /// Runs the proxy until the client or the server closes.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.config)?;
+    crate::serve::log_format(&config);
     let store = crate::store_cmds::open(
         Some(&config),
         args.store.as_deref(),
@@ -158,7 +159,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Ended::ClientClosed => ExitCode::SUCCESS,
         _ => {
             let how = status.map_or_else(|| "did not exit".to_owned(), |s| s.to_string());
-            eprintln!("toolgate: mcp: the server closed its output ({how})");
+            toolgate_edge::log::line(
+                toolgate_edge::log::Level::Error,
+                "mcp",
+                "upstream_closed",
+                &format!("the server closed its output ({how})"),
+            );
             ExitCode::from(1)
         }
     })

@@ -38,15 +38,22 @@ pub fn run(config: &Config, gate: StoreGate, listen: &str) -> anyhow::Result<Exi
             .start_jwt(config)
             .await
             .context("cannot start the MCP endpoint")?;
-        eprintln!(
-            "toolgate: mcp: serving on http://{local}{}",
-            toolgate_mcp::ENDPOINT
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Info,
+            "mcp",
+            "listening",
+            &format!("serving on http://{local}{}", toolgate_mcp::ENDPOINT),
         );
         toolgate_mcp::serve_http(listener, proxy, toolgate_server::shutdown_signal())
             .await
             .context("the MCP endpoint failed")?;
         telemetry.shutdown().await;
-        eprintln!("toolgate: stopped");
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Info,
+            "edge",
+            "stopped",
+            "stopped",
+        );
         anyhow::Ok(())
     })?;
     // Blocked reads of children may remain: leave them.

@@ -33,6 +33,7 @@ pub struct Args {
 /// Runs the proxy until a shutdown signal.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut config = Config::load(&args.config)?;
+    crate::serve::log_format(&config);
     if let Some(base) = &args.upstream {
         config = config
             .with_proxy_upstream(base)

@@ -27,6 +27,7 @@ pub struct Args {
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // A config error names its file, line and column.
     let config = Config::load(&args.config)?;
+    log_format(&config);
     // The error keeps its causes (the store's, the policies'), which the
     // report prints once each.
     let state = toolgate_server::AppState::from_config(&config)
@@ -53,6 +54,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Makes every line the process writes JSON from now on when the config
+/// says `[telemetry] log_format = "json"` (before the first line).
+pub(crate) fn log_format(config: &Config) {
+    if config.telemetry().log_format() == toolgate::config::LogFormat::Json {
+        toolgate_edge::log::use_json();
+    }
+}
+
 /// Listens on `listen` and runs `serve` on a multi-threaded runtime until it
 /// returns (Ctrl-C or SIGTERM): `toolgate serve` and `toolgate proxy`.
 /// `doing` names what it does on the line that gives the address.
@@ -73,9 +82,19 @@ where
             .await
             .with_context(|| format!("cannot listen on {listen}"))?;
         let local = listener.local_addr().unwrap_or(listen);
-        eprintln!("toolgate: {doing} on http://{local}");
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Info,
+            "edge",
+            "listening",
+            &format!("{doing} on http://{local}"),
+        );
         serve(listener).await?;
-        eprintln!("toolgate: stopped");
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Info,
+            "edge",
+            "stopped",
+            "stopped",
+        );
         anyhow::Ok(())
     })
 }

@@ -63,6 +63,7 @@ mod body;
 pub mod jwt;
 mod limits;
 mod listener;
+pub mod log;
 pub mod outbound;
 mod start;
 pub mod token;

@@ -56,7 +56,12 @@ where
                     // Out of file descriptors, a connection reset before it
                     // was accepted…: the listener itself is fine, and the
                     // pause lets descriptors free up.
-                    eprintln!("toolgate: accept failed: {e}");
+                    crate::log::line(
+                        crate::log::Level::Warn,
+                        "edge",
+                        "accept_failed",
+                        &format!("accept failed: {e}"),
+                    );
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }

@@ -523,6 +523,5 @@ async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &str) -> std::io::Re
 }
 
 fn note(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+    toolgate_edge::log::line(toolgate_edge::log::Level::Warn, "mcp", "note", text);
 }

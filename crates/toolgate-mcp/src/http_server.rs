@@ -232,6 +232,7 @@ impl HttpProxy {
     /// [`Proxy::with_telemetry`]); set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.inner.gate.store()));
         let _ = self.inner.telemetry.set(telemetry);
         self
     }
@@ -411,6 +412,7 @@ impl Inner {
             tasks: Mutex::new(Vec::new()),
             used: Mutex::new(tokio::time::Instant::now()),
             canceller: proxy.canceller(),
+            traces: proxy.http_traces(),
         });
         let run = tokio::spawn(async move {
             let link = link;
@@ -716,8 +718,7 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 
 /// A line on standard error.
 fn note(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+    toolgate_edge::log::line(toolgate_edge::log::Level::Warn, "mcp", "note", text);
 }
 
 /// A name from a client, safe for a terminal.

@@ -27,10 +27,12 @@ mod mrtr;
 mod pinning;
 mod pumps;
 mod reads;
+mod traces;
 
 use self::pumps::{client_pump, server_pump, write_lines};
 
 use hold::Held;
+pub(crate) use traces::HttpTraces;
 
 /// The proxy's limits (`[mcp]`: `max_frame_bytes`, `call_timeout_seconds`,
 /// `max_result_bytes`, `hold_seconds`).
@@ -114,6 +116,9 @@ struct Shared {
     refusals: Arc<crate::refusals::Refusals>,
     /// Traces, OTLP metrics and the decision log ([`Proxy::with_telemetry`]).
     telemetry: std::sync::OnceLock<toolgate_telemetry::Telemetry>,
+    /// The trace headers of the HTTP requests that brought calls, by the
+    /// call's id ([`HttpTraces`]).
+    http_traces: Mutex<HashMap<RequestId, axum::http::HeaderMap>>,
 }
 
 /// The proxy's memory for one connection.
@@ -208,6 +213,7 @@ impl Proxy {
                 idle: tokio::sync::Notify::new(),
                 refusals,
                 telemetry: std::sync::OnceLock::new(),
+                http_traces: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -238,6 +244,7 @@ impl Proxy {
     /// `_meta`; set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.shared.gate.store()));
         let _ = self.shared.telemetry.set(telemetry);
         self
     }
@@ -279,6 +286,12 @@ impl Proxy {
     /// What cancels this proxy's live calls from outside its run.
     pub(crate) fn canceller(&self) -> Canceller {
         Canceller(Arc::clone(&self.shared))
+    }
+
+    /// Where the HTTP endpoint puts the trace headers of the requests
+    /// that bring calls.
+    pub(crate) fn http_traces(&self) -> HttpTraces {
+        HttpTraces(Arc::clone(&self.shared))
     }
 
     /// Serves one connection: frames from `client_in` go to `server_in`,
@@ -472,8 +485,9 @@ impl Shared {
     }
 
     /// The span of a `tools/call` frame: inside the client's trace when its
-    /// `params._meta` carries a `traceparent` (and `tracestate`).
-    fn frame_span(&self, value: &Value<'_>) -> toolgate_telemetry::RequestSpan {
+    /// `params._meta` carries a valid `traceparent` (and `tracestate`), else
+    /// when the HTTP request that brought it did ([`HttpTraces`]).
+    fn frame_span(&self, id: &RequestId, value: &Value<'_>) -> toolgate_telemetry::RequestSpan {
         static OFF: toolgate_telemetry::Telemetry = toolgate_telemetry::Telemetry::off();
         let meta = |key: &str| {
             value
@@ -481,10 +495,12 @@ impl Shared {
                 .and_then(|m| m.pointer(key))
                 .and_then(Value::as_str)
         };
-        let span = self.telemetry.get().unwrap_or(&OFF).frame(
+        let http = self.take_http_trace(id);
+        let span = self.telemetry.get().unwrap_or(&OFF).frame_within(
             "mcp tools/call",
             meta("/traceparent"),
             meta("/tracestate"),
+            http.as_ref(),
         );
         span.attribute("rpc.method", "tools/call");
         span
@@ -506,7 +522,7 @@ impl Shared {
         let continued = !retried && self.take_continuation(&value);
         let me = Arc::clone(&self);
         let context = self.call_context(&value);
-        let span = self.frame_span(&value);
+        let span = self.frame_span(&id, &value);
         let started = std::time::SystemTime::now();
         let decided = tokio::task::spawn_blocking(move || {
             let d = me
@@ -771,8 +787,7 @@ fn lossless(bytes: Vec<u8>) -> String {
 /// A line on standard error (the MCP client's log); never on the client's
 /// stream.
 fn finding(text: &str) {
-    use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}");
+    toolgate_edge::log::line(toolgate_edge::log::Level::Warn, "mcp", "finding", text);
 }
 
 /// A name from the server or the model, safe for a terminal.

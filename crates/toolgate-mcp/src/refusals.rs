@@ -174,10 +174,11 @@ impl Refusals {
         let store = std::sync::Arc::clone(self.gate.store());
         let append = move || {
             if store.append(entry).is_err() {
-                use std::io::Write as _;
-                let _ = writeln!(
-                    std::io::stderr().lock(),
-                    "toolgate: mcp: the audit record of a refusal could not be written"
+                toolgate_edge::log::line(
+                    toolgate_edge::log::Level::Error,
+                    "mcp",
+                    "audit_failed",
+                    "the audit record of a refusal could not be written",
                 );
             }
         };

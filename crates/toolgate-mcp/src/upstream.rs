@@ -262,8 +262,13 @@ async fn write_all<W: AsyncWrite + Unpin>(mut rx: mpsc::Receiver<Option<String>>
 
 /// A line on standard error.
 fn writeln_stderr(text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    writeln!(std::io::stderr().lock(), "toolgate: mcp: {text}")
+    toolgate_edge::log::line(
+        toolgate_edge::log::Level::Info,
+        "mcp",
+        "upstream_stderr",
+        text,
+    );
+    Ok(())
 }
 
 /// Renames tools between the proxy (prefixed names) and the upstream (its

@@ -188,6 +188,7 @@ impl Proxy {
     /// decision, the trace context passed upstream); set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: Telemetry) -> Self {
+        telemetry.observe_store(Arc::clone(self.inner.gate.store()));
         let _ = self.inner.telemetry.set(telemetry);
         self
     }
@@ -278,9 +279,10 @@ async fn read_request(api: Api, body: Body, cap: usize) -> Result<Bytes, Box<Res
     }
 }
 
-fn error(api: Api, status: StatusCode, code: &str, message: &str) -> Response {
+fn error(api: Api, status: StatusCode, code: &'static str, message: &str) -> Response {
     let mut r = Response::new(Body::from(api.error_body(code, message)));
     *r.status_mut() = status;
+    r.extensions_mut().insert(ErrorCode(code));
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -394,10 +396,39 @@ async fn gated(p: Proxy, api: Api, req: Request) -> Response {
     traced(&span, gated_in(p, api, req, &span).await)
 }
 
-/// The response, its status on the request's span.
+/// toolgate's error code on a response it made itself, for its span.
+#[derive(Debug, Clone, Copy)]
+struct ErrorCode(&'static str);
+
+/// The response, its status on the request's span. As the OpenTelemetry
+/// HTTP conventions have it for a server's span, a 5xx answer (an
+/// upstream unreachable, late or broken, a response refused, an
+/// upstream's own 5xx passed on) sets the span's status to error, with
+/// `error.type` toolgate's code or else the status; a 4xx (the caller's
+/// own mistake, a refused token) leaves the status unset and names its
+/// code in `toolgate.code`.
 fn traced(span: &RequestSpan, r: Response) -> Response {
-    span.attribute("http.response.status_code", i64::from(r.status().as_u16()));
+    let status = r.status();
+    span.attribute("http.response.status_code", i64::from(status.as_u16()));
+    let code = r.extensions().get::<ErrorCode>().map(|c| c.0);
+    if status.is_server_error() {
+        span.failed(code.unwrap_or_else(|| status_text(status)));
+    } else if let Some(code) = code {
+        span.attribute("toolgate.code", code);
+    }
     r
+}
+
+/// A 5xx status as `error.type` names it: its number.
+fn status_text(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        500 => "500",
+        501 => "501",
+        502 => "502",
+        503 => "503",
+        504 => "504",
+        _ => "5xx",
+    }
 }
 
 async fn gated_in(p: Proxy, api: Api, req: Request, span: &RequestSpan) -> Response {

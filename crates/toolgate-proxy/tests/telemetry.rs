@@ -14,10 +14,7 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use std::io::{BufRead as _, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue, Request, Response};
@@ -26,6 +23,7 @@ use axum::Router;
 use http_body_util::{BodyExt as _, Full};
 use serde_json::Value;
 use toolgate_telemetry::{LogSink, Telemetry};
+use toolgate_testkit::{otlp_spans as spans, OtlpReceiver, OtlpTransport};
 
 const AGENT_TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const AGENT_SPAN: &str = "00f067aa0ba902b7";
@@ -33,87 +31,6 @@ const AGENT_SPAN: &str = "00f067aa0ba902b7";
 const PLAIN_VALUE: &str = "Zanzibar-7f3a";
 /// A secret argument value of a tool in `record_arguments`.
 const SECRET_VALUE: &str = "tg-secret-91c2";
-
-/// The receiver, its lines as they come.
-struct Receiver {
-    child: Child,
-    lines: mpsc::Receiver<Value>,
-    port: u16,
-}
-
-impl Receiver {
-    /// Starts the receiver, or `None` (skipped) without a Python that has
-    /// `opentelemetry-proto`.
-    fn start() -> Option<Self> {
-        let python = std::env::var_os("TOOLGATE_PROXY_PYTHON").unwrap_or_else(|| "python3".into());
-        let has_proto = Command::new(&python)
-            .args([
-                "-c",
-                "import opentelemetry.proto.collector.trace.v1.trace_service_pb2",
-            ])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !has_proto {
-            toolgate_testkit::skip(
-                "no Python with opentelemetry-proto (TOOLGATE_PROXY_PYTHON; .ci/run installs it)",
-            );
-            return None;
-        }
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/telemetry/otlp_receiver.py"
-        );
-        let mut child = Command::new(&python)
-            .arg(script)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx
-                    .send(serde_json::from_str::<Value>(&line).unwrap())
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-        let first = rx.recv_timeout(Duration::from_secs(30)).unwrap();
-        let port = u16::try_from(first["port"].as_u64().unwrap()).unwrap();
-        Some(Self {
-            child,
-            lines: rx,
-            port,
-        })
-    }
-
-    /// Lines until `done` says the collection is complete (or a deadline
-    /// passes: then what came, for the assertions to name what is missing).
-    fn collect(&self, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut seen = Vec::new();
-        while !done(&seen) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(v) => seen.push(v),
-                Err(_) => break,
-            }
-        }
-        seen
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        let _ = self.child.wait();
-    }
-}
 
 fn config_text(upstream: &str, receiver: u16) -> String {
     format!(
@@ -154,13 +71,9 @@ async fn listen(router: Router) -> String {
     format!("http://{addr}")
 }
 
-fn spans(lines: &[Value]) -> Vec<&Value> {
-    lines.iter().filter(|l| l.get("span").is_some()).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values() {
-    let Some(receiver) = Receiver::start() else {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
         return;
     };
     // The upstream: answers with three calls, and keeps the traceparent
@@ -203,7 +116,7 @@ async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values()
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.toml");
-    std::fs::write(&path, config_text(&up, receiver.port)).unwrap();
+    std::fs::write(&path, config_text(&up, receiver.port())).unwrap();
     let config = toolgate::config::Config::load(&path).unwrap();
     let store = toolgate_store::open_store(
         "sqlite::memory:",
@@ -367,7 +280,7 @@ fn sse_body() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
-    let Some(receiver) = Receiver::start() else {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
         return;
     };
     let up = listen(Router::new().route(
@@ -384,7 +297,7 @@ async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("toolgate.toml");
-    std::fs::write(&path, config_text(&up, receiver.port)).unwrap();
+    std::fs::write(&path, config_text(&up, receiver.port())).unwrap();
     let config = toolgate::config::Config::load(&path).unwrap();
     let store = toolgate_store::open_store(
         "sqlite::memory:",
@@ -436,4 +349,100 @@ async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
             assert!(!raw.contains(PLAIN_VALUE), "an argument value was exported");
         }
     }
+}
+
+/// Starts a proxy whose `openai` upstream is `up`, exporting to `receiver`;
+/// its address and telemetry.
+async fn proxy_to(up: &str, receiver: &OtlpReceiver, dir: &std::path::Path) -> (String, Telemetry) {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, config_text(up, receiver.port())).unwrap();
+    let config = toolgate::config::Config::load(&path).unwrap();
+    let store =
+        toolgate_store::open_store("sqlite::memory:", dir, toolgate_store::StoreOptions::new())
+            .unwrap();
+    let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
+    let telemetry =
+        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::default()))
+            .unwrap();
+    let proxy = toolgate_proxy::Proxy::new(&config, gate)
+        .unwrap()
+        .with_telemetry(telemetry.clone());
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxied = format!("http://{}", l.local_addr().unwrap());
+    tokio::spawn(toolgate_proxy::serve(l, proxy, std::future::pending()));
+    (proxied, telemetry)
+}
+
+async fn ask(proxied: &str) -> u16 {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let req = hyper::Request::post(format!("{proxied}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .header("traceparent", format!("00-{AGENT_TRACE}-{AGENT_SPAN}-01"))
+        .body(Full::new(Bytes::from(
+            r#"{"model":"m","messages":[{"role":"user","content":"weather?"}]}"#,
+        )))
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    let status = res.status().as_u16();
+    let _ = res.into_body().collect().await;
+    status
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_request_s_span_has_error_status() {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
+        return;
+    };
+    // An upstream that fails, and one that is not there at all.
+    let failing = listen(Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let mut r = Response::new(Body::from(r#"{"error":{"message":"boom"}}"#));
+            *r.status_mut() = axum::http::StatusCode::INTERNAL_SERVER_ERROR;
+            r
+        }),
+    ))
+    .await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, ta) = proxy_to(&failing, &receiver, &dir.path().join("a")).await;
+    let (b, tb) = proxy_to(&closed, &receiver, &dir.path().join("b")).await;
+    assert_eq!(ask(&a).await, 500);
+    assert_eq!(ask(&b).await, 502);
+    ta.shutdown().await;
+    tb.shutdown().await;
+    let lines = receiver.collect(|seen| {
+        spans(seen)
+            .iter()
+            .filter(|s| s["span"] == "proxy request")
+            .count()
+            >= 2
+    });
+    let requests: Vec<_> = spans(&lines)
+        .into_iter()
+        .filter(|s| s["span"] == "proxy request")
+        .collect();
+    let by_status = |code: i64| {
+        requests
+            .iter()
+            .find(|s| s["attributes"]["http.response.status_code"] == code)
+            .unwrap_or_else(|| panic!("no {code} span in {lines:?}"))
+    };
+    // The upstream's own 500, passed on: an error named by its status.
+    let passed = by_status(500);
+    assert_eq!(passed["status"], 2, "STATUS_CODE_ERROR: {passed}");
+    assert_eq!(passed["attributes"]["error.type"], "500");
+    // The upstream unreachable: an error named by toolgate's code.
+    let unreachable = by_status(502);
+    assert_eq!(unreachable["status"], 2, "STATUS_CODE_ERROR: {unreachable}");
+    assert_eq!(
+        unreachable["attributes"]["error.type"],
+        "upstream_unreachable"
+    );
+    assert_eq!(unreachable["status_message"], "upstream_unreachable");
 }

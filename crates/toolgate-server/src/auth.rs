@@ -197,8 +197,18 @@ pub(crate) async fn audit_refusal(state: &AppState, entry: AuditEntry) {
     let store = Arc::clone(state.inner.gate.store());
     match tokio::task::spawn_blocking(move || store.append(entry)).await {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) => eprintln!("toolgate serve: cannot audit a refused request: {e}"),
-        Err(_) => eprintln!("toolgate serve: cannot audit a refused request"),
+        Ok(Err(e)) => toolgate_edge::log::line(
+            toolgate_edge::log::Level::Error,
+            "serve",
+            "audit_failed",
+            &format!("cannot audit a refused request: {e}"),
+        ),
+        Err(_) => toolgate_edge::log::line(
+            toolgate_edge::log::Level::Error,
+            "serve",
+            "audit_failed",
+            "cannot audit a refused request",
+        ),
     }
 }
 

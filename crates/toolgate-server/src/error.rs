@@ -110,7 +110,12 @@ impl From<toolgate_store::Error> for ApiError {
                 // The store's own message can name files and database
                 // internals: it goes to the operator's log, the client gets
                 // the code only.
-                eprintln!("toolgate serve: store error: {e}");
+                toolgate_edge::log::line(
+                    toolgate_edge::log::Level::Error,
+                    "serve",
+                    "store_error",
+                    &format!("store error: {e}"),
+                );
                 Self::store_unavailable(format!("the store failed: {}", code.as_str()))
             }
         }

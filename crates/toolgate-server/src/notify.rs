@@ -251,7 +251,12 @@ async fn record(
         .blocking(move |s| s.record_notice(id, &sink, st, attempts, &outcome, now))
         .await;
     if done.is_err() {
-        eprintln!("toolgate serve: cannot record the notice of approval {id}");
+        toolgate_edge::log::line(
+            toolgate_edge::log::Level::Error,
+            "serve",
+            "notice_failed",
+            &format!("cannot record the notice of approval {id}"),
+        );
     }
     if st != NoticeState::Sending {
         state.inner.notices_settled.send_modify(|n| *n += 1);

@@ -74,7 +74,12 @@ async fn checkpoints(
             .blocking(move |s| toolgate_store::write_checkpoint(s, &key, &sink, now))
             .await;
         if let Err(e) = written {
-            eprintln!("toolgate serve: cannot write a checkpoint: {}", e.code());
+            toolgate_edge::log::line(
+                toolgate_edge::log::Level::Error,
+                "serve",
+                "checkpoint_failed",
+                &format!("cannot write a checkpoint: {}", e.code()),
+            );
         }
     }
 }

@@ -117,6 +117,7 @@ impl AppState {
     /// the decision log; set once.
     #[must_use]
     pub fn with_telemetry(self, telemetry: toolgate_telemetry::Telemetry) -> Self {
+        telemetry.observe_store(self.store());
         let _ = self.inner.telemetry.set(telemetry);
         self
     }

@@ -22,13 +22,17 @@
 //!   dropped and counted ([`Telemetry::dropped_spans`]). Export happens on
 //!   a task of its own, and its failures are counted too.
 //! - **Metrics** go over OTLP as well: the decisions by verdict and tool
-//!   (configured tools only, like the Prometheus page) and a latency
-//!   histogram per stage.
+//!   (configured tools only, like the Prometheus page), a latency
+//!   histogram per stage, and, once an edge hands over its store
+//!   ([`Telemetry::observe_store`]), the gauges the dashboard shows:
+//!   approvals pending and the oldest one's age, the kill switch, and how
+//!   long reading them took the store.
 //! - **The decision log**: one event per decision at the configured level,
 //!   as text or as a JSON line with the trace and span ids; it names the
 //!   tool, the verdict and the code, never argument values.
 
 mod export;
+mod gauges;
 mod log;
 mod metrics;
 mod span;

@@ -70,6 +70,7 @@ impl Logger {
                 o.insert("ts_ms".into(), json!(ms));
                 o.insert("level".into(), json!(level));
                 o.insert("event".into(), json!("decision"));
+                o.insert("source".into(), json!(surface));
                 o.insert("surface".into(), json!(surface));
                 if let Some((trace, span)) = &ids {
                     o.insert("trace_id".into(), json!(trace));

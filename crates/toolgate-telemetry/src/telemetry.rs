@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use http::HeaderMap;
 use opentelemetry::propagation::TextMapPropagator as _;
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_http::HeaderExtractor;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -114,6 +114,10 @@ impl Telemetry {
         telemetry: &TelemetryConfig,
         sink: LogSink,
     ) -> Result<Self, StartError> {
+        if telemetry.log_format() == toolgate::config::LogFormat::Json {
+            // Every line the process writes, not only the decisions.
+            toolgate_edge::log::use_json();
+        }
         let log = Logger::new(telemetry.log_format(), telemetry.decision_log(), sink);
         if telemetry.endpoint().is_none() && !log.on() {
             return Ok(Self::off());
@@ -151,6 +155,7 @@ impl Telemetry {
                     resource,
                     Duration::from_secs(telemetry.metrics_seconds()),
                     Arc::clone(&counts),
+                    config.registry(),
                 )?);
             }
         }
@@ -194,17 +199,48 @@ impl Telemetry {
         traceparent: Option<&str>,
         tracestate: Option<&str>,
     ) -> RequestSpan {
+        self.frame_within(name, traceparent, tracestate, None)
+    }
+
+    /// As [`Telemetry::frame`], for a frame that came in an HTTP request
+    /// with `headers`: the frame's own context (`_meta`) wins when its
+    /// `traceparent` is valid; else the request's `traceparent` and
+    /// `tracestate` headers are read.
+    pub fn frame_within(
+        &self,
+        name: &'static str,
+        traceparent: Option<&str>,
+        tracestate: Option<&str>,
+        headers: Option<&HeaderMap>,
+    ) -> RequestSpan {
         let Some(inner) = &self.inner else {
             return RequestSpan::off();
         };
-        let mut headers = HeaderMap::new();
+        let mut meta = HeaderMap::new();
         for (key, value) in [("traceparent", traceparent), ("tracestate", tracestate)] {
             if let Some(v) = value.and_then(|v| http::HeaderValue::from_str(v).ok()) {
-                headers.insert(key, v);
+                meta.insert(key, v);
             }
         }
-        let parent = inner.propagator.extract(&HeaderExtractor(&headers));
+        let mut parent = inner.propagator.extract(&HeaderExtractor(&meta));
+        if let Some(h) = headers {
+            if !parent.span().span_context().is_valid() {
+                parent = inner.propagator.extract(&HeaderExtractor(h));
+            }
+        }
         RequestSpan::start(Arc::clone(inner), name, &parent)
+    }
+
+    /// Exports the gauges read from `store` with the OTLP metrics:
+    /// `toolgate.approvals.pending`, `toolgate.approvals.oldest_pending.age`
+    /// (s), `toolgate.kill_switch` (by `mode`) and
+    /// `toolgate.store.read.duration` (s). Read on the metric reader's
+    /// thread, at most once a second, never on a decision's path. The
+    /// first store handed over is kept; nothing without OTLP metrics.
+    pub fn observe_store(&self, store: Arc<dyn toolgate_store::Store>) {
+        if let Some(m) = self.inner.as_ref().and_then(|i| i.metrics.as_ref()) {
+            m.observe_store(store);
+        }
     }
 
     /// Records how long `stage` took (OTLP metrics only).

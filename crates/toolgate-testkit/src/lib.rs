@@ -13,8 +13,9 @@
 //! deterministic generator for generated inputs ([`Rng`]), model
 //! responses ([`openai_tool_calls`]), and an identity provider's keys and
 //! tokens ([`jwt`]), and an authorization server and OpenID provider
-//! ([`oauth`]). [`schema_suite_copy`] says which copy of
-//! JSON-Schema-Test-Suite a corpora folder holds.
+//! ([`oauth`]), and a real OTLP receiver ([`OtlpReceiver`]).
+//! [`schema_suite_copy`] says which copy of JSON-Schema-Test-Suite a
+//! corpora folder holds.
 
 mod bodies;
 mod built;
@@ -22,6 +23,7 @@ mod cli;
 mod flows;
 pub mod jwt;
 pub mod oauth;
+mod otlp;
 mod pg;
 mod pg_server;
 mod rng;
@@ -32,6 +34,7 @@ pub use crate::bodies::openai_tool_calls;
 pub use crate::built::{run_toolgate, toolgate_bin, toolgate_path, TOOLGATE_BIN_ENV};
 pub use crate::cli::{text, Cli};
 pub use crate::flows::flow_config;
+pub use crate::otlp::{otlp_spans, OtlpReceiver, OtlpTransport};
 pub use crate::pg::{
     pg_admin, pg_base_url, with_dbname, PgDatabase, DEFAULT_POSTGRES_URL, POSTGRES_URL_ENV,
 };

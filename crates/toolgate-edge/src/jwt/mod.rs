@@ -346,7 +346,12 @@ impl Verifier {
                 keys
             }
             Err(e) => {
-                eprintln!("toolgate: [jwt] jwks_url: {e}; the keys already held stay");
+                crate::log::line(
+                    crate::log::Level::Warn,
+                    "jwt",
+                    "jwks_failed",
+                    &format!("[jwt] jwks_url: {e}; the keys already held stay"),
+                );
                 now_keys
             }
         }
@@ -368,7 +373,12 @@ async fn refresh_every(inner: Weak<Inner>, every: Duration) {
             Ok(keys) => {
                 *inner.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
             }
-            Err(e) => eprintln!("toolgate: [jwt] jwks_url: {e}; the keys already held stay"),
+            Err(e) => crate::log::line(
+                crate::log::Level::Warn,
+                "jwt",
+                "jwks_failed",
+                &format!("[jwt] jwks_url: {e}; the keys already held stay"),
+            ),
         }
     }
 }

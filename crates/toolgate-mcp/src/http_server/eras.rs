@@ -98,6 +98,9 @@ pub(super) async fn legacy(
             let token = value
                 .pointer("/params/_meta/progressToken")
                 .map(canonical::to_string);
+            if method == "tools/call" {
+                session.traces.put(&id, headers);
+            }
             exchange(p, &session, id, None, line, token, accept).await
         }
         Message::Notification { method } if method == "notifications/cancelled" => {
@@ -265,6 +268,9 @@ pub(super) async fn modern(
             let Some(own_id) = RequestId::from_value(&Value::String(own.into())) else {
                 return not_found_session();
             };
+            if value.pointer("/method").and_then(Value::as_str) == Some("tools/call") {
+                session.traces.put(&own_id, headers);
+            }
             exchange(
                 p,
                 &session,

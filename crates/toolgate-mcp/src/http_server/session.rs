@@ -36,6 +36,8 @@ pub(super) struct Session {
     pub(super) used: Mutex<tokio::time::Instant>,
     /// Withdraws the held calls of the session's proxy when it ends.
     pub(super) canceller: crate::proxy::Canceller,
+    /// Hands the proxy the trace headers of the POSTs that bring calls.
+    pub(super) traces: crate::proxy::HttpTraces,
 }
 
 /// Where the proxy's messages for the client go.

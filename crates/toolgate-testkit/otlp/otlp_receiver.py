@@ -1,13 +1,16 @@
-"""An OTLP/HTTP receiver for the telemetry tests, built on the official
-protobuf definitions (the `opentelemetry-proto` package).
+"""An OTLP receiver for the telemetry tests, built on the official
+protobuf definitions and their generated gRPC services (the
+`opentelemetry-proto` package, with `grpcio` for `--grpc`).
 
-It listens on 127.0.0.1 (a free port, printed first as `{"port": N}`),
-decodes every `POST /v1/traces` and `POST /v1/metrics` body as the OTLP
-export request it must be, and prints one JSON line per span and per
-metric (ids as hex, attributes as plain values), plus each raw body as
-`{"raw": ...}` (Latin-1 text) so the test can look for values that must
-never be sent. A body that does not decode is answered 400 and printed as
-`{"error": ...}`. It stops when its standard input closes.
+It listens on 127.0.0.1 (a free port, printed first as `{"port": N}`):
+over OTLP/HTTP by default, decoding every `POST /v1/traces` and
+`POST /v1/metrics` body as the OTLP export request it must be; with
+`--grpc`, as the OTLP/gRPC `TraceService` and `MetricsService`. It prints
+one JSON line per span and per metric (ids as hex, attributes as plain
+values, a gauge's or sum's points with their attributes), plus each raw
+request as `{"raw": ...}` (Latin-1 text) so the test can look for values
+that must never be sent. A body that does not decode is answered 400 and
+printed as `{"error": ...}`. It stops when its standard input closes.
 """
 
 import json
@@ -45,6 +48,10 @@ def attributes(kvs):
 def spans(body):
     req = trace_service_pb2.ExportTraceServiceRequest()
     req.ParseFromString(body)
+    return emit_spans(req)
+
+
+def emit_spans(req):
     for rs in req.resource_spans:
         resource = attributes(rs.resource.attributes)
         for ss in rs.scope_spans:
@@ -57,6 +64,7 @@ def spans(body):
                         "parent_span_id": s.parent_span_id.hex(),
                         "kind": s.kind,
                         "status": s.status.code,
+                        "status_message": s.status.message,
                         "attributes": attributes(s.attributes),
                         "service": resource.get("service.name"),
                     }
@@ -64,13 +72,29 @@ def spans(body):
     return trace_service_pb2.ExportTraceServiceResponse()
 
 
+def number(point):
+    kind = point.WhichOneof("value")
+    return None if kind is None else getattr(point, kind)
+
+
 def metrics(body):
     req = metrics_service_pb2.ExportMetricsServiceRequest()
     req.ParseFromString(body)
+    return emit_metrics(req)
+
+
+def emit_metrics(req):
     for rm in req.resource_metrics:
         for sm in rm.scope_metrics:
             for m in sm.metrics:
-                emit({"metric": m.name, "type": m.WhichOneof("data")})
+                kind = m.WhichOneof("data")
+                line = {"metric": m.name, "type": kind}
+                if kind in ("gauge", "sum"):
+                    line["points"] = [
+                        {"attributes": attributes(p.attributes), "value": number(p)}
+                        for p in getattr(m, kind).data_points
+                    ]
+                emit(line)
     return metrics_service_pb2.ExportMetricsServiceResponse()
 
 
@@ -103,7 +127,37 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 
+def serve_grpc():
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2_grpc
+    from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc
+
+    class Traces(trace_service_pb2_grpc.TraceServiceServicer):
+        def Export(self, request, context):
+            emit({"raw": request.SerializeToString().decode("latin-1"), "path": "grpc:traces"})
+            return emit_spans(request)
+
+    class Metrics(metrics_service_pb2_grpc.MetricsServiceServicer):
+        def Export(self, request, context):
+            emit({"raw": request.SerializeToString().decode("latin-1"), "path": "grpc:metrics"})
+            return emit_metrics(request)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Traces(), server)
+    metrics_service_pb2_grpc.add_MetricsServiceServicer_to_server(Metrics(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    emit({"port": port})
+    sys.stdin.read()
+    server.stop(grace=1).wait()
+
+
 def main():
+    if "--grpc" in sys.argv[1:]:
+        serve_grpc()
+        return
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     emit({"port": server.server_address[1]})
     threading.Thread(target=server.serve_forever, daemon=True).start()
