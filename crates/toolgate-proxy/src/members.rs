@@ -212,6 +212,34 @@ pub(crate) fn logprobs(
     Value::Object(out)
 }
 
+/// A Responses output `item` with the `logprobs` of each of its
+/// `output_text` parts rebuilt: kept (each entry rebuilt) only when their
+/// tokens spell exactly the part's text as released, otherwise `[]`. So a
+/// text the gate replaced (`strip_markup`) is not repeated token by token.
+pub(crate) fn responses_item_logprobs(mut item: Value<'static>) -> Value<'static> {
+    let Some(Value::Array(parts)) = item.pointer_mut("/content") else {
+        return item;
+    };
+    for part in parts.iter_mut() {
+        let Value::Object(part) = part else {
+            continue;
+        };
+        let Some(lp) = part.get("logprobs") else {
+            continue;
+        };
+        let text = part.get("text").and_then(Value::as_str).unwrap_or("");
+        let rebuilt = match lp {
+            Value::Null => Value::Null,
+            Value::Array(entries) => {
+                spelled(entries, text).map_or(Value::Array(Vec::new()), Value::Array)
+            }
+            _ => Value::Array(Vec::new()),
+        };
+        part.insert("logprobs", rebuilt);
+    }
+    item
+}
+
 /// `entries` rebuilt when their tokens (and bytes, when every entry has
 /// them) spell `text`.
 fn spelled(entries: &[Value<'static>], text: &str) -> Option<Vec<Value<'static>>> {

@@ -447,7 +447,9 @@ fn rebuild_responses(root: &mut Value<'static>, released: &Released<'_>) -> Resu
     let mut texts = Vec::new();
     for (k, item) in upstream.into_iter().enumerate() {
         if item_role(Api::Responses, kind_of(&item)) != ItemRole::Call {
-            output.push(item);
+            // A message's parts go on as read, their logprobs rebuilt
+            // against the text released (see `members`).
+            output.push(members::responses_item_logprobs(item));
             continue;
         }
         let (call, d) = released.at(&format!("/output/{k}"))?;

@@ -85,6 +85,55 @@ fn logprobs_never_repeat_markup_the_gate_removed() {
     );
 }
 
+/// A Responses body whose one message's `output_text` part holds `text`
+/// and the logprobs entries `lp` (a JSON array).
+fn responses_body(text: &str, lp: &str) -> String {
+    let text = toolgate_json::canonical::to_string(&Value::String(text.into()));
+    format!(
+        r#"{{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"m","output":[{{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{{"type":"output_text","text":{text},"annotations":[],"logprobs":{lp}}}]}}],"usage":{{"input_tokens":1,"output_tokens":2,"total_tokens":3}}}}"#
+    )
+}
+
+/// The entries of [`logprobs`] alone, as a Responses part holds them.
+fn entries(tokens: &[&str]) -> String {
+    let chat = logprobs(tokens);
+    let v = toolgate_json::from_slice(chat.as_bytes())
+        .unwrap()
+        .into_owned();
+    toolgate_json::canonical::to_string(v.pointer("/content").unwrap())
+}
+
+#[test]
+fn responses_logprobs_never_repeat_markup_the_gate_removed() {
+    let tokens: Vec<&str> = DSML.split_inclusive('>').collect();
+    let body = responses_body(DSML, &entries(&tokens));
+    let out = rewrite(Api::Responses, &body, true);
+    let text = toolgate_json::canonical::to_string(&out);
+    assert!(!text.contains("DSML"), "{text}");
+    assert_eq!(
+        out.pointer("/output/0/content/0/logprobs"),
+        Some(&Value::Array(Vec::new())),
+        "{text}"
+    );
+    // Without strip_markup the text goes on as written, and so do the
+    // logprobs that spell it, each entry rebuilt.
+    let kept = rewrite(Api::Responses, &body, false);
+    assert_eq!(
+        kept.pointer("/output/0/content/0/logprobs")
+            .and_then(Value::as_array)
+            .map(<[Value<'_>]>::len),
+        Some(tokens.len())
+    );
+    // Tokens that spell something else than the part's text are dropped.
+    let other = rewrite(
+        Api::Responses,
+        &responses_body("Done.", &entries(&["Do", INJECTED])),
+        false,
+    );
+    let text = toolgate_json::canonical::to_string(&other);
+    assert!(!text.contains(INJECTED), "{text}");
+}
+
 #[test]
 fn logprobs_that_do_not_spell_the_released_text_are_not_handed_on() {
     for (lp, why) in [
