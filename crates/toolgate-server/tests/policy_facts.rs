@@ -28,6 +28,13 @@ const SECRET: &str = "damaged";
 /// policy that also reads the refund's `reason`, which the config marks
 /// secret.
 fn fixture() -> Fixture {
+    let (dir, config) = configured("", "");
+    Fixture::on(dir, &config)
+}
+
+/// [`fixture`]'s folder and config, with `server_extra` in `[server]` and
+/// `extra` tables added.
+fn configured(server_extra: &str, extra: &str) -> (tempfile::TempDir, Config) {
     let dir = tempfile::tempdir().unwrap();
     toolgate_testkit::copy_shop(dir.path());
     let mut policies = std::fs::read_to_string(dir.path().join("policies.cedar")).unwrap();
@@ -43,10 +50,10 @@ fn fixture() -> Fixture {
         "redact = []                   # no secret arguments",
         "redact = [\"/reason\"]",
     );
-    let text = with_test_server(&text, "", "", "");
+    let text = with_test_server(&text, server_extra, "", extra);
     std::fs::write(&path, &text).unwrap();
     let config = Config::load(&path).unwrap();
-    Fixture::on(dir, &config)
+    (dir, config)
 }
 
 fn decide_body(user: &str, order: &str, cents: u32) -> String {
@@ -138,4 +145,64 @@ async fn the_approver_sees_the_total_that_held_the_refund_and_not_the_secret() {
             .as_deref(),
         Some("[]")
     );
+}
+
+/// A Slack-compatible receiver on a port of its own: its URL, and the
+/// bodies it received.
+async fn receiver() -> (String, tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handler = move |body: axum::body::Bytes| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(body.to_vec());
+            StatusCode::OK
+        }
+    };
+    let app = axum::Router::new().route("/hook", axum::routing::post(handler));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+#[tokio::test]
+async fn the_notice_says_what_the_policy_read_and_not_the_secret() {
+    let (url, mut got) = receiver().await;
+    // The store is polled once a minute: the notice goes out when the
+    // decision that held the call, facts kept, wakes the sender.
+    let (_dir, config) = configured(
+        "store_poll_ms = 60000",
+        &format!("\n[[approvals.notify]]\nname = \"chat\"\nkind = \"slack\"\nurl = \"{url}\"\n"),
+    );
+    let state = toolgate_server::AppState::from_config(&config).unwrap();
+    let app = toolgate_server::app(state.clone());
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let sender = tokio::spawn(toolgate_server::notify::run(state, stop_rx));
+    let (status, v) = shop_copy::call(
+        &app,
+        "POST",
+        "/v1/decide",
+        Some(AGENT),
+        Some("application/json"),
+        &decide_body("alice", "ord_1001", 100),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v:?}");
+    assert_eq!(s(&v, "/decisions/0/verdict"), "needs_approval", "{v:?}");
+    let body = tokio::time::timeout(std::time::Duration::from_secs(30), got.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8(body).unwrap();
+    assert!(
+        text.contains("Policy read: `resource.total_cents` = `4999`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Policy read: `context.args.reason` = `[redacted]`"),
+        "{text}"
+    );
+    assert!(!text.contains(SECRET), "{text}");
+    stop_tx.send(true).unwrap();
+    sender.await.unwrap();
 }

@@ -1,5 +1,6 @@
 //! What a notice says: the held call's tool, user, session, risk, why it
-//! was held, a bounded and escaped rendering of its arguments (as the audit
+//! was held (with the values the holding policies read, as approvers see
+//! them on the page), a bounded and escaped rendering of its arguments (as the audit
 //! log keeps them: canonical, secret fields replaced by their keyed
 //! digest) and a link to its card. Everything in it comes from callers and
 //! models, so each format escapes it for where it is read.
@@ -11,6 +12,8 @@ use toolgate_store::{Approval, ApprovalContext};
 pub const MAX_ARGUMENT_CHARS: usize = 1000;
 /// The most characters of a user, session or tool name a notice carries.
 const MAX_NAME_CHARS: usize = 128;
+/// The most characters of one value a holding policy read (a fact).
+const MAX_FACT_CHARS: usize = 200;
 
 /// What a notice is about, read from the store once per notice.
 pub(crate) struct Held<'a> {
@@ -86,6 +89,24 @@ pub(crate) fn webhook(held: &Held<'_>) -> String {
     o.insert("arguments", args);
     o.insert("arguments_truncated", Value::Bool(cut));
     o.insert(
+        "facts",
+        Value::Array(
+            held.why
+                .facts
+                .iter()
+                .map(|f| {
+                    let mut fact = Object::new();
+                    fact.insert("path", name(&f.path));
+                    fact.insert(
+                        "value",
+                        Value::String(visible(&f.value, MAX_FACT_CHARS).0.into()),
+                    );
+                    Value::Object(fact)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
         "approvers_needed",
         Value::Number(u64::from(a.quorum.approvers).into()),
     );
@@ -152,6 +173,13 @@ pub(crate) fn slack(held: &Held<'_>) -> String {
         if !e.policies.is_empty() {
             text.push_str(&format!("\nPolicies: {}", list(&e.policies)));
         }
+    }
+    for f in &held.why.facts {
+        text.push_str(&format!(
+            "\nPolicy read: `{}` = `{}`",
+            field(&f.path),
+            mrkdwn(&visible(&f.value, MAX_FACT_CHARS).0)
+        ));
     }
     if a.quorum.approvers > 1 {
         text.push_str(&format!(
