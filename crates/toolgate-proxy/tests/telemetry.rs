@@ -446,3 +446,54 @@ async fn a_failed_request_s_span_has_error_status() {
     );
     assert_eq!(unreachable["status_message"], "upstream_unreachable");
 }
+
+/// [`ask`] with `stream: true`: the status and the whole body.
+async fn ask_streamed(proxied: &str) -> (u16, String) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Full<Bytes>>();
+    let req = hyper::Request::post(format!("{proxied}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            r#"{"model":"m","stream":true,"messages":[{"role":"user","content":"weather?"}]}"#,
+        )))
+        .unwrap();
+    let res = client.request(req).await.unwrap();
+    let status = res.status().as_u16();
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_that_breaks_after_its_200_marks_the_span_failed() {
+    let Some(receiver) = OtlpReceiver::start(OtlpTransport::Http) else {
+        return;
+    };
+    // An upstream whose stream ends before its terminal event: the client
+    // already has its 200 when the proxy ends the stream with an error.
+    let cut = listen(Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            let chunk = r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Sun"},"finish_reason":null}]}"#;
+            let mut r = Response::new(Body::from(format!("data: {chunk}\n\n")));
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            r
+        }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (proxied, telemetry) = proxy_to(&cut, &receiver, dir.path()).await;
+    let (status, body) = ask_streamed(&proxied).await;
+    assert_eq!(status, 200);
+    assert!(body.contains("stream_refused"), "{body}");
+    telemetry.shutdown().await;
+    let lines = receiver.collect(|seen| spans(seen).iter().any(|s| s["span"] == "proxy request"));
+    let request = spans(&lines)
+        .into_iter()
+        .find(|s| s["span"] == "proxy request")
+        .unwrap();
+    assert_eq!(request["status"], 2, "STATUS_CODE_ERROR: {request}");
+    assert_eq!(request["attributes"]["error.type"], "stream_refused");
+}

@@ -101,6 +101,7 @@ async fn pump(
     if let (Api::Responses, Some(d)) = (api, &decisions) {
         inner.continuations.note_stream(&context.user, &raw, d);
     }
+    let unrecorded = broken.is_none() && decisions.is_none();
     let outcome: Result<String, (&'static str, String)> = match (broken, decisions) {
         (Some(why), _) if refused_here => Err(("stream_refused", why.to_owned())),
         (Some(why), Some(d)) if d.rejected().is_none() => Ok(api.error_event(
@@ -125,6 +126,17 @@ async fn pump(
             },
         },
     };
+    // The answer went out as 200 before this: a stream that ends in an
+    // error event marks the request's span failed, as a 5xx would.
+    let failed = match (&outcome, broken) {
+        (Err((code, _)), _) => Some(*code),
+        (Ok(_), Some(_)) => Some("stream_refused"),
+        (Ok(_), None) if unrecorded => Some("store_unavailable"),
+        (Ok(_), None) => None,
+    };
+    if let Some(code) = failed {
+        span.failed(code);
+    }
     let closing = match outcome {
         Ok(text) => text,
         Err((code, why)) => {
