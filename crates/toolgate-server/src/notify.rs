@@ -120,6 +120,7 @@ pub async fn run(state: AppState, mut stop: tokio::sync::watch::Receiver<bool>) 
                     let why = "dropped: the queue is full";
                     record(&state, job.approval.id, name, NoticeState::Failed, 0, why).await;
                 }
+                state.inner.notices_claimed.send_modify(|n| *n += 1);
             }
         }
         // A store that cannot be read now is read again at the next wake;

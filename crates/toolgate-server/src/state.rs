@@ -71,6 +71,9 @@ pub(crate) struct Inner {
     /// How many notices this process has settled (recorded `delivered` or
     /// `failed`), for whoever waits on them.
     pub(crate) notices_settled: tokio::sync::watch::Sender<u64>,
+    /// How many notices this process has claimed (each then queued or
+    /// dropped), for whoever waits on them.
+    pub(crate) notices_claimed: tokio::sync::watch::Sender<u64>,
     /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
@@ -150,6 +153,7 @@ impl AppState {
                 notices_dropped: std::sync::atomic::AtomicU64::new(0),
                 notices_pending: std::sync::atomic::AtomicU64::new(0),
                 notices_settled: tokio::sync::watch::Sender::new(0),
+                notices_claimed: tokio::sync::watch::Sender::new(0),
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
@@ -323,5 +327,12 @@ impl AppState {
     /// changes: wait on it instead of polling the store.
     pub fn notices_settled(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.notices_settled.subscribe()
+    }
+
+    /// How many notices of held calls this process has claimed (each then
+    /// queued for delivery or dropped because the queue was full), as it
+    /// changes: wait on it instead of polling `/metrics`.
+    pub fn notices_claimed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.notices_claimed.subscribe()
     }
 }

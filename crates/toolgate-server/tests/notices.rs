@@ -486,21 +486,17 @@ async fn dropped_and_pending_notices_are_metrics() {
         hold(&app, &format!("s-{i}")).await;
     }
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut claimed = state.notices_claimed();
     let sender = tokio::spawn(notify::run(state, stop_rx));
 
     // Every notice is claimed once: each is either waiting or dropped.
     let total = (SINKS * CALLS) as u64;
-    let (dropped, pending) = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            let (dropped, pending) = notice_metrics(&app).await;
-            if dropped + pending == total {
-                return (dropped, pending);
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .expect("every notice is counted");
+    tokio::time::timeout(Duration::from_secs(30), claimed.wait_for(|n| *n >= total))
+        .await
+        .expect("every notice is claimed")
+        .unwrap();
+    let (dropped, pending) = notice_metrics(&app).await;
+    assert_eq!(dropped + pending, total, "every notice is counted");
     assert!(dropped > 0, "nothing was dropped: {pending} pending");
     assert!(
         pending >= notify::QUEUE as u64,
