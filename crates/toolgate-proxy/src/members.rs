@@ -213,31 +213,57 @@ pub(crate) fn logprobs(
 }
 
 /// A Responses output `item` with the `logprobs` of each of its
-/// `output_text` parts rebuilt: kept (each entry rebuilt) only when their
-/// tokens spell exactly the part's text as released, otherwise `[]`. So a
-/// text the gate replaced (`strip_markup`) is not repeated token by token.
+/// `output_text` parts rebuilt ([`text_logprobs`] against the part's
+/// `text`). So a text the gate replaced (`strip_markup`) is not repeated
+/// token by token.
 pub(crate) fn responses_item_logprobs(mut item: Value<'static>) -> Value<'static> {
-    let Some(Value::Array(parts)) = item.pointer_mut("/content") else {
-        return item;
-    };
-    for part in parts.iter_mut() {
-        let Value::Object(part) = part else {
-            continue;
-        };
-        let Some(lp) = part.get("logprobs") else {
-            continue;
-        };
-        let text = part.get("text").and_then(Value::as_str).unwrap_or("");
-        let rebuilt = match lp {
-            Value::Null => Value::Null,
-            Value::Array(entries) => {
-                spelled(entries, text).map_or(Value::Array(Vec::new()), Value::Array)
+    if let Some(Value::Array(parts)) = item.pointer_mut("/content") {
+        for part in parts.iter_mut() {
+            if let Value::Object(part) = part {
+                text_logprobs(part, "text");
             }
-            _ => Value::Array(Vec::new()),
-        };
-        part.insert("logprobs", rebuilt);
+        }
     }
     item
+}
+
+/// A Responses stream event with the `logprobs` it carries rebuilt: an
+/// `output_text` delta's against its `delta`, a done text's against its
+/// `text`, a content part's and an output item's parts' against their
+/// `text`.
+pub(crate) fn responses_event_logprobs(v: &mut Value<'static>) {
+    let Value::Object(o) = v else {
+        return;
+    };
+    if o.contains_key("delta") {
+        text_logprobs(o, "delta");
+    } else {
+        text_logprobs(o, "text");
+    }
+    if let Some(Value::Object(part)) = o.get_mut("part") {
+        text_logprobs(part, "text");
+    }
+    if let Some(item) = o.get_mut("item") {
+        *item = responses_item_logprobs(std::mem::replace(item, Value::Null));
+    }
+}
+
+/// The `logprobs` list of `o`, if it has one, kept (each entry rebuilt)
+/// only when their tokens spell exactly the text under `text_key` as
+/// released; otherwise `[]`.
+fn text_logprobs(o: &mut Object<'static>, text_key: &str) {
+    let Some(lp) = o.get("logprobs") else {
+        return;
+    };
+    let text = o.get(text_key).and_then(Value::as_str).unwrap_or("");
+    let rebuilt = match lp {
+        Value::Null => Value::Null,
+        Value::Array(entries) => {
+            spelled(entries, text).map_or(Value::Array(Vec::new()), Value::Array)
+        }
+        _ => Value::Array(Vec::new()),
+    };
+    o.insert("logprobs", rebuilt);
 }
 
 /// `entries` rebuilt when their tokens (and bytes, when every entry has

@@ -823,6 +823,8 @@ impl Rewriter {
         match self.out_index(index, keep) {
             Some(out) => {
                 strip_toolgate(&mut v);
+                // Logprobs go on only where they spell the text released.
+                crate::members::responses_event_logprobs(&mut v);
                 if let Value::Object(o) = &mut v {
                     o.insert("output_index", num(out));
                 }
