@@ -20,6 +20,10 @@ use crate::number;
 use crate::parser::{self, ParseOptions};
 use crate::value::Value;
 
+mod order;
+
+use order::{head, head_cmp, utf16_cmp};
+
 /// What a [`Reader`] reports while it reads, in document order. Every
 /// method returns whether to go on: `false` stops the read, which then
 /// ends with [`Read::Stopped`].
@@ -62,6 +66,29 @@ pub trait Visitor {
             Name::Stop
         }
     }
+
+    /// The name the visitor expects the next member of the innermost
+    /// object to have, if it expects one (say, the declared name after the
+    /// previous member's): printable ASCII with no quote or backslash. When
+    /// the input's next name is exactly these bytes, the reader takes it
+    /// without scanning it and reports it with [`Visitor::expected_member`]
+    /// instead of [`Visitor::member_name`]. A visitor that offers a name
+    /// with any other byte (one the reader would have to unescape or check)
+    /// makes the reader take the input's bytes as they are. The default
+    /// offers none.
+    #[inline]
+    fn expected_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// A member's name that is the one [`Visitor::expected_name`] offered
+    /// (`name` is the input's copy of it): as [`Visitor::member_name`],
+    /// which the default asks, for a visitor that can skip looking the
+    /// name up.
+    #[inline]
+    fn expected_member(&mut self, name: &str) -> Name {
+        self.member_name(name)
+    }
 }
 
 /// What a [`Visitor::member_name`] says of a name.
@@ -79,6 +106,15 @@ pub enum Name {
     /// reader then compares only the names it was not vouched for. A
     /// visitor that vouches wrongly makes the reader accept a duplicate.
     New,
+    /// As [`Name::New`], with the name's rank among the names the visitor
+    /// ranks in this object: ranks are distinct and follow the names'
+    /// canonical order (RFC 8785: by UTF-16 code units), so the reader
+    /// orders these members by rank without comparing their names (say,
+    /// the name's place among a schema's declared names, sorted). An
+    /// object whose members are not all ranked is ordered by their names.
+    /// A visitor that ranks wrongly makes the reader write its members out
+    /// of order.
+    Ranked(u32),
 }
 
 impl Visitor for () {
@@ -176,51 +212,10 @@ struct Member {
     owned: bool,
     /// Whether the visitor vouched for the name being new ([`Name::New`]).
     vouched: bool,
+    /// Whether `head` is the name's rank ([`Name::Ranked`]), not its head.
+    ranked: bool,
     /// Where the member (its name) starts in the canonical text.
     at: usize,
-}
-
-/// The first eight bytes of a name as a big-endian word, zero-padded, with
-/// the lead bytes `EE`..`F4` renumbered (see [`utf16_order`]), so that
-/// comparing two words compares the names' heads in UTF-16 order.
-#[inline]
-fn head(name: &str) -> u64 {
-    let bytes = name.as_bytes();
-    let word = if let Some(first) = bytes.first_chunk::<8>() {
-        u64::from_be_bytes(*first)
-    } else {
-        // Up to seven bytes, shifted in without a copy through memory.
-        let word = bytes.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
-        word.checked_shl(64 - 8 * (bytes.len() as u32)).unwrap_or(0)
-    };
-    if word & 0x8080_8080_8080_8080 == 0 {
-        word
-    } else {
-        utf16_order(word)
-    }
-}
-
-/// Renumbers the bytes of a head so that byte order is UTF-16 order:
-/// UTF-8 byte order is code point order, which differs from UTF-16 order
-/// only in that U+E000..U+FFFF (lead byte `EE` or `EF`) come after the
-/// supplementary planes (lead bytes `F0`..`F4`, a surrogate pair below
-/// U+E000 in UTF-16). `F0`..`F4` become `EE`..`F2` and `EE`, `EF` become
-/// `F3`, `F4`; no other byte value occurs in UTF-8 at or above `EE`, and
-/// continuation bytes (`80`..`BF`) keep their values. Two heads first
-/// differ at the same place in a character (they share what comes
-/// before), so both bytes there are lead bytes or both are not. The
-/// renumbering is one to one: equal heads stay equal and unequal ones
-/// unequal.
-fn utf16_order(word: u64) -> u64 {
-    let mut bytes = word.to_be_bytes();
-    for b in &mut bytes {
-        *b = match *b {
-            0xEE | 0xEF => *b + 5,
-            0xF0..=0xF4 => *b - 2,
-            other => other,
-        };
-    }
-    u64::from_be_bytes(bytes)
 }
 
 /// Why a read ended early.
@@ -582,7 +577,26 @@ impl Reader {
         v: &mut V,
     ) -> Result<usize, End> {
         let input = text.as_bytes();
-        let (s, end) = self.string(text, pos)?;
+        // The name the visitor expects, if the input holds it and its
+        // closing quote: taken without a scan.
+        let expected = match v.expected_name() {
+            Some(e)
+                if e.len() <= self.options.limits.string_bytes
+                    && holds_name(input, pos + 1, e.as_bytes()) =>
+            {
+                debug_assert!(
+                    e.bytes()
+                        .all(|b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'),
+                    "an expected name must be plain ASCII"
+                );
+                Some(e.len())
+            }
+            _ => None,
+        };
+        let (s, end) = match expected {
+            Some(n) => (Str::Input(pos + 1, pos + 1 + n), pos + 2 + n),
+            None => self.string(text, pos)?,
+        };
         let (name, owned) = match s {
             Str::Input(a, b) => ((a, b), false),
             Str::Decoded => {
@@ -596,12 +610,24 @@ impl Reader {
         if input.get(pos) != Some(&b':') {
             return Err(End::Refused);
         }
-        let vouched = match v.member_name(key) {
-            Name::Stop => return Err(End::Stopped),
-            Name::Go => false,
-            Name::New => true,
+        let said = if expected.is_some() {
+            v.expected_member(key)
+        } else {
+            v.member_name(key)
         };
-        let key_head = if W || !vouched { head(key) } else { 0 };
+        let (vouched, rank) = match said {
+            Name::Stop => return Err(End::Stopped),
+            Name::Go => (false, None),
+            Name::New => (true, None),
+            Name::Ranked(rank) => (true, Some(rank)),
+        };
+        // With the canonical text, a ranked name is ordered by its rank.
+        let ranked = W && rank.is_some();
+        let key_head = match rank {
+            Some(rank) if W => u64::from(rank),
+            _ if W || !vouched => head(key),
+            _ => 0,
+        };
         if let Some(Frame::Object {
             start,
             index,
@@ -626,6 +652,7 @@ impl Reader {
                 name,
                 owned,
                 vouched,
+                ranked,
                 at: self.out.len(),
             });
         }
@@ -653,8 +680,40 @@ impl Reader {
             self.keys.truncate(keys);
             return;
         }
-        let members = self.members.get(start..).unwrap_or_default();
         let names = self.keys.as_str();
+        let members = self.members.get_mut(start..).unwrap_or_default();
+        // Members that are all ranked (below 64) are ordered by a bit per
+        // rank, with no comparison and no sort.
+        let mut by_rank = [0u8; 64];
+        let mut ranks = 0u64;
+        let mut sorted = true;
+        let mut all_ranked = true;
+        for (i, m) in members.iter().enumerate() {
+            let slot = usize::try_from(m.head)
+                .ok()
+                .and_then(|r| by_rank.get_mut(r));
+            match (m.ranked, slot) {
+                (true, Some(slot)) => {
+                    // Ranks are distinct: in order if none so far is higher.
+                    sorted &= ranks >> m.head == 0;
+                    ranks |= 1 << m.head;
+                    *slot = u8::try_from(i).unwrap_or(u8::MAX);
+                }
+                _ => {
+                    all_ranked = false;
+                    break;
+                }
+            }
+        }
+        if !all_ranked {
+            // Beside an unranked name, ranked ones are ordered by their
+            // heads too.
+            for m in members.iter_mut().filter(|m| m.ranked) {
+                m.head = head(name_of(text, names, m.name, m.owned));
+                m.ranked = false;
+            }
+        }
+        let members = &*members;
         let order = |a: &Member, b: &Member| match head_cmp(a.head, b.head) {
             Ordering::Equal => utf16_cmp(
                 name_of(text, names, a.name, a.owned),
@@ -662,42 +721,51 @@ impl Reader {
             ),
             other => other,
         };
-        let sorted = members
-            .windows(2)
-            .all(|w| matches!(w, [a, b] if order(a, b) == Ordering::Less));
+        if !all_ranked {
+            sorted = members
+                .windows(2)
+                .all(|w| matches!(w, [a, b] if order(a, b) == Ordering::Less));
+        }
         if !sorted {
             if let Some(first) = members.first().map(|m| m.at) {
+                // Every member is followed by its comma in `moved` (the
+                // last gets one too), so each is copied back in one push
+                // and the last comma is dropped once.
                 self.moved.clear();
                 self.moved
                     .push_str(self.out.get(first..).unwrap_or_default());
-                // Member i spans from its name to the comma before member i + 1.
-                let span = |i: usize| {
-                    let from = members.get(i).map_or(0, |m| m.at - first);
-                    let to = members
-                        .get(i + 1)
-                        .map_or(self.moved.len(), |m| m.at - first - 1);
-                    (from, to)
-                };
-                self.order.clear();
-                self.order
-                    .extend(members.iter().enumerate().map(|(i, m)| (m.head, i)));
-                self.order
-                    .sort_unstable_by(|a, b| match head_cmp(a.0, b.0) {
-                        Ordering::Equal => match (members.get(a.1), members.get(b.1)) {
-                            (Some(a), Some(b)) => order(a, b),
-                            _ => Ordering::Equal,
-                        },
-                        other => other,
-                    });
+                self.moved.push(',');
                 self.out.truncate(first);
-                for (k, &(_, i)) in self.order.iter().enumerate() {
-                    if k > 0 {
-                        self.out.push(',');
+                let (moved, out) = (&self.moved, &mut self.out);
+                let mut put = |i: usize| {
+                    let from = members.get(i).map_or(0, |m| m.at - first);
+                    let to = members.get(i + 1).map_or(moved.len(), |m| m.at - first);
+                    out.push_str(moved.get(from..to).unwrap_or_default());
+                };
+                if all_ranked {
+                    let mut bits = ranks;
+                    while bits != 0 {
+                        let r = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        put(usize::from(by_rank.get(r).copied().unwrap_or_default()));
                     }
-                    let (from, to) = span(i);
-                    self.out
-                        .push_str(self.moved.get(from..to).unwrap_or_default());
+                } else {
+                    self.order.clear();
+                    self.order
+                        .extend(members.iter().enumerate().map(|(i, m)| (m.head, i)));
+                    self.order
+                        .sort_unstable_by(|a, b| match head_cmp(a.0, b.0) {
+                            Ordering::Equal => match (members.get(a.1), members.get(b.1)) {
+                                (Some(a), Some(b)) => order(a, b),
+                                _ => Ordering::Equal,
+                            },
+                            other => other,
+                        });
+                    for &(_, i) in &self.order {
+                        put(i);
+                    }
                 }
+                self.out.pop();
             }
         }
         self.out.push('}');
@@ -744,6 +812,34 @@ fn skip_whitespace(input: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Whether `input` holds `name` and then a quote at `at`. The name is
+/// compared in at most two overlapping loads of four or eight bytes (most
+/// names are short), without a call.
+#[inline(always)]
+fn holds_name(input: &[u8], at: usize, name: &[u8]) -> bool {
+    let n = name.len();
+    let Some(got) = input.get(at..at + n) else {
+        return false;
+    };
+    if input.get(at + n) != Some(&b'"') {
+        return false;
+    }
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
+    match n {
+        0..=3 => got == name,
+        4..=7 => {
+            w4(got.first_chunk()) == w4(name.first_chunk())
+                && w4(got.last_chunk()) == w4(name.last_chunk())
+        }
+        8..=16 => {
+            w8(got.first_chunk()) == w8(name.first_chunk())
+                && w8(got.last_chunk()) == w8(name.last_chunk())
+        }
+        _ => got == name,
+    }
+}
+
 /// A member's unescaped name.
 #[inline]
 fn name_of<'t>(text: &'t str, keys: &'t str, (a, b): (usize, usize), owned: bool) -> &'t str {
@@ -777,219 +873,5 @@ fn is_duplicate(
     }
 }
 
-/// Compares two names by their heads (see [`head`]) in UTF-16 order;
-/// `Equal` when the heads are equal (the names may still differ).
-#[inline]
-fn head_cmp(a: u64, b: u64) -> Ordering {
-    a.cmp(&b)
-}
-
-/// Compares two strings by their UTF-16 code units, as RFC 8785 orders
-/// member names, without transcoding: UTF-8 byte order is code point order,
-/// which differs from UTF-16 order only between U+E000..U+FFFF (lead byte
-/// `EE` or `EF`) and the supplementary planes (lead byte `F0`..`F4`, a
-/// surrogate pair below U+E000 in UTF-16). At the first differing byte
-/// both strings are at the same place in a character, so looking at those
-/// two bytes is enough.
-pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    match a.iter().zip(b).find(|(x, y)| x != y) {
-        None => a.len().cmp(&b.len()),
-        Some((&x, &y)) => {
-            let bmp_high = |c: u8| c == 0xEE || c == 0xEF;
-            if x >= 0xF0 && bmp_high(y) {
-                Ordering::Less
-            } else if y >= 0xF0 && bmp_high(x) {
-                Ordering::Greater
-            } else {
-                x.cmp(&y)
-            }
-        }
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utf16_order_matches_transcoding() {
-        let names = [
-            "",
-            "a",
-            "b",
-            "ab",
-            "\u{7f}",
-            "é",
-            "\u{d7ff}",
-            "\u{e000}",
-            "\u{ffff}",
-            "\u{10000}",
-            "😀",
-            "\u{10ffff}",
-            "a😀",
-            "a\u{e000}",
-            "\u{fb01}",
-        ];
-        for x in names {
-            for y in names {
-                assert_eq!(
-                    utf16_cmp(x, y),
-                    x.encode_utf16().cmp(y.encode_utf16()),
-                    "{x:?} {y:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn head_order_matches_transcoding() {
-        let names = [
-            "",
-            "a",
-            "a\u{0}",
-            "a\u{1}",
-            "ab",
-            "abcdefgh",
-            "abcdefghi",
-            "abcdefgi",
-            "é",
-            "\u{e000}",
-            "😀",
-            "x\u{e000}",
-            "x😀",
-            "\u{ffff}a",
-            "\u{10000}",
-            "\u{7f}",
-        ];
-        for x in names {
-            for y in names {
-                let want = x.encode_utf16().cmp(y.encode_utf16());
-                match head_cmp(head(x), head(y)) {
-                    Ordering::Equal => assert_eq!(utf16_cmp(x, y), want, "{x:?} {y:?}"),
-                    got => assert_eq!(got, want, "{x:?} {y:?}"),
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn canonical_text_matches_the_tree() {
-        let mut r = Reader::new(ParseOptions::new());
-        for doc in [
-            r#"{"b":1,"a":[{"z":null,"\u00e9":true,"y":"\n"}],"\ud83d\ude00":1,"\ue000":2}"#,
-            r#"[1.0, -0, 1E2, 12345678901234567890123, 0.1e-5, "a\"b", "\u0001"]"#,
-            r#"{"c":{"b":{"a":1,"A":2},"a":[]},"b":{},"a":"x"}"#,
-            "  \"plain\"  ",
-        ] {
-            assert_eq!(r.read(doc.as_bytes(), &mut ()), Read::Accepted, "{doc}");
-            let tree = crate::from_str(doc).unwrap();
-            assert_eq!(r.canonical(), crate::canonical::to_string(&tree), "{doc}");
-        }
-    }
-
-    /// Vouches for `a` and `b` by a bit each, as a schema walk does for
-    /// its declared names; other names are left to the reader.
-    struct Known(Vec<u8>);
-    impl Visitor for Known {
-        fn begin_object(&mut self) -> bool {
-            self.0.push(0);
-            true
-        }
-        fn member(&mut self, _: &str) -> bool {
-            true
-        }
-        fn member_name(&mut self, name: &str) -> Name {
-            let bit = match name {
-                "a" => 1,
-                "b" => 2,
-                _ => return Name::Go,
-            };
-            match self.0.last_mut() {
-                Some(seen) if *seen & bit == 0 => {
-                    *seen |= bit;
-                    Name::New
-                }
-                _ => Name::Stop,
-            }
-        }
-        fn end_object(&mut self) -> bool {
-            self.0.pop().is_some()
-        }
-        fn begin_array(&mut self) -> bool {
-            true
-        }
-        fn end_array(&mut self) -> bool {
-            true
-        }
-        fn scalar(&mut self, _: &Value<'_>) -> bool {
-            true
-        }
-    }
-
-    #[test]
-    fn vouched_names_skip_the_comparison_and_the_rest_do_not() {
-        let mut r = Reader::new(ParseOptions::new());
-        for write in [false, true] {
-            let mut read = |doc: &str| {
-                let mut known = Known(Vec::new());
-                if write {
-                    r.read(doc.as_bytes(), &mut known)
-                } else {
-                    r.scan(doc.as_bytes(), &mut known)
-                }
-            };
-            assert_eq!(read(r#"{"b":1,"x":2,"a":3,"y":{"a":1}}"#), Read::Accepted);
-            assert_eq!(read(r#"{"a":1,"x":1,"b":2,"x":2}"#), Read::Refused);
-            assert_eq!(read(r#"{"x":1,"a":1,"\u0078":2}"#), Read::Refused);
-            assert_eq!(read(r#"{"a":1,"b":2,"a":3}"#), Read::Stopped);
-            assert_eq!(read(r#"{"a":{"a":1,"b":2},"b":[{"a":1}]}"#), Read::Accepted);
-        }
-        assert_eq!(
-            r.read(br#"{"b":1,"x":2,"a":3}"#, &mut Known(Vec::new())),
-            Read::Accepted
-        );
-        assert_eq!(r.canonical(), r#"{"a":3,"b":1,"x":2}"#);
-    }
-
-    #[test]
-    fn vouched_names_count_toward_the_member_limit() {
-        let limits = crate::Limits::new()
-            .set(crate::Limit::ObjectMembers, 2)
-            .unwrap();
-        let mut r = Reader::new(ParseOptions::new().with_limits(limits));
-        let mut known = Known(Vec::new());
-        assert_eq!(r.scan(br#"{"a":1,"b":2}"#, &mut known), Read::Accepted);
-        assert_eq!(r.scan(br#"{"a":1,"b":2,"x":3}"#, &mut known), Read::Refused);
-    }
-
-    #[test]
-    fn stops_when_the_visitor_says_so() {
-        struct NoArrays;
-        impl Visitor for NoArrays {
-            fn begin_object(&mut self) -> bool {
-                true
-            }
-            fn member(&mut self, _: &str) -> bool {
-                true
-            }
-            fn end_object(&mut self) -> bool {
-                true
-            }
-            fn begin_array(&mut self) -> bool {
-                false
-            }
-            fn end_array(&mut self) -> bool {
-                true
-            }
-            fn scalar(&mut self, _: &Value<'_>) -> bool {
-                true
-            }
-        }
-        let mut r = Reader::new(ParseOptions::new());
-        assert_eq!(r.read(br#"{"a":1}"#, &mut NoArrays), Read::Accepted);
-        assert_eq!(r.read(br#"{"a":[1]}"#, &mut NoArrays), Read::Stopped);
-        assert_eq!(r.read(br#"{"a":[1],"#, &mut NoArrays), Read::Stopped);
-        assert_eq!(r.read(br#"{"a":1,"#, &mut NoArrays), Read::Refused);
-    }
-}
+mod tests;

@@ -20,6 +20,13 @@ struct Entry {
     /// Bytes 8..16.
     tail: u64,
     name: Box<str>,
+    /// Whether the name is printable ASCII without a quote or backslash:
+    /// what a reader can take from the input without a scan
+    /// ([`toolgate_json::Visitor::expected_name`]).
+    plain: bool,
+    /// The name's place in the set sorted in canonical order (RFC 8785:
+    /// by UTF-16 code units), for [`toolgate_json::Name::Ranked`].
+    rank: u32,
 }
 
 /// An ordered set of names; [`NameSet::find`] returns a name's position.
@@ -93,7 +100,21 @@ impl NameSet {
                 head: head(bytes),
                 tail: head(bytes.get(8..).unwrap_or_default()),
                 name: name.into(),
+                plain: bytes
+                    .iter()
+                    .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\'),
+                rank: 0,
             });
+        }
+        let mut by_name: Vec<usize> = (0..set.entries.len()).collect();
+        by_name.sort_by(|&a, &b| {
+            let name = |i: usize| set.entries.get(i).map_or("", |e| &*e.name);
+            name(a).encode_utf16().cmp(name(b).encode_utf16())
+        });
+        for (rank, i) in by_name.into_iter().enumerate() {
+            if let Some(e) = set.entries.get_mut(i) {
+                e.rank = u32::try_from(rank).unwrap_or(u32::MAX);
+            }
         }
         set.table = set.direct_table();
         if set.entries.len() > SCAN_LIMIT && set.table.is_none() {
@@ -162,6 +183,19 @@ impl NameSet {
             Some(e) if same(e, name.as_bytes()) => Some(guess),
             _ => self.find(name),
         }
+    }
+
+    /// The name at position `i`, if there is one and it is plain (see
+    /// `Entry::plain`).
+    #[inline]
+    pub(crate) fn plain(&self, i: usize) -> Option<&str> {
+        self.entries.get(i).filter(|e| e.plain).map(|e| &*e.name)
+    }
+
+    /// The canonical rank of the name at position `i` (see `Entry::rank`).
+    #[inline]
+    pub(crate) fn rank(&self, i: usize) -> Option<u32> {
+        self.entries.get(i).map(|e| e.rank)
     }
 
     /// The names, in order.

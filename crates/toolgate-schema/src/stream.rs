@@ -460,53 +460,34 @@ impl Visitor for Walk<'_> {
     }
 
     /// A declared name (among the first 64) is vouched for by its bit in
-    /// `seen`: a second one stops the walk (the tree path then refuses the
+    /// `seen` and ranked by its place among the declared names in canonical
+    /// order: a second one stops the walk (the tree path then refuses the
     /// duplicate); undeclared names are left to the reader's comparison.
     #[inline(always)]
     fn member_name(&mut self, name: &str) -> Name {
+        self.declared(name, None)
+    }
+
+    /// The declared name after the previous member's, when it is plain.
+    #[inline(always)]
+    fn expected_name(&self) -> Option<&str> {
         if self.skip > 0 {
-            return Name::Go;
+            return None;
         }
-        let Some(Frame::Object {
-            seen,
-            also_seen,
-            count,
-            guess,
-            ..
-        }) = self.frames.last_mut()
-        else {
-            return Name::Stop;
-        };
-        let Some(plan) = self.object else {
-            return Name::Stop;
-        };
-        *count += 1;
-        let mut said = Name::Go;
-        self.next = match plan.names.find_from(name, *guess) {
-            Some(j) => {
-                *guess = j + 1;
-                if j < 64 {
-                    let bit = 1u64 << j;
-                    if *seen & bit != 0 {
-                        return Name::Stop;
-                    }
-                    *seen |= bit;
-                    said = Name::New;
-                }
-                match plan.nodes.get(j) {
-                    Some(id) => Target::Node(*id),
-                    None => Target::Any,
-                }
-            }
-            None => match plan.other {
-                Target::Deny => return Name::Stop,
-                other => other,
-            },
-        };
-        if let Some(k) = plan.also_required.as_ref().and_then(|r| r.find(name)) {
-            *also_seen |= 1 << k;
+        match self.frames.last() {
+            Some(Frame::Object { guess, .. }) => self.object?.names.plain(*guess),
+            _ => None,
         }
-        said
+    }
+
+    /// The name [`Walk::expected_name`] offered: the declared one at `guess`.
+    #[inline(always)]
+    fn expected_member(&mut self, name: &str) -> Name {
+        let guess = match self.frames.last() {
+            Some(Frame::Object { guess, .. }) => Some(*guess),
+            _ => None,
+        };
+        self.declared(name, guess)
     }
 
     fn end_object(&mut self) -> bool {
@@ -595,6 +576,60 @@ impl Visitor for Walk<'_> {
 }
 
 impl Walk<'_> {
+    /// A member's name in the innermost object: its target, the bits it
+    /// sets, whether it is vouched for. `known` is its declared position
+    /// when the reader found it where [`Walk::expected_name`] said.
+    #[inline(always)]
+    fn declared(&mut self, name: &str, known: Option<usize>) -> Name {
+        if self.skip > 0 {
+            return Name::Go;
+        }
+        let Some(Frame::Object {
+            seen,
+            also_seen,
+            count,
+            guess,
+            ..
+        }) = self.frames.last_mut()
+        else {
+            return Name::Stop;
+        };
+        let Some(plan) = self.object else {
+            return Name::Stop;
+        };
+        *count += 1;
+        let mut said = Name::Go;
+        let found = match known {
+            Some(j) => Some(j),
+            None => plan.names.find_from(name, *guess),
+        };
+        self.next = match found {
+            Some(j) => {
+                *guess = j + 1;
+                if j < 64 {
+                    let bit = 1u64 << j;
+                    if *seen & bit != 0 {
+                        return Name::Stop;
+                    }
+                    *seen |= bit;
+                    said = plan.names.rank(j).map_or(Name::New, Name::Ranked);
+                }
+                match plan.nodes.get(j) {
+                    Some(id) => Target::Node(*id),
+                    None => Target::Any,
+                }
+            }
+            None => match plan.other {
+                Target::Deny => return Name::Stop,
+                other => other,
+            },
+        };
+        if let Some(k) = plan.also_required.as_ref().and_then(|r| r.find(name)) {
+            *also_seen |= 1 << k;
+        }
+        said
+    }
+
     /// Every keyword of node `id` on a scalar, at evaluation depth `depth`.
     #[inline(never)]
     fn evaluate(&self, id: NodeId, depth: usize, value: &Value<'_>) -> bool {
