@@ -16,6 +16,9 @@
 //! - [`Reader`] is the same profile without a tree: raw bytes in, events to
 //!   a [`Visitor`] (a validator can check the document as it is read) and
 //!   the canonical text out; it accepts exactly what [`from_slice`] accepts.
+//!   [`visit`] tells a parsed [`Value`] to a visitor as the reader tells its
+//!   text, and a [`Tape`] keeps what a reader told, to tell it again later
+//!   (read without a lock, build where it is held).
 //! - [`Limits`] bounds the work: input bytes, nesting depth, string bytes,
 //!   members per object, items per array and values in total. Each is on by
 //!   default, has its own error code and a hard ceiling.
@@ -57,6 +60,7 @@ mod number;
 mod parser;
 pub mod pointer;
 mod reader;
+mod replay;
 mod value;
 
 pub use crate::{
@@ -66,5 +70,6 @@ pub use crate::{
     number::NumberError,
     parser::{from_slice, from_str, ParseOptions},
     reader::{Name, Read, Reader, Visitor},
+    replay::{visit, Tape},
     value::{Number, Object, Value},
 };

@@ -197,7 +197,7 @@ const CACHED_KEY_BYTES: usize = 32;
 const KEY_SLOTS: usize = 512;
 
 /// One slot of the key cache: a name and its `str`.
-type KeySlot = Option<(Box<str>, Py<PyString>)>;
+pub(crate) type KeySlot = Option<(Box<str>, Py<PyString>)>;
 
 thread_local! {
     /// The `str` objects of recent member names, by a hash of their bytes,
@@ -209,19 +209,18 @@ thread_local! {
 }
 
 /// The `str` of a member name, from the cache when it is there.
-fn key<'py>(py: Python<'py>, keys: &mut Vec<KeySlot>, name: &str) -> Bound<'py, PyString> {
+pub(crate) fn key<'py>(
+    py: Python<'py>,
+    keys: &mut Vec<KeySlot>,
+    name: &str,
+) -> Bound<'py, PyString> {
     if name.len() > CACHED_KEY_BYTES {
         return PyString::new(py, name);
     }
     if keys.is_empty() {
         keys.resize_with(KEY_SLOTS, || None);
     }
-    // FNV-1a over the bytes, folded to a slot.
-    let mut h: u32 = 0x811c_9dc5;
-    for b in name.bytes() {
-        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
-    }
-    let slot = (h as usize) & (KEY_SLOTS - 1);
+    let slot = slot_of(name.as_bytes());
     if let Some(Some((cached, s))) = keys.get(slot) {
         if &**cached == name {
             return s.bind(py).clone();
@@ -234,20 +233,47 @@ fn key<'py>(py: Python<'py>, keys: &mut Vec<KeySlot>, name: &str) -> Bound<'py, 
     s
 }
 
+/// The key cache's slot of a name of at most [`CACHED_KEY_BYTES`] bytes:
+/// its first and last bytes (eight, or four, overlapping when the name is
+/// shorter) and its length, mixed by one multiplication. Names that differ
+/// only in their middle bytes share a slot, and take turns in it.
+#[inline]
+fn slot_of(name: &[u8]) -> usize {
+    let (a, b) = match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
+        (Some(a), Some(b)) => (u64::from_le_bytes(*a), u64::from_le_bytes(*b)),
+        _ => match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+            (Some(a), Some(b)) => (
+                u64::from(u32::from_le_bytes(*a)),
+                u64::from(u32::from_le_bytes(*b)),
+            ),
+            _ => (name.iter().fold(0u64, |w, &x| (w << 8) | u64::from(x)), 0),
+        },
+    };
+    let len = name.len() as u64;
+    let h = (a ^ b.rotate_left(29) ^ len.rotate_left(58)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // The top bits, as many as index the slots.
+    (h >> (64 - KEY_SLOTS.trailing_zeros())) as usize
+}
+
 /// The Python object of a JSON value.
 pub(crate) fn to_py<'py>(
     py: Python<'py>,
     value: &Value<'_>,
     numbers: &Numbers<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    with_keys(|keys| to_py_with(py, value, numbers, keys))
+}
+
+/// Runs `f` with this thread's key cache.
+pub(crate) fn with_keys<R>(f: impl FnOnce(&mut Vec<KeySlot>) -> R) -> R {
     KEYS.with(|keys| match keys.try_borrow_mut() {
-        Ok(mut keys) => to_py_with(py, value, numbers, &mut keys),
+        Ok(mut keys) => f(&mut keys),
         // (Not reentered; should it be, a cache of its own.)
-        Err(_) => to_py_with(py, value, numbers, &mut Vec::new()),
+        Err(_) => f(&mut Vec::new()),
     })
 }
 
-fn to_py_with<'py>(
+pub(crate) fn to_py_with<'py>(
     py: Python<'py>,
     value: &Value<'_>,
     numbers: &Numbers<'py>,
@@ -275,7 +301,8 @@ fn to_py_with<'py>(
     })
 }
 
-fn number_to_py<'py>(
+/// The Python number of a JSON number: `int`, or `float` or `Decimal`.
+pub(crate) fn number_to_py<'py>(
     py: Python<'py>,
     n: &Number,
     numbers: &Numbers<'py>,

@@ -19,11 +19,13 @@
 //! - `Approvals`, `Approval` (`approvals`, built with the store): the
 //!   human side of approvals, as `toolgate approvals` does it.
 //!
-//! Text from Python is read by `input` (limits before work), and pointers
+//! Text from Python is read by `input` (limits before work), the Python
+//! value of a document is made while it is read by `build`, and pointers
 //! shown in messages are masked by `redact`.
 
 #[cfg(feature = "store")]
 mod approvals;
+mod build;
 mod convert;
 mod gate;
 mod input;

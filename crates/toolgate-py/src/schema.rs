@@ -4,12 +4,17 @@
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use toolgate_json::{canonical, ParseOptions, Value};
-use toolgate_schema::{Mode, Options, ValidationErrors};
+use std::sync::Mutex;
 
-use crate::convert::{self, Numbers};
+use toolgate_json::{canonical, ParseOptions, Tape, Value};
+use toolgate_schema::{Checker, Loaded, Mode, Options, ValidationErrors};
+
+use crate::build::{PyBuild, Stacks};
+use crate::convert::{self, with_keys, Numbers};
 use crate::input::with_text;
-use crate::json::{detach_if_large, json_error, max_input, options, options_kwargs, JSONError};
+use crate::json::{
+    detach_if_large, json_error, max_input, options, options_kwargs, JSONError, DETACH_AT,
+};
 use crate::redact::Known;
 
 pyo3::create_exception!(
@@ -122,7 +127,24 @@ pub(crate) struct Schema {
     /// The schema's canonical text and mode, to pickle it.
     source: String,
     standard: bool,
+    /// What `loads` keeps between calls, at most [`POOLED`].
+    #[expect(
+        clippy::vec_box,
+        reason = "a Warm moves in and out of the pool on every call: a pointer, not its few hundred bytes"
+    )]
+    warm: Mutex<Vec<Box<Warm>>>,
 }
+
+/// What `Schema.loads` reuses from one call to the next: a checker and a
+/// builder's stacks, their buffers allocated.
+struct Warm {
+    checker: Checker,
+    stacks: Stacks,
+}
+
+/// The `Warm`s a `Schema` keeps: one per thread that calls it at once, up
+/// to this many.
+const POOLED: usize = 8;
 
 impl Schema {
     /// The instance: JSON text parsed strictly (`Err` for text that is
@@ -155,6 +177,34 @@ impl Schema {
                 message: e.message().to_owned(),
             })
             .collect()
+    }
+
+    /// Runs `f` with a checker of this schema's options and a builder's
+    /// stacks, from the pool.
+    fn with_warm<R>(&self, f: impl FnOnce(&mut Warm) -> R) -> R {
+        let pooled = self.warm.lock().ok().and_then(|mut pool| pool.pop());
+        let mut warm = pooled.unwrap_or_else(|| {
+            Box::new(Warm {
+                checker: Checker::new(self.options),
+                stacks: Stacks::default(),
+            })
+        });
+        let out = f(&mut warm);
+        if let Ok(mut pool) = self.warm.lock() {
+            if pool.len() < POOLED {
+                pool.push(warm);
+            }
+        }
+        out
+    }
+
+    /// The exception of a load that did not build the value.
+    fn refusal(&self, py: Python<'_>, loaded: Loaded) -> PyErr {
+        match loaded {
+            Loaded::Malformed(e) => json_error(py, &e, &self.known),
+            Loaded::Invalid(errors) => self.violation(py, &errors),
+            _ => PyValueError::new_err("internal_error: the value was not made"),
+        }
     }
 
     /// The `SchemaViolation` of a refused instance.
@@ -222,6 +272,7 @@ impl Schema {
             known: Known::of_schema(&value),
             source: canonical::to_string(&value),
             standard,
+            warm: Mutex::new(Vec::new()),
         })
     }
 
@@ -248,25 +299,33 @@ impl Schema {
             Numbers::floats()
         };
         let out = with_text(data, max_input(&self.options), |text| {
-            let checked = detach_if_large(py, text.len(), || {
-                let value = self.options.parse(text).map_err(Refusal::Json)?;
-                if self.inner.is_valid(&value) {
-                    return Ok(value);
+            self.with_warm(|Warm { checker, stacks }| {
+                if text.len() < DETACH_AT {
+                    // One pass: checked while read, the objects made meanwhile.
+                    return with_keys(|keys| {
+                        let mut build = PyBuild::new(py, &numbers, keys, stacks);
+                        match checker.load(&self.inner, text, &mut build) {
+                            Loaded::Built { .. } | Loaded::Stopped => build.finish(),
+                            refused => Err(self.refusal(py, refused)),
+                        }
+                    });
                 }
-                match self.inner.validate(&value) {
-                    Err(errors) => Err(Refusal::Schema(errors)),
-                    // The two verdicts agree; should they not, the refusal stands.
-                    Ok(()) => Err(Refusal::Disagree),
+                // Read and checked with the GIL released, onto a tape; the
+                // objects made from the tape, with it.
+                let (loaded, tape) = py.detach(|| {
+                    let mut tape = Tape::new();
+                    let loaded = checker.load(&self.inner, text, &mut tape);
+                    (loaded, tape)
+                });
+                match loaded {
+                    Loaded::Built { .. } => with_keys(|keys| {
+                        let mut build = PyBuild::new(py, &numbers, keys, stacks);
+                        tape.replay(&mut build);
+                        build.finish()
+                    }),
+                    refused => Err(self.refusal(py, refused)),
                 }
-            });
-            match checked {
-                Ok(value) => convert::to_py(py, &value, &numbers),
-                Err(Refusal::Json(e)) => Err(json_error(py, &e, &self.known)),
-                Err(Refusal::Schema(errors)) => Err(self.violation(py, &errors)),
-                Err(Refusal::Disagree) => Err(PyValueError::new_err(
-                    "internal_error: the validator's verdicts disagree",
-                )),
-            }
+            })
         })?;
         match out {
             Some(value) => Ok(value),
@@ -337,13 +396,6 @@ impl Schema {
             if self.standard { ", standard=True" } else { "" }
         )
     }
-}
-
-/// Why `Schema.loads` refused, found without the GIL.
-enum Refusal {
-    Json(toolgate_json::Error),
-    Schema(ValidationErrors),
-    Disagree,
 }
 
 /// Whether `data` is JSON text (as opposed to a parsed value).

@@ -45,8 +45,8 @@ use crate::stream::{Frame, Walk};
 /// ```
 #[derive(Debug, Default)]
 pub struct Checker {
-    reader: Reader,
-    frames: Vec<Frame>,
+    pub(crate) reader: Reader,
+    pub(crate) frames: Vec<Frame>,
     /// The canonical text when the tree path decided.
     fallback: String,
 }

@@ -16,6 +16,10 @@
 //!   validated while [`toolgate_json::Reader`] reads; whatever it cannot
 //!   accept that way takes the tree path, so its verdicts are exactly
 //!   [`Schema::is_valid`]'s on the parsed value.
+//! - [`Checker::load`] is that path with the value out: it tells a
+//!   [`Build`]er the document while it checks it, so a caller makes its own
+//!   value (a Python object, say) in the same pass, with no tree between;
+//!   the verdicts and errors are [`Checker::check`]'s.
 //! - [`lint()`] flags schemas that are too loose for a gate, as [`Finding`]s.
 //!
 //! # Modes
@@ -81,6 +85,7 @@ mod format;
 mod keywords;
 mod leaf;
 mod lint;
+mod load;
 mod meta;
 mod names;
 mod options;
@@ -96,6 +101,7 @@ pub use crate::{
     checker::{Checked, Checker, Valid},
     error::{CompileError, CompileErrorCode, ErrorCode, ValidationError, ValidationErrors},
     lint::{lint, Finding, FindingCode},
+    load::{Build, Loaded},
     options::{Mode, Options},
     schema::Schema,
 };

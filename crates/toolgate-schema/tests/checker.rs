@@ -25,8 +25,8 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use toolgate_json::{canonical, ParseOptions, Value};
-use toolgate_schema::{Checked, Checker, Mode, Options, Schema};
+use toolgate_json::{canonical, visit, ParseOptions, Tape, Value, Visitor};
+use toolgate_schema::{Build, Checked, Checker, Loaded, Mode, Options, Schema};
 
 /// Checks one input both ways; returns whether the checker accepted it
 /// without a tree.
@@ -45,6 +45,7 @@ fn agree(checker: &mut Checker, schema: &Schema, input: &[u8]) -> Result<bool, S
     if checker.is_valid(schema, input) != expected.is_ok() {
         return Err(format!("is_valid says {}", expected.is_err()));
     }
+    loads_agree(checker, schema, input, &tree, &expected)?;
     let got = checker.check(schema, input);
     match (got, expected) {
         (Checked::Valid(ok), Ok(text)) if ok.canonical() == text => {
@@ -61,6 +62,52 @@ fn agree(checker: &mut Checker, schema: &Schema, input: &[u8]) -> Result<bool, S
         (Checked::Invalid(errors), Err(None)) if !errors.is_empty() => Ok(false),
         (got, expected) => Err(format!("checker {got:?}, tree {expected:?}")),
     }
+}
+
+/// The one pass with the value out ([`Checker::load`]) against the tree
+/// path: the builder is told exactly the parsed value (each number by its
+/// own lexeme) when the tree accepts, and the refusal is the tree's.
+fn loads_agree(
+    checker: &mut Checker,
+    schema: &Schema,
+    input: &[u8],
+    tree: &Result<Value<'_>, toolgate_json::Error>,
+    expected: &Result<String, Option<toolgate_json::ErrorCode>>,
+) -> Result<(), String> {
+    let mut tape = Tape::new();
+    // Left over from an earlier document: a load starts the builder over.
+    tape.string("left over");
+    let loaded = checker.load(schema, input, &mut tape);
+    match (&loaded, tree, expected) {
+        (Loaded::Built { .. }, Ok(value), Ok(_)) => {
+            let mut told = Tape::new();
+            assert!(visit(value, &mut told));
+            if format!("{tape:?}") != format!("{told:?}") {
+                return Err(format!("load told {tape:?}, the tree {told:?}"));
+            }
+        }
+        (Loaded::Malformed(e), _, Err(Some(code))) if e.code() == *code => {}
+        (Loaded::Invalid(errors), Ok(value), Err(None)) => {
+            let listed = |e: &toolgate_schema::ValidationErrors| {
+                e.iter()
+                    .map(|e| {
+                        format!(
+                            "{} {} {}",
+                            e.code(),
+                            e.instance_pointer(),
+                            e.keyword_location()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let want = schema.validate(value).unwrap_err();
+            if listed(errors) != listed(&want) {
+                return Err(format!("load listed {errors:?}, validate {want:?}"));
+            }
+        }
+        _ => return Err(format!("load {loaded:?}, tree {expected:?}")),
+    }
+    Ok(())
 }
 
 fn corpora() -> PathBuf {
@@ -273,6 +320,80 @@ fn fuzz_seeds() {
         pairs += 1;
     }
     assert!(pairs > 10);
+}
+
+/// A builder that stops at its `n`th event, keeping the events before.
+struct StopAt(usize, Tape);
+
+impl StopAt {
+    fn go(&mut self) -> bool {
+        self.0 = self.0.saturating_sub(1);
+        self.0 > 0
+    }
+}
+
+impl Visitor for StopAt {
+    fn begin_object(&mut self) -> bool {
+        self.go() && self.1.begin_object()
+    }
+    fn member(&mut self, name: &str) -> bool {
+        self.go() && self.1.member(name)
+    }
+    fn end_object(&mut self) -> bool {
+        self.go() && self.1.end_object()
+    }
+    fn begin_array(&mut self) -> bool {
+        self.go() && self.1.begin_array()
+    }
+    fn end_array(&mut self) -> bool {
+        self.go() && self.1.end_array()
+    }
+    fn scalar(&mut self, value: &Value<'_>) -> bool {
+        self.go() && self.1.scalar(value)
+    }
+}
+
+impl Build for StopAt {
+    fn restart(&mut self) {
+        self.1.restart();
+    }
+}
+
+#[test]
+fn a_stopped_builder_comes_after_the_refusal() {
+    let schema = compile(
+        r#"{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"array"}}}"#,
+        Mode::Strict,
+    );
+    let mut checker = Checker::new(ParseOptions::new());
+    let mut load = |input: &str, n: usize| {
+        let mut builder = StopAt(n, Tape::new());
+        let loaded = checker.load(&schema, input.as_bytes(), &mut builder);
+        (loaded, builder.1.len())
+    };
+    // Valid: the builder's stop is the answer, at the event it stopped.
+    for n in 1..=8 {
+        let (loaded, told) = load(r#"{"a": 1, "b": [true]}"#, n);
+        assert!(matches!(loaded, Loaded::Stopped), "{n}: {loaded:?}");
+        assert_eq!(told, n - 1);
+    }
+    let (loaded, told) = load(r#"{"a": 1, "b": [true]}"#, 9);
+    assert!(
+        matches!(loaded, Loaded::Built { without_tree: true }),
+        "{loaded:?}"
+    );
+    assert_eq!(told, 8);
+    // Refused after the builder stopped: the refusal is the answer.
+    let (loaded, _) = load(r#"{"a": 1, "b": [true], "c": 1}"#, 2);
+    assert!(
+        matches!(&loaded, Loaded::Invalid(e) if e.as_slice()[0].code().as_str() == "unknown_property"),
+        "{loaded:?}"
+    );
+    let (loaded, _) = load(r#"{"a": 1, "b": [true], "a": 1}"#, 2);
+    assert!(
+        matches!(&loaded, Loaded::Malformed(e) if e.code().as_str() == "duplicate_key"),
+        "{loaded:?}"
+    );
 }
 
 /// The schemas the generated documents are checked against: closed
