@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         toolgate_store::StoreOptions::new(),
     )?;
     let gate = StoreGate::from_config(&config, store)?;
-    let mcp = config.mcp();
+    let mcp = &toolgate_edge::config::McpConfig::from_config(&config)?;
     if let Some(listen) = &args.listen {
         return crate::mcp_http::run(&config, gate, listen);
     }

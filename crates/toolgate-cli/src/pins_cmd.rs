@@ -229,10 +229,12 @@ fn upstream_name(store: &StoreArgs, upstream: &UpstreamArgs) -> anyhow::Result<S
         return Ok(u.clone());
     }
     match store.config_path() {
-        Some(path) => Ok(toolgate_edge::config::load(path)?
-            .mcp()
-            .upstream_name()
-            .to_owned()),
+        Some(path) => {
+            let config = toolgate_edge::config::load(path)?;
+            Ok(toolgate_edge::config::McpConfig::from_config(&config)?
+                .upstream_name()
+                .to_owned())
+        }
         None => Ok(toolgate::config::DEFAULT_UPSTREAM_NAME.to_owned()),
     }
 }

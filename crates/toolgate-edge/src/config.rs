@@ -1,5 +1,5 @@
 //! The front ends' config tables: the values of `toolgate.toml`'s
-//! `[proxy]` table, checked, with their defaults and the types the front
+//! `[proxy]` and `[mcp]` tables, checked, with their defaults and the types the front
 //! ends run with.
 //!
 //! The core crate's loader ([`toolgate::config::Config::load`]) reads the
@@ -19,12 +19,23 @@
 //! Only the rules live here; the reference of every key is the core
 //! crate's ([`toolgate::config::reference`]), made from the serde types.
 
+mod mcp;
+mod mcp_http;
 mod proxy;
 mod proxy_routes;
 mod rules;
 
 use toolgate::config::{Config, Error};
 
+pub use self::mcp::{
+    McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
+    DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_HOLD_SECONDS, MAX_MAX_FRAME_BYTES,
+    MAX_MAX_RESULT_BYTES,
+};
+pub use self::mcp_http::{
+    McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
+};
 pub use self::proxy::{
     DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
     DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
@@ -42,6 +53,7 @@ pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 /// position.
 pub fn check(config: &Config) -> Result<(), Error> {
     ProxyConfig::from_config(config)?;
+    McpConfig::from_config(config)?;
     Ok(())
 }
 

@@ -46,7 +46,7 @@
 //! same deadlines, body bound, refusal of redirects and TLS roots for all.
 //!
 //! The front ends' config tables are the edge's too ([`config`]): the
-//! values of `[proxy]`, checked with their positions by every front end
+//! values of `[proxy]` and `[mcp]`, checked with their positions by every front end
 //! right after the config loads. Without the default `net` feature the
 //! crate is those tables alone (the API proxy's rewriters build it so).
 //!

@@ -88,7 +88,7 @@
 //!                             # "report" | "normalize"
 //!
 //! [mcp]                       # `toolgate mcp` (stdio; `--listen`: see
-//!                             # McpHttpConfig for listen, [[mcp.token]],
+//!                             # toolgate_edge::config::McpHttpConfig for listen, [[mcp.token]],
 //!                             # [[mcp.upstream]] and the other HTTP keys)
 //! user = "mcp"                # the user every call is decided as (default "mcp")
 //! env = ["PATH", "HOME"]      # variables the server is given from toolgate's
@@ -211,8 +211,7 @@ mod jwt;
 mod limits;
 mod load;
 mod login;
-mod mcp;
-mod mcp_http;
+mod pins;
 mod pointer;
 mod raw;
 mod receipts;
@@ -256,16 +255,8 @@ pub use self::load::{import_file, import_slice};
 pub use self::login::{
     ClientSecret, LoginConfig, OidcConfig, TokenEndpointAuth, MAX_TRUSTED_PROXIES,
 };
-pub use self::mcp::{
+pub use self::pins::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
-};
-pub use self::mcp::{
-    McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
-};
-pub use self::mcp_http::{
-    McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
 };
 pub use self::receipts::ReceiptConfig;
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
@@ -293,7 +284,6 @@ pub struct Config {
     store: StoreConfig,
     approvals: ApprovalsConfig,
     server: ServerConfig,
-    mcp: McpConfig,
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
@@ -401,11 +391,6 @@ impl Config {
     /// An error about a whole table (named by `key`), without a position.
     pub fn error_in_table(&self, code: ErrorCode, key: &str, message: impl Into<String>) -> Error {
         Error::new(code, &self.path, message).key(key)
-    }
-
-    /// The `[mcp]` table (`toolgate mcp`).
-    pub fn mcp(&self) -> &McpConfig {
-        &self.mcp
     }
 
     /// The folder relative paths in the config are resolved against (the

@@ -1,4 +1,4 @@
-//! The front ends' tables as the file writes them (`[proxy]`): serde types
+//! The front ends' tables as the file writes them (`[proxy]`, `[mcp]`): serde types
 //! closed to unknown keys, read with the rest of the file, so that
 //! [`Config::load`](super::Config::load) refuses an unknown key or a value
 //! of the wrong type in them with its position, as anywhere else.
@@ -19,6 +19,8 @@ pub use toml::Spanned;
 pub struct FrontEndTables {
     /// `[proxy]`: `toolgate proxy`, the model-API proxy.
     pub proxy: RawProxy,
+    /// `[mcp]`: `toolgate mcp`, the MCP proxy.
+    pub mcp: RawMcp,
 }
 
 /// `[proxy]`, as written.
@@ -84,4 +86,81 @@ pub struct RawProxyToken {
     pub sha256: Spanned<String>,
     /// `user`.
     pub user: Spanned<String>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+/// `[mcp]`, as written.
+#[non_exhaustive]
+pub struct RawMcp {
+    /// `user`.
+    pub user: Option<Spanned<String>>,
+    /// `env`.
+    pub env: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `max_frame_bytes`.
+    pub max_frame_bytes: Option<Spanned<u64>>,
+    /// `call_timeout_seconds`.
+    pub call_timeout_seconds: Option<Spanned<u64>>,
+    /// `max_result_bytes`.
+    pub max_result_bytes: Option<Spanned<u64>>,
+    /// `hold_seconds`.
+    pub hold_seconds: Option<Spanned<u64>>,
+    /// `narrow_tools`.
+    pub narrow_tools: Option<bool>,
+    /// `upstream_name`.
+    pub upstream_name: Option<Spanned<String>>,
+    /// `pin_first`.
+    pub pin_first: Option<Spanned<String>>,
+    /// `approvals_url`.
+    pub approvals_url: Option<Spanned<String>>,
+    /// `listen`.
+    pub listen: Option<Spanned<String>>,
+    /// `allowed_origins`.
+    pub allowed_origins: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `allowed_hosts`.
+    pub allowed_hosts: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `max_sessions`.
+    pub max_sessions: Option<Spanned<u64>>,
+    /// `session_idle_seconds`.
+    pub session_idle_seconds: Option<Spanned<u64>>,
+    /// `[[mcp.token]]`.
+    #[serde(default)]
+    pub token: Vec<RawMcpToken>,
+    /// `[[mcp.upstream]]`.
+    #[serde(default)]
+    pub upstream: Vec<RawMcpUpstream>,
+}
+
+/// One `[[mcp.token]]`, as written.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RawMcpToken {
+    /// `sha256`.
+    pub sha256: Spanned<String>,
+    /// `user`.
+    pub user: Spanned<String>,
+    /// `session`.
+    pub session: Option<Spanned<String>>,
+}
+
+/// One `[[mcp.upstream]]`, as written.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct RawMcpUpstream {
+    /// `name`.
+    pub name: Spanned<String>,
+    /// `url`.
+    pub url: Option<Spanned<String>>,
+    /// `command`.
+    pub command: Option<Spanned<String>>,
+    /// `args`.
+    pub args: Option<Vec<String>>,
+    /// `env`.
+    pub env: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `namespace`.
+    pub namespace: Option<bool>,
+    /// `prefix`.
+    pub prefix: Option<Spanned<String>>,
 }

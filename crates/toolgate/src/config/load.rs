@@ -118,7 +118,6 @@ impl Loader<'_> {
         let gate = self.gate(&raw)?;
         let store = self.store(&raw)?;
         let server = self.server(&raw)?;
-        let mcp = self.mcp(&raw)?;
         let authorization = self.authorization(&raw)?;
         let resolver = self.resolver(&raw)?;
         let receipts = self.receipts(&raw)?;
@@ -136,7 +135,6 @@ impl Loader<'_> {
             store,
             approvals,
             server,
-            mcp,
             authorization,
             resolver,
             receipts,
@@ -146,7 +144,10 @@ impl Loader<'_> {
             telemetry,
             registry,
             limits,
-            front: FrontEndTables { proxy: raw.proxy },
+            front: FrontEndTables {
+                proxy: raw.proxy,
+                mcp: raw.mcp,
+            },
             text: super::Text(self.text.into()),
         })
     }

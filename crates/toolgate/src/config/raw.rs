@@ -24,7 +24,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) proxy: super::front::RawProxy,
     #[serde(default)]
-    pub(crate) mcp: RawMcp,
+    pub(crate) mcp: super::front::RawMcp,
     #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
@@ -137,50 +137,6 @@ pub(crate) struct RawServer {
     pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcp {
-    pub(crate) user: Option<Spanned<String>>,
-    pub(crate) env: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) max_frame_bytes: Option<Spanned<u64>>,
-    pub(crate) call_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) max_result_bytes: Option<Spanned<u64>>,
-    pub(crate) hold_seconds: Option<Spanned<u64>>,
-    pub(crate) narrow_tools: Option<bool>,
-    pub(crate) upstream_name: Option<Spanned<String>>,
-    pub(crate) pin_first: Option<Spanned<String>>,
-    pub(crate) approvals_url: Option<Spanned<String>>,
-    pub(crate) listen: Option<Spanned<String>>,
-    pub(crate) allowed_origins: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) allowed_hosts: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) max_sessions: Option<Spanned<u64>>,
-    pub(crate) session_idle_seconds: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub(crate) token: Vec<RawMcpToken>,
-    #[serde(default)]
-    pub(crate) upstream: Vec<RawMcpUpstream>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcpToken {
-    pub(crate) sha256: Spanned<String>,
-    pub(crate) user: Spanned<String>,
-    pub(crate) session: Option<Spanned<String>>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcpUpstream {
-    pub(crate) name: Spanned<String>,
-    pub(crate) url: Option<Spanned<String>>,
-    pub(crate) command: Option<Spanned<String>>,
-    pub(crate) args: Option<Vec<String>>,
-    pub(crate) env: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) namespace: Option<bool>,
-    pub(crate) prefix: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]
