@@ -89,7 +89,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolgate::config::Config;
 use toolgate::{Code, Context, Decider, Decision, Decisions, Format, Gate, Reason, Verdict};
 use toolgate_json::{canonical, Value};
 use toolgate_store::StoreGate;
@@ -153,7 +152,7 @@ pub struct Args {
 /// Runs the command; the exit code follows the documented contract.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // A config error names its file, line and column.
-    let config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     let format: Format = args
         .format
         .parse()

@@ -39,7 +39,6 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use toolgate::config::Config;
 use toolgate::hook::{outside_project, Agent, Answer, HookEvent, OnHold, Phase};
 use toolgate::sanitize::{sanitize_str, SanitizeOptions};
 use toolgate::{Context, Format};
@@ -167,7 +166,7 @@ fn decide(args: &Args, agent: Agent) -> Answer {
     if let Some(dir) = cache_dir(args) {
         toolgate::authz::remember_validations(dir);
     }
-    let Ok(config) = Config::load(&args.config) else {
+    let Ok(config) = toolgate_edge::config::load(&args.config) else {
         return Answer::blocked("config_unavailable");
     };
     let max = config.gate().max_body_bytes();

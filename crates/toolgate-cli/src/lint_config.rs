@@ -14,7 +14,6 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail};
 use toolgate::authz::{ActionScope, ConfiguredAuthorizer, PolicyEffect};
-use toolgate::config::Config;
 use toolgate::limit::{Limit, Measure};
 use toolgate::registry::{Risk, Tool};
 use toolgate_json::{canonical, Object, Value};
@@ -346,7 +345,7 @@ fn schema_fix(code: FindingCode) -> Option<&'static str> {
 /// authorization (or the error is returned); then each tool, each policy
 /// and the authorization mode are checked. `max_enum` caps narrowed enums.
 pub fn lint(path: &Path, max_enum: usize, report: &mut Report) -> anyhow::Result<()> {
-    let config = Config::load(path).map_err(|e| anyhow!("{e}"))?;
+    let config = toolgate_edge::config::load(path).map_err(|e| anyhow!("{e}"))?;
     let authorizer = toolgate::authz::from_config_with(&config, &toolgate_store::connect_source)
         .map_err(|e| anyhow!("{e}"))?;
     let source = path.display().to_string();

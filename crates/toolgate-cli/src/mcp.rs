@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use toolgate::config::Config;
 use toolgate_mcp::{Ended, Proxy, ProxyOptions};
 use toolgate_store::StoreGate;
 
@@ -56,7 +55,7 @@ pub struct Args {
 
 /// Runs the proxy until the client or the server closes.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     crate::serve::log_format(&config);
     let store = crate::store_cmds::open(
         Some(&config),
@@ -64,7 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         toolgate_store::StoreOptions::new(),
     )?;
     let gate = StoreGate::from_config(&config, store)?;
-    let mcp = config.mcp();
+    let mcp = &toolgate_edge::config::McpConfig::from_config(&config)?;
     if let Some(listen) = &args.listen {
         return crate::mcp_http::run(&config, gate, listen);
     }

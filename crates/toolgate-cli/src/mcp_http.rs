@@ -12,7 +12,9 @@ use toolgate_store::StoreGate;
 /// Serves on `listen` (`"config"`: the config's `[mcp] listen`).
 pub fn run(config: &Config, gate: StoreGate, listen: &str) -> anyhow::Result<ExitCode> {
     let addr: SocketAddr = if listen == "config" {
-        config.mcp().http().listen()
+        toolgate_edge::config::McpConfig::from_config(config)?
+            .http()
+            .listen()
     } else {
         listen.parse().with_context(|| {
             format!(

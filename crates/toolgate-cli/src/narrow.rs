@@ -68,7 +68,7 @@ pub struct Args {
 
 /// Runs the command.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     let authorizer = authz::from_config_with(&config, &toolgate_store::connect_source)
         .context("cannot load the authorization policies")?;
     let cedar = authorizer.cedar().ok_or_else(|| {

@@ -6,7 +6,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolgate::config::Config;
 use toolgate_store::{diff_definitions, ErrorCode, PinFilter, PinId, PinState, Store, ToolPin};
 
 use crate::store_cmds::StoreArgs;
@@ -230,7 +229,12 @@ fn upstream_name(store: &StoreArgs, upstream: &UpstreamArgs) -> anyhow::Result<S
         return Ok(u.clone());
     }
     match store.config_path() {
-        Some(path) => Ok(Config::load(path)?.mcp().upstream_name().to_owned()),
+        Some(path) => {
+            let config = toolgate_edge::config::load(path)?;
+            Ok(toolgate_edge::config::McpConfig::from_config(&config)?
+                .upstream_name()
+                .to_owned())
+        }
         None => Ok(toolgate::config::DEFAULT_UPSTREAM_NAME.to_owned()),
     }
 }

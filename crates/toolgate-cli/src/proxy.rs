@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use toolgate::config::Config;
+use toolgate_edge::config::ProxyConfig;
 use toolgate_store::StoreGate;
 
 /// Flags of `toolgate proxy`.
@@ -32,17 +32,19 @@ pub struct Args {
 
 /// Runs the proxy until a shutdown signal.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let mut config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     crate::serve::log_format(&config);
+    let mut table = ProxyConfig::from_config(&config)?;
     if let Some(base) = &args.upstream {
-        config = config
-            .with_proxy_upstream(base)
+        table = table
+            .with_upstream(base)
             .map_err(|why| anyhow::anyhow!("--upstream: {why}"))?;
     }
     let store = crate::store_cmds::open(Some(&config), None, toolgate_store::StoreOptions::new())?;
     let gate = StoreGate::from_config(&config, store).context("cannot start the proxy")?;
-    let proxy = toolgate_proxy::Proxy::new(&config, gate).context("cannot start the proxy")?;
-    let listen = args.listen.unwrap_or_else(|| config.proxy().listen());
+    let listen = args.listen.unwrap_or_else(|| table.listen());
+    let proxy = toolgate_proxy::Proxy::with_table(&config, table, gate)
+        .context("cannot start the proxy")?;
     crate::serve::until_signal(listen, "proxying", |listener| async move {
         let telemetry = toolgate_telemetry::Telemetry::start(&config)?;
         let proxy = proxy.with_telemetry(telemetry.clone());

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
-use toolgate::config::Config;
 use toolgate::receipt::{self, ReceiptKey, ReceiptPublicKey};
 use toolgate_json::{canonical, Number, Object, Value};
 
@@ -56,7 +55,7 @@ pub enum ReceiptCommand {
 pub fn run(command: &ReceiptCommand) -> anyhow::Result<ExitCode> {
     match command {
         ReceiptCommand::PublicKey { config } => {
-            let config = Config::load(config)?;
+            let config = toolgate_edge::config::load(config)?;
             let receipts = config.receipts().ok_or_else(|| {
                 anyhow!(
                     "config `{}` names no `[gate] receipt_key`",

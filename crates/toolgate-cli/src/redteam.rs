@@ -152,7 +152,7 @@ impl Expect {
 
 /// Runs the command; the exit code follows the module documentation.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     let world = World::load(config.authorization().entities())?;
     let gate = Gate::from_config_with(&config, &toolgate_store::connect_source)?;
     // What the policies say (limits compared in them), read once more here.

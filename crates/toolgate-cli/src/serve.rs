@@ -26,7 +26,7 @@ pub struct Args {
 /// Runs the service until a shutdown signal.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // A config error names its file, line and column.
-    let config = Config::load(&args.config)?;
+    let config = toolgate_edge::config::load(&args.config)?;
     log_format(&config);
     // The error keeps its causes (the store's, the policies'), which the
     // report prints once each.

@@ -42,7 +42,7 @@ impl StoreArgs {
     /// The config `--config` names, loaded; `None` without `--config`.
     pub fn config(&self) -> anyhow::Result<Option<Config>> {
         Ok(match &self.config {
-            Some(path) => Some(Config::load(path)?),
+            Some(path) => Some(toolgate_edge::config::load(path)?),
             None => None,
         })
     }
@@ -57,7 +57,7 @@ impl StoreArgs {
     fn open_with(&self, read_only: bool, advise: bool) -> anyhow::Result<Arc<dyn Store>> {
         let options = StoreOptions::new().read_only(read_only);
         let config = match &self.config {
-            Some(path) => Some(Config::load(path)?),
+            Some(path) => Some(toolgate_edge::config::load(path)?),
             None => None,
         };
         open_advised(config.as_ref(), self.store.as_deref(), options, advise)
@@ -140,7 +140,10 @@ pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
     let shared = match &args.store.store {
         Some(url) => url.starts_with("postgres"),
         None => match &args.store.config {
-            Some(path) => Config::load(path)?.store().url().starts_with("postgres"),
+            Some(path) => toolgate_edge::config::load(path)?
+                .store()
+                .url()
+                .starts_with("postgres"),
             None => false,
         },
     };
@@ -330,7 +333,7 @@ fn checkpoint_config(store: &StoreArgs) -> anyhow::Result<toolgate::config::Chec
     let path = store
         .config_path()
         .context("checkpoints need --config with [store] checkpoint_key and checkpoint_sink")?;
-    let config = Config::load(path)?;
+    let config = toolgate_edge::config::load(path)?;
     config
         .store()
         .checkpoint()

@@ -6,7 +6,6 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context as _};
-use toolgate::config::Config;
 use toolgate::limit::Scope;
 use toolgate_store::{Clock as _, SystemClock};
 
@@ -45,7 +44,7 @@ pub fn usage(args: &UsageArgs) -> anyhow::Result<ExitCode> {
         .store
         .config_path()
         .ok_or_else(|| anyhow!("`usage` needs `--config` (the limits are the config's)"))?;
-    let config = Config::load(path).map_err(|e| anyhow!("{e}"))?;
+    let config = toolgate_edge::config::load(path).map_err(|e| anyhow!("{e}"))?;
     let store = args.store.open(args.reset.is_none())?;
     let mut out = std::io::stdout().lock();
     if let Some(name) = &args.reset {

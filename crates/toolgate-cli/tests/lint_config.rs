@@ -295,3 +295,45 @@ fn exit_codes() {
     assert_eq!(out.status.code(), Some(0));
     assert!(text(&out.stderr).contains("`--allow approval_off@count` accepted no finding"));
 }
+
+/// Issue 30: the front ends' tables are checked outside the core crate, and
+/// still when the config loads: `lint --config` and `check --config` refuse
+/// a bad `[proxy]` value with its file, line and column, as before.
+#[test]
+fn a_bad_front_end_table_is_refused_when_the_config_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    toolgate_testkit::copy_shop(dir.path());
+    let path = dir.path().join("toolgate.toml");
+    let shop = std::fs::read_to_string(&path).unwrap();
+    let at = shop.find("\n[proxy]").unwrap() + 1;
+    let end = at + shop[at..].find('\n').unwrap() + 1;
+    let line = shop[..end].lines().count() + 1;
+    let bad = format!(
+        "{}upstream_timeout_seconds = 0\n{}",
+        &shop[..end],
+        &shop[end..]
+    );
+    std::fs::write(&path, bad).unwrap();
+    let config = path.to_str().unwrap();
+    let want = format!(
+        "toolgate: error: {config}:{line}:1: `upstream_timeout_seconds` must be between 1 and 3600\n"
+    );
+    let out = toolgate(&["lint", "--config", config]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stderr), want);
+    let context = dir.path().join("context.json");
+    let out = cli_support::toolgate_reading(
+        &[
+            "check",
+            "--no-store",
+            "--config",
+            config,
+            "--context",
+            context.to_str().unwrap(),
+            "-",
+        ],
+        b"{}",
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    assert_eq!(text(&out.stderr), want);
+}

@@ -45,6 +45,11 @@
 //! approval notices, OTLP exports) go through one client, [`Outbound`]: the
 //! same deadlines, body bound, refusal of redirects and TLS roots for all.
 //!
+//! The front ends' config tables are the edge's too ([`config`]): the
+//! values of `[proxy]` and `[mcp]`, checked with their positions by every front end
+//! right after the config loads. Without the default `net` feature the
+//! crate is those tables alone (the API proxy's rewriters build it so).
+//!
 //! # Example
 //!
 //! ```no_run
@@ -58,19 +63,33 @@
 //! # }
 //! ```
 
+#[cfg(feature = "net")]
 mod admission;
+#[cfg(feature = "net")]
 mod body;
+pub mod config;
+#[cfg(feature = "net")]
 pub mod jwt;
+#[cfg(feature = "net")]
 mod limits;
+#[cfg(feature = "net")]
 mod listener;
+#[cfg(feature = "net")]
 pub mod log;
+#[cfg(feature = "net")]
 pub mod outbound;
 mod start;
+#[cfg(feature = "net")]
 pub mod token;
 
+#[cfg(feature = "net")]
 pub use admission::{authenticated, peer_address};
+#[cfg(feature = "net")]
 pub use body::{is_body_deadline, BodyDeadline};
+#[cfg(feature = "net")]
 pub use limits::Limits;
+#[cfg(feature = "net")]
 pub use listener::serve;
+#[cfg(feature = "net")]
 pub use outbound::{Outbound, OutboundError};
 pub use start::StartError;

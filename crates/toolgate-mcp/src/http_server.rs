@@ -54,7 +54,8 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use tokio::io::BufReader;
-use toolgate::config::{Config, McpToken, McpUpstream};
+use toolgate::config::Config;
+use toolgate_edge::config::{McpConfig, McpToken, McpUpstream};
 use toolgate_json::{ParseOptions, Value};
 use toolgate_store::StoreGate;
 
@@ -146,7 +147,7 @@ impl HttpProxy {
     /// serving on `port` (for the `Host` check). Needs at least one
     /// `[[mcp.token]]` and exactly one `[[mcp.upstream]]`.
     pub fn from_config(config: &Config, gate: StoreGate, port: u16) -> Result<Self, StartError> {
-        let mcp = config.mcp();
+        let mcp = &McpConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
         let http = mcp.http();
         if http.tokens().is_empty() && config.jwt().is_none() {
             return Err(StartError::new(

@@ -46,7 +46,7 @@ pub struct ProxyOptions {
 
 impl ProxyOptions {
     /// The `[mcp]` table's limits.
-    pub fn from_config(config: &toolgate::config::McpConfig) -> Self {
+    pub fn from_config(config: &toolgate_edge::config::McpConfig) -> Self {
         Self {
             max_frame_bytes: config.max_frame_bytes(),
             call_timeout: config.call_timeout(),
@@ -65,7 +65,7 @@ impl ProxyOptions {
 
 impl Default for ProxyOptions {
     fn default() -> Self {
-        Self::from_config(&toolgate::config::McpConfig::default())
+        Self::from_config(&toolgate_edge::config::McpConfig::default())
     }
 }
 

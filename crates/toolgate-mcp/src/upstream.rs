@@ -26,7 +26,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _, BufReader, DuplexStream};
 use tokio::sync::mpsc;
-use toolgate::config::{McpUpstream, UpstreamTarget};
+use toolgate_edge::config::{McpUpstream, UpstreamTarget};
 use toolgate_json::{canonical, Object, ParseOptions, Value};
 
 use crate::frame::{self, Line, RequestId};

@@ -350,7 +350,8 @@ fn an_unused_session_ends() {
 #[test]
 fn the_example_config_loads() {
     let c = toolgate::config::Config::load(examples_dir().join("mcp/http.toml")).unwrap();
-    let http = c.mcp().http();
+    let mcp = toolgate_edge::config::McpConfig::from_config(&c).unwrap();
+    let http = mcp.http();
     assert_eq!(http.listen().to_string(), "127.0.0.1:8070");
     assert_eq!(http.tokens().len(), 1);
     assert_eq!(http.tokens()[0].user(), "alice");

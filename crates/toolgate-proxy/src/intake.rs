@@ -12,7 +12,7 @@ use toolgate_store::{AuditEntry, AuditVerdict, StoreGate, ToolResultRecord};
 use crate::api::Api;
 use crate::request::{OfferedTool, RequestRefused};
 use crate::server::Audited;
-use toolgate::config::OfferedTools;
+use toolgate_edge::config::OfferedTools;
 use toolgate_json::canonical::Digest;
 
 /// An error response in the provider's shape.

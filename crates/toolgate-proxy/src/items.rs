@@ -15,7 +15,7 @@
 
 use crate::api::Api;
 
-pub use toolgate::config::{MESSAGES_BUILT_IN, RESPONSES_BUILT_IN};
+pub use toolgate_edge::config::{MESSAGES_BUILT_IN, RESPONSES_BUILT_IN};
 
 /// The members of a Chat Completions message (and of a stream's delta)
 /// the proxy hands on: the role, the text it passes (`content`, `refusal`,

@@ -15,8 +15,8 @@
 //! what the policies forbid. The gate still checks every call.
 
 use toolgate::authz::Narrowed;
-use toolgate::config::{DeepSeek, OfferedTools};
 use toolgate::registry::Registry;
+use toolgate_edge::config::{DeepSeek, OfferedTools};
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Value};
 

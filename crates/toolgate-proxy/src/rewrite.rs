@@ -16,8 +16,8 @@
 use std::borrow::Cow;
 
 use toolgate::adapter::{CallKind, Envelope, ProposedCall};
-use toolgate::config::OnDeny;
 use toolgate::{Code, Decision, Decisions, Verdict};
+use toolgate_edge::config::OnDeny;
 use toolgate_json::{Object, Value};
 
 use crate::api::Api;

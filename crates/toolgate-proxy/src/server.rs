@@ -12,8 +12,9 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt as _, Full};
-use toolgate::config::{Config, ProxyAuth, ProxyConfig, ProxyToken, ServerRole};
+use toolgate::config::{Config, ServerRole};
 use toolgate::{AdapterOptions, Context, Decisions, Format};
+use toolgate_edge::config::{ProxyAuth, ProxyConfig, ProxyToken};
 use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
 use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord};
@@ -117,10 +118,22 @@ fn result_key(user: &str, session: &str, r: &ResultFindings) -> Digest {
 
 impl Proxy {
     /// A proxy for `config`'s `[proxy]` table, deciding with `gate`. It
-    /// refuses a table that names no way of knowing the user or no
-    /// upstream.
+    /// refuses a table whose values are refused
+    /// ([`ProxyConfig::from_config`]), or that names no way of knowing the
+    /// user or no upstream.
     pub fn new(config: &Config, gate: StoreGate) -> Result<Self, StartError> {
-        let p = config.proxy().clone();
+        let p = ProxyConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
+        Self::with_table(config, p, gate)
+    }
+
+    /// A proxy for `config` with `p` as its `[proxy]` table (the
+    /// config's, checked and then changed: `toolgate proxy --upstream`),
+    /// deciding with `gate`; refused as [`Proxy::new`] refuses.
+    pub fn with_table(
+        config: &Config,
+        p: ProxyConfig,
+        gate: StoreGate,
+    ) -> Result<Self, StartError> {
         if p.auth().is_none() && config.jwt().is_none() {
             return Err(StartError::new(
                 "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header`, `user` or a `[jwt]` table".to_owned(),

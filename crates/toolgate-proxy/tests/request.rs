@@ -10,8 +10,9 @@
     reason = "test code: a failed assumption should fail the test loudly"
 )]
 
-use toolgate::config::{Config, DeepSeek, OfferedTools};
+use toolgate::config::Config;
 use toolgate::registry::Registry;
+use toolgate_edge::config::{DeepSeek, OfferedTools};
 use toolgate_json::Value;
 use toolgate_proxy::{rewrite_request, Api, RequestOptions, RequestRefused, RequestReport};
 use toolgate_testkit::shop_file;

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString, PyTuple};
-use toolgate::config::Config;
 use toolgate::{Context, Decider, Format};
 use toolgate_json::{canonical, Object, Value};
 #[cfg(feature = "store")]
@@ -112,7 +111,8 @@ impl Gate {
     /// The gate of `path`, over the config's store (`Some(None)`), a store
     /// URL (`Some(Some(url))`) or none (`None`).
     fn open(path: PathBuf, store_url: Option<Option<String>>) -> PyResult<Self> {
-        let config = Config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
+        let config =
+            toolgate_edge::config::load(&path).map_err(|e| ConfigError::new_err(e.to_string()))?;
         // "cannot load the authorization policies: …", "cannot build the
         // gate: …": the part that failed, then why.
         let gate = toolgate::Gate::from_config_with(&config, &connect_source).map_err(|e| {

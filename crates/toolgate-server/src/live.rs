@@ -221,7 +221,7 @@ fn rebuild(
     running: &ServerConfig,
     clock: Arc<dyn toolgate_store::Clock>,
 ) -> Result<Rebuilt, Refused> {
-    let config = Config::load(&source.path).map_err(|e| e.to_string())?;
+    let config = toolgate_edge::config::load(&source.path).map_err(|e| e.to_string())?;
     let server = config.server();
     let mut restart = restart_keys(running, server);
     let applied = applied_keys(running, server);

@@ -88,7 +88,7 @@
 //!                             # "report" | "normalize"
 //!
 //! [mcp]                       # `toolgate mcp` (stdio; `--listen`: see
-//!                             # McpHttpConfig for listen, [[mcp.token]],
+//!                             # toolgate_edge::config::McpHttpConfig for listen, [[mcp.token]],
 //!                             # [[mcp.upstream]] and the other HTTP keys)
 //! user = "mcp"                # the user every call is decided as (default "mcp")
 //! env = ["PATH", "HOME"]      # variables the server is given from toolgate's
@@ -204,17 +204,15 @@
 mod approvals;
 mod authorization;
 mod error;
+pub mod front;
 mod gate;
 mod import;
 mod jwt;
 mod limits;
 mod load;
 mod login;
-mod mcp;
-mod mcp_http;
+mod pins;
 mod pointer;
-mod proxy;
-mod proxy_routes;
 mod raw;
 mod receipts;
 pub mod reference;
@@ -230,6 +228,7 @@ pub(crate) mod uri_args;
 use std::path::{Path, PathBuf};
 
 use self::error::Cause;
+use self::front::FrontEndTables;
 use self::load::Loader;
 use crate::registry::Registry;
 
@@ -256,24 +255,9 @@ pub use self::load::{import_file, import_slice};
 pub use self::login::{
     ClientSecret, LoginConfig, OidcConfig, TokenEndpointAuth, MAX_TRUSTED_PROXIES,
 };
-pub use self::mcp::{
+pub use self::pins::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };
-pub use self::mcp::{
-    McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
-    DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_MAX_FRAME_BYTES, MAX_MAX_RESULT_BYTES,
-};
-pub use self::mcp_http::{
-    McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
-};
-pub use self::proxy::{
-    DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
-    DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
-    DEFAULT_TOKEN_HEADER, DEFAULT_UPSTREAM_TIMEOUT_SECONDS, MAX_PROXY_TIMEOUT_SECONDS,
-    MESSAGES_BUILT_IN, RESPONSES_BUILT_IN,
-};
-pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 pub use self::receipts::ReceiptConfig;
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
 pub use self::server::{
@@ -300,8 +284,6 @@ pub struct Config {
     store: StoreConfig,
     approvals: ApprovalsConfig,
     server: ServerConfig,
-    proxy: ProxyConfig,
-    mcp: McpConfig,
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
@@ -311,6 +293,19 @@ pub struct Config {
     telemetry: TelemetryConfig,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
+    front: FrontEndTables,
+    text: Text,
+}
+
+/// The config's text, kept to place the front ends' errors (not printed
+/// by `Debug`).
+#[derive(Clone)]
+struct Text(std::sync::Arc<str>);
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Text({} bytes)", self.0.len())
+    }
 }
 
 impl Config {
@@ -356,26 +351,46 @@ impl Config {
         &self.server
     }
 
-    /// The `[proxy]` table (`toolgate proxy`).
-    pub fn proxy(&self) -> &ProxyConfig {
-        &self.proxy
+    /// The front ends' tables as written: checked for unknown keys and
+    /// value types by [`Config::load`], their values by the crate that owns
+    /// them (`toolgate_edge::config`), which every front end calls right
+    /// after loading (see [`front`]).
+    pub fn front_end_tables(&self) -> &FrontEndTables {
+        &self.front
     }
 
-    /// This config with both `[proxy]` upstreams (`openai`, `anthropic`)
-    /// set to `base`, an `http://` or `https://` base URL (`toolgate proxy
-    /// --upstream`: a replay server or a local model server); `Err` says
-    /// why `base` is not one.
-    pub fn with_proxy_upstream(mut self, base: &str) -> Result<Self, String> {
-        let url = proxy::base_url(base).ok_or_else(|| {
-            format!("`{base}` is not a base URL such as \"http://127.0.0.1:8089\" (http:// or https://, a host, no query)")
-        })?;
-        self.proxy.set_upstreams(url);
-        Ok(self)
+    /// An error at the key whose value starts at byte `value_start` of the
+    /// config's text (a [`front::Spanned`] value's `span().start`): the
+    /// file, the key's line and column, and the key.
+    pub fn error_at_key(
+        &self,
+        code: ErrorCode,
+        value_start: usize,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error::new(code, &self.path, message)
+            .at_offset(&self.text.0, error::key_start(&self.text.0, value_start))
+            .key(key)
     }
 
-    /// The `[mcp]` table (`toolgate mcp`).
-    pub fn mcp(&self) -> &McpConfig {
-        &self.mcp
+    /// An error at the value that starts at byte `value_start` of the
+    /// config's text (an array's element), under `key`.
+    pub fn error_at_value(
+        &self,
+        code: ErrorCode,
+        value_start: usize,
+        key: &str,
+        message: impl Into<String>,
+    ) -> Error {
+        Error::new(code, &self.path, message)
+            .at_offset(&self.text.0, value_start)
+            .key(key)
+    }
+
+    /// An error about a whole table (named by `key`), without a position.
+    pub fn error_in_table(&self, code: ErrorCode, key: &str, message: impl Into<String>) -> Error {
+        Error::new(code, &self.path, message).key(key)
     }
 
     /// The folder relative paths in the config are resolved against (the

@@ -26,8 +26,8 @@
 
 use std::borrow::Cow;
 
-use toolgate::config::{DeepSeek, OfferedTools};
 use toolgate::registry::Registry;
+use toolgate_edge::config::{DeepSeek, OfferedTools};
 use toolgate_json::canonical::Digest;
 use toolgate_json::{canonical, Value};
 

@@ -27,7 +27,7 @@ async fn forward(p: &Proxy, req: Request, span: &RequestSpan) -> Response {
     } else {
         Api::ChatCompletions
     };
-    if toolgate::config::is_stored_output_route(&method, &path) {
+    if toolgate_edge::config::is_stored_output_route(&method, &path) {
         return intake::stored_output_refused(api);
     }
     if !inner.config.forwards(&method, &path) {

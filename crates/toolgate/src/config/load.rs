@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::error::{self, key_at, key_start, Cause, Error, ErrorCode};
+use super::front::FrontEndTables;
 use super::gate::GateConfig;
 use super::import::{self, ImportFormat, Imported};
 use super::raw::RawConfig;
@@ -117,8 +118,6 @@ impl Loader<'_> {
         let gate = self.gate(&raw)?;
         let store = self.store(&raw)?;
         let server = self.server(&raw)?;
-        let proxy = self.proxy(&raw)?;
-        let mcp = self.mcp(&raw)?;
         let authorization = self.authorization(&raw)?;
         let resolver = self.resolver(&raw)?;
         let receipts = self.receipts(&raw)?;
@@ -136,8 +135,6 @@ impl Loader<'_> {
             store,
             approvals,
             server,
-            proxy,
-            mcp,
             authorization,
             resolver,
             receipts,
@@ -147,6 +144,11 @@ impl Loader<'_> {
             telemetry,
             registry,
             limits,
+            front: FrontEndTables {
+                proxy: raw.proxy,
+                mcp: raw.mcp,
+            },
+            text: super::Text(self.text.into()),
         })
     }
 

@@ -22,9 +22,9 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) server: RawServer,
     #[serde(default)]
-    pub(crate) proxy: RawProxy,
+    pub(crate) proxy: super::front::RawProxy,
     #[serde(default)]
-    pub(crate) mcp: RawMcp,
+    pub(crate) mcp: super::front::RawMcp,
     #[serde(default)]
     pub(crate) import: Vec<Spanned<RawImport>>,
     #[serde(default)]
@@ -137,88 +137,6 @@ pub(crate) struct RawServer {
     pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
     #[serde(default)]
     pub(crate) token: Vec<RawToken>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawProxy {
-    pub(crate) listen: Option<Spanned<String>>,
-    pub(crate) openai: Option<Spanned<String>>,
-    pub(crate) anthropic: Option<Spanned<String>>,
-    pub(crate) forward: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) on_deny: Option<Spanned<RawOnDeny>>,
-    pub(crate) user: Option<Spanned<String>>,
-    pub(crate) user_header: Option<Spanned<String>>,
-    pub(crate) token_header: Option<Spanned<String>>,
-    pub(crate) session_header: Option<Spanned<String>>,
-    pub(crate) upstream_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) idle_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) pass_through: Option<Spanned<Vec<String>>>,
-    pub(crate) narrow_tools: Option<bool>,
-    pub(crate) wrap_results: Option<bool>,
-    pub(crate) strip_markup: Option<bool>,
-    pub(crate) offered_tools: Option<Spanned<String>>,
-    pub(crate) deepseek: Option<Spanned<String>>,
-    #[serde(default)]
-    pub(crate) token: Vec<RawProxyToken>,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RawOnDeny {
-    Feedback,
-    Error,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawProxyToken {
-    pub(crate) sha256: Spanned<String>,
-    pub(crate) user: Spanned<String>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcp {
-    pub(crate) user: Option<Spanned<String>>,
-    pub(crate) env: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) max_frame_bytes: Option<Spanned<u64>>,
-    pub(crate) call_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) max_result_bytes: Option<Spanned<u64>>,
-    pub(crate) hold_seconds: Option<Spanned<u64>>,
-    pub(crate) narrow_tools: Option<bool>,
-    pub(crate) upstream_name: Option<Spanned<String>>,
-    pub(crate) pin_first: Option<Spanned<String>>,
-    pub(crate) approvals_url: Option<Spanned<String>>,
-    pub(crate) listen: Option<Spanned<String>>,
-    pub(crate) allowed_origins: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) allowed_hosts: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) max_sessions: Option<Spanned<u64>>,
-    pub(crate) session_idle_seconds: Option<Spanned<u64>>,
-    #[serde(default)]
-    pub(crate) token: Vec<RawMcpToken>,
-    #[serde(default)]
-    pub(crate) upstream: Vec<RawMcpUpstream>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcpToken {
-    pub(crate) sha256: Spanned<String>,
-    pub(crate) user: Spanned<String>,
-    pub(crate) session: Option<Spanned<String>>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawMcpUpstream {
-    pub(crate) name: Spanned<String>,
-    pub(crate) url: Option<Spanned<String>>,
-    pub(crate) command: Option<Spanned<String>>,
-    pub(crate) args: Option<Vec<String>>,
-    pub(crate) env: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) namespace: Option<bool>,
-    pub(crate) prefix: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, serde::Deserialize)]

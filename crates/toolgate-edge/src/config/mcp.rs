@@ -4,10 +4,12 @@
 
 use std::time::Duration;
 
-use super::error::{Error, ErrorCode};
-use super::load::Loader;
+use toolgate::config::{
+    check_user_name, valid_upstream_name, Config, Error, ErrorCode, PinFirst,
+    DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
+};
+
 use super::mcp_http::McpHttpConfig;
-use super::raw::RawConfig;
 
 /// The user stdio calls are decided as when `[mcp]` sets no `user`.
 pub const DEFAULT_MCP_USER: &str = "mcp";
@@ -24,39 +26,6 @@ pub const MAX_CALL_TIMEOUT_SECONDS: u64 = 3600;
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 64 << 10;
 /// The largest `max_result_bytes` accepted: 16 MiB (the sanitizer's ceiling).
 pub const MAX_MAX_RESULT_BYTES: u64 = 16 << 20;
-
-/// The name the stdio server's pins are kept under when `[mcp]` sets no
-/// `upstream_name`.
-pub const DEFAULT_UPSTREAM_NAME: &str = "default";
-/// The longest `upstream_name` accepted, in bytes.
-pub const MAX_UPSTREAM_NAME_BYTES: usize = 128;
-
-/// What the proxy does with the very first catalog (`tools/list`) an
-/// upstream shows, when the store holds no pin of that upstream yet
-/// (`[mcp] pin_first`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum PinFirst {
-    /// `trust` (the default): trust on first use. Every tool of the first
-    /// catalog is pinned and approved at once (audited `pin_approved`,
-    /// reason `trust_on_first_use`); whatever the server changes, renames
-    /// or adds later waits for a human.
-    Trust,
-    /// `approve`: every tool waits for a human, the first catalog's too:
-    /// nothing is shown or called until `toolgate pins approve` (or the
-    /// approvals page) approves its definition.
-    Approve,
-}
-
-impl PinFirst {
-    /// The config's name: `trust` or `approve`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Trust => "trust",
-            Self::Approve => "approve",
-        }
-    }
-}
 
 /// The longest `hold_seconds` accepted: ten minutes (a client waits that
 /// long for the call's answer).
@@ -173,17 +142,6 @@ impl McpConfig {
     }
 }
 
-/// Whether `name` is a valid upstream name: 1 to
-/// [`MAX_UPSTREAM_NAME_BYTES`] bytes of ASCII letters, digits, `.`, `_`
-/// and `-`.
-pub fn valid_upstream_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= MAX_UPSTREAM_NAME_BYTES
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
 /// The longest `approvals_url` accepted.
 const MAX_APPROVALS_URL_BYTES: usize = 2048;
 
@@ -202,15 +160,18 @@ fn valid_approvals_url(url: &str) -> bool {
         && !url.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
-impl Loader<'_> {
-    /// `[mcp]`: a user by the one user-name rule, variable names without `=` or
-    /// NUL, caps and a timeout in range.
-    pub(super) fn mcp(&self, raw: &RawConfig) -> Result<McpConfig, Error> {
+impl McpConfig {
+    /// `config`'s `[mcp]` table, checked: a user by the one user-name rule,
+    /// variable names without `=` or NUL, caps and a timeout in range, and
+    /// the HTTP keys ([`McpHttpConfig`]). The error is placed at the key,
+    /// as [`Config::load`] places its own.
+    pub fn from_config(config: &Config) -> Result<Self, Error> {
+        let raw = &config.front_end_tables().mcp;
         let mut mcp = McpConfig::default();
-        if let Some(user) = &raw.mcp.user {
+        if let Some(user) = &raw.user {
             let text = user.get_ref();
-            if let Err(why) = super::check_user_name(text) {
-                return Err(self.at_key(
+            if let Err(why) = check_user_name(text) {
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     user.span().start,
                     "user",
@@ -219,11 +180,11 @@ impl Loader<'_> {
             }
             mcp.user.clone_from(text);
         }
-        if let Some(env) = &raw.mcp.env {
+        if let Some(env) = &raw.env {
             for name in env.get_ref() {
                 let text = name.get_ref();
                 if text.is_empty() || text.contains('=') || text.contains('\0') {
-                    return Err(self.at_value(
+                    return Err(config.error_at_value(
                         ErrorCode::InvalidValue,
                         name.span().start,
                         "env",
@@ -235,13 +196,13 @@ impl Loader<'_> {
                 }
             }
         }
-        if let Some(v) = &raw.mcp.max_frame_bytes {
+        if let Some(v) = &raw.max_frame_bytes {
             let n = *v.get_ref();
             mcp.max_frame_bytes = usize::try_from(n)
                 .ok()
                 .filter(|_| n != 0 && n <= MAX_MAX_FRAME_BYTES)
                 .ok_or_else(|| {
-                    self.at_key(
+                    config.error_at_key(
                         ErrorCode::InvalidLimit,
                         v.span().start,
                         "max_frame_bytes",
@@ -249,13 +210,13 @@ impl Loader<'_> {
                     )
                 })?;
         }
-        if let Some(v) = &raw.mcp.max_result_bytes {
+        if let Some(v) = &raw.max_result_bytes {
             let n = *v.get_ref();
             mcp.max_result_bytes = usize::try_from(n)
                 .ok()
                 .filter(|_| n != 0 && n <= MAX_MAX_RESULT_BYTES)
                 .ok_or_else(|| {
-                    self.at_key(
+                    config.error_at_key(
                         ErrorCode::InvalidLimit,
                         v.span().start,
                         "max_result_bytes",
@@ -263,10 +224,10 @@ impl Loader<'_> {
                     )
                 })?;
         }
-        if let Some(v) = &raw.mcp.call_timeout_seconds {
+        if let Some(v) = &raw.call_timeout_seconds {
             let n = *v.get_ref();
             if n == 0 || n > MAX_CALL_TIMEOUT_SECONDS {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidLimit,
                     v.span().start,
                     "call_timeout_seconds",
@@ -277,10 +238,10 @@ impl Loader<'_> {
             }
             mcp.call_timeout = Duration::from_secs(n);
         }
-        if let Some(v) = &raw.mcp.hold_seconds {
+        if let Some(v) = &raw.hold_seconds {
             let n = *v.get_ref();
             if n > MAX_HOLD_SECONDS {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidLimit,
                     v.span().start,
                     "hold_seconds",
@@ -289,10 +250,10 @@ impl Loader<'_> {
             }
             mcp.hold = Duration::from_secs(n);
         }
-        mcp.narrow_tools = raw.mcp.narrow_tools.unwrap_or(false);
-        if let Some(v) = &raw.mcp.upstream_name {
+        mcp.narrow_tools = raw.narrow_tools.unwrap_or(false);
+        if let Some(v) = &raw.upstream_name {
             if !valid_upstream_name(v.get_ref()) {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     v.span().start,
                     "upstream_name",
@@ -303,12 +264,12 @@ impl Loader<'_> {
             }
             mcp.upstream_name.clone_from(v.get_ref());
         }
-        if let Some(v) = &raw.mcp.pin_first {
+        if let Some(v) = &raw.pin_first {
             mcp.pin_first = match v.get_ref().as_str() {
                 "trust" => PinFirst::Trust,
                 "approve" => PinFirst::Approve,
                 _ => {
-                    return Err(self.at_key(
+                    return Err(config.error_at_key(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         "pin_first",
@@ -317,9 +278,9 @@ impl Loader<'_> {
                 }
             };
         }
-        if let Some(url) = &raw.mcp.approvals_url {
+        if let Some(url) = &raw.approvals_url {
             if !valid_approvals_url(url.get_ref()) {
-                return Err(self.at_value(
+                return Err(config.error_at_value(
                     ErrorCode::InvalidValue,
                     url.span().start,
                     "approvals_url",
@@ -328,96 +289,225 @@ impl Loader<'_> {
             }
             mcp.approvals_url = Some(url.get_ref().clone());
         }
-        mcp.http = self.mcp_http(raw)?;
+        mcp.http = McpHttpConfig::from_config(config)?;
         Ok(mcp)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, ErrorCode};
+    use toolgate::config::{Config, Error, ErrorCode, PinFirst};
 
-    fn load(text: &str) -> Result<Config, crate::config::Error> {
-        Config::parse(text, "toolgate.toml")
+    use super::*;
+
+    /// `text`'s `[mcp]` table, checked; the core loader must accept the
+    /// file (its keys and types), so every refusal below is this table's.
+    fn mcp(text: &str) -> Result<McpConfig, Error> {
+        let config = Config::parse(text, "toolgate.toml").unwrap();
+        McpConfig::from_config(&config)
+    }
+
+    /// The refusal of `text`: its code, line, column, key and message.
+    fn refused(text: &str) -> (ErrorCode, Option<usize>, Option<usize>, String, String) {
+        let e = mcp(text).unwrap_err();
+        assert!(e.to_string().starts_with("toolgate.toml:"), "{e}");
+        (
+            e.code(),
+            e.line(),
+            e.column(),
+            e.config_key().unwrap_or_default().to_owned(),
+            e.message().to_owned(),
+        )
     }
 
     #[test]
     fn defaults_without_the_table() {
-        let c = load("").unwrap();
-        assert_eq!(c.mcp().user(), "mcp");
-        assert!(c.mcp().env().is_empty());
-        assert_eq!(c.mcp().max_frame_bytes(), super::DEFAULT_MAX_FRAME_BYTES);
-        assert_eq!(c.mcp().call_timeout().as_secs(), 60);
-        assert_eq!(c.mcp().max_result_bytes(), 64 << 10);
-        assert_eq!(c.mcp().upstream_name(), "default");
-        assert_eq!(c.mcp().pin_first(), super::PinFirst::Trust);
+        let m = mcp("").unwrap();
+        assert_eq!(m.user(), DEFAULT_MCP_USER);
+        assert!(m.env().is_empty());
+        assert_eq!(m.max_frame_bytes(), DEFAULT_MAX_FRAME_BYTES);
+        assert_eq!(m.call_timeout().as_secs(), DEFAULT_CALL_TIMEOUT_SECONDS);
+        assert_eq!(m.max_result_bytes(), DEFAULT_MAX_RESULT_BYTES);
+        assert_eq!(m.hold(), Duration::ZERO);
+        assert!(!m.narrow_tools());
+        assert_eq!(m.upstream_name(), DEFAULT_UPSTREAM_NAME);
+        assert_eq!(m.pin_first(), PinFirst::Trust);
+        assert_eq!(m.approvals_url(), None);
+        assert_eq!(m, McpConfig::default());
     }
 
     #[test]
     fn every_key_is_read() {
-        let c = load(
+        let m = mcp(
             "[mcp]\nuser = \"desk\"\nenv = [\"PATH\", \"HOME\", \"PATH\"]\nmax_frame_bytes = 1024\ncall_timeout_seconds = 5\nmax_result_bytes = 100\nhold_seconds = 30\nnarrow_tools = true\nupstream_name = \"files-1\"\npin_first = \"approve\"\n",
         )
         .unwrap();
-        assert_eq!(c.mcp().upstream_name(), "files-1");
-        assert_eq!(c.mcp().pin_first(), super::PinFirst::Approve);
-        assert_eq!(c.mcp().user(), "desk");
-        assert_eq!(c.mcp().env(), ["PATH", "HOME"]);
-        assert_eq!(c.mcp().max_frame_bytes(), 1024);
-        assert_eq!(c.mcp().call_timeout().as_secs(), 5);
-        assert_eq!(c.mcp().max_result_bytes(), 100);
-        assert_eq!(c.mcp().hold().as_secs(), 30);
-        assert!(c.mcp().narrow_tools());
-        assert_eq!(c.mcp().approvals_url(), None);
-        let c = load("[mcp]\napprovals_url = \"http://127.0.0.1:8080/ui/\"\n").unwrap();
-        assert_eq!(c.mcp().approvals_url(), Some("http://127.0.0.1:8080/ui/"));
+        assert_eq!(m.upstream_name(), "files-1");
+        assert_eq!(m.pin_first(), PinFirst::Approve);
+        assert_eq!(m.user(), "desk");
+        // A variable named twice is given once.
+        assert_eq!(m.env(), ["PATH", "HOME"]);
+        assert_eq!(m.max_frame_bytes(), 1024);
+        assert_eq!(m.call_timeout().as_secs(), 5);
+        assert_eq!(m.max_result_bytes(), 100);
+        assert_eq!(m.hold().as_secs(), 30);
+        assert!(m.narrow_tools());
+        let m = mcp("[mcp]\napprovals_url = \"http://127.0.0.1:8080/ui/\"\n").unwrap();
+        assert_eq!(m.approvals_url(), Some("http://127.0.0.1:8080/ui/"));
+        // The bounds themselves are accepted.
+        let m = mcp(&format!(
+            "[mcp]\nmax_frame_bytes = {MAX_MAX_FRAME_BYTES}\nmax_result_bytes = {MAX_MAX_RESULT_BYTES}\n\
+             call_timeout_seconds = {MAX_CALL_TIMEOUT_SECONDS}\nhold_seconds = {MAX_HOLD_SECONDS}\n\
+             upstream_name = \"{}\"\n",
+            "a".repeat(MAX_UPSTREAM_NAME_BYTES)
+        ))
+        .unwrap();
+        assert_eq!(m.hold().as_secs(), MAX_HOLD_SECONDS);
     }
 
     #[test]
-    fn unknown_keys_and_bad_values_are_refused() {
-        let e = load("[mcp]\nlistens = \"x\"\n").unwrap_err();
-        assert_eq!(e.code(), ErrorCode::UnknownKey);
-        assert!(e.to_string().contains("unknown key `listens`"), "{e}");
-        for (text, code) in [
-            ("[mcp]\nuser = \" \"\n", ErrorCode::InvalidValue),
-            ("[mcp]\nenv = [\"A=B\"]\n", ErrorCode::InvalidValue),
-            ("[mcp]\nmax_frame_bytes = 0\n", ErrorCode::InvalidLimit),
-            ("[mcp]\nhold_seconds = 601\n", ErrorCode::InvalidLimit),
+    fn each_bad_value_is_refused_at_its_key() {
+        let user = |why: &str| format!("`user`: {why}");
+        let env = "`env` must list variable names (not empty, without `=`)";
+        let url = "`approvals_url` must be an http:// or https:// URL with a host, without user information, a query or spaces";
+        let cases: Vec<(String, ErrorCode, usize, &str, String)> = vec![
             (
-                "[mcp]\nmax_frame_bytes = 268435457\n",
+                "[mcp]\nuser = \" \"\n".into(),
+                ErrorCode::InvalidValue,
+                1,
+                "user",
+                user("a user name must not be empty or blank"),
+            ),
+            (
+                "[mcp]\nuser = \"a\\tb\"\n".into(),
+                ErrorCode::InvalidValue,
+                1,
+                "user",
+                user("a user name must not contain control characters"),
+            ),
+            (
+                "[mcp]\nenv = [\"PATH\", \"A=B\"]\n".into(),
+                ErrorCode::InvalidValue,
+                16,
+                "env",
+                env.into(),
+            ),
+            (
+                "[mcp]\nenv = [\"\"]\n".into(),
+                ErrorCode::InvalidValue,
+                8,
+                "env",
+                env.into(),
+            ),
+            (
+                "[mcp]\nmax_frame_bytes = 0\n".into(),
                 ErrorCode::InvalidLimit,
+                1,
+                "max_frame_bytes",
+                format!("`max_frame_bytes` must be between 1 and {MAX_MAX_FRAME_BYTES}"),
             ),
             (
-                "[mcp]\ncall_timeout_seconds = 3601\n",
+                format!("[mcp]\nmax_frame_bytes = {}\n", MAX_MAX_FRAME_BYTES + 1),
                 ErrorCode::InvalidLimit,
-            ),
-            ("[mcp]\nmax_result_bytes = 0\n", ErrorCode::InvalidLimit),
-            ("[mcp]\nupstream_name = \"\"\n", ErrorCode::InvalidValue),
-            ("[mcp]\nupstream_name = \"a b\"\n", ErrorCode::InvalidValue),
-            ("[mcp]\npin_first = \"always\"\n", ErrorCode::InvalidValue),
-            (
-                "[mcp]\napprovals_url = \"ftp://h/ui/\"\n",
-                ErrorCode::InvalidValue,
+                1,
+                "max_frame_bytes",
+                format!("`max_frame_bytes` must be between 1 and {MAX_MAX_FRAME_BYTES}"),
             ),
             (
-                "[mcp]\napprovals_url = \"http:///ui/\"\n",
-                ErrorCode::InvalidValue,
+                "[mcp]\nmax_result_bytes = 0\n".into(),
+                ErrorCode::InvalidLimit,
+                1,
+                "max_result_bytes",
+                format!("`max_result_bytes` must be between 1 and {MAX_MAX_RESULT_BYTES}"),
             ),
             (
-                "[mcp]\napprovals_url = \"http://u:p@h/ui/\"\n",
-                ErrorCode::InvalidValue,
+                "[mcp]\ncall_timeout_seconds = 3601\n".into(),
+                ErrorCode::InvalidLimit,
+                1,
+                "call_timeout_seconds",
+                "`call_timeout_seconds` must be between 1 and 3600".into(),
             ),
             (
-                "[mcp]\napprovals_url = \"http://h/ui/?a=b\"\n",
-                ErrorCode::InvalidValue,
+                "[mcp]\ncall_timeout_seconds = 0\n".into(),
+                ErrorCode::InvalidLimit,
+                1,
+                "call_timeout_seconds",
+                "`call_timeout_seconds` must be between 1 and 3600".into(),
             ),
             (
-                "[mcp]\napprovals_url = \"http://h/u i/\"\n",
-                ErrorCode::InvalidValue,
+                "[mcp]\nhold_seconds = 601\n".into(),
+                ErrorCode::InvalidLimit,
+                1,
+                "hold_seconds",
+                "`hold_seconds` must be between 0 and 600".into(),
             ),
-        ] {
-            let e = load(text).unwrap_err();
-            assert_eq!(e.code(), code, "{text}: {e}");
+            (
+                "[mcp]\nupstream_name = \"a b\"\n".into(),
+                ErrorCode::InvalidValue,
+                1,
+                "upstream_name",
+                "`upstream_name` must be 1 to 128 letters, digits, `.`, `_` or `-`".into(),
+            ),
+            (
+                "[mcp]\nupstream_name = \"\"\n".into(),
+                ErrorCode::InvalidValue,
+                1,
+                "upstream_name",
+                "`upstream_name` must be 1 to 128 letters, digits, `.`, `_` or `-`".into(),
+            ),
+            (
+                "[mcp]\npin_first = \"always\"\n".into(),
+                ErrorCode::InvalidValue,
+                1,
+                "pin_first",
+                "`pin_first` must be `trust` or `approve`".into(),
+            ),
+            (
+                "[mcp]\napprovals_url = \"ftp://h/ui/\"\n".into(),
+                ErrorCode::InvalidValue,
+                17,
+                "approvals_url",
+                url.into(),
+            ),
+            (
+                "[mcp]\napprovals_url = \"http:///ui/\"\n".into(),
+                ErrorCode::InvalidValue,
+                17,
+                "approvals_url",
+                url.into(),
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://u:p@h/ui/\"\n".into(),
+                ErrorCode::InvalidValue,
+                17,
+                "approvals_url",
+                url.into(),
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/ui/?a=b\"\n".into(),
+                ErrorCode::InvalidValue,
+                17,
+                "approvals_url",
+                url.into(),
+            ),
+            (
+                "[mcp]\napprovals_url = \"http://h/u i/\"\n".into(),
+                ErrorCode::InvalidValue,
+                17,
+                "approvals_url",
+                url.into(),
+            ),
+        ];
+        for (text, code, column, key, message) in cases {
+            assert_eq!(
+                refused(&text),
+                (code, Some(2), Some(column), key.to_owned(), message),
+                "{text}"
+            );
         }
+        // An unknown key is the core loader's, with its position.
+        let e = Config::parse("[mcp]\nlistens = \"x\"\n", "toolgate.toml").unwrap_err();
+        assert_eq!((e.code(), e.line()), (ErrorCode::UnknownKey, Some(2)));
+        assert!(e.to_string().contains("unknown key `listens`"), "{e}");
     }
 }

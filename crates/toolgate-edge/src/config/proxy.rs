@@ -3,10 +3,11 @@
 
 use std::time::Duration;
 
-use super::error::{Error, ErrorCode};
-use super::load::Loader;
+use toolgate::config::front::{RawOnDeny, RawProxyToken};
+use toolgate::config::{check_user_name, Config, Error, ErrorCode};
+
 use super::proxy_routes::{is_stored_output_route, ForwardRoute, RouteError};
-use super::raw::{RawConfig, RawOnDeny, RawProxyToken};
+use super::rules::token_sha256;
 
 /// The address `toolgate proxy` listens on when `[proxy]` sets no `listen`.
 pub const DEFAULT_PROXY_LISTEN: &str = "127.0.0.1:8090";
@@ -308,7 +309,7 @@ fn header_name(s: &str) -> bool {
 
 /// An upstream's base URL (`http://` or `https://`, a host, no query or
 /// fragment) without its trailing `/`; `None` when `url` is not one.
-pub(crate) fn base_url(url: &str) -> Option<String> {
+fn base_url(url: &str) -> Option<String> {
     let url = url.trim_end_matches('/');
     let rest = url
         .strip_prefix("https://")
@@ -317,22 +318,31 @@ pub(crate) fn base_url(url: &str) -> Option<String> {
 }
 
 impl ProxyConfig {
-    /// Sends both APIs to `base` (already checked by [`base_url`]).
-    pub(crate) fn set_upstreams(&mut self, base: String) {
-        self.openai = Some(base.clone());
-        self.anthropic = Some(base);
+    /// This table with both upstreams (`openai`, `anthropic`) set to
+    /// `base`, an `http://` or `https://` base URL (`toolgate proxy
+    /// --upstream`: a replay server or a local model server); `Err` says
+    /// why `base` is not one.
+    pub fn with_upstream(mut self, base: &str) -> Result<Self, String> {
+        let url = base_url(base).ok_or_else(|| {
+            format!("`{base}` is not a base URL such as \"http://127.0.0.1:8089\" (http:// or https://, a host, no query)")
+        })?;
+        self.openai = Some(url.clone());
+        self.anthropic = Some(url);
+        Ok(self)
     }
 }
 
-impl Loader<'_> {
-    /// `[proxy]`: an address, upstream base URLs (`http://` or `https://`),
-    /// forwarded routes as `"METHOD /path"`, one way of knowing the user.
-    pub(super) fn proxy(&self, raw: &RawConfig) -> Result<ProxyConfig, Error> {
-        let p = &raw.proxy;
+impl ProxyConfig {
+    /// `config`'s `[proxy]` table, checked: an address, upstream base URLs
+    /// (`http://` or `https://`), forwarded routes as `"METHOD /path"`, one
+    /// way of knowing the user. The error is placed at the key, as
+    /// [`Config::load`] places its own.
+    pub fn from_config(config: &Config) -> Result<Self, Error> {
+        let p = &config.front_end_tables().proxy;
         let mut proxy = ProxyConfig::default();
         if let Some(v) = &p.listen {
             proxy.listen = v.get_ref().parse().map_err(|_| {
-                self.at_key(
+                config.error_at_key(
                     ErrorCode::InvalidValue,
                     v.span().start,
                     "listen",
@@ -346,7 +356,7 @@ impl Loader<'_> {
         ] {
             if let Some(v) = v {
                 let Some(url) = base_url(v.get_ref()) else {
-                    return Err(self.at_key(
+                    return Err(config.error_at_key(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         key,
@@ -364,7 +374,7 @@ impl Loader<'_> {
                         RouteError::Gated => "a gated route cannot be forwarded unchanged",
                         RouteError::StoredOutput => "this route hands back a model's stored output (a stored response or completion, a batch's results, a file's content), whose calls the gate never decided: it is never forwarded",
                     };
-                    self.at_value(ErrorCode::InvalidValue, item.span().start, "forward", why)
+                    config.error_at_value(ErrorCode::InvalidValue, item.span().start, "forward", why)
                 })?;
                 proxy.forward.push(route);
             }
@@ -385,7 +395,7 @@ impl Loader<'_> {
         ] {
             if let Some(v) = v {
                 if !header_name(v.get_ref()) {
-                    return Err(self.at_key(
+                    return Err(config.error_at_key(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         key,
@@ -410,7 +420,7 @@ impl Loader<'_> {
             if let Some(v) = v {
                 let n = *v.get_ref();
                 if n == 0 || n > MAX_PROXY_TIMEOUT_SECONDS {
-                    return Err(self.at_key(
+                    return Err(config.error_at_key(
                         ErrorCode::InvalidLimit,
                         v.span().start,
                         key,
@@ -429,7 +439,7 @@ impl Loader<'_> {
                 "replace" => OfferedTools::Replace,
                 "refuse" => OfferedTools::Refuse,
                 _ => {
-                    return Err(self.at_value(
+                    return Err(config.error_at_value(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         "offered_tools",
@@ -443,7 +453,7 @@ impl Loader<'_> {
                 "report" => DeepSeek::Report,
                 "normalize" => DeepSeek::Normalize,
                 _ => {
-                    return Err(self.at_value(
+                    return Err(config.error_at_value(
                         ErrorCode::InvalidValue,
                         v.span().start,
                         "deepseek",
@@ -464,7 +474,7 @@ impl Loader<'_> {
                     .filter(char::is_ascii_graphic)
                     .take(64)
                     .collect();
-                return Err(self.at_value(
+                return Err(config.error_at_value(
                     ErrorCode::InvalidValue,
                     list.span().start,
                     "pass_through",
@@ -479,22 +489,21 @@ impl Loader<'_> {
             + usize::from(p.user_header.is_some())
             + usize::from(p.user.is_some());
         if ways > 1 {
-            return Err(Error::new(
+            return Err(config.error_in_table(
                 ErrorCode::InvalidValue,
-                self.file(),
+                "proxy",
                 "[proxy] names the user in more than one way: use one of `[[proxy.token]]`, `user_header` or `user`",
-            )
-            .key("proxy"));
+            ));
         }
         if !p.token.is_empty() {
             let mut tokens: Vec<ProxyToken> = Vec::new();
             for t in &p.token {
-                tokens.push(self.proxy_token(t, &tokens)?);
+                tokens.push(proxy_token(config, t, &tokens)?);
             }
             proxy.auth = Some(ProxyAuth::Tokens(tokens));
         } else if let Some(v) = &p.user_header {
             if !header_name(v.get_ref()) {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     v.span().start,
                     "user_header",
@@ -503,8 +512,8 @@ impl Loader<'_> {
             }
             proxy.auth = Some(ProxyAuth::TrustedHeader(v.get_ref().to_ascii_lowercase()));
         } else if let Some(v) = &p.user {
-            if let Err(why) = super::check_user_name(v.get_ref()) {
-                return Err(self.at_key(
+            if let Err(why) = check_user_name(v.get_ref()) {
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     v.span().start,
                     "user",
@@ -515,87 +524,287 @@ impl Loader<'_> {
         }
         Ok(proxy)
     }
+}
 
-    fn proxy_token(&self, t: &RawProxyToken, declared: &[ProxyToken]) -> Result<ProxyToken, Error> {
-        let sha256 = self.token_sha256(&t.sha256, declared.iter().map(|d| &d.sha256))?;
-        if let Err(why) = super::check_user_name(t.user.get_ref()) {
-            return Err(self.at_key(
-                ErrorCode::InvalidValue,
-                t.user.span().start,
-                "user",
-                format!("`user`: {why}"),
-            ));
-        }
-        Ok(ProxyToken {
-            sha256,
-            user: t.user.get_ref().clone(),
-        })
+/// One `[[proxy.token]]`: a hash not declared before, a valid user name.
+fn proxy_token(
+    config: &Config,
+    t: &RawProxyToken,
+    declared: &[ProxyToken],
+) -> Result<ProxyToken, Error> {
+    let sha256 = token_sha256(config, &t.sha256, declared.iter().map(|d| &d.sha256))?;
+    if let Err(why) = check_user_name(t.user.get_ref()) {
+        return Err(config.error_at_key(
+            ErrorCode::InvalidValue,
+            t.user.span().start,
+            "user",
+            format!("`user`: {why}"),
+        ));
     }
+    Ok(ProxyToken {
+        sha256,
+        user: t.user.get_ref().clone(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, ErrorCode};
+    use std::time::Duration;
 
-    fn load(text: &str) -> Result<Config, crate::config::Error> {
-        Config::parse(text, "toolgate.toml")
+    use toolgate::config::{Config, Error, ErrorCode};
+
+    use super::*;
+
+    const HASH_A: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    const HASH_B: &str = "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752";
+
+    /// `text`'s `[proxy]` table, checked; the core loader must accept the
+    /// file (its keys and types), so every refusal below is this table's.
+    fn proxy(text: &str) -> Result<ProxyConfig, Error> {
+        let config = Config::parse(text, "toolgate.toml").unwrap();
+        ProxyConfig::from_config(&config)
+    }
+
+    /// The refusal of `text`: its code, line, column, key and message.
+    fn refused(text: &str) -> (ErrorCode, Option<usize>, Option<usize>, String, String) {
+        let e = proxy(text).unwrap_err();
+        assert!(e.to_string().starts_with("toolgate.toml"), "{e}");
+        (
+            e.code(),
+            e.line(),
+            e.column(),
+            e.config_key().unwrap_or_default().to_owned(),
+            e.message().to_owned(),
+        )
+    }
+
+    #[test]
+    fn an_empty_table_has_the_defaults() {
+        let p = proxy("").unwrap();
+        assert_eq!(p.listen().to_string(), DEFAULT_PROXY_LISTEN);
+        assert_eq!((p.openai(), p.anthropic()), (None, None));
+        assert!(p.forward().is_empty());
+        assert_eq!(p.on_deny(), OnDeny::Feedback);
+        assert_eq!(p.auth(), None);
+        assert_eq!(p.token_header(), DEFAULT_TOKEN_HEADER);
+        assert_eq!(p.session_header(), DEFAULT_SESSION_HEADER);
+        assert_eq!(
+            p.upstream_timeout(),
+            Duration::from_secs(DEFAULT_UPSTREAM_TIMEOUT_SECONDS)
+        );
+        assert_eq!(
+            p.idle_timeout(),
+            Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECONDS)
+        );
+        assert!(p.pass_through().is_empty());
+        assert!(!p.narrow_tools() && !p.wrap_results() && !p.strip_markup());
+        assert_eq!(p.offered_tools(), OfferedTools::Report);
+        assert_eq!(p.deepseek(), DeepSeek::Report);
+    }
+
+    #[test]
+    fn every_key_is_read() {
+        let p = proxy(
+            "[proxy]\nlisten = \"0.0.0.0:9000\"\nopenai = \"https://api.openai.com/\"\n\
+             anthropic = \"http://127.0.0.1:8089\"\non_deny = \"error\"\n\
+             user_header = \"X-User\"\ntoken_header = \"X-Key\"\nsession_header = \"X-Session\"\n\
+             upstream_timeout_seconds = 3600\nidle_timeout_seconds = 1\n\
+             narrow_tools = true\nwrap_results = true\nstrip_markup = true\n",
+        )
+        .unwrap();
+        assert_eq!(p.listen().to_string(), "0.0.0.0:9000");
+        // A base URL loses its trailing `/`.
+        assert_eq!(p.openai(), Some("https://api.openai.com"));
+        assert_eq!(p.anthropic(), Some("http://127.0.0.1:8089"));
+        assert_eq!(p.on_deny(), OnDeny::Error);
+        // Header names are kept in lower case.
+        assert_eq!(
+            p.auth(),
+            Some(&ProxyAuth::TrustedHeader("x-user".to_owned()))
+        );
+        assert_eq!(p.token_header(), "x-key");
+        assert_eq!(p.session_header(), "x-session");
+        assert_eq!(p.upstream_timeout(), Duration::from_secs(3600));
+        assert_eq!(p.idle_timeout(), Duration::from_secs(1));
+        assert!(p.narrow_tools() && p.wrap_results() && p.strip_markup());
+
+        let p = proxy("[proxy]\nuser = \"alice\"\non_deny = \"feedback\"\n").unwrap();
+        assert_eq!(p.auth(), Some(&ProxyAuth::Fixed("alice".to_owned())));
+        assert_eq!(p.on_deny(), OnDeny::Feedback);
+
+        let p = proxy(&format!(
+            "[[proxy.token]]\nsha256 = \"{HASH_A}\"\nuser = \"alice\"\n\
+             [[proxy.token]]\nsha256 = \"{}\"\nuser = \"bob\"\n",
+            HASH_B.to_ascii_uppercase()
+        ))
+        .unwrap();
+        let Some(ProxyAuth::Tokens(tokens)) = p.auth() else {
+            panic!("{:?}", p.auth());
+        };
+        assert_eq!(tokens.len(), 2);
+        assert_eq!(tokens[0].user(), "alice");
+        assert_eq!(tokens[0].sha256()[..2], [0x9f, 0x86]);
+        assert_eq!(tokens[1].user(), "bob");
+        assert_eq!(tokens[1].sha256()[..2], [0x60, 0x30]);
     }
 
     #[test]
     fn offered_tools_and_deepseek_are_read() {
-        let c = load("").unwrap();
-        assert_eq!(c.proxy().offered_tools(), super::OfferedTools::Report);
-        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Report);
         for (text, want) in [
-            ("report", super::OfferedTools::Report),
-            ("replace", super::OfferedTools::Replace),
-            ("refuse", super::OfferedTools::Refuse),
+            ("report", OfferedTools::Report),
+            ("replace", OfferedTools::Replace),
+            ("refuse", OfferedTools::Refuse),
         ] {
-            let c = load(&format!("[proxy]\noffered_tools = \"{text}\"\n")).unwrap();
-            assert_eq!(c.proxy().offered_tools(), want);
+            let p = proxy(&format!("[proxy]\noffered_tools = \"{text}\"\n")).unwrap();
+            assert_eq!(p.offered_tools(), want);
             assert_eq!(want.as_str(), text);
         }
-        let c = load("[proxy]\ndeepseek = \"normalize\"\n").unwrap();
-        assert_eq!(c.proxy().deepseek(), super::DeepSeek::Normalize);
-        for (text, key) in [
-            ("[proxy]\noffered_tools = \"drop\"\n", "offered_tools"),
-            ("[proxy]\noffered_tools = true\n", "offered_tools"),
-            ("[proxy]\ndeepseek = \"fix\"\n", "deepseek"),
+        for (text, want) in [
+            ("report", DeepSeek::Report),
+            ("normalize", DeepSeek::Normalize),
         ] {
-            let e = load(text).unwrap_err();
-            assert!(e.to_string().contains(key), "{text}: {e}");
-            assert!(e.to_string().contains("2:"), "{text}: {e}");
+            let p = proxy(&format!("[proxy]\ndeepseek = \"{text}\"\n")).unwrap();
+            assert_eq!(p.deepseek(), want);
+            assert_eq!(want.as_str(), text);
         }
-        let e = load("[proxy]\noffered_tool = \"report\"\n").unwrap_err();
-        assert_eq!(e.code(), ErrorCode::UnknownKey);
+        assert_eq!(
+            refused("[proxy]\noffered_tools = \"drop\"\n"),
+            (
+                ErrorCode::InvalidValue,
+                Some(2),
+                Some(17),
+                "offered_tools".to_owned(),
+                "`offered_tools` must be `report`, `replace` or `refuse`".to_owned()
+            )
+        );
+        assert_eq!(
+            refused("[proxy]\ndeepseek = \"fix\"\n"),
+            (
+                ErrorCode::InvalidValue,
+                Some(2),
+                Some(12),
+                "deepseek".to_owned(),
+                "`deepseek` must be `report` or `normalize`".to_owned()
+            )
+        );
+        // A value of the wrong type, or a misspelt key, is the core
+        // loader's refusal, with its position.
+        let e = Config::parse("[proxy]\noffered_tools = true\n", "toolgate.toml").unwrap_err();
+        assert_eq!((e.code(), e.line()), (ErrorCode::InvalidType, Some(2)));
+        let e = Config::parse("[proxy]\noffered_tool = \"report\"\n", "toolgate.toml").unwrap_err();
+        assert_eq!((e.code(), e.line()), (ErrorCode::UnknownKey, Some(2)));
         assert!(e.to_string().contains("offered_tool"), "{e}");
     }
 
     #[test]
-    fn pass_through_names_only_built_in_item_types() {
-        let c =
-            load("[proxy]\npass_through = [\"web_search_call\", \"server_tool_use\"]\n").unwrap();
-        assert_eq!(
-            c.proxy().pass_through(),
-            ["web_search_call", "server_tool_use"]
-        );
-        for bad in ["web_search", "program", "function_call", "text"] {
-            let e = load(&format!("[proxy]\npass_through = [\"{bad}\"]\n")).unwrap_err();
-            assert_eq!(e.code(), ErrorCode::InvalidValue, "{bad}");
-            let text = e.to_string();
-            assert!(text.contains("toolgate.toml"), "{text}");
-            assert!(text.contains("pass_through"), "{text}");
-            assert!(text.contains(bad), "{text}");
+    fn a_bad_address_url_header_or_timeout_is_refused_at_its_key() {
+        for (text, code, column, key, message) in [
+            (
+                "[proxy]\nlisten = \"localhost\"\n",
+                ErrorCode::InvalidValue,
+                1,
+                "listen",
+                "`listen` must be an address and port, such as \"127.0.0.1:8090\"",
+            ),
+            (
+                "[proxy]\nopenai = \"api.openai.com\"\n",
+                ErrorCode::InvalidValue,
+                1,
+                "openai",
+                "`openai` must be the API's base URL, such as \"https://api.example.com\"",
+            ),
+            (
+                "[proxy]\n  anthropic = \"https://api.anthropic.com/v1?x=1\"\n",
+                ErrorCode::InvalidValue,
+                3,
+                "anthropic",
+                "`anthropic` must be the API's base URL, such as \"https://api.example.com\"",
+            ),
+            (
+                "[proxy]\ntoken_header = \"x token\"\n",
+                ErrorCode::InvalidValue,
+                1,
+                "token_header",
+                "`token_header` must be a header name",
+            ),
+            (
+                "[proxy]\nsession_header = \"\"\n",
+                ErrorCode::InvalidValue,
+                1,
+                "session_header",
+                "`session_header` must be a header name",
+            ),
+            (
+                "[proxy]\nuser_header = \"x:user\"\n",
+                ErrorCode::InvalidValue,
+                1,
+                "user_header",
+                "`user_header` must be a header name",
+            ),
+            (
+                "[proxy]\nupstream_timeout_seconds = 0\n",
+                ErrorCode::InvalidLimit,
+                1,
+                "upstream_timeout_seconds",
+                "`upstream_timeout_seconds` must be between 1 and 3600",
+            ),
+            (
+                "[proxy]\nidle_timeout_seconds = 3601\n",
+                ErrorCode::InvalidLimit,
+                1,
+                "idle_timeout_seconds",
+                "`idle_timeout_seconds` must be between 1 and 3600",
+            ),
+        ] {
+            assert_eq!(
+                refused(text),
+                (
+                    code,
+                    Some(2),
+                    Some(column),
+                    key.to_owned(),
+                    message.to_owned()
+                ),
+                "{text}"
+            );
         }
     }
 
     #[test]
+    fn pass_through_names_only_built_in_item_types() {
+        let p =
+            proxy("[proxy]\npass_through = [\"web_search_call\", \"server_tool_use\"]\n").unwrap();
+        assert_eq!(p.pass_through(), ["web_search_call", "server_tool_use"]);
+        for bad in ["web_search", "program", "function_call", "text"] {
+            let (code, line, column, key, message) =
+                refused(&format!("[proxy]\npass_through = [\"{bad}\"]\n"));
+            assert_eq!(
+                (code, line, column, key.as_str()),
+                (ErrorCode::InvalidValue, Some(2), Some(16), "pass_through"),
+                "{bad}"
+            );
+            assert_eq!(
+                message,
+                format!("`pass_through` names `{bad}`, which is not a built-in item type: see the proxy's pass list (`web_search_call`, `server_tool_use`, ...)")
+            );
+        }
+        // A name is shown without control characters, and cut.
+        let (_, _, _, _, message) = refused(&format!(
+            "[proxy]\npass_through = [\"a\\u0007{}\"]\n",
+            "b".repeat(100)
+        ));
+        assert!(
+            message.contains(&format!("`a{}`", "b".repeat(63))),
+            "{message}"
+        );
+    }
+
+    #[test]
     fn forward_patterns_are_read() {
-        let c = load(
+        let p = proxy(
             "[proxy]\nforward = [\"GET /v1/models/*\", \"POST /v1/messages/count_tokens\", \"POST /v1/responses/input_tokens\", \"POST /v1/embeddings\"]\n",
         )
         .unwrap();
-        let p = c.proxy();
         assert_eq!(p.forward().len(), 4);
         assert_eq!(p.forward()[0].method(), "GET");
         assert_eq!(p.forward()[0].pattern(), "/v1/models/*");
@@ -607,26 +816,117 @@ mod tests {
     }
 
     #[test]
-    fn forwarding_a_stored_output_route_is_refused_with_its_position() {
-        let e =
-            load("[proxy]\nforward = [\"GET /v1/models\", \"GET /v1/responses/*\"]\n").unwrap_err();
-        assert_eq!(e.code(), ErrorCode::InvalidValue);
-        let text = e.to_string();
-        assert!(text.contains("stored output"), "{text}");
-        assert!(text.contains("2:"), "the position is named: {text}");
-        for (table, says) in [
-            ("[proxy]\nforward = [\"POST /v1/*\"]\n", "gated route"),
+    fn a_bad_forward_route_is_refused_at_its_value() {
+        for (text, column, says) in [
+            (
+                "[proxy]\nforward = [\"GET /v1/models\", \"GET /v1/responses/*\"]\n",
+                30,
+                "this route hands back a model's stored output (a stored response or completion, a batch's results, a file's content), whose calls the gate never decided: it is never forwarded",
+            ),
+            (
+                "[proxy]\nforward = [\"POST /v1/*\"]\n",
+                12,
+                "a gated route cannot be forwarded unchanged",
+            ),
             (
                 "[proxy]\nforward = [\"GET /v1/models/**\"]\n",
-                "plain segments",
-            ),
-            (
-                "[proxy]\nforward = [\"GET /v1/chat/completions/*\"]\n",
-                "stored output",
+                12,
+                "each `forward` route must be \"GET /v1/…\", \"POST /v1/…\" or \"DELETE /v1/…\": a path of plain segments, where `*` stands for exactly one segment",
             ),
         ] {
-            let e = load(table).unwrap_err();
-            assert!(e.to_string().contains(says), "{table}: {e}");
+            assert_eq!(
+                refused(text),
+                (
+                    ErrorCode::InvalidValue,
+                    Some(2),
+                    Some(column),
+                    "forward".to_owned(),
+                    says.to_owned()
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_user_is_named_one_way_and_validly() {
+        let e = proxy(&format!(
+            "[proxy]\nuser = \"alice\"\n[[proxy.token]]\nsha256 = \"{HASH_A}\"\nuser = \"bob\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidValue);
+        assert_eq!((e.line(), e.column()), (None, None));
+        assert_eq!(e.config_key(), Some("proxy"));
+        assert_eq!(
+            e.to_string(),
+            "toolgate.toml: [proxy] names the user in more than one way: use one of `[[proxy.token]]`, `user_header` or `user`"
+        );
+        assert!(proxy("[proxy]\nuser = \"alice\"\nuser_header = \"x-user\"\n").is_err());
+
+        for (text, line, column, key, message) in [
+            (
+                "[proxy]\nuser = \" \"\n".to_owned(),
+                2,
+                1,
+                "user",
+                "`user`: a user name must not be empty or blank",
+            ),
+            (
+                format!("[proxy]\nuser = \"{}\"\n", "u".repeat(257)),
+                2,
+                1,
+                "user",
+                "`user`: a user name must be at most 256 bytes",
+            ),
+            (
+                format!("[[proxy.token]]\nsha256 = \"{HASH_A}\"\nuser = \"a\\u0000\"\n"),
+                3,
+                1,
+                "user",
+                "`user`: a user name must not contain control characters",
+            ),
+            (
+                "[[proxy.token]]\nsha256 = \"9f86\"\nuser = \"alice\"\n".to_owned(),
+                2,
+                1,
+                "sha256",
+                "`sha256` must be the SHA-256 of the token: 64 hexadecimal digits",
+            ),
+            (
+                format!(
+                    "[[proxy.token]]\nsha256 = \"{HASH_A}\"\nuser = \"alice\"\n\
+                     [[proxy.token]]\nsha256 = \"{}\"\nuser = \"bob\"\n",
+                    HASH_A.to_ascii_uppercase()
+                ),
+                5,
+                1,
+                "sha256",
+                "this token is already declared",
+            ),
+        ] {
+            assert_eq!(
+                refused(&text),
+                (
+                    ErrorCode::InvalidValue,
+                    Some(line),
+                    Some(column),
+                    key.to_owned(),
+                    message.to_owned()
+                ),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_upstream_override_sets_both_apis() {
+        let p = proxy("[proxy]\nopenai = \"https://api.openai.com\"\n").unwrap();
+        let p = p.with_upstream("http://127.0.0.1:8089/").unwrap();
+        assert_eq!(p.openai(), Some("http://127.0.0.1:8089"));
+        assert_eq!(p.anthropic(), Some("http://127.0.0.1:8089"));
+        for bad in ["127.0.0.1:8089", "http://", "https://h/?q", "ftp://h"] {
+            let why = proxy("").unwrap().with_upstream(bad).unwrap_err();
+            assert!(why.contains(bad) && why.contains("base URL"), "{why}");
         }
     }
 }

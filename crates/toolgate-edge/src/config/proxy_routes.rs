@@ -97,7 +97,7 @@ pub fn is_stored_output_route(method: &str, path: &str) -> bool {
 
 /// Why a `forward` entry is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RouteError {
+pub(crate) enum RouteError {
     Syntax,
     Gated,
     StoredOutput,
@@ -105,7 +105,7 @@ pub(super) enum RouteError {
 
 impl ForwardRoute {
     /// Parses `"METHOD /v1/path"` (see the module docs).
-    pub(super) fn parse(text: &str) -> Result<Self, RouteError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, RouteError> {
         let (method, path) = text.split_once(' ').ok_or(RouteError::Syntax)?;
         if !["GET", "POST", "DELETE"].contains(&method)
             || !path.starts_with("/v1/")
