@@ -12,86 +12,31 @@
 //! connections than `[server] max_connections`. Each listener must hold
 //! the same line.
 
-use std::io::{BufRead as _, BufReader, ErrorKind, Read as _, Write as _};
+mod edge_support;
+
+use std::io::{ErrorKind, Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-/// sha256("demo-token"), the MCP client's token.
-const MCP_TOKEN_SHA: &str = "7c43ef5ae21d43ce2743f770c68e24def1a43ee2f416d2438410c8af7af2ff2c";
-
-/// A listener of one front end, killed when dropped.
-struct Front {
-    name: &'static str,
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Front {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use edge_support::{shop_config, start_all, Front};
 
 /// The three front ends, started from the shop's config with `server`
 /// added to its `[server]` table and an `[mcp]` endpoint (whose upstream
 /// is never reached: no request here opens a session).
 fn fronts(server: &str) -> (tempfile::TempDir, Vec<Front>) {
     let dir = tempfile::tempdir().unwrap();
-    toolgate_testkit::copy_shop(dir.path());
-    let config = dir.path().join("toolgate.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    assert!(text.contains("listen = \"127.0.0.1:8080\""));
-    let text = text.replacen(
-        "listen = \"127.0.0.1:8080\"",
-        &format!("listen = \"127.0.0.1:0\"\n{server}"),
-        1,
-    );
-    let text = format!(
-        "{text}\n[mcp]\n[[mcp.token]]\nsha256 = \"{MCP_TOKEN_SHA}\"\nuser = \"alice\"\n\
-         [[mcp.upstream]]\nname = \"shop\"\nurl = \"http://127.0.0.1:9/mcp\"\n"
-    );
-    std::fs::write(&config, text).unwrap();
-    let fronts = vec![
-        start("serve", &config, &["serve"]),
-        start("mcp", &config, &["mcp", "--listen", "127.0.0.1:0"]),
-        start("proxy", &config, &["proxy", "--listen", "127.0.0.1:0"]),
-    ];
+    let config = shop_config(dir.path(), server, "http://127.0.0.1:9/mcp", |t| t);
+    let fronts = start_all(&config);
     (dir, fronts)
 }
 
-/// Starts `toolgate ARGS --config CONFIG` and reads its port from the line
-/// it writes once it listens (`… on http://127.0.0.1:PORT…`).
-fn start(name: &'static str, config: &Path, args: &[&str]) -> Front {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let port = loop {
-        let Some(Ok(line)) = lines.next() else {
-            let _ = child.kill();
-            panic!("{name} ended before it listened: {seen:?}");
-        };
-        if let Some((_, rest)) = line.split_once(" on http://127.0.0.1:") {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            break digits.parse::<u16>().unwrap();
-        }
-        seen.push(line);
-    };
-    std::thread::spawn(move || lines.for_each(drop));
-    Front { name, child, port }
+trait Requests {
+    fn authenticated(&self, length: usize, body: &str) -> String;
+    fn probe(&self) -> String;
+    fn connect(&self) -> TcpStream;
 }
 
-impl Front {
+impl Requests for Front {
     /// The head of a request that passes this front end's authentication
     /// and is then refused without reaching an upstream or the gate, with
     /// a body of `length` bytes (of which `body` is sent).

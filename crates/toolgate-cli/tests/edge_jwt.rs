@@ -12,20 +12,19 @@
 //! rotated key is picked up, and made-up `kid`s cost the JWKS server
 //! almost nothing.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+mod edge_support;
+
+use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use edge_support::{shop_config, start_all, Front};
 use toolgate_testkit::jwt::{attack_set, claims, jwks, SigningKey};
 
 const ISS: &str = "https://idp.test";
 const AUD: &str = "https://toolgate.test";
-/// sha256("demo-token"), a static MCP client token beside the JWTs.
-const MCP_TOKEN_SHA: &str = "7c43ef5ae21d43ce2743f770c68e24def1a43ee2f416d2438410c8af7af2ff2c";
 
 /// A JWKS served over HTTP by a thread, replaceable, counting fetches.
 struct JwksServer {
@@ -63,67 +62,18 @@ fn jwks_server(body: String) -> JwksServer {
     JwksServer { port, body, hits }
 }
 
-struct Front {
-    name: &'static str,
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Front {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(name: &'static str, config: &Path, args: &[&str]) -> Front {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let port = loop {
-        let Some(Ok(line)) = lines.next() else {
-            let _ = child.kill();
-            panic!("{name} ended before it listened: {seen:?}");
-        };
-        if let Some((_, rest)) = line.split_once(" on http://127.0.0.1:") {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            break digits.parse::<u16>().unwrap();
-        }
-        seen.push(line);
-    };
-    std::thread::spawn(move || lines.for_each(drop));
-    Front { name, child, port }
-}
-
 /// The three front ends on the shop's config with `[jwt]` reading the
 /// JWKS at `jwks_port`.
 fn fronts(jwks_port: u16) -> (tempfile::TempDir, Vec<Front>) {
     let dir = tempfile::tempdir().unwrap();
-    toolgate_testkit::copy_shop(dir.path());
-    let config = dir.path().join("toolgate.toml");
-    let text = std::fs::read_to_string(&config).unwrap();
-    let text = text.replacen("listen = \"127.0.0.1:8080\"", "listen = \"127.0.0.1:0\"", 1);
-    let text = format!(
-        "{text}\n[mcp]\n[[mcp.token]]\nsha256 = \"{MCP_TOKEN_SHA}\"\nuser = \"alice\"\n\
-         [[mcp.upstream]]\nname = \"shop\"\nurl = \"http://127.0.0.1:9/mcp\"\n\
-         [jwt]\nissuer = \"{ISS}\"\naudience = [\"{AUD}\"]\n\
-         jwks_url = \"http://127.0.0.1:{jwks_port}/jwks\"\nroles_claim = \"groups\"\n\
-         [jwt.roles]\nagent = [\"agents\"]\napprover = [\"reviewers\"]\n"
-    );
-    std::fs::write(&config, text).unwrap();
-    let fronts = vec![
-        start("serve", &config, &["serve"]),
-        start("mcp", &config, &["mcp", "--listen", "127.0.0.1:0"]),
-        start("proxy", &config, &["proxy", "--listen", "127.0.0.1:0"]),
-    ];
+    let config = shop_config(dir.path(), "", "http://127.0.0.1:9/mcp", |text| {
+        format!(
+            "{text}\n[jwt]\nissuer = \"{ISS}\"\naudience = [\"{AUD}\"]\n\
+             jwks_url = \"http://127.0.0.1:{jwks_port}/jwks\"\nroles_claim = \"groups\"\n\
+             [jwt.roles]\nagent = [\"agents\"]\napprover = [\"reviewers\"]\n"
+        )
+    });
+    let fronts = start_all(&config);
     (dir, fronts)
 }
 

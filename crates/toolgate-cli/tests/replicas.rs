@@ -28,7 +28,8 @@ use std::time::{Duration, Instant};
 
 use cli_support::toolgate_cli;
 use serve_support::{
-    decide_body, first_decision, json_string, search_response, Server, Shop, ADMIN, APPROVER,
+    decide_body, first_decision, json_string, search_response, Server, Shop, Signal, ADMIN,
+    APPROVER,
 };
 use toolgate_json::Value;
 use toolgate_testkit::PgDatabase;
@@ -395,10 +396,11 @@ fn issue_29_ended_backends_cost_no_call_on_any_route_of_two_replicas() {
     let next = AtomicUsize::new(0);
     let allowed = Mutex::new(Vec::new());
     let failures = Mutex::new(Vec::new());
+    let progress = Signal::default();
     std::thread::scope(|sc| {
         for t in 0..4 {
-            let (servers, stop, next, allowed, failures) =
-                (&servers, &stop, &next, &allowed, &failures);
+            let (servers, stop, next, allowed, failures, progress) =
+                (&servers, &stop, &next, &allowed, &failures, &progress);
             sc.spawn(move || {
                 while !stop.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -409,6 +411,7 @@ fn issue_29_ended_backends_cost_no_call_on_any_route_of_two_replicas() {
                     let (_, verdict, reasons) = first_decision(&r);
                     if verdict == "allow" {
                         allowed.lock().unwrap().push(call);
+                        progress.raise();
                     } else {
                         failures
                             .lock()
@@ -442,11 +445,9 @@ fn issue_29_ended_backends_cost_no_call_on_any_route_of_two_replicas() {
             });
         }
         let wait_for = |what: &str, n: usize| {
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while allowed.lock().unwrap().len() < n {
-                assert!(Instant::now() < deadline, "timed out waiting for {what}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            progress.wait_until(what, Duration::from_secs(60), || {
+                allowed.lock().unwrap().len() >= n
+            });
         };
         wait_for("a first load", 50);
         for round in 0..3 {
@@ -484,10 +485,11 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
     let next = AtomicUsize::new(0);
     let allowed = Mutex::new(Vec::new());
     let unavailable = AtomicUsize::new(0);
+    let progress = Signal::default();
     std::thread::scope(|sc| {
         for t in 0..6 {
-            let (servers, stop, next, allowed, unavailable) =
-                (&servers, &stop, &next, &allowed, &unavailable);
+            let (servers, stop, next, allowed, unavailable, progress) =
+                (&servers, &stop, &next, &allowed, &unavailable, &progress);
             sc.spawn(move || {
                 while !stop.load(Ordering::SeqCst) {
                     let i = next.fetch_add(1, Ordering::SeqCst);
@@ -504,15 +506,12 @@ fn the_database_going_away_mid_load_denies_then_every_replica_recovers() {
                         }
                         other => panic!("{call}: {other} {reasons:?}"),
                     }
+                    progress.raise();
                 }
             });
         }
         let wait_for = |what: &str, f: &dyn Fn() -> bool| {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while !f() {
-                assert!(Instant::now() < deadline, "timed out waiting for {what}");
-                std::thread::sleep(Duration::from_millis(20));
-            }
+            progress.wait_until(what, Duration::from_secs(30), f);
         };
         wait_for("a first load", &|| allowed.lock().unwrap().len() >= 100);
         // Connections killed while the database accepts new ones.

@@ -27,7 +27,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use cli_support::toolgate_cli;
@@ -78,6 +78,8 @@ struct Load {
     next: AtomicUsize,
     total: usize,
     answered: Mutex<Vec<String>>,
+    /// Notified at each answer, for [`Load::wait_answered`].
+    grew: Condvar,
     unanswered: Mutex<Vec<usize>>,
     denied: Mutex<Vec<String>>,
 }
@@ -88,6 +90,7 @@ impl Load {
             next: AtomicUsize::new(0),
             total,
             answered: Mutex::new(Vec::new()),
+            grew: Condvar::new(),
             unanswered: Mutex::new(Vec::new()),
             denied: Mutex::new(Vec::new()),
         })
@@ -95,6 +98,21 @@ impl Load {
 
     fn answered(&self) -> usize {
         self.answered.lock().unwrap().len()
+    }
+
+    /// Waits (on each answer's signal, at most `limit`) until `n` calls
+    /// were answered.
+    fn wait_answered(&self, n: usize, limit: Duration) {
+        let held = self.answered.lock().unwrap();
+        let (held, waited) = self
+            .grew
+            .wait_timeout_while(held, limit, |a| a.len() < n)
+            .unwrap();
+        assert!(
+            !waited.timed_out(),
+            "timed out waiting for {n} answers: {}",
+            held.len()
+        );
     }
 
     /// One client: decides indices until they run out or the server fails.
@@ -128,6 +146,7 @@ impl Load {
                     assert_eq!(id, call);
                     if verdict == "allow" {
                         self.answered.lock().unwrap().push(call);
+                        self.grew.notify_all();
                     } else {
                         self.denied
                             .lock()
@@ -161,14 +180,6 @@ impl Load {
     }
 }
 
-fn wait_for(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
 #[test]
 fn kill_9_during_load_loses_no_answered_decision() {
     const TOTAL: usize = 5000;
@@ -176,9 +187,7 @@ fn kill_9_during_load_loses_no_answered_decision() {
     let server = Server::start(&shop.config);
     let load = Load::new(TOTAL);
     let clients = load.spawn(server.addr, 4, Vec::new());
-    wait_for("1,500 answers", Duration::from_secs(120), || {
-        load.answered() >= 1500
-    });
+    load.wait_answered(1500, Duration::from_secs(120));
     server.signal("KILL");
     for c in clients {
         c.join().unwrap();
@@ -797,9 +806,7 @@ fn sigterm_during_load_commits_every_answered_decision() {
     let mut server = Server::start(&shop.config);
     let load = Load::new(100_000);
     let clients = load.spawn(server.addr, 6, Vec::new());
-    wait_for("500 answers", Duration::from_secs(120), || {
-        load.answered() >= 500
-    });
+    load.wait_answered(500, Duration::from_secs(120));
     server.signal("TERM");
     let status = server.wait(Duration::from_secs(60));
     for c in clients {

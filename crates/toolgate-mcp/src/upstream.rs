@@ -615,16 +615,25 @@ impl Bridge {
         let mut body = response.into_body();
         if sse && status.is_success() {
             let mut reader = SseLines::new(self.max_frame_bytes);
+            let mut answered = false;
             while let Some(Ok(frame)) = body.frame().await {
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
                 for event in reader.push(&data) {
-                    self.note(&event);
+                    answered |= self.note(&event, id.as_ref());
                     if tx.send(event).await.is_err() {
                         return;
                     }
                 }
+            }
+            // A stream that ended (whole, cut, broken, or with an event the
+            // reader refused) without answering the request: the request
+            // gets an error at once, not the call timeout's.
+            if !answered {
+                return self
+                    .fail(id.as_ref(), is_request, "upstream_no_answer", &tx)
+                    .await;
             }
             return;
         }
@@ -647,7 +656,7 @@ impl Bridge {
             let code = format!("upstream_http_{}", status.as_u16());
             return self.fail(id.as_ref(), is_request, &code, &tx).await;
         }
-        self.note(&text);
+        self.note(&text, None);
         let _ = tx.send(text).await;
     }
 
@@ -685,20 +694,24 @@ impl Bridge {
         }
     }
 
-    /// Notes the version an `initialize` answer negotiated.
-    fn note(&self, line: &str) {
+    /// Notes the version an `initialize` answer negotiated; whether `line`
+    /// is the answer to `request`.
+    fn note(&self, line: &str, request: Option<&RequestId>) -> bool {
         let Ok(v) = toolgate_json::from_str(line) else {
-            return;
+            return false;
         };
         let Some(id) = v.pointer("/id").and_then(RequestId::from_value) else {
-            return;
+            return false;
         };
+        let answers = request == Some(&id)
+            && (v.pointer("/result").is_some() || v.pointer("/error").is_some());
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.initializing.remove(&id).is_some() {
             if let Some(version) = v.pointer("/result/protocolVersion").and_then(Value::as_str) {
                 state.version = Some(version.to_owned());
             }
         }
+        answers
     }
 
     /// A request the upstream did not answer gets a JSON-RPC error.

@@ -32,9 +32,8 @@ use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-use mcp_support::{free_port, sdk_python};
+use mcp_support::{free_port, sdk_python, wait_for_line};
 
 const TOKEN: &str = "conformance-token";
 
@@ -54,17 +53,6 @@ fn suite() -> Result<PathBuf, String> {
             node.display(),
             dir.display()
         )),
-    }
-}
-
-fn wait_for(port: u16, child: &mut Child, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = child.try_wait() {
-            panic!("{what} exited before listening: {status}");
-        }
-        assert!(Instant::now() < deadline, "{what} is not listening");
-        std::thread::sleep(Duration::from_millis(100));
     }
 }
 
@@ -258,10 +246,15 @@ fn the_proxy_passes_every_scenario_the_server_passes() {
         .arg(conformance_dir().join("server.py"))
         .arg(server_port.to_string())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(server_port, &mut server, "the conformance server");
+    // Uvicorn's line once its socket listens.
+    wait_for_line(
+        &mut server,
+        &format!("running on http://127.0.0.1:{server_port}"),
+        "the conformance server",
+    );
     let _server = Running(server);
     let upstream = format!("http://127.0.0.1:{server_port}/mcp");
     let direct = run_suite(&run_sh, &upstream);
@@ -280,10 +273,14 @@ fn the_proxy_passes_every_scenario_the_server_passes() {
         .arg("--listen")
         .arg(format!("127.0.0.1:{proxy_port}"))
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for(proxy_port, &mut proxy, "toolgate mcp --listen");
+    wait_for_line(
+        &mut proxy,
+        &format!("serving on http://127.0.0.1:{proxy_port}/mcp"),
+        "toolgate mcp --listen",
+    );
     let _proxy = Running(proxy);
     forwarder(front, SocketAddr::from(([127, 0, 0, 1], proxy_port)));
     let proxied = run_suite(&run_sh, &format!("http://127.0.0.1:{front_port}/mcp"));

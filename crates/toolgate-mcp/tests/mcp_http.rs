@@ -24,13 +24,15 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mcp_support::endpoint::{
     one_era_upstream, sdk_client, shop, shop_with_prefixes, stdio_upstream, Endpoint, ALICE,
     ALICE_SHA, BOB,
 };
-use mcp_support::{free_port, sdk_python, sha256_hex, text_at, Folder as Dir, Steps};
+use mcp_support::{
+    free_port, sdk_python, sha256_hex, text_at, wait_for_line, Folder as Dir, Steps,
+};
 use toolgate_json::Value;
 use toolgate_testkit::examples_dir;
 use toolgate_testkit::run_toolgate as toolgate;
@@ -129,14 +131,16 @@ impl HttpServer {
             .args(["--http", &port.to_string()])
             .env("MCP_TEST_SEEN", dir.seen_file())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "server.py --http did not start");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        // Uvicorn's line once its socket listens.
+        let mut child = child;
+        wait_for_line(
+            &mut child,
+            &format!("running on http://127.0.0.1:{port}"),
+            "server.py --http",
+        );
         (Self(child), port)
     }
 }

@@ -81,6 +81,7 @@ async fn checkpoints(
                 &format!("cannot write a checkpoint: {}", e.code()),
             );
         }
+        state.inner.checkpoint_tries.send_modify(|n| *n += 1);
     }
 }
 

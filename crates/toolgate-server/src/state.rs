@@ -3,7 +3,7 @@
 //! the handlers cache or wait on.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use toolgate::config::{Config, ServerConfig, ServerToken};
 use toolgate_store::StoreGate;
@@ -13,8 +13,9 @@ use crate::error::ApiError;
 use crate::metrics::Metrics;
 use crate::{auth, live};
 
-/// An answer read from the store, kept for a while.
-pub(crate) type Cached<T> = tokio::sync::Mutex<Option<(Instant, T)>>;
+/// An answer read from the store, kept for a while (timed by tokio's clock,
+/// which a test may pause and advance).
+pub(crate) type Cached<T> = tokio::sync::Mutex<Option<(tokio::time::Instant, T)>>;
 
 /// The service's state, shared by every request.
 #[derive(Clone)]
@@ -74,6 +75,12 @@ pub(crate) struct Inner {
     /// How many notices this process has claimed (each then queued or
     /// dropped), for whoever waits on them.
     pub(crate) notices_claimed: tokio::sync::watch::Sender<u64>,
+    /// How many waits on an approval have found it pending and begun to
+    /// wait for a decision, for whoever must decide only once one waits.
+    pub(crate) approval_waits: tokio::sync::watch::Sender<u64>,
+    /// How many checkpoints [`serve`](crate::serve) has tried to write
+    /// (written, or reported as failed).
+    pub(crate) checkpoint_tries: tokio::sync::watch::Sender<u64>,
     /// JWT bearer tokens (`[jwt]`), once started ([`AppState::start_jwt`]).
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
@@ -154,6 +161,8 @@ impl AppState {
                 notices_pending: std::sync::atomic::AtomicU64::new(0),
                 notices_settled: tokio::sync::watch::Sender::new(0),
                 notices_claimed: tokio::sync::watch::Sender::new(0),
+                approval_waits: tokio::sync::watch::Sender::new(0),
+                checkpoint_tries: tokio::sync::watch::Sender::new(0),
                 jwt: std::sync::OnceLock::new(),
                 login: None,
                 oidc: None,
@@ -334,5 +343,18 @@ impl AppState {
     /// changes: wait on it instead of polling `/metrics`.
     pub fn notices_claimed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.notices_claimed.subscribe()
+    }
+
+    /// How many waits (`GET /v1/approvals/{id}/wait`) have found their
+    /// approval pending and begun to wait for its decision, as it changes:
+    /// a test decides once a waiter waits instead of sleeping first.
+    pub fn approval_waits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.approval_waits.subscribe()
+    }
+
+    /// How many signed checkpoints the service has tried to write (each
+    /// then in the sink and the log, or reported as failed), as it changes.
+    pub fn checkpoint_tries(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.checkpoint_tries.subscribe()
     }
 }

@@ -534,6 +534,14 @@ async fn a_flood_of_refusals_is_capped_and_counted() {
     );
 }
 
+/// Moves tokio's clock past [`toolgate_server::READY_TTL`] (paused only for
+/// the step, so that the store's calls run on the real clock).
+async fn past_ready_ttl() {
+    tokio::time::pause();
+    tokio::time::advance(toolgate_server::READY_TTL).await;
+    tokio::time::resume();
+}
+
 #[tokio::test]
 async fn an_unavailable_store_denies_and_is_not_ready() {
     let dir = tempfile::tempdir().unwrap();
@@ -557,8 +565,9 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
     // Another connection holds the write lock past the busy timeout.
     let other = rusqlite::Connection::open(&db).unwrap();
     other.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    // The probe's last answer is served for READY_TTL.
-    tokio::time::sleep(toolgate_server::READY_TTL).await;
+    // The probe's last answer is served for READY_TTL (tokio's clock,
+    // moved on at once).
+    past_ready_ttl().await;
     let (status, v) = call(&app, "GET", "/readyz", None, None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v:?}");
     assert_eq!(s(&v, "/error/code"), "store_unavailable");
@@ -573,7 +582,7 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
     // Once the lock is gone, both recover; the denied call left no record
     // and the chain is intact.
     other.execute_batch("ROLLBACK").unwrap();
-    tokio::time::sleep(toolgate_server::READY_TTL).await;
+    past_ready_ttl().await;
     let (status, _) = call(&app, "GET", "/readyz", None, None).await;
     assert_eq!(status, StatusCode::OK);
     let v = decide(&app, "openai-search.json", "alice", "s-3").await;

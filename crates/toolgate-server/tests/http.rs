@@ -13,6 +13,7 @@
 use axum::http::StatusCode;
 use axum::Router;
 use std::io::{Read, Write};
+use std::time::Duration;
 use toolgate_json::Value;
 use toolgate_server::AppState;
 
@@ -271,8 +272,13 @@ async fn approve_then_wait_returns_approved_and_the_call_is_allowed() {
     // A waiter blocks until the approver decides.
     let app = f.app.clone();
     let uri = format!("/v1/approvals/{id}/wait?timeout=10");
+    let mut waits = f.state.approval_waits();
     let waiter = tokio::spawn(async move { call(&app, "GET", &uri, Some(AGENT), None, "").await });
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Decided once the waiter waits (the store found it pending).
+    tokio::time::timeout(Duration::from_secs(30), waits.wait_for(|n| *n >= 1))
+        .await
+        .expect("the waiter never waited")
+        .unwrap();
     let (status, v) = call(
         &f.app,
         "POST",
@@ -392,6 +398,8 @@ async fn a_real_server_decides_and_waits() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let mut waits = state.approval_waits();
+    let runtime = tokio::runtime::Handle::current();
     let server = tokio::spawn(toolgate_server::serve(listener, state, async {
         let _ = stopped.await;
     }));
@@ -415,7 +423,14 @@ async fn a_real_server_decides_and_waits() {
                 )
             })
         };
-        std::thread::sleep(std::time::Duration::from_millis(100));
+        // Approved once the waiter waits (the store found it pending).
+        runtime
+            .block_on(tokio::time::timeout(
+                Duration::from_secs(30),
+                waits.wait_for(|n| *n >= 1),
+            ))
+            .expect("the waiter never waited")
+            .unwrap();
         let (status, text) = http(
             addr,
             "POST",

@@ -882,36 +882,29 @@ async fn issue_29_10_serve_writes_checkpoints_and_needs_its_key() {
     assert!(err.to_string().contains("checkpoint key"), "{err}");
     std::fs::write(&key, "cd".repeat(32)).unwrap();
     let state = toolgate_server::AppState::from_config(&config_with(&extra)).unwrap();
+    let mut tries = state.checkpoint_tries();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(toolgate_server::serve(listener, state, async {
         let _ = stopped.await;
     }));
     // The first checkpoint is written at start: to the sink, then to the
-    // log (wait for both, or the server may stop between the two).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    let logged = || {
-        SqliteOptions::new()
-            .open(dir.path().join("toolgate.db"))
-            .ok()
-            .and_then(|store| {
-                store
-                    .list(
-                        &toolgate_store::AuditFilter::new()
-                            .verdict(toolgate_store::AuditVerdict::Checkpoint),
-                    )
-                    .ok()
-            })
-            .is_some_and(|page| !page.is_empty())
-    };
-    let text = loop {
-        let text = std::fs::read_to_string(&sink).unwrap_or_default();
-        if text.ends_with('\n') && logged() {
-            break text;
-        }
-        assert!(std::time::Instant::now() < deadline, "no checkpoint");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    };
+    // log (wait for the whole try, or the server may stop between the two).
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        tries.wait_for(|n| *n >= 1),
+    )
+    .await
+    .expect("no checkpoint")
+    .unwrap();
+    let logged = SqliteOptions::new()
+        .open(dir.path().join("toolgate.db"))
+        .unwrap()
+        .list(&toolgate_store::AuditFilter::new().verdict(toolgate_store::AuditVerdict::Checkpoint))
+        .unwrap();
+    assert!(!logged.is_empty(), "no checkpoint in the log");
+    let text = std::fs::read_to_string(&sink).unwrap();
+    assert!(text.ends_with('\n'), "{text:?}");
     let _ = stop.send(());
     let _ = server.await;
     let store = SqliteOptions::new()

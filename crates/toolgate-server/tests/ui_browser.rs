@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use toolgate::config::Config;
 use toolgate_json::Value;
@@ -206,16 +206,21 @@ fn approve_in_the_browser_releases_the_waiting_call() {
         // A relative path is relative to the checkout.
         node.env("SCREENSHOT", manifest().join("../..").join(shot));
     }
-    let mut child = node.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let child = node.spawn().unwrap();
+    let pid = child.id().to_string();
+    // Its end, waited for by a thread; killed if it takes over 120 s.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let out = child.wait_with_output();
+        let _ = tx.send(());
+        out
+    });
+    if rx.recv_timeout(Duration::from_secs(120)).is_err() {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid])
+            .status();
     }
-    let out = child.wait_with_output().unwrap();
+    let out = waiter.join().unwrap().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let _ = stop.send(());

@@ -14,10 +14,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::io::Write as _;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::Db;
 use toolgate_json::{canonical, Digest};
@@ -29,7 +29,6 @@ use toolgate_store::{
 const MODE: &str = "TOOLGATE_STORE_CHILD";
 const DB: &str = "TOOLGATE_STORE_DB";
 const NAME: &str = "TOOLGATE_STORE_NAME";
-const GO: &str = "TOOLGATE_STORE_GO";
 const WRITES: u64 = 10_000;
 const THREADS: u64 = 40;
 const ROUNDS: u32 = 30;
@@ -64,20 +63,13 @@ fn open(spec: &str) -> Box<dyn Store> {
     }
 }
 
-/// The start signal's file, in a folder of its own.
-fn go_file() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let go = dir.path().join("go");
-    (dir, go)
-}
-
-fn spawn(mode: &str, db: &str, go: &Path, name: &str) -> Child {
+fn spawn(mode: &str, db: &str, name: &str) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["child", "--exact", "--nocapture", "--test-threads=1"])
         .env(MODE, mode)
         .env(DB, db)
-        .env(GO, go)
         .env(NAME, name)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -94,13 +86,20 @@ fn round_digest(round: u32) -> Digest {
     canonical::digest(&toolgate_json::from_str(&format!(r#"{{"round":{round}}}"#)).unwrap())
 }
 
-/// Waits until `file` exists (the parent's start signal).
-fn wait_for(file: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !file.exists() {
-        assert!(Instant::now() < deadline, "no start signal");
-        std::thread::sleep(Duration::from_millis(1));
+/// The start signal: a line on each child's standard input, written to
+/// all of them at once.
+fn go(children: &mut [&mut Child]) {
+    for c in children.iter_mut() {
+        c.stdin.as_mut().unwrap().write_all(b"go\n").unwrap();
     }
+}
+
+/// Waits (blocked on its standard input, no polling) for the parent's
+/// start signal.
+fn wait_for_go() {
+    let mut line = String::new();
+    std::io::stdin().read_line(&mut line).unwrap();
+    assert_eq!(line, "go\n", "no start signal");
 }
 
 #[test]
@@ -109,12 +108,11 @@ fn child() {
         return;
     };
     let db = std::env::var(DB).unwrap();
-    let go = PathBuf::from(std::env::var(GO).unwrap());
     let name = std::env::var(NAME).unwrap();
     let store: Arc<dyn Store> = Arc::from(open(&db));
     match mode.as_str() {
         "writer" => {
-            wait_for(&go);
+            wait_for_go();
             let per_thread = WRITES / THREADS;
             let threads: Vec<_> = (0..THREADS)
                 .map(|t| {
@@ -137,7 +135,7 @@ fn child() {
             }
         }
         "consume" => {
-            wait_for(&go);
+            wait_for_go();
             for round in 0..ROUNDS {
                 let used = store
                     .consume("alice", "s-1", "refund", &round_digest(round), T0)
@@ -161,11 +159,10 @@ fn child() {
 
 fn two_processes_writing_10000_decisions_each_keep_one_chain(db: &Db) {
     let db = spec(db);
-    let (_dir, go) = go_file();
     drop(open(&db)); // create and migrate once
-    let a = spawn("writer", &db, &go, "p1");
-    let b = spawn("writer", &db, &go, "p2");
-    std::fs::write(&go, b"").unwrap();
+    let mut a = spawn("writer", &db, "p1");
+    let mut b = spawn("writer", &db, "p2");
+    go(&mut [&mut a, &mut b]);
     finish(a);
     finish(b);
     let store = open(&db);
@@ -189,7 +186,6 @@ fn two_processes_writing_10000_decisions_each_keep_one_chain(db: &Db) {
 
 fn double_consume_racing_in_two_processes_passes_once(db: &Db) {
     let db = spec(db);
-    let (_dir, go) = go_file();
     let store = open(&db);
     for round in 0..ROUNDS {
         let id = store
@@ -203,9 +199,9 @@ fn double_consume_racing_in_two_processes_passes_once(db: &Db) {
             .unwrap();
         store.approve(id, "bob", "").unwrap();
     }
-    let a = spawn("consume", &db, &go, "p1");
-    let b = spawn("consume", &db, &go, "p2");
-    std::fs::write(&go, b"").unwrap();
+    let mut a = spawn("consume", &db, "p1");
+    let mut b = spawn("consume", &db, "p2");
+    go(&mut [&mut a, &mut b]);
     let mut wins: Vec<u32> = [finish(a), finish(b)]
         .iter()
         .flat_map(|out| {
@@ -231,10 +227,9 @@ fn double_consume_racing_in_two_processes_passes_once(db: &Db) {
 
 fn kill_switch_flipped_by_one_process_is_honoured_by_another(db: &Db) {
     let db = spec(db);
-    let (_dir, go) = go_file();
     let store = open(&db);
     assert_eq!(store.kill_switch().unwrap().mode, KillMode::Off);
-    finish(spawn("kill", &db, &go, "oncall"));
+    finish(spawn("kill", &db, "oncall"));
     // The same open store sees the flip on its next read.
     let s = store.kill_switch().unwrap();
     assert_eq!(s.mode, KillMode::DenyAll);
@@ -243,7 +238,7 @@ fn kill_switch_flipped_by_one_process_is_honoured_by_another(db: &Db) {
     store
         .set_kill_switch(KillMode::DenyWrites, "", "me")
         .unwrap();
-    let out = finish(spawn("read-kill", &db, &go, "reader"));
+    let out = finish(spawn("read-kill", &db, "reader"));
     assert!(out.contains("mode deny_writes"), "{out}");
 }
 

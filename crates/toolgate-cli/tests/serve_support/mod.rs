@@ -15,8 +15,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use crate::cli_support::toolgate_cli;
 use toolgate_json::Value;
@@ -113,7 +113,9 @@ impl Shop {
 pub struct Server {
     pub child: Child,
     pub addr: SocketAddr,
-    log: Arc<Mutex<String>>,
+    /// Its standard error so far, whether that has ended (the process
+    /// exited), and a signal for each change.
+    log: Arc<(Mutex<(String, bool)>, Condvar)>,
 }
 
 impl Server {
@@ -130,11 +132,12 @@ impl Server {
             .spawn()
             .unwrap();
         let stderr = child.stderr.take().unwrap();
-        let log = Arc::new(Mutex::new(String::new()));
+        let log = Arc::new((Mutex::new((String::new(), false)), Condvar::new()));
         let (tx, rx) = std::sync::mpsc::channel();
         let sink = Arc::clone(&log);
         std::thread::spawn(move || {
             let mut tx = Some(tx);
+            let (held, changed) = &*sink;
             for line in BufReader::new(stderr).lines() {
                 let Ok(line) = line else { break };
                 if let Some(rest) = line.strip_prefix("toolgate: serving on http://") {
@@ -142,22 +145,25 @@ impl Server {
                         let _ = tx.send(rest.parse::<SocketAddr>().unwrap());
                     }
                 }
-                let mut l = sink.lock().unwrap();
-                l.push_str(&line);
-                l.push('\n');
+                let mut l = held.lock().unwrap();
+                l.0.push_str(&line);
+                l.0.push('\n');
+                changed.notify_all();
             }
+            held.lock().unwrap().1 = true;
+            changed.notify_all();
         });
         let Ok(addr) = rx.recv_timeout(Duration::from_secs(60)) else {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("toolgate serve did not start: {}", log.lock().unwrap());
+            panic!("toolgate serve did not start: {}", log.0.lock().unwrap().0);
         };
         Self { child, addr, log }
     }
 
     /// What the server wrote to standard error so far.
     pub fn log(&self) -> String {
-        self.log.lock().unwrap().clone()
+        self.log.0.lock().unwrap().0.clone()
     }
 
     /// Sends a signal (`KILL`, `TERM`) with `kill(1)`.
@@ -170,20 +176,36 @@ impl Server {
         assert!(st.success(), "kill -{name}");
     }
 
-    /// Waits for the process to exit (at most `limit`).
+    /// Waits for the process to exit (at most `limit`): for the end of its
+    /// standard error, which it closes as it exits, then for its status.
     pub fn wait(&mut self, limit: Duration) -> ExitStatus {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return st;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server did not exit within {limit:?}: {}",
-                self.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let (held, changed) = &*self.log;
+        let (held, waited) = changed
+            .wait_timeout_while(held.lock().unwrap(), limit, |(_, ended)| !*ended)
+            .unwrap();
+        assert!(
+            !waited.timed_out(),
+            "the server did not exit within {limit:?}: {}",
+            held.0
+        );
+        drop(held);
+        self.child.wait().unwrap()
+    }
+
+    /// Waits (on each new line's signal, at most `limit`) until standard
+    /// error holds `needle`.
+    pub fn wait_for_log(&self, needle: &str, limit: Duration) {
+        let (held, changed) = &*self.log;
+        let (held, waited) = changed
+            .wait_timeout_while(held.lock().unwrap(), limit, |(text, ended)| {
+                !*ended && !text.contains(needle)
+            })
+            .unwrap();
+        assert!(
+            !waited.timed_out() && held.0.contains(needle),
+            "no `{needle}` in: {}",
+            held.0
+        );
     }
 
     /// A request to this server.
@@ -370,4 +392,32 @@ pub fn first_decision(r: &Response) -> (String, String, Vec<String>) {
         })
         .collect();
     (s("/call_id"), s("/verdict"), reasons)
+}
+
+/// A signal a test's own threads raise after each step, so that a waiting
+/// thread re-checks its condition then instead of polling on a timer.
+#[derive(Default)]
+pub struct Signal {
+    steps: Mutex<u64>,
+    raised: Condvar,
+}
+
+impl Signal {
+    /// One more step was taken.
+    pub fn raise(&self) {
+        *self.steps.lock().unwrap() += 1;
+        self.raised.notify_all();
+    }
+
+    /// Waits (at most `limit`) until `done` holds, checking it at each
+    /// step; `done` must not wait on the stepping threads.
+    pub fn wait_until(&self, what: &str, limit: Duration, done: impl Fn() -> bool) {
+        let held = self.steps.lock().unwrap();
+        let (held, waited) = self
+            .raised
+            .wait_timeout_while(held, limit, |_| !done())
+            .unwrap();
+        drop(held);
+        assert!(!waited.timed_out(), "timed out waiting for {what}");
+    }
 }

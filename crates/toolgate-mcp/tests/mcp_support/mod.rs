@@ -67,6 +67,41 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Reads `child`'s standard error (piped) until a line holds `needle` (a
+/// server's "listening" line: a readiness signal, no polling), at most 60 s;
+/// the rest goes on to this process's standard error from a thread.
+pub fn wait_for_line(child: &mut std::process::Child, needle: &str, what: &str) {
+    use std::io::BufRead as _;
+    let stderr = child.stderr.take().expect("a piped standard error");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let needle = needle.to_owned();
+    std::thread::spawn(move || {
+        let mut tx = Some(tx);
+        let mut seen = Vec::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            match &tx {
+                Some(t) if line.contains(&needle) => {
+                    let _ = t.send(Ok(()));
+                    tx = None;
+                }
+                Some(_) => seen.push(line),
+                None => eprintln!("{line}"),
+            }
+        }
+        if let Some(t) = tx {
+            let _ = t.send(Err(seen.join("\n")));
+        }
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(Ok(())) => {}
+        Ok(Err(seen)) => panic!("{what} ended before it listened:\n{seen}"),
+        Err(_) => panic!("{what} is not listening after 60 s"),
+    }
+}
+
 /// `text` parsed, panicking with the text if it is not JSON.
 pub fn json(text: &str) -> Value<'static> {
     toolgate_json::from_str(text)

@@ -232,6 +232,7 @@ pub(super) async fn wait(
         // Woken at once by a decision here or one the store pushes from
         // another replica; the poll catches what nobody pushed.
         let nap = (deadline - now).min(state.inner.store_poll);
+        state.inner.approval_waits.send_modify(|n| *n += 1);
         let _ = tokio::time::timeout(nap, notified).await;
     }
 }

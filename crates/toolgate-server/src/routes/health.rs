@@ -1,10 +1,11 @@
 //! `GET /healthz` (liveness) and `GET /readyz` (the store can take a
 //! write).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
+use tokio::time::Instant;
 
 use super::ok_json;
 use crate::error::ApiError;

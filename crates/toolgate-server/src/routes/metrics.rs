@@ -2,7 +2,7 @@
 //! at most once per [`GAUGE_TTL`].
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use tokio::time::Instant;
 
 use axum::extract::State;
 use axum::http::{header, HeaderValue, StatusCode};

@@ -86,6 +86,8 @@ pub fn manual_clock() -> Arc<ManualClock> {
 pub struct Fixture {
     pub dir: tempfile::TempDir,
     pub app: Router,
+    /// The service's state, for its signals (`approval_waits`).
+    pub state: AppState,
 }
 
 impl Fixture {
@@ -112,7 +114,8 @@ impl Fixture {
         let state = AppState::from_config(config).unwrap();
         Self {
             dir,
-            app: app(state),
+            app: app(state.clone()),
+            state,
         }
     }
 
@@ -127,7 +130,8 @@ impl Fixture {
         let state = AppState::from_config_on(&config, Arc::clone(clock) as _).unwrap();
         Self {
             dir,
-            app: app(state),
+            app: app(state.clone()),
+            state,
         }
     }
 
@@ -143,7 +147,8 @@ impl Fixture {
         let state = AppState::from_config_on(&config, Arc::clone(clock) as _).unwrap();
         Self {
             dir,
-            app: app(state),
+            app: app(state.clone()),
+            state,
         }
     }
 }
