@@ -14,6 +14,13 @@
 //! its answer came).
 //!
 //! `cargo run --release -p toolgate-bench --example mcp_overhead -- [CALLS_PER_ROUND] [ROUNDS] [STORE_URL] [TOOLGATE_BIN]`
+//!
+//! With `--count CALLS [STORE_URL] [TOOLGATE_BIN]` it only makes `CALLS`
+//! proxied calls at concurrency 1 after the warm-up and prints nothing: run
+//! twice with `TOOLGATE_BIN` a script that starts toolgate under
+//! `valgrind --tool=callgrind`, the difference of the two runs'
+//! instructions over the difference of their calls is the proxy's own
+//! instructions per call (its start-up cancels out).
 
 #![allow(
     clippy::unwrap_used,
@@ -223,6 +230,16 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("--echo-server") {
         return echo_server();
     }
+    // `--count CALLS …`: the proxied calls alone, for an instruction count.
+    let counting = args.get(1).map(String::as_str) == Some("--count");
+    let args: Vec<String> = if counting {
+        let mut a = args.clone();
+        a.remove(1);
+        a.insert(2, "1".to_owned());
+        a
+    } else {
+        args
+    };
     let calls: usize = args.get(1).map_or(2000, |a| a.parse().unwrap());
     let rounds: usize = args.get(2).map_or(5, |a| a.parse().unwrap());
     let store_url = args
@@ -257,6 +274,15 @@ fn main() {
         .arg("--")
         .arg(&me)
         .arg("--echo-server");
+    if counting {
+        let proxied = Arc::new(Peer::start(proxied));
+        round(&proxied, 200, 1);
+        round(&proxied, calls, 1);
+        if let Ok(peer) = Arc::try_unwrap(proxied) {
+            peer.stop();
+        }
+        return;
+    }
     let direct = Arc::new(Peer::start(direct));
     let proxied = Arc::new(Peer::start(proxied));
     // Warm both paths.

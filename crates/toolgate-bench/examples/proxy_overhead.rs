@@ -10,6 +10,13 @@
 //! first text byte (stream), direct and proxied, at concurrency 1 and 32.
 //!
 //! `cargo run --release -p toolgate-bench --example proxy_overhead -- [REQUESTS_PER_ROUND] [ROUNDS] [STORE_URL]`
+//!
+//! With `--count direct|proxied json|stream REQUESTS [STORE_URL]` it makes
+//! only `REQUESTS` requests of one kind at concurrency 1 after the warm-up
+//! and prints nothing: under `valgrind --tool=callgrind`, the instructions
+//! of a `proxied` run less those of a `direct` one, over `REQUESTS`, are
+//! the proxy's own instructions per request (the setup, the warm-up, the
+//! client and the upstream cancel out).
 
 #![allow(
     clippy::unwrap_used,
@@ -177,6 +184,19 @@ fn us(d: Duration) -> f64 {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
+    // `--count direct|proxied json|stream REQUESTS [STORE_URL]`.
+    let count = (args.get(1).map(String::as_str) == Some("--count")).then(|| {
+        let via = args[2] == "proxied";
+        let stream = args[3] == "stream";
+        (via, stream, args[4].parse::<usize>().unwrap())
+    });
+    let args: Vec<String> = if count.is_some() {
+        let mut a = vec![args[0].clone(), "0".to_owned(), "0".to_owned()];
+        a.extend(args.get(5).cloned());
+        a
+    } else {
+        args
+    };
     let requests: usize = args.get(1).map_or(400, |a| a.parse().unwrap());
     let rounds: usize = args.get(2).map_or(5, |a| a.parse().unwrap());
     // The proxy's store: durable SQLite on disk by default, or e.g.
@@ -227,6 +247,13 @@ async fn main() {
     // Warm both paths.
     round(&client, &up, false, 50, 4, &counter).await;
     round(&client, &proxied, false, 50, 4, &counter).await;
+    if let Some((via, stream, n)) = count {
+        round(&client, &up, stream, 20, 1, &counter).await;
+        round(&client, &proxied, stream, 20, 1, &counter).await;
+        let base = if via { &proxied } else { &up };
+        round(&client, base, stream, n, 1, &counter).await;
+        return;
+    }
 
     println!("| mode | concurrency | direct p50 | proxy p50 | added p50 | direct p99 | proxy p99 | added p99 |");
     println!("|---|---|---|---|---|---|---|---|");
