@@ -72,10 +72,14 @@ fn body(conn: usize, n: u64) -> String {
     );
     let escaped = response.replace('\\', "\\\\").replace('"', "\\\"");
     // A new session every 8 requests: the store counts a session's
-    // responses, and the shop's `max_turns = 20` denies the 21st.
+    // responses, and the shop's `max_turns = 20` denies the 21st. The
+    // sessions are this run's own (the process id), so that runs against
+    // one server (a warm-up, then several counted runs) never add up to a
+    // session past its turns.
     let session = n / 8;
+    let run = std::process::id();
     format!(
-        "{{\"body\":\"{escaped}\",\"format\":\"openai\",\"context\":{{\"user\":\"alice\",\"session\":\"rate-{conn}-{session}\",\"roles\":[\"customer\"],\"turn\":1}}}}"
+        "{{\"body\":\"{escaped}\",\"format\":\"openai\",\"context\":{{\"user\":\"alice\",\"session\":\"rate-{run}-{conn}-{session}\",\"roles\":[\"customer\"],\"turn\":1}}}}"
     )
 }
 

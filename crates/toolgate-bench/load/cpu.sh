@@ -6,7 +6,8 @@
 # decisions answered. CPU time moves much less with other load on the
 # machine than latency does; still, run it on a quiet machine.
 # Usage: crates/toolgate-bench/load/cpu.sh [RATE] [SECONDS] [CONNECTIONS] [RUNS]
-# (defaults 3000/s, 8 s, 64 connections, 3 runs). Builds in release mode.
+# (defaults 3000/s, 8 s, 64 connections, 3 runs). Builds in release mode,
+# in CARGO_TARGET_DIR if set (NO_BUILD=1: the binaries there as they are).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 rate="${1:-3000}"
@@ -14,10 +15,14 @@ seconds="${2:-8}"
 conns="${3:-64}"
 runs="${4:-3}"
 
-cargo build --release -q -p toolgate-cli
-cargo build --release -q -p toolgate-bench --example load
-bin=target/release/toolgate
-gen=target/release/examples/load
+target="${CARGO_TARGET_DIR:-target}"
+
+if [ -z "${NO_BUILD:-}" ]; then
+  cargo build --release -q -p toolgate-cli
+  cargo build --release -q -p toolgate-bench --example load
+fi
+bin="${BIN:-$target/release/toolgate}"
+gen="${GEN:-$target/release/examples/load}"
 
 work="$(mktemp -d)"
 server=""
@@ -47,10 +52,10 @@ echo "toolgate serve on $addr ($(nproc) cores), $rate/s for ${seconds} s over $c
 "$gen" --addr "$addr" --rate "$rate" --seconds 2 --connections "$conns" >/dev/null
 for run in $(seq 1 "$runs"); do
   before="$(cpu_ticks)"
-  out="$("$gen" --addr "$addr" --rate "$rate" --seconds "$seconds" --connections "$conns")"
+  out="$("$gen" --addr "$addr" --rate "$rate" --seconds "$seconds" --connections "$conns" || true)"
   after="$(cpu_ticks)"
   n="$(echo "$out" | sed -n 's/.*: \([0-9]*\) requests in.*/\1/p')"
-  echo "$out" | sed -n '2p'
+  echo "$out" | sed -n '2p;3p'
   awk -v b="$before" -v a="$after" -v t="$tick" -v n="$n" -v r="$run" \
     'BEGIN { printf "run %d: %d decisions, server CPU %.0f us per decision\n", r, n, (a - b) / t * 1e6 / n }'
 done

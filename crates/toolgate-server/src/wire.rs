@@ -167,9 +167,10 @@ fn or_null<T>(v: Option<T>, f: impl FnOnce(T) -> Value<'static>) -> Value<'stati
     v.map_or(Value::Null, f)
 }
 
-/// The decisions, as `toolgate check --json` prints them (without `input`).
+/// The decisions, as `toolgate check --json` prints them (without `input`),
+/// written as canonical text directly (no tree of values).
 pub fn decisions(d: &Decisions) -> String {
-    canonical::to_string(&Value::Object(toolgate::wire::decisions_object(d)))
+    toolgate::wire::decisions_text(d)
 }
 
 /// One approval. Times are Unix milliseconds.

@@ -41,6 +41,7 @@ mod facts;
 mod held;
 mod http_source;
 mod narrow;
+mod shapes;
 mod source;
 mod sourced;
 mod value;

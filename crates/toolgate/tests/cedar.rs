@@ -333,6 +333,39 @@ resource = { type = "Order", id = "/order_id" }
 }
 
 #[test]
+fn a_context_of_another_shape_is_checked_again() {
+    // The schema check of a request's context is remembered by the
+    // context's shape: an `amount_cents` that is a Long passes once, and
+    // a string there (a shape of its own) is still refused, though no
+    // policy would notice it, and the Long passes again.
+    let text = r#"
+[[tool]]
+name = "refund"
+risk = "destructive"
+schema_json = '{"type":"object","properties":{"order_id":{"type":"string"},"amount_cents":{"type":["string","integer"],"minimum":1,"maximum":100000},"reason":{"type":"string"}},"required":["order_id","amount_cents","reason"],"additionalProperties":false}'
+resource = { type = "Order", id = "/order_id" }
+"#;
+    let config = Config::parse(text, shop().join("loose.toml")).unwrap();
+    let gate = Gate::builder(config.registry().clone())
+        .authorizer(cedar_with(
+            r#"@id("all") permit(principal, action, resource);"#,
+        ))
+        .build()
+        .unwrap();
+    let call = |amount: &str| {
+        let args = format!(r#"{{"order_id":"ord_1001","amount_cents":{amount},"reason":"late"}}"#);
+        decide(&gate, &body("refund", &args), &ctx("alice", &[]))
+    };
+    for _ in 0..2 {
+        // Permitted (a destructive tool's call is then held for approval).
+        let d = call("5");
+        assert_eq!(d.verdict(), Verdict::NeedsApproval, "{d:?}");
+        assert_eq!(d.policies(), ["all"], "{d:?}");
+        assert_denied(&call(r#""5""#), "authorization_error", &[]);
+    }
+}
+
+#[test]
 fn feedback_names_codes_only() {
     let gate = shop_gate();
     let ids = [

@@ -131,6 +131,11 @@ fn check(gate: &Gate, config: &Config, body: &[u8], format: Format, seed: u64) -
             fail("the gate caught a panic");
         }
     }
+    // The answer's text written directly is the canonical text of its tree.
+    let tree = toolgate_json::Value::Object(toolgate::wire::decisions_object(&d));
+    if toolgate::wire::decisions_text(&d) != toolgate_json::canonical::to_string(&tree) {
+        fail("the answer's text differs from its tree's canonical text");
+    }
     if d.rejected().is_some() && !d.decisions().is_empty() {
         fail("a refused body has decisions");
     }

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use cedar_policy::{
     ActionConstraint, Authorizer as Engine, Context as CedarContext, Decision as CedarDecision,
     Effect, Entities, Entity, EntityId, EntityTypeName, EntityUid, Policy, PolicyId, PolicySet,
-    Request, RestrictedExpression, Schema, SchemaFragment, ValidationMode, Validator,
+    RestrictedExpression, Schema, SchemaFragment, ValidationMode, Validator,
 };
 use miette::Diagnostic;
 use toolgate_json::Value;
@@ -18,9 +18,10 @@ use toolgate_json::Value;
 use super::declared::{self, Declared};
 use super::error::{LoadError, LoadErrorCode};
 use super::facts::{self, PolicyFacts};
+use super::shapes::CheckedShapes;
 use super::source::EntitySource;
 use super::sourced::{Fetched, ENTITY_SOURCE};
-use super::value::to_cedar_as;
+use super::value::to_cedar_shaped;
 use crate::authorize::{Authorization, Authorizer, AuthzRequest, DenyAll};
 use crate::context::Context;
 use crate::reason::Code;
@@ -136,6 +137,8 @@ pub struct CedarAuthorizer {
     /// deciding never does, and reading each policy's JSON form costs
     /// about as much as parsing it).
     facts: OnceLock<Vec<PolicyFacts>>,
+    /// The context shapes that passed the schema's check ([`super::shapes`]).
+    pub(super) shapes: CheckedShapes,
 }
 
 struct ActionEntry {
@@ -235,6 +238,7 @@ impl CedarAuthorizer {
             session_facts: declared::facts_by_action(&schema_json),
             set,
             facts: OnceLock::new(),
+            shapes: CheckedShapes::default(),
         })
     }
 
@@ -598,21 +602,14 @@ impl CedarAuthorizer {
                 }
             }
         }
-        let args = to_cedar_as(
-            request.arguments,
-            self.args.get(tool.name()),
-            &mut String::new(),
-        )
-        .map_err(|e| e.to_string())?;
+        let mut shape = String::new();
+        let declared = self.args.get(tool.name());
+        let args = to_cedar_shaped(request.arguments, declared, &mut String::new(), &mut shape)
+            .map_err(|e| e.to_string())?;
         let context = self.context(args, request.context.turn, tool, request.labels)?;
-        let cedar_request = Request::new(
-            principal,
-            action.clone(),
-            resource,
-            context,
-            Some(&self.schema),
-        )
-        .map_err(|e| format!("request: {e}"))?;
+        let shape = (tool.name(), !request.labels.is_empty(), shape.as_str());
+        let (uids, schema) = ((principal, action.clone(), resource), &self.schema);
+        let cedar_request = self.shapes.request(uids, context, schema, shape)?;
         let response = self
             .engine
             .is_authorized(&cedar_request, policies, &entities);

@@ -52,34 +52,62 @@ pub(crate) fn to_cedar(
 
 /// The Cedar form of `value`, as the type `declared` for it (`None`: as its
 /// own JSON type says); `pointer` locates it, for errors.
+#[cfg(test)]
 pub(crate) fn to_cedar_as(
     value: &Value<'_>,
     declared: Option<&Declared>,
     pointer: &mut String,
+) -> Result<RestrictedExpression, ValueError> {
+    to_cedar_shaped(value, declared, pointer, &mut String::new())
+}
+
+/// [`to_cedar_as`], also writing the Cedar value's shape to `shape`: its
+/// type, attribute names and element types, all a schema's type check
+/// looks at (`b` bool, `l` Long, `d` decimal, `s` string, `[…]` a set's
+/// elements, `{n:name…}` a record's attributes, each name after its
+/// length). Two values of one shape pass or fail the same check
+/// ([`super::shapes`]).
+pub(crate) fn to_cedar_shaped(
+    value: &Value<'_>,
+    declared: Option<&Declared>,
+    pointer: &mut String,
+    shape: &mut String,
 ) -> Result<RestrictedExpression, ValueError> {
     match value {
         Value::Null => Err(ValueError {
             pointer: pointer.clone(),
             what: "null",
         }),
-        Value::Bool(b) => Ok(RestrictedExpression::new_bool(*b)),
+        Value::Bool(b) => {
+            shape.push('b');
+            Ok(RestrictedExpression::new_bool(*b))
+        }
         Value::Number(n) => {
             let (form, what) = match declared {
                 Some(Declared::Decimal) => (
-                    exact_decimal(n),
+                    exact_decimal(n).map(|e| (e, 'd')),
                     "a number with more than four fraction digits or beyond the range of `decimal`",
                 ),
-                Some(Declared::Long) => (exact_long(n), "a number that is not a whole `Long`"),
+                Some(Declared::Long) => (
+                    exact_long(n).map(|e| (e, 'l')),
+                    "a number that is not a whole `Long`",
+                ),
                 _ => (number(n), "a number outside `Long` and `decimal`"),
             };
-            form.ok_or_else(|| ValueError {
+            let (form, kind) = form.ok_or_else(|| ValueError {
                 pointer: pointer.clone(),
                 what,
-            })
+            })?;
+            shape.push(kind);
+            Ok(form)
         }
-        Value::String(s) => Ok(RestrictedExpression::new_string(s.to_string())),
+        Value::String(s) => {
+            shape.push('s');
+            Ok(RestrictedExpression::new_string(s.to_string()))
+        }
         Value::Array(items) => {
             let mut set = Vec::with_capacity(items.len());
+            shape.push('[');
             for (i, item) in items.iter().enumerate() {
                 let len = pointer.len();
                 pointer.push('/');
@@ -88,13 +116,15 @@ pub(crate) fn to_cedar_as(
                     Some(Declared::Set(e)) => Some(e.as_ref()),
                     _ => None,
                 };
-                set.push(to_cedar_as(item, element, pointer)?);
+                set.push(to_cedar_shaped(item, element, pointer, shape)?);
                 pointer.truncate(len);
             }
+            shape.push(']');
             Ok(RestrictedExpression::new_set(set))
         }
         Value::Object(object) => {
             let mut fields = Vec::with_capacity(object.len());
+            shape.push('{');
             let attrs = match declared {
                 Some(Declared::Record(attrs)) => Some(attrs),
                 _ => None,
@@ -114,9 +144,16 @@ pub(crate) fn to_cedar_as(
                 };
                 let len = pointer.len();
                 toolgate_json::pointer::push_token(pointer, name);
-                fields.push((name.to_owned(), to_cedar_as(member, declared, pointer)?));
+                shape.push_str(&name.len().to_string());
+                shape.push(':');
+                shape.push_str(name);
+                fields.push((
+                    name.to_owned(),
+                    to_cedar_shaped(member, declared, pointer, shape)?,
+                ));
                 pointer.truncate(len);
             }
+            shape.push('}');
             // Member names are unique: the strict parser rejects duplicates.
             RestrictedExpression::new_record(fields).map_err(|_| ValueError {
                 pointer: pointer.clone(),
@@ -126,11 +163,11 @@ pub(crate) fn to_cedar_as(
     }
 }
 
-/// A `Long` or a `decimal`, by the number's canonical text.
-fn number(n: &Number) -> Option<RestrictedExpression> {
+/// A `Long` (`l`) or a `decimal` (`d`), by the number's canonical text.
+fn number(n: &Number) -> Option<(RestrictedExpression, char)> {
     let text = n.canonical();
     if let Ok(long) = text.parse::<i64>() {
-        return Some(RestrictedExpression::new_long(long));
+        return Some((RestrictedExpression::new_long(long), 'l'));
     }
     let (whole, fraction) = text.split_once('.')?;
     let digits = whole.strip_prefix('-').unwrap_or(whole);
@@ -140,7 +177,7 @@ fn number(n: &Number) -> Option<RestrictedExpression> {
         && fraction.bytes().all(|b| b.is_ascii_digit());
     // A decimal holds at most i64::MAX / 10^4 in its whole part.
     let fits = digits.len() < 15;
-    (ok && fits).then(|| RestrictedExpression::new_decimal(text.as_ref()))
+    (ok && fits).then(|| (RestrictedExpression::new_decimal(text.as_ref()), 'd'))
 }
 
 /// The largest `decimal`, in ten-thousandths.
