@@ -7,10 +7,16 @@
 //! its `limit` argument per user (both far from their caps, so every call
 //! is allowed and every call is counted), its label acquired by the session.
 //!
+//! With a third argument `shop`: the decision as the shop example's users
+//! run it instead, its config whole (Cedar authorization, its resolver,
+//! its own limits on other tools) through [`StoreGate::from_config`]; `on`
+//! adds the same two limits on `search` and its label. Only the turn cap
+//! is raised, so that one session can decide N times.
+//!
 //! `cargo build --release -p toolgate-bench --example limits_cost`, then
-//! `valgrind --tool=callgrind target/release/examples/limits_cost N off|on`
-//! for N = 0 and N = 2000 in each mode: the per-decision cost is the
-//! difference of the two counts over N.
+//! `valgrind --tool=callgrind target/release/examples/limits_cost N off|on
+//! [shop]` for two N in each mode: the per-decision cost is the difference
+//! of the two counts over the difference of the N.
 
 #![allow(
     clippy::unwrap_used,
@@ -50,10 +56,46 @@ max = 100000000
 window_seconds = 86400
 "#;
 
+/// The shop example's config, with `[[limit]]`s on `search` if `on`.
+fn shop(on: bool) -> Config {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/shop/toolgate.toml");
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text = text.replacen("max_turns = 20 ", "max_turns = 4294967295 ", 1);
+    if on {
+        let search = "schema = \"schemas/search.json\"\n";
+        assert!(text.contains(search));
+        text = text.replacen(
+            search,
+            &format!("{search}labels = [\"untrusted_content\"]\n"),
+            1,
+        );
+        text.push_str(LIMITS);
+    }
+    Config::parse(&text, &path).unwrap()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let n: u64 = args.get(1).map_or(2000, |a| a.parse().unwrap());
     let on = args.get(2).is_some_and(|m| m == "on");
+    if args.get(3).is_some_and(|m| m == "shop") {
+        let config = shop(on);
+        assert_eq!(config.gate().max_turns(), u32::MAX);
+        let dir = tempfile::tempdir().unwrap();
+        let store: std::sync::Arc<dyn Store> = std::sync::Arc::new(
+            SqliteOptions::new()
+                .open(dir.path().join("store.db"))
+                .unwrap(),
+        );
+        let gate = StoreGate::from_config(&config, store).unwrap();
+        run(&gate, n);
+        eprintln!(
+            "shop decisions {n}, limits {}",
+            if on { "on" } else { "off" }
+        );
+        return;
+    }
     let text = if on {
         format!("{TOOL}{LIMITS}")
     } else {
@@ -74,11 +116,16 @@ fn main() {
             .unwrap(),
     );
     let gate = StoreGate::new(gate, store);
+    run(&gate, n);
+    eprintln!("decisions {n}, limits {}", if on { "on" } else { "off" });
+}
+
+/// N decisions of one `search` call, each with its own call id, all allowed.
+fn run(gate: &StoreGate, n: u64) {
     let ctx = Context::new("alice", "sess-bench", 1);
     for i in 0..n {
         let body = String::from_utf8_lossy(BODY).replace("call_1", &format!("call_{i}"));
         let d = gate.decide_and_record(body.as_bytes(), Format::OpenAiChat, &ctx);
         assert_eq!(d.verdict(), Verdict::Allow, "{:?}", d.decisions());
     }
-    eprintln!("decisions {n}, limits {}", if on { "on" } else { "off" });
 }

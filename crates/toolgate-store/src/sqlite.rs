@@ -140,7 +140,11 @@ impl Tx<'_> {
             }
         }
         // The write lock is held: limits are judged one writer at a time.
-        if let Some(code) = rules::limits::apply(&mut limits::SqliteLimits(self.conn), entry)? {
+        let mut limits = limits::SqliteLimits {
+            conn: self.conn,
+            record: self.chain.next_seq(self.conn)?,
+        };
+        if let Some(code) = rules::limits::apply(&mut limits, entry)? {
             let refused = rules::limits::refused_entry(entry, code);
             let mut receipt = self.chain.append(self.conn, &refused)?;
             receipt.refused = Some(code);

@@ -79,6 +79,17 @@ fn refund(g: &StoreGate, user: &str, session: &str, amount: &str) -> Decisions {
     )
 }
 
+fn refund_id(g: &StoreGate, session: &str, id: &str, amount: &str) -> Decisions {
+    let body = format!(
+        r#"{{"choices":[{{"index":0,"finish_reason":"tool_calls","message":{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"refund","arguments":"{{\"amount\":{amount}}}"}}}}]}}}}]}}"#
+    );
+    g.decide_and_record(
+        body.as_bytes(),
+        Format::Auto,
+        &Context::new("alice", session, 1),
+    )
+}
+
 fn verdict(d: &Decisions) -> (Verdict, Vec<String>) {
     let d = &d.decisions()[0];
     (
@@ -349,3 +360,76 @@ on_both_backends!(
     running_totals_follow_the_window_edge,
     keys_without_totals_are_read_from_their_events_and_counted_afresh,
 );
+
+/// A SQLite database whose counted calls were stored before version 14 (a
+/// rowid table and two indexes) moves them to the table keyed by key, time
+/// and record: they still count, in the totals and in the windows, and a
+/// call id counted before is not counted again.
+#[test]
+fn sqlite_calls_counted_before_the_keyed_table_still_count() {
+    let db = Db::sqlite();
+    let clock = ManualClock::new(Timestamp::from_unix_seconds(T0));
+    let key = "minute_total/user/alice";
+    {
+        let g = store_gate(db.open(&clock), &clock);
+        for (id, amount) in [("m1", "40"), ("m2", "40.5")] {
+            assert_eq!(verdict(&refund_id(&g, "s", id, amount)).0, Verdict::Allow);
+            clock.advance(Duration::from_secs(1));
+        }
+    }
+    // Back to version 13's layout, with its rows.
+    db.execute(
+        "CREATE TABLE v13 (key TEXT NOT NULL, at INTEGER NOT NULL, amount TEXT NOT NULL, \
+         call_id TEXT);
+         INSERT INTO v13 SELECT key, at, amount, call_id FROM limit_events ORDER BY at;
+         DROP TABLE limit_events;
+         ALTER TABLE v13 RENAME TO limit_events;
+         CREATE INDEX limit_events_key_at ON limit_events (key, at);
+         CREATE UNIQUE INDEX limit_events_call ON limit_events (key, call_id) \
+         WHERE call_id IS NOT NULL;
+         DELETE FROM schema_version WHERE version = 14;",
+    );
+    let version = "SELECT max(version) FROM schema_version";
+    assert_eq!(db.query_i64(version), Some(13));
+    let g = store_gate(db.open(&clock), &clock);
+    let store = Arc::clone(g.store());
+    assert_eq!(db.query_i64(version), Some(14));
+    // Two calls under three limits, none with a record's number.
+    let old = "SELECT count(*) FROM limit_events WHERE record < 0";
+    assert_eq!(db.query_i64(old), Some(6));
+    assert_eq!(
+        agree(&db, store.as_ref(), key, minus(clock.now(), 60)),
+        a("80.5")
+    );
+    // m1 again in another session: it runs, its user's keys counted it
+    // already.
+    assert_eq!(verdict(&refund_id(&g, "s2", "m1", "1")).0, Verdict::Allow);
+    assert_eq!(
+        agree(&db, store.as_ref(), key, minus(clock.now(), 60)),
+        a("80.5")
+    );
+    assert_eq!(
+        verdict(&refund_id(&g, "s2", "m3", "19.5")).0,
+        Verdict::Allow
+    );
+    assert_eq!(
+        verdict(&refund_id(&g, "s2", "m4", "0.01")),
+        (Verdict::Deny, vec!["budget_exceeded".to_owned()])
+    );
+    assert_eq!(
+        agree(&db, store.as_ref(), key, minus(clock.now(), 60)),
+        a("100")
+    );
+    // The minute passes: the calls counted before leave the window and
+    // are forgotten with the next charge.
+    clock.advance(Duration::from_secs(61));
+    assert_eq!(verdict(&refund_id(&g, "s2", "m5", "100")).0, Verdict::Allow);
+    assert_eq!(
+        agree(&db, store.as_ref(), key, minus(clock.now(), 60)),
+        a("100")
+    );
+    assert_eq!(
+        db.query_i64("SELECT count(*) FROM limit_events WHERE record < 0 AND key = 'minute_total/user/alice'"),
+        Some(0)
+    );
+}

@@ -6,7 +6,7 @@ use postgres::{GenericClient, Transaction};
 
 use crate::error::Error;
 use crate::rules;
-use crate::rules::limits::{LimitTx, Totals, TotalsRow};
+use crate::rules::limits::{LimitTx, Totals, TotalsRow, Usage};
 use crate::time::Timestamp;
 
 /// The open write transaction, for [`LimitTx`].
@@ -30,10 +30,15 @@ impl LimitTx for PgLimits<'_, '_> {
         &mut self,
         key: &str,
         since: Timestamp,
-    ) -> Result<Option<(Totals, Vec<String>)>, Error> {
-        read_usage(self.0, key, since)?
-            .map(|(row, expired)| Ok((rules::limits::totals_of(row)?, expired)))
-            .transpose()
+        call_id: Option<&str>,
+    ) -> Result<Usage, Error> {
+        let Some((row, expired, counted)) = read_usage(self.0, key, since, call_id)? else {
+            return Ok(Usage::default());
+        };
+        Ok(Usage {
+            totals: Some((rules::limits::totals_of(row)?, expired)),
+            counted: Some(counted),
+        })
     }
 
     fn events(&mut self, key: &str, since: Timestamp) -> Result<Vec<(i64, String)>, Error> {
@@ -116,21 +121,25 @@ impl LimitTx for PgLimits<'_, '_> {
     }
 }
 
-/// `key`'s totals row, if it has one, and the amounts of its events at or
-/// before `since` when its oldest is that old: one statement, so one
-/// snapshot (read committed) outside the key's lock too.
+/// `key`'s totals row, if it has one, the amounts of its events at or
+/// before `since` when its oldest is that old, and whether `call_id` was
+/// counted under `key`: one statement, so one snapshot (read committed)
+/// outside the key's lock too.
 pub(super) fn read_usage(
     client: &mut impl GenericClient,
     key: &str,
     since: Timestamp,
-) -> Result<Option<(TotalsRow, Vec<String>)>, Error> {
+    call_id: Option<&str>,
+) -> Result<Option<(TotalsRow, Vec<String>, bool)>, Error> {
     let err = |e| Error::pg("reading a limit's running total", e);
     let rows = client
         .query(
-            "SELECT k.calls, k.total, k.scale, k.oldest_at, e.amount FROM limit_keys k \
+            "SELECT k.calls, k.total, k.scale, k.oldest_at, e.amount, EXISTS (SELECT 1 \
+             FROM limit_events c WHERE c.key = k.key AND c.call_id = $3) \
+             FROM limit_keys k \
              LEFT JOIN limit_events e ON e.key = k.key AND k.oldest_at <= $2 AND e.at <= $2 \
              WHERE k.key = $1",
-            &[&key, &since.unix_millis()],
+            &[&key, &since.unix_millis(), &call_id],
         )
         .map_err(err)?;
     let Some(first) = rows.first() else {
@@ -142,13 +151,14 @@ pub(super) fn read_usage(
         first.try_get(2).map_err(err)?,
         first.try_get(3).map_err(err)?,
     );
+    let counted: bool = first.try_get(5).map_err(err)?;
     let mut expired = Vec::new();
     for r in &rows {
         if let Some(amount) = r.try_get::<_, Option<String>>(4).map_err(err)? {
             expired.push(amount);
         }
     }
-    Ok(Some((row, expired)))
+    Ok(Some((row, expired, counted)))
 }
 
 /// The exact sum of what `key` counted after `since`, from its running
@@ -158,8 +168,8 @@ pub(super) fn read_used(
     key: &str,
     since: Timestamp,
 ) -> Result<Option<toolgate::limit::Amount>, Error> {
-    match read_usage(client, key, since)? {
-        Some((row, expired)) => rules::limits::used_of_row(Some(row), &expired),
+    match read_usage(client, key, since, None)? {
+        Some((row, expired, _)) => rules::limits::used_of_row(Some(row), &expired),
         None => Ok(None),
     }
 }

@@ -138,15 +138,25 @@ pub(crate) fn parse(amount: &str) -> Result<Amount, Error> {
         .ok_or_else(|| Error::new(ErrorCode::Corrupt, "a stored limit amount is not a decimal"))
 }
 
+/// What [`LimitTx::usage`] read of a key.
+#[derive(Debug, Default)]
+pub(crate) struct Usage {
+    /// The key's totals, if it has a row, and the amounts of its events at
+    /// or before the window's start when its oldest is that old.
+    pub(crate) totals: Option<(Totals, Vec<String>)>,
+    /// Whether the call id asked about was counted under the key already:
+    /// `None` when the key has no row to read it with (ask
+    /// [`LimitTx::counted`]).
+    pub(crate) counted: Option<bool>,
+}
+
 /// What a backend does for [`apply`], inside the write transaction.
 pub(crate) trait LimitTx {
-    /// `key`'s totals row, if it has one, and the amounts of its events at
-    /// or before `since` when its oldest is that old (one statement).
-    fn usage(
-        &mut self,
-        key: &str,
-        since: Timestamp,
-    ) -> Result<Option<(Totals, Vec<String>)>, Error>;
+    /// `key`'s totals row, if it has one, the amounts of its events at or
+    /// before `since` when its oldest is that old, and (read with the row,
+    /// in the same statement) whether `call_id` was counted under `key`.
+    fn usage(&mut self, key: &str, since: Timestamp, call_id: Option<&str>)
+        -> Result<Usage, Error>;
     /// The usage of `key` after `since` (exclusive): time and amount.
     fn events(&mut self, key: &str, since: Timestamp) -> Result<Vec<(i64, String)>, Error>;
     /// Whether `call_id` was already counted under `key`.
@@ -195,13 +205,21 @@ pub(crate) fn apply(
     let now = entry.time;
     let mut todo: Vec<Todo<'_>> = Vec::with_capacity(entry.charges.len());
     for charge in &entry.charges {
-        if let Some(id) = &charge.call_id {
-            if tx.counted(&charge.key, id)? {
-                continue;
-            }
-        }
         let window = i64::try_from(charge.window_ms).unwrap_or(i64::MAX);
         let since = Timestamp::from_unix_millis(now.unix_millis().saturating_sub(window));
+        // One read for the key's totals and whether the call id counted.
+        let Usage {
+            totals: usage,
+            counted,
+        } = tx.usage(&charge.key, since, charge.call_id.as_deref())?;
+        let counted = match (counted, &charge.call_id) {
+            (Some(counted), _) => counted,
+            (None, Some(id)) => tx.counted(&charge.key, id)?,
+            (None, None) => false,
+        };
+        if counted {
+            continue;
+        }
         let mut read = None;
         if charge.enforce {
             // Earlier charges of this entry on the same key count too, at
@@ -211,7 +229,6 @@ pub(crate) fn apply(
                 .filter(|(c, ..)| c.key == charge.key && now > since)
                 .map(|(c, ..)| c.amount)
                 .collect();
-            let usage = tx.usage(&charge.key, since)?;
             let used = match &usage {
                 Some((totals, expired)) => {
                     let expired = expired
@@ -247,9 +264,11 @@ pub(crate) fn apply(
             if !judged {
                 return Ok(Some(charge.code.as_str()));
             }
-            if used.is_some() && !todo.iter().any(|(c, ..)| c.key == charge.key) {
-                read = usage;
-            }
+        }
+        // What was read is what is stored on, unless an earlier charge of
+        // the entry on the same key changes it first.
+        if !todo.iter().any(|(c, ..)| c.key == charge.key) {
+            read = usage.filter(|(t, _)| t.total.is_some());
         }
         todo.push((charge, since, read));
     }
@@ -275,7 +294,7 @@ fn store_charge(
 ) -> Result<(), Error> {
     let usage = match read {
         Some(u) => Some(u),
-        None => tx.usage(&charge.key, since)?,
+        None => tx.usage(&charge.key, since, None)?.totals,
     };
     let amount = charge.amount.to_string();
     let totals = match usage {

@@ -5,11 +5,17 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Error;
 use crate::rules;
-use crate::rules::limits::{LimitTx, Totals, TotalsRow};
+use crate::rules::limits::{LimitTx, Totals, TotalsRow, Usage};
 use crate::time::Timestamp;
 
-/// The open write transaction's connection, for [`LimitTx`].
-pub(super) struct SqliteLimits<'c>(pub(super) &'c Connection);
+/// The open write transaction's connection, for [`LimitTx`], and the
+/// sequence number of the audit record whose charges it stores (each
+/// counted call names it: with the key and the time, the call's primary
+/// key).
+pub(super) struct SqliteLimits<'c> {
+    pub(super) conn: &'c Connection,
+    pub(super) record: i64,
+}
 
 fn db(what: &'static str) -> impl Fn(rusqlite::Error) -> Error {
     move |e| Error::db(what, e)
@@ -20,25 +26,31 @@ impl LimitTx for SqliteLimits<'_> {
         &mut self,
         key: &str,
         since: Timestamp,
-    ) -> Result<Option<(Totals, Vec<String>)>, Error> {
+        call_id: Option<&str>,
+    ) -> Result<Usage, Error> {
         // The write lock is held: the row and the events read apart agree.
         let err = db("reading a limit's running total");
-        let row: Option<TotalsRow> = self
-            .0
-            .prepare_cached("SELECT calls, total, scale, oldest_at FROM limit_keys WHERE key = ?1")
+        let row: Option<(TotalsRow, bool)> = self
+            .conn
+            .prepare_cached(
+                "SELECT calls, total, scale, oldest_at, EXISTS (SELECT 1 FROM limit_events \
+                 WHERE key = ?1 AND call_id = ?2) FROM limit_keys WHERE key = ?1",
+            )
             .and_then(|mut s| {
-                s.query_row([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-                    .optional()
+                s.query_row(rusqlite::params![key, call_id], |r| {
+                    Ok(((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?), r.get(4)?))
+                })
+                .optional()
             })
             .map_err(&err)?;
-        let Some(row) = row else {
-            return Ok(None);
+        let Some((row, counted)) = row else {
+            return Ok(Usage::default());
         };
         let totals = rules::limits::totals_of(row)?;
         let mut expired = Vec::new();
         if totals.oldest_at.is_some_and(|o| o <= since.unix_millis()) {
             let mut stmt = self
-                .0
+                .conn
                 .prepare_cached("SELECT amount FROM limit_events WHERE key = ?1 AND at <= ?2")
                 .map_err(&err)?;
             let rows = stmt
@@ -46,16 +58,19 @@ impl LimitTx for SqliteLimits<'_> {
                 .map_err(&err)?;
             expired = rows.collect::<Result<Vec<String>, _>>().map_err(&err)?;
         }
-        Ok(Some((totals, expired)))
+        Ok(Usage {
+            totals: Some((totals, expired)),
+            counted: Some(counted),
+        })
     }
 
     fn events(&mut self, key: &str, since: Timestamp) -> Result<Vec<(i64, String)>, Error> {
-        read_events(self.0, key, since)
+        read_events(self.conn, key, since)
     }
 
     fn counted(&mut self, key: &str, call_id: &str) -> Result<bool, Error> {
         let found: Option<i64> = self
-            .0
+            .conn
             .prepare_cached("SELECT 1 FROM limit_events WHERE key = ?1 AND call_id = ?2")
             .and_then(|mut s| s.query_row([key, call_id], |r| r.get(0)).optional())
             .map_err(db("reading a limit's counted calls"))?;
@@ -64,7 +79,7 @@ impl LimitTx for SqliteLimits<'_> {
 
     fn prune(&mut self, key: &str, until: Timestamp) -> Result<Vec<String>, Error> {
         let mut stmt = self
-            .0
+            .conn
             .prepare_cached("DELETE FROM limit_events WHERE key = ?1 AND at <= ?2 RETURNING amount")
             .map_err(db("forgetting a limit's old usage"))?;
         let rows = stmt
@@ -75,7 +90,7 @@ impl LimitTx for SqliteLimits<'_> {
     }
 
     fn oldest(&mut self, key: &str) -> Result<Option<i64>, Error> {
-        self.0
+        self.conn
             .prepare_cached("SELECT min(at) FROM limit_events WHERE key = ?1")
             .and_then(|mut s| s.query_row([key], |r| r.get(0)))
             .map_err(db("reading a limit's oldest usage"))
@@ -88,11 +103,20 @@ impl LimitTx for SqliteLimits<'_> {
         amount: &str,
         call_id: Option<&str>,
     ) -> Result<(), Error> {
-        self.0
+        self.conn
             .prepare_cached(
-                "INSERT INTO limit_events (key, at, amount, call_id) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO limit_events (key, at, record, amount, call_id) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )
-            .and_then(|mut s| s.execute(rusqlite::params![key, at.unix_millis(), amount, call_id]))
+            .and_then(|mut s| {
+                s.execute(rusqlite::params![
+                    key,
+                    at.unix_millis(),
+                    self.record,
+                    amount,
+                    call_id
+                ])
+            })
             .map_err(db("counting a call toward a limit"))?;
         Ok(())
     }
@@ -100,7 +124,7 @@ impl LimitTx for SqliteLimits<'_> {
     fn set_totals(&mut self, key: &str, totals: &Totals) -> Result<(), Error> {
         let (calls, total, scale, oldest_at) = rules::limits::totals_row(totals);
         let updated = self
-            .0
+            .conn
             .prepare_cached(
                 "UPDATE limit_keys SET calls = ?2, total = ?3, scale = ?4, oldest_at = ?5 \
                  WHERE key = ?1",
@@ -110,7 +134,7 @@ impl LimitTx for SqliteLimits<'_> {
         if updated == 1 {
             return Ok(());
         }
-        self.0
+        self.conn
             .prepare_cached(
                 "INSERT INTO limit_keys (key, calls, total, scale, oldest_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (key) DO UPDATE SET \
@@ -123,7 +147,7 @@ impl LimitTx for SqliteLimits<'_> {
     }
 
     fn label(&mut self, session: &str, label: &str, at: Timestamp) -> Result<(), Error> {
-        self.0
+        self.conn
             .prepare_cached(
                 "INSERT INTO session_labels (session, label, acquired_at) VALUES (?1, ?2, ?3) \
                  ON CONFLICT (session, label) DO NOTHING",

@@ -186,6 +186,18 @@ impl Chain {
         chain::head(seq, &hash)
     }
 
+    /// The sequence number the next appended record takes.
+    pub(crate) fn next_seq(&mut self, conn: &Connection) -> Result<i64, Error> {
+        let (seq, prev) = match self.head {
+            Some(h) => h,
+            None => Self::load(conn)?,
+        };
+        self.head = Some((seq, prev));
+        seq.checked_add(1)
+            .and_then(|s| i64::try_from(s).ok())
+            .ok_or_else(|| Error::new(ErrorCode::Full, "the audit chain is full"))
+    }
+
     /// Appends `entry` after the head.
     pub(crate) fn append(
         &mut self,

@@ -9,11 +9,11 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
 const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13];
+    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
 
 /// Version 12: what the policies that held each single approval's call
 /// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
@@ -75,6 +75,29 @@ CREATE TABLE limit_keys (
     scale     INTEGER NOT NULL,
     oldest_at INTEGER
 );
+";
+
+/// Version 14: the counted calls kept in their key's time order in the
+/// table itself (`WITHOUT ROWID`, keyed by key, time and the sequence
+/// number of the audit record that counted the call), so that storing one
+/// writes two B-trees (the table and the call-id index) instead of three
+/// (a rowid table, the key-and-time index and the call-id index). The
+/// calls counted before keep their order under a negative number (their
+/// old rowid, negated: no record's sequence number).
+const V14: &str = "
+CREATE TABLE limit_events_v14 (
+    key     TEXT NOT NULL,
+    at      INTEGER NOT NULL,
+    record  INTEGER NOT NULL,
+    amount  TEXT NOT NULL,
+    call_id TEXT,
+    PRIMARY KEY (key, at, record)
+) WITHOUT ROWID;
+INSERT INTO limit_events_v14 (key, at, record, amount, call_id)
+    SELECT key, at, -rowid, amount, call_id FROM limit_events;
+DROP TABLE limit_events;
+ALTER TABLE limit_events_v14 RENAME TO limit_events;
+CREATE UNIQUE INDEX limit_events_call ON limit_events (key, call_id) WHERE call_id IS NOT NULL;
 ";
 
 /// Version 9: the usage of rate limits and budgets (one row per counted
