@@ -25,6 +25,12 @@ use cedar_policy::{Context, EntityUid, Request, Schema};
 /// remembered is checked in full, as before.
 const MAX_SHAPES: usize = 4096;
 
+/// The longest shape remembered (a shape grows with the arguments: a
+/// member's name and a letter per value). Longer ones are checked in full
+/// every time, so what is kept stays under `MAX_SHAPES` × this (4 MiB)
+/// whatever the calls hold.
+const MAX_SHAPE_BYTES: usize = 1024;
+
 /// The shapes of contexts that passed the schema's check.
 #[derive(Debug, Default)]
 pub(crate) struct CheckedShapes(RwLock<HashSet<String>>);
@@ -56,11 +62,56 @@ impl CheckedShapes {
         }
         let request = Request::new(principal, action, resource, context, Some(schema))
             .map_err(|e| format!("request: {e}"))?;
+        if key.len() > MAX_SHAPE_BYTES {
+            return Ok(request);
+        }
         if let Ok(mut seen) = self.0.write() {
             if seen.len() < MAX_SHAPES {
                 seen.insert(key);
             }
         }
         Ok(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+    use super::*;
+    use std::str::FromStr as _;
+
+    fn uids() -> (EntityUid, EntityUid, EntityUid) {
+        (
+            EntityUid::from_str(r#"User::"alice""#).unwrap(),
+            EntityUid::from_str(r#"Action::"call""#).unwrap(),
+            EntityUid::from_str(r#"Tool::"search""#).unwrap(),
+        )
+    }
+
+    fn remembered(shapes: &CheckedShapes) -> usize {
+        shapes.0.read().unwrap().len()
+    }
+
+    #[test]
+    fn only_bounded_shapes_are_remembered() {
+        let (schema, _) = Schema::from_cedarschema_str(
+            "entity User; entity Tool; action call appliesTo { principal: User, resource: Tool };",
+        )
+        .unwrap();
+        let shapes = CheckedShapes::default();
+        let short = "s".repeat(MAX_SHAPE_BYTES - 16);
+        shapes
+            .request(uids(), Context::empty(), &schema, ("search", false, &short))
+            .unwrap();
+        assert_eq!(remembered(&shapes), 1);
+        // A shape as long as the arguments an attacker can send is checked
+        // in full and not kept: what is remembered stays bounded.
+        let long = "s".repeat(MAX_SHAPE_BYTES + 1);
+        for _ in 0..3 {
+            shapes
+                .request(uids(), Context::empty(), &schema, ("search", false, &long))
+                .unwrap();
+        }
+        assert_eq!(remembered(&shapes), 1);
     }
 }
