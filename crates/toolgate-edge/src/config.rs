@@ -8,7 +8,7 @@
 //! wrong type is refused there, with its position. This module checks what
 //! the gate never reads (addresses, upstream URLs, tokens, header names,
 //! timeouts) and refuses a bad value with the same [`Error`]: the file, the
-//! line and column of the key, the key and an [`ErrorCode`].
+//! line and column of the key, the key and an [`ErrorCode`](toolgate::config::ErrorCode).
 //!
 //! Every place that loads a config for a front end calls [`check`] right
 //! after [`Config::load`](toolgate::config::Config::load) (the CLI's
@@ -49,7 +49,7 @@ pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 ///
 /// # Errors
 ///
-/// The first table whose values are refused, with its [`ErrorCode`] and
+/// The first table whose values are refused, with its [`ErrorCode`](toolgate::config::ErrorCode) and
 /// position.
 pub fn check(config: &Config) -> Result<(), Error> {
     ProxyConfig::from_config(config)?;
