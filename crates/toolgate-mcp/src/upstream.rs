@@ -615,22 +615,37 @@ impl Bridge {
         let mut body = response.into_body();
         if sse && status.is_success() {
             let mut reader = SseLines::new(self.max_frame_bytes);
-            let mut answered = false;
-            while let Some(Ok(frame)) = body.frame().await {
+            let (mut answered, mut broken) = (false, false);
+            loop {
+                let frame = match body.frame().await {
+                    Some(Ok(frame)) => frame,
+                    Some(Err(_)) => {
+                        broken = true;
+                        break;
+                    }
+                    None => break,
+                };
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
                 for event in reader.push(&data) {
-                    answered |= self.note(&event, id.as_ref());
+                    match self.note(&event, id.as_ref()) {
+                        Some(answers) => answered |= answers,
+                        None => broken = true,
+                    }
                     if tx.send(event).await.is_err() {
                         return;
                     }
                 }
             }
-            // A stream that ended (whole, cut, broken, or with an event the
-            // reader refused) without answering the request: the request
-            // gets an error at once, not the call timeout's.
-            if !answered {
+            broken |= reader.finish();
+            // A stream that broke (cut inside an event or by the
+            // connection, an event the reader refused or that is not JSON)
+            // before answering the request: the request gets an error at
+            // once, not the call timeout's. A stream that ended cleanly
+            // without the answer is the upstream's to resume (SSE polling:
+            // the answer comes later), as before.
+            if broken && !answered {
                 return self
                     .fail(id.as_ref(), is_request, "upstream_no_answer", &tx)
                     .await;
@@ -695,13 +710,13 @@ impl Bridge {
     }
 
     /// Notes the version an `initialize` answer negotiated; whether `line`
-    /// is the answer to `request`.
-    fn note(&self, line: &str, request: Option<&RequestId>) -> bool {
+    /// is the answer to `request` (`None`: `line` is not JSON).
+    fn note(&self, line: &str, request: Option<&RequestId>) -> Option<bool> {
         let Ok(v) = toolgate_json::from_str(line) else {
-            return false;
+            return None;
         };
         let Some(id) = v.pointer("/id").and_then(RequestId::from_value) else {
-            return false;
+            return Some(false);
         };
         let answers = request == Some(&id)
             && (v.pointer("/result").is_some() || v.pointer("/error").is_some());
@@ -711,7 +726,7 @@ impl Bridge {
                 state.version = Some(version.to_owned());
             }
         }
-        answers
+        Some(answers)
     }
 
     /// A request the upstream did not answer gets a JSON-RPC error.
@@ -804,6 +819,8 @@ pub(crate) fn one_line(bytes: &[u8]) -> String {
 /// cap, or with no data, is dropped.
 pub(crate) struct SseLines {
     reader: toolgate::sse::Reader,
+    /// Whether the reader refused a line or an event.
+    refused: bool,
 }
 
 impl SseLines {
@@ -811,13 +828,21 @@ impl SseLines {
         Self {
             // A `data` line holds the field's name besides the value.
             reader: toolgate::sse::Reader::new(max.saturating_add(64), max),
+            refused: false,
         }
+    }
+
+    /// Ends the stream: whether it broke, with an event cut short (data no
+    /// blank line ended) or one the reader refused.
+    pub(crate) fn finish(&mut self) -> bool {
+        self.reader.finish().is_some() || self.refused
     }
 
     /// Feeds bytes; returns the events completed.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
         let mut items = Vec::new();
         self.reader.push(bytes, &mut items);
+        self.refused |= items.iter().any(Result::is_err);
         items
             .into_iter()
             .filter_map(Result::ok)
