@@ -19,7 +19,8 @@ use crate::value::Value;
 /// let value = from_str(r#"{"a": [1, "x"], "b": null}"#)?;
 /// let mut tape = Tape::new();
 /// assert!(visit(&value, &mut tape));
-/// assert_eq!(tape.len(), 8);
+/// // {, "a", [, 1, "x", ], "b", null, }
+/// assert_eq!(tape.len(), 9);
 /// # Ok::<(), toolgate_json::Error>(())
 /// ```
 pub fn visit<V: Visitor + ?Sized>(value: &Value<'_>, visitor: &mut V) -> bool {
