@@ -54,16 +54,15 @@ fn main() {
         .unwrap();
     let telemetry = if on {
         let _in = runtime.enter();
-        let t = Config::parse(
+        let t = toolgate_edge::config::parse(
             &format!(
                 "[[tool]]\nname = \"search\"\nrisk = \"read\"\nschema = {{ type = \"object\" }}\n\
                  [telemetry]\nendpoint = \"{endpoint}\"\nsample_ratio = 0.01\n"
             ),
             "telemetry.toml",
         )
-        .unwrap()
-        .telemetry()
-        .clone();
+        .unwrap();
+        let t = toolgate_edge::config::TelemetryConfig::from_config(&t).unwrap();
         Telemetry::start_with(&config, &t, LogSink::Stderr).unwrap()
     } else {
         Telemetry::off()

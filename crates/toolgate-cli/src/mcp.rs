@@ -68,7 +68,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return crate::mcp_http::run(&config, gate, listen);
     }
     let user = args.user.clone().unwrap_or_else(|| mcp.user().to_owned());
-    if let Err(why) = toolgate::config::check_user_name(&user) {
+    if let Err(why) = toolgate_edge::config::check_user_name(&user) {
         anyhow::bail!("--user: {why}");
     }
     let session = match &args.session {

@@ -33,10 +33,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let state = toolgate_server::AppState::from_config(&config)
         .map_err(|e| anyhow::anyhow!(e))
         .context("cannot start the service")?;
-    if config.server().tokens().is_empty() && config.jwt().is_none() {
+    let server = toolgate_edge::config::ServerConfig::from_config(&config)?;
+    if server.tokens().is_empty() && config.front_end_tables().jwt.is_none() {
         eprintln!("toolgate: warning: the config has no [[server.token]] and no [jwt]: every API call is refused (401)");
     }
-    let listen = args.listen.unwrap_or_else(|| config.server().listen());
+    let listen = args.listen.unwrap_or_else(|| server.listen());
     until_signal(listen, "serving", |listener| async move {
         let telemetry = toolgate_telemetry::Telemetry::start(&config)?;
         let state = state.with_telemetry(telemetry.clone());
@@ -57,7 +58,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// Makes every line the process writes JSON from now on when the config
 /// says `[telemetry] log_format = "json"` (before the first line).
 pub(crate) fn log_format(config: &Config) {
-    if config.telemetry().log_format() == toolgate::config::LogFormat::Json {
+    use toolgate_edge::config::{LogFormat, TelemetryConfig};
+    // The config was checked when it loaded: its table is read again here.
+    if TelemetryConfig::from_config(config).is_ok_and(|t| t.log_format() == LogFormat::Json) {
         toolgate_edge::log::use_json();
     }
 }

@@ -1,6 +1,7 @@
 //! The front ends' config tables: the values of `toolgate.toml`'s
-//! `[proxy]` and `[mcp]` tables, checked, with their defaults and the types the front
-//! ends run with.
+//! `[server]`, `[proxy]`, `[mcp]`, `[jwt]`, `[login]`, `[oidc]` and
+//! `[telemetry]` tables, checked, with their defaults and the types the
+//! front ends run with. The gate reads none of them.
 //!
 //! The core crate's loader ([`toolgate::config::Config::load`]) reads the
 //! whole file, these tables included, into serde types closed to unknown
@@ -12,21 +13,37 @@
 //!
 //! Every place that loads a config for a front end calls [`check`] right
 //! after [`Config::load`](toolgate::config::Config::load) (the CLI's
-//! commands, the service's reload), so a bad front-end table is refused
-//! when the config loads, never at a first request; each front end builds
-//! its own table with its `from_config` when it starts.
+//! commands, the service's reload, Python), so a bad front-end table is
+//! refused when the config loads, never at a first request; each front end
+//! builds the tables it runs with by their `from_config` when it starts.
 //!
-//! Only the rules live here; the reference of every key is the core
-//! crate's ([`toolgate::config::reference`]), made from the serde types.
+//! The rules the tables share are written once ([`check_user_name`],
+//! [`speaks_for`], [`provider_url_ok`], and, inside this module, a token's
+//! hash, a listen address, a header name). Only the rules live here; the
+//! reference of every key is the core crate's
+//! ([`toolgate::config::reference`]), made from the serde types.
 
+mod jwt;
+mod login;
 mod mcp;
 mod mcp_http;
+mod oidc;
 mod proxy;
 mod proxy_routes;
 mod rules;
+mod server;
+mod telemetry;
+#[cfg(test)]
+mod test_support;
 
 use toolgate::config::{Config, Error};
 
+pub use self::jwt::{
+    JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS, DEFAULT_JWT_LEEWAY_SECONDS,
+    JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES, MAX_JWT_LEEWAY_SECONDS,
+    MIN_JWKS_REFRESH_SECONDS,
+};
+pub use self::login::{LoginConfig, MAX_TRUSTED_PROXIES};
 pub use self::mcp::{
     McpConfig, DEFAULT_CALL_TIMEOUT_SECONDS, DEFAULT_MAX_FRAME_BYTES, DEFAULT_MAX_RESULT_BYTES,
     DEFAULT_MCP_USER, MAX_CALL_TIMEOUT_SECONDS, MAX_HOLD_SECONDS, MAX_MAX_FRAME_BYTES,
@@ -36,6 +53,7 @@ pub use self::mcp_http::{
     McpHttpConfig, McpToken, McpUpstream, UpstreamTarget, DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_SECONDS, MAX_MAX_SESSIONS, MAX_SESSION_IDLE_SECONDS,
 };
+pub use self::oidc::{ClientSecret, OidcConfig, TokenEndpointAuth};
 pub use self::proxy::{
     DeepSeek, OfferedTools, OnDeny, ProxyAuth, ProxyConfig, ProxyToken,
     DEFAULT_IDLE_TIMEOUT_SECONDS, DEFAULT_PROXY_LISTEN, DEFAULT_SESSION_HEADER,
@@ -43,6 +61,19 @@ pub use self::proxy::{
     MESSAGES_BUILT_IN, RESPONSES_BUILT_IN,
 };
 pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
+pub use self::rules::{
+    check_user_name, provider_url_ok, speaks_for, MAX_HEADER_NAME_BYTES, MAX_USER_NAME_BYTES,
+};
+pub use self::server::{
+    MetricsAuth, ServerConfig, ServerRole, ServerToken, DEFAULT_BODY_TIMEOUT_SECONDS,
+    DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES, MAX_MAX_CONNECTIONS,
+    MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MIN_STORE_POLL_MS,
+};
+pub use self::telemetry::{
+    DecisionLog, LogFormat, OtlpProtocol, TelemetryConfig, DEFAULT_METRICS_SECONDS,
+    DEFAULT_QUEUE_SIZE, DEFAULT_SERVICE_NAME, MAX_QUEUE_SIZE,
+};
 
 /// Checks every front-end table of `config`: the first error, placed as
 /// [`Config::load`](toolgate::config::Config::load) places its own.
@@ -52,6 +83,13 @@ pub use self::proxy_routes::{is_stored_output_route, ForwardRoute};
 /// The first table whose values are refused, with its [`ErrorCode`](toolgate::config::ErrorCode) and
 /// position.
 pub fn check(config: &Config) -> Result<(), Error> {
+    // In the order the tables used to be checked by the core loader, then
+    // the front ends' own.
+    ServerConfig::from_config(config)?;
+    JwtConfig::from_config(config)?;
+    LoginConfig::from_config(config)?;
+    OidcConfig::from_config(config)?;
+    TelemetryConfig::from_config(config)?;
     ProxyConfig::from_config(config)?;
     McpConfig::from_config(config)?;
     Ok(())

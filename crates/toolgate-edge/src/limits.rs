@@ -47,7 +47,7 @@ impl Limits {
     /// `header_timeout_seconds` and `body_timeout_seconds`. Every front end
     /// listens within these (one table, one set of slow-client defences).
     #[must_use]
-    pub fn from_server(server: &toolgate::config::ServerConfig) -> Self {
+    pub fn from_server(server: &crate::config::ServerConfig) -> Self {
         Self::new()
             .max_connections(server.max_connections())
             .header_timeout(server.header_timeout())
@@ -146,7 +146,7 @@ mod tests {
             "/nowhere/toolgate.toml",
         )
         .unwrap();
-        let l = Limits::from_server(config.server());
+        let l = Limits::from_server(&crate::config::ServerConfig::from_config(&config).unwrap());
         assert_eq!(l.connections(), 7);
         assert_eq!(l.header_deadline(), Duration::from_secs(2));
         assert_eq!(l.body_deadline(), Duration::from_secs(3));

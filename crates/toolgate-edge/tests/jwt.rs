@@ -7,7 +7,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use toolgate::config::{Config, ServerRole};
+use toolgate::config::Config;
+use toolgate_edge::config::{JwtConfig, ServerRole};
 use toolgate_edge::jwt::{Clock, Identity, Refused, Verifier};
 use toolgate_testkit::jwt::{attack_set, claims, jwks, SigningKey};
 
@@ -28,7 +29,12 @@ fn config(dir: &Path, extra: &str) -> Result<Config, Box<dyn std::error::Error>>
     let text = format!("[jwt]\nissuer = \"{ISS}\"\naudience = [\"{AUD}\"]\n{extra}\n");
     let path = dir.join("toolgate.toml");
     std::fs::write(&path, &text)?;
-    Ok(Config::load(&path)?)
+    Ok(toolgate_edge::config::load(&path)?)
+}
+
+/// `config`'s `[jwt]` table.
+fn jwt_of(config: &Config) -> Result<JwtConfig, Box<dyn std::error::Error>> {
+    Ok(JwtConfig::from_config(config)?.ok_or("no [jwt]")?)
 }
 
 async fn file_verifier(
@@ -39,7 +45,7 @@ async fn file_verifier(
     std::fs::write(dir.path().join("jwks.json"), jwks(keys))?;
     let config = config(dir.path(), &format!("jwks_file = \"jwks.json\"\n{extra}"))?;
     let (clock, t) = manual_clock(NOW);
-    let jwt = config.jwt().ok_or("no [jwt]")?;
+    let jwt = &jwt_of(&config)?;
     let v = Verifier::start_with_clock(jwt, clock).await?;
     Ok((v, t, dir))
 }
@@ -165,7 +171,7 @@ async fn a_jwks_out_of_bounds_or_without_signature_keys_stops_the_start() -> Tes
     let k = SigningKey::es256("k")?;
     let dir = tempfile::tempdir()?;
     let c = config(dir.path(), "jwks_file = \"jwks.json\"")?;
-    let jwt = c.jwt().ok_or("no [jwt]")?;
+    let jwt = &jwt_of(&c)?;
     let many: Vec<String> = (0..33).map(|i| format!("k{i}")).collect();
     let many: Vec<SigningKey> = many
         .iter()
@@ -268,7 +274,7 @@ async fn a_rotated_key_is_fetched_once_and_made_up_kids_cost_one_fetch_per_inter
         &format!("jwks_url = \"http://{}/jwks\"", server.addr),
     )?;
     let (clock, t) = manual_clock(NOW);
-    let v = Verifier::start_with_clock(c.jwt().ok_or("no [jwt]")?, clock).await?;
+    let v = Verifier::start_with_clock(&jwt_of(&c)?, clock).await?;
     assert_eq!(server.hits.load(Ordering::SeqCst), 1);
     let ok = claims(ISS, AUD, "alice", NOW, "");
     assert!(v.verify(&old.sign(&ok)).await.is_ok());
@@ -309,10 +315,7 @@ async fn a_jwks_url_that_cannot_be_read_stops_the_start() -> TestResult {
         format!("http://{}/missing", server.addr),
     ] {
         let c = config(dir.path(), &format!("jwks_url = \"{url}\""))?;
-        let e = Verifier::start(c.jwt().ok_or("no [jwt]")?)
-            .await
-            .err()
-            .ok_or("started")?;
+        let e = Verifier::start(&jwt_of(&c)?).await.err().ok_or("started")?;
         assert!(e.to_string().starts_with("[jwt] jwks_url:"), "{e}");
     }
     Ok(())

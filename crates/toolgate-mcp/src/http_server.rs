@@ -55,7 +55,7 @@ use axum::routing::post;
 use axum::Router;
 use tokio::io::BufReader;
 use toolgate::config::Config;
-use toolgate_edge::config::{McpConfig, McpToken, McpUpstream};
+use toolgate_edge::config::{JwtConfig, McpConfig, McpToken, McpUpstream, ServerConfig};
 use toolgate_json::{ParseOptions, Value};
 use toolgate_store::StoreGate;
 
@@ -149,7 +149,10 @@ impl HttpProxy {
     pub fn from_config(config: &Config, gate: StoreGate, port: u16) -> Result<Self, StartError> {
         let mcp = &McpConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
         let http = mcp.http();
-        if http.tokens().is_empty() && config.jwt().is_none() {
+        let server =
+            ServerConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
+        let jwt = JwtConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
+        if http.tokens().is_empty() && jwt.is_none() {
             return Err(StartError::new(
                 "[mcp] declares no client token: add a `[[mcp.token]]` (sha256, user) or a `[jwt]` table for --listen"
                     .to_owned(),
@@ -190,8 +193,8 @@ impl HttpProxy {
                 wait: mcp.call_timeout() + mcp.hold() + Duration::from_secs(10),
                 tokens: http.tokens().to_vec(),
                 jwt: std::sync::OnceLock::new(),
-                resource: config
-                    .jwt()
+                resource: jwt
+                    .as_ref()
                     .and_then(toolgate_edge::jwt::ProtectedResource::from_config),
                 upstreams,
                 origins: http.allowed_origins().to_vec(),
@@ -206,9 +209,8 @@ impl HttpProxy {
                 pins: (mcp.upstream_name().to_owned(), mcp.pin_first()),
                 approvals_url: mcp.approvals_url().map(str::to_owned),
                 refusals,
-                limits: toolgate_edge::Limits::from_server(config.server())
-                    .drain_timeout(DRAIN_TIMEOUT),
-                body_timeout: config.server().body_timeout(),
+                limits: toolgate_edge::Limits::from_server(&server).drain_timeout(DRAIN_TIMEOUT),
+                body_timeout: server.body_timeout(),
                 telemetry: std::sync::OnceLock::new(),
             }),
         })

@@ -64,7 +64,7 @@ async fn a_call_joins_the_clients_trace_and_passes_toolgates_span_on() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let telemetry = Telemetry::start_with(
         &config,
-        config.telemetry(),
+        &toolgate_edge::config::TelemetryConfig::from_config(&config).unwrap(),
         LogSink::Buffer(Arc::clone(&log)),
     )
     .unwrap();

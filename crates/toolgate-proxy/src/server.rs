@@ -12,9 +12,9 @@ use axum::response::Response;
 use axum::routing::post;
 use axum::Router;
 use http_body_util::{BodyExt as _, Full};
-use toolgate::config::{Config, ServerRole};
+use toolgate::config::Config;
 use toolgate::{AdapterOptions, Context, Decisions, Format};
-use toolgate_edge::config::{ProxyAuth, ProxyConfig, ProxyToken};
+use toolgate_edge::config::{ProxyAuth, ProxyConfig, ProxyToken, ServerConfig, ServerRole};
 use toolgate_edge::token::Presented;
 use toolgate_json::canonical::Digest;
 use toolgate_store::{AuditEntry, StoreGate, ToolResultRecord};
@@ -134,7 +134,9 @@ impl Proxy {
         p: ProxyConfig,
         gate: StoreGate,
     ) -> Result<Self, StartError> {
-        if p.auth().is_none() && config.jwt().is_none() {
+        let server =
+            ServerConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
+        if p.auth().is_none() && config.front_end_tables().jwt.is_none() {
             return Err(StartError::new(
                 "[proxy] names no way of knowing the user: set `[[proxy.token]]`, `user_header`, `user` or a `[jwt]` table".to_owned(),
             ));
@@ -171,9 +173,9 @@ impl Proxy {
                 adapter: config.gate().adapter_options(),
                 config: p,
                 client: upstream::client(),
-                max_request_bytes: config.server().max_body_bytes(),
+                max_request_bytes: server.max_body_bytes(),
                 max_response_bytes: config.gate().max_body_bytes(),
-                limits: toolgate_edge::Limits::from_server(config.server()),
+                limits: toolgate_edge::Limits::from_server(&server),
                 audited: Mutex::new(Audited::default()),
                 continuations: Continuations::default(),
                 jwt: std::sync::OnceLock::new(),
@@ -343,7 +345,7 @@ async fn caller(
             let user = value
                 .to_str()
                 .map_err(|_| "the request names no valid user")?;
-            toolgate::config::check_user_name(user)
+            toolgate_edge::config::check_user_name(user)
                 .map_err(|_| "the request names no valid user")?;
             user.to_owned()
         }

@@ -128,7 +128,7 @@ async fn a_proxy_hop_sits_inside_the_agents_trace_and_sends_no_argument_values()
     let log = Arc::new(Mutex::new(Vec::new()));
     let telemetry = Telemetry::start_with(
         &config,
-        config.telemetry(),
+        &toolgate_edge::config::TelemetryConfig::from_config(&config).unwrap(),
         LogSink::Buffer(Arc::clone(&log)),
     )
     .unwrap();
@@ -306,9 +306,12 @@ async fn a_streamed_answers_decision_is_a_child_of_the_proxys_span() {
     )
     .unwrap();
     let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
-    let telemetry =
-        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::default()))
-            .unwrap();
+    let telemetry = Telemetry::start_with(
+        &config,
+        &toolgate_edge::config::TelemetryConfig::from_config(&config).unwrap(),
+        LogSink::Buffer(Arc::default()),
+    )
+    .unwrap();
     let proxy = toolgate_proxy::Proxy::new(&config, gate)
         .unwrap()
         .with_telemetry(telemetry.clone());
@@ -362,9 +365,12 @@ async fn proxy_to(up: &str, receiver: &OtlpReceiver, dir: &std::path::Path) -> (
         toolgate_store::open_store("sqlite::memory:", dir, toolgate_store::StoreOptions::new())
             .unwrap();
     let gate = toolgate_store::StoreGate::from_config(&config, store).unwrap();
-    let telemetry =
-        Telemetry::start_with(&config, config.telemetry(), LogSink::Buffer(Arc::default()))
-            .unwrap();
+    let telemetry = Telemetry::start_with(
+        &config,
+        &toolgate_edge::config::TelemetryConfig::from_config(&config).unwrap(),
+        LogSink::Buffer(Arc::default()),
+    )
+    .unwrap();
     let proxy = toolgate_proxy::Proxy::new(&config, gate)
         .unwrap()
         .with_telemetry(telemetry.clone());

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
-use toolgate::config::{ServerRole, ServerToken};
+use toolgate_edge::config::{ServerRole, ServerToken};
 use toolgate_edge::token::{Presented, TokenDigest};
 use toolgate_store::{AuditEntry, AuditVerdict, Timestamp};
 
@@ -44,7 +44,7 @@ pub struct Caller {
 impl Caller {
     /// Whether the caller may decide and wait for `user`.
     pub fn may_speak_for(&self, user: &str) -> bool {
-        toolgate::config::speaks_for(self.users.as_deref(), user)
+        toolgate_edge::config::speaks_for(self.users.as_deref(), user)
     }
 }
 

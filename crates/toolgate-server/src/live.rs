@@ -27,8 +27,9 @@ use std::sync::{Arc, PoisonError, RwLock};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use toolgate::config::{Config, ServerConfig};
+use toolgate::config::Config;
 use toolgate::Gate;
+use toolgate_edge::config::ServerConfig;
 use toolgate_json::{canonical, Number, Object, Value};
 use toolgate_store::StoreGate;
 use toolgate_store::{AuditEntry, AuditVerdict, Store};
@@ -104,18 +105,18 @@ pub(crate) struct Source {
 /// The identity tables as the service started with them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Identity {
-    pub(crate) jwt: Option<toolgate::config::JwtConfig>,
-    pub(crate) login: Option<toolgate::config::LoginConfig>,
-    pub(crate) oidc: Option<toolgate::config::OidcConfig>,
+    pub(crate) jwt: Option<toolgate_edge::config::JwtConfig>,
+    pub(crate) login: Option<toolgate_edge::config::LoginConfig>,
+    pub(crate) oidc: Option<toolgate_edge::config::OidcConfig>,
 }
 
 impl Identity {
-    pub(crate) fn of(config: &Config) -> Self {
-        Self {
-            jwt: config.jwt().cloned(),
-            login: config.login().cloned(),
-            oidc: config.oidc().cloned(),
-        }
+    pub(crate) fn of(config: &Config) -> Result<Self, toolgate::config::Error> {
+        Ok(Self {
+            jwt: toolgate_edge::config::JwtConfig::from_config(config)?,
+            login: toolgate_edge::config::LoginConfig::from_config(config)?,
+            oidc: toolgate_edge::config::OidcConfig::from_config(config)?,
+        })
     }
 
     /// The tables that differ in `new`, by name.
@@ -222,7 +223,7 @@ fn rebuild(
     clock: Arc<dyn toolgate_store::Clock>,
 ) -> Result<Rebuilt, Refused> {
     let config = toolgate_edge::config::load(&source.path).map_err(|e| e.to_string())?;
-    let server = config.server();
+    let server = &ServerConfig::from_config(&config).map_err(|e| e.to_string())?;
     let mut restart = restart_keys(running, server);
     let applied = applied_keys(running, server);
     if restart.is_empty() && applied.is_empty() && running != server {
@@ -263,7 +264,8 @@ fn rebuild(
             source.path.display()
         )));
     }
-    let changed = source.identity.changed(&Identity::of(&config));
+    let identity = Identity::of(&config).map_err(|e| e.to_string())?;
+    let changed = source.identity.changed(&identity);
     if !changed.is_empty() {
         return Err(Refused::Restart(format!(
             "{}: {} changed: the service reads the identity tables once at start (the JWT keys, the page's login); restart the service to change {}",

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use toolgate::config::{Config, ServerConfig, ServerToken};
+use toolgate::config::Config;
+use toolgate_edge::config::{ServerConfig, ServerToken};
 use toolgate_store::StoreGate;
 use toolgate_store::{Clock, Store, Timestamp};
 
@@ -85,12 +86,12 @@ pub(crate) struct Inner {
     pub(crate) jwt: std::sync::OnceLock<toolgate_edge::jwt::Verifier>,
     /// `[login]`: the approvals page's login through a trusted reverse
     /// proxy.
-    pub(crate) login: Option<toolgate::config::LoginConfig>,
+    pub(crate) login: Option<toolgate_edge::config::LoginConfig>,
     /// `[oidc]`'s authorization and token endpoints, as configured or
     /// read from the issuer's discovery document ([`AppState::start_jwt`]).
     pub(crate) oidc_endpoints: std::sync::OnceLock<(String, String)>,
     /// `[oidc]`: the approvals page's OpenID Connect login.
-    pub(crate) oidc: Option<toolgate::config::OidcConfig>,
+    pub(crate) oidc: Option<toolgate_edge::config::OidcConfig>,
     /// Traces, OTLP metrics and the decision log ([`AppState::with_telemetry`]).
     pub(crate) telemetry: std::sync::OnceLock<toolgate_telemetry::Telemetry>,
 }
@@ -219,14 +220,16 @@ impl AppState {
         let gate = StoreGate::new(gate, store)
             .configured(config)
             .with_clock(clock);
-        let mut state = Self::unsubscribed(gate, config.server());
+        let server = ServerConfig::from_config(config)?;
+        let identity = live::Identity::of(config)?;
+        let mut state = Self::unsubscribed(gate, &server);
         if let Some(inner) = Arc::get_mut(&mut state.inner) {
             inner.source = Some(live::Source {
                 path: config.path().to_path_buf(),
                 store_url: config.store().url().to_owned(),
                 escalate_after: config.gate().escalate_after(),
                 checkpoint: config.store().checkpoint().cloned(),
-                identity: live::Identity::of(config),
+                identity: identity.clone(),
             });
             let approvals = config.approvals();
             if !approvals.notify().is_empty() {
@@ -235,8 +238,8 @@ impl AppState {
                     page_url: approvals.page_url().map(str::to_owned),
                 }));
             }
-            inner.login = config.login().cloned();
-            inner.oidc = config.oidc().cloned();
+            inner.login = identity.login;
+            inner.oidc = identity.oidc;
             // A key that cannot be read stops the start, not the checkpoints.
             if let Some(c) = config.store().checkpoint() {
                 inner.checkpoints = Some(Checkpoints {
@@ -259,7 +262,8 @@ impl AppState {
             // Started once: a second call keeps the first verifier.
             let _ = self.inner.jwt.set(v);
         }
-        if let (Some(oidc), Some(jwt)) = (config.oidc(), config.jwt()) {
+        let identity = live::Identity::of(config)?;
+        if let (Some(oidc), Some(jwt)) = (identity.oidc, identity.jwt) {
             let endpoints = match oidc.endpoints() {
                 Some((a, t)) => (a.to_owned(), t.to_owned()),
                 None => crate::ui::oidc::discover(jwt.issuer()).await?,

@@ -75,7 +75,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use sha2::{Digest as _, Sha256};
-use toolgate::config::ServerRole;
+use toolgate_edge::config::ServerRole;
 use toolgate_json::{canonical, Object, Value};
 use toolgate_store::{
     ApprovalFilter, ApprovalId, ApprovalState, AuditEntry, AuditVerdict, PinFilter, PinState,
@@ -558,7 +558,7 @@ async fn login_proxy(
         }
     };
     let user = match one(login.user_header()) {
-        Some(Some(u)) if toolgate::config::check_user_name(u).is_ok() => u.to_owned(),
+        Some(Some(u)) if toolgate_edge::config::check_user_name(u).is_ok() => u.to_owned(),
         _ => {
             return Err(refuse(
                 AuditVerdict::Unauthorized,

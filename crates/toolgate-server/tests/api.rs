@@ -554,7 +554,10 @@ async fn an_unavailable_store_denies_and_is_not_ready() {
         .unwrap();
     let gate = toolgate_server::live::gate_from_config(&config).unwrap();
     let store: Arc<dyn Store> = Arc::new(store);
-    let state = AppState::new(StoreGate::new(gate, store), config.server());
+    let state = AppState::new(
+        StoreGate::new(gate, store),
+        &toolgate_edge::config::ServerConfig::from_config(&config).unwrap(),
+    );
     let app = app(state);
 
     let (status, _) = call(&app, "GET", "/readyz", None, None).await;

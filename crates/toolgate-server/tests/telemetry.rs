@@ -52,7 +52,7 @@ async fn a_decide_request_joins_the_callers_trace_in_the_decision_log() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let telemetry = Telemetry::start_with(
         &config,
-        config.telemetry(),
+        &toolgate_edge::config::TelemetryConfig::from_config(&config).unwrap(),
         LogSink::Buffer(Arc::clone(&log)),
     )
     .unwrap();

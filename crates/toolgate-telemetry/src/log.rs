@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
-use toolgate::config::{DecisionLog, LogFormat};
 use toolgate::Decision;
+use toolgate_edge::config::{DecisionLog, LogFormat};
 
 use crate::span::{bounded, MAX_ATTRIBUTE_BYTES};
 

@@ -12,9 +12,9 @@ use opentelemetry::KeyValue;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::Resource;
-use toolgate::config::OtlpProtocol;
 use toolgate::registry::Registry;
 use toolgate::Verdict;
+use toolgate_edge::config::OtlpProtocol;
 
 use crate::export::{Counts, OtlpHttp};
 use crate::telemetry::{Stage, StartError};

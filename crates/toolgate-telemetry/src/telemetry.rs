@@ -14,8 +14,9 @@ use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracer, SdkTracerProvider};
 use opentelemetry_sdk::Resource;
-use toolgate::config::{Config, OtlpProtocol, TelemetryConfig};
+use toolgate::config::Config;
 use toolgate::registry::Registry;
+use toolgate_edge::config::{OtlpProtocol, TelemetryConfig};
 
 use crate::export::{Bounded, Counts, OtlpHttp};
 use crate::log::{LogSink, Logger};
@@ -104,7 +105,9 @@ impl Telemetry {
     /// the current Tokio runtime. Off when the table names no endpoint and
     /// no decision log.
     pub fn start(config: &Config) -> Result<Self, StartError> {
-        Self::start_with(config, config.telemetry(), LogSink::Stderr)
+        let telemetry =
+            TelemetryConfig::from_config(config).map_err(|e| StartError::new(e.to_string()))?;
+        Self::start_with(config, &telemetry, LogSink::Stderr)
     }
 
     /// As [`Telemetry::start`], with `telemetry` in place of the config's
@@ -114,7 +117,7 @@ impl Telemetry {
         telemetry: &TelemetryConfig,
         sink: LogSink,
     ) -> Result<Self, StartError> {
-        if telemetry.log_format() == toolgate::config::LogFormat::Json {
+        if telemetry.log_format() == toolgate_edge::config::LogFormat::Json {
             // Every line the process writes, not only the decisions.
             toolgate_edge::log::use_json();
         }

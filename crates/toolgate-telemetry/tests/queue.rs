@@ -50,7 +50,12 @@ fn config(telemetry: &str) -> Config {
 
 fn start(telemetry: &str) -> Telemetry {
     let c = config(telemetry);
-    Telemetry::start_with(&c, c.telemetry(), LogSink::Buffer(Default::default())).unwrap()
+    Telemetry::start_with(
+        &c,
+        &toolgate_edge::config::TelemetryConfig::from_config(&c).unwrap(),
+        LogSink::Buffer(Default::default()),
+    )
+    .unwrap()
 }
 
 fn with_traceparent(tp: &str) -> HeaderMap {

@@ -100,7 +100,12 @@ async fn spans_and_metrics_go_over_grpc() {
     };
     let c = config(&receiver.endpoint(), "grpc");
     let g = gate(&c);
-    let t = Telemetry::start_with(&c, c.telemetry(), LogSink::Buffer(Arc::default())).unwrap();
+    let t = Telemetry::start_with(
+        &c,
+        &toolgate_edge::config::TelemetryConfig::from_config(&c).unwrap(),
+        LogSink::Buffer(Arc::default()),
+    )
+    .unwrap();
     request(
         &t,
         &g,
@@ -155,9 +160,13 @@ async fn spans_and_metrics_go_over_grpc() {
 #[tokio::test]
 async fn grpc_without_the_feature_is_refused_at_start() {
     let c = config("http://127.0.0.1:4317", "grpc");
-    let why = Telemetry::start_with(&c, c.telemetry(), LogSink::Buffer(Arc::default()))
-        .unwrap_err()
-        .to_string();
+    let why = Telemetry::start_with(
+        &c,
+        &toolgate_edge::config::TelemetryConfig::from_config(&c).unwrap(),
+        LogSink::Buffer(Arc::default()),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(why.contains("`grpc` feature"), "{why}");
 }
 
@@ -177,7 +186,12 @@ async fn the_stores_gauges_reach_the_receiver() {
     };
     let c = config(&receiver.endpoint(), "http/protobuf");
     let g = gate(&c);
-    let t = Telemetry::start_with(&c, c.telemetry(), LogSink::Buffer(Arc::default())).unwrap();
+    let t = Telemetry::start_with(
+        &c,
+        &toolgate_edge::config::TelemetryConfig::from_config(&c).unwrap(),
+        LogSink::Buffer(Arc::default()),
+    )
+    .unwrap();
     t.observe_store(Arc::clone(g.store()));
     // Two calls held for a human, and the kill switch on for writes.
     request(&t, &g, &[("call_1", "wipe", r#"{"n":1}"#)]);

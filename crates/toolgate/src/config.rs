@@ -207,20 +207,16 @@ mod error;
 pub mod front;
 mod gate;
 mod import;
-mod jwt;
 mod limits;
 mod load;
-mod login;
 mod pins;
 mod pointer;
 mod raw;
 mod receipts;
 pub mod reference;
 mod resolver;
-mod server;
 mod sources;
 mod store;
-mod telemetry;
 mod toml_json;
 mod tool;
 pub(crate) mod uri_args;
@@ -245,37 +241,17 @@ pub use self::gate::{
     DEFAULT_MAX_TURNS,
 };
 pub use self::import::ImportFormat;
-pub use self::jwt::{
-    jwks_url_ok as provider_url_ok, JwksSource, JwtConfig, DEFAULT_JWKS_REFRESH_SECONDS,
-    DEFAULT_JWT_LEEWAY_SECONDS, JWT_ALGORITHMS, MAX_JWKS_REFRESH_SECONDS, MAX_JWT_AUDIENCES,
-    MAX_JWT_LEEWAY_SECONDS, MIN_JWKS_REFRESH_SECONDS,
-};
 pub use self::limits::{MAX_LABEL_BYTES, MAX_TOOL_LABELS};
 pub use self::load::{import_file, import_slice};
-pub use self::login::{
-    ClientSecret, LoginConfig, OidcConfig, TokenEndpointAuth, MAX_TRUSTED_PROXIES,
-};
 pub use self::pins::{
     valid_upstream_name, PinFirst, DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
 };
 pub use self::receipts::ReceiptConfig;
 pub use self::resolver::{ResolverConfig, MAX_STATIC_ADDRESSES, MAX_STATIC_NAMES};
-pub use self::server::{
-    check_user_name, speaks_for, MetricsAuth, ServerConfig, ServerRole, ServerToken,
-    DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_HEADER_TIMEOUT_SECONDS, DEFAULT_LISTEN,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONNECTIONS, DEFAULT_STORE_POLL_MS, MAX_MAX_BODY_BYTES,
-    MAX_MAX_CONNECTIONS, MAX_STORE_POLL_MS, MAX_TIMEOUT_SECONDS, MAX_USER_NAME_BYTES,
-    MIN_STORE_POLL_MS,
-};
 pub use self::sources::{EntitySourceConfig, SourceKind};
 pub use self::store::{
     CheckpointConfig, RefusedArguments, StoreConfig, DEFAULT_CHECKPOINT_SECONDS, DEFAULT_STORE_URL,
 };
-pub use self::telemetry::{
-    DecisionLog, LogFormat, OtlpProtocol, TelemetryConfig, DEFAULT_METRICS_SECONDS,
-    DEFAULT_QUEUE_SIZE, DEFAULT_SERVICE_NAME, MAX_QUEUE_SIZE,
-};
-
 /// A loaded config: every value checked, every schema compiled.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -283,14 +259,9 @@ pub struct Config {
     gate: GateConfig,
     store: StoreConfig,
     approvals: ApprovalsConfig,
-    server: ServerConfig,
     authorization: AuthorizationConfig,
     resolver: Option<ResolverConfig>,
     receipts: Option<ReceiptConfig>,
-    jwt: Option<JwtConfig>,
-    login: Option<LoginConfig>,
-    oidc: Option<OidcConfig>,
-    telemetry: TelemetryConfig,
     registry: Registry,
     limits: Vec<crate::limit::Limit>,
     front: FrontEndTables,
@@ -346,11 +317,6 @@ impl Config {
         &self.approvals
     }
 
-    /// The `[server]` table.
-    pub fn server(&self) -> &ServerConfig {
-        &self.server
-    }
-
     /// The front ends' tables as written: checked for unknown keys and
     /// value types by [`Config::load`], their values by the crate that owns
     /// them (`toolgate_edge::config`), which every front end calls right
@@ -403,29 +369,6 @@ impl Config {
     /// config names a key.
     pub fn receipts(&self) -> Option<&ReceiptConfig> {
         self.receipts.as_ref()
-    }
-
-    /// The `[jwt]` table: bearer tokens from an identity provider, if
-    /// configured.
-    pub fn jwt(&self) -> Option<&JwtConfig> {
-        self.jwt.as_ref()
-    }
-
-    /// The `[login]` table: the approvals page's login through a trusted
-    /// reverse proxy, if configured.
-    pub fn login(&self) -> Option<&LoginConfig> {
-        self.login.as_ref()
-    }
-
-    /// The `[oidc]` table: the approvals page's OpenID Connect login, if
-    /// configured.
-    pub fn oidc(&self) -> Option<&OidcConfig> {
-        self.oidc.as_ref()
-    }
-
-    /// The `[telemetry]` table: OTLP export and the decision log.
-    pub fn telemetry(&self) -> &TelemetryConfig {
-        &self.telemetry
     }
 
     /// The `[authorization]` table.

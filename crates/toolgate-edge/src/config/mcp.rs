@@ -5,11 +5,12 @@
 use std::time::Duration;
 
 use toolgate::config::{
-    check_user_name, valid_upstream_name, Config, Error, ErrorCode, PinFirst,
-    DEFAULT_UPSTREAM_NAME, MAX_UPSTREAM_NAME_BYTES,
+    valid_upstream_name, Config, Error, ErrorCode, PinFirst, DEFAULT_UPSTREAM_NAME,
+    MAX_UPSTREAM_NAME_BYTES,
 };
 
 use super::mcp_http::McpHttpConfig;
+use super::rules::user_name;
 
 /// The user stdio calls are decided as when `[mcp]` sets no `user`.
 pub const DEFAULT_MCP_USER: &str = "mcp";
@@ -169,16 +170,7 @@ impl McpConfig {
         let raw = &config.front_end_tables().mcp;
         let mut mcp = McpConfig::default();
         if let Some(user) = &raw.user {
-            let text = user.get_ref();
-            if let Err(why) = check_user_name(text) {
-                return Err(config.error_at_key(
-                    ErrorCode::InvalidValue,
-                    user.span().start,
-                    "user",
-                    format!("`user`: {why}"),
-                ));
-            }
-            mcp.user.clone_from(text);
+            mcp.user = user_name(config, user, "user")?;
         }
         if let Some(env) = &raw.env {
             for name in env.get_ref() {
@@ -298,26 +290,18 @@ impl McpConfig {
 mod tests {
     use toolgate::config::{Config, Error, ErrorCode, PinFirst};
 
+    use super::super::test_support::{self, table, Refusal};
     use super::*;
 
     /// `text`'s `[mcp]` table, checked; the core loader must accept the
     /// file (its keys and types), so every refusal below is this table's.
     fn mcp(text: &str) -> Result<McpConfig, Error> {
-        let config = Config::parse(text, "toolgate.toml").unwrap();
-        McpConfig::from_config(&config)
+        table(text, McpConfig::from_config)
     }
 
     /// The refusal of `text`: its code, line, column, key and message.
-    fn refused(text: &str) -> (ErrorCode, Option<usize>, Option<usize>, String, String) {
-        let e = mcp(text).unwrap_err();
-        assert!(e.to_string().starts_with("toolgate.toml:"), "{e}");
-        (
-            e.code(),
-            e.line(),
-            e.column(),
-            e.config_key().unwrap_or_default().to_owned(),
-            e.message().to_owned(),
-        )
+    fn refused(text: &str) -> Refusal {
+        test_support::refused(text, McpConfig::from_config)
     }
 
     #[test]

@@ -34,9 +34,9 @@
 use std::net::SocketAddr;
 
 use toolgate::config::front::{RawMcpToken, RawMcpUpstream};
-use toolgate::config::{check_user_name, Config, Error, ErrorCode};
+use toolgate::config::{Config, Error, ErrorCode};
 
-use super::rules::token_sha256;
+use super::rules::{listen, token_sha256, user_name};
 
 /// Sessions kept at once when `[mcp]` sets no `max_sessions`.
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
@@ -200,14 +200,7 @@ impl McpHttpConfig {
         let m = &config.front_end_tables().mcp;
         let mut http = McpHttpConfig::default();
         if let Some(v) = &m.listen {
-            http.listen = v.get_ref().parse().map_err(|_| {
-                config.error_at_key(
-                    ErrorCode::InvalidValue,
-                    v.span().start,
-                    "listen",
-                    "`listen` must be an address and port, such as \"127.0.0.1:8070\"",
-                )
-            })?;
+            http.listen = listen(config, v, "127.0.0.1:8070")?;
         }
         if let Some(list) = &m.allowed_origins {
             for item in list.get_ref() {
@@ -284,15 +277,7 @@ impl McpHttpConfig {
 /// session name.
 fn mcp_token(config: &Config, t: &RawMcpToken, declared: &[McpToken]) -> Result<McpToken, Error> {
     let sha256 = token_sha256(config, &t.sha256, declared.iter().map(|d| &d.sha256))?;
-    let user = t.user.get_ref();
-    if let Err(why) = check_user_name(user) {
-        return Err(config.error_at_key(
-            ErrorCode::InvalidValue,
-            t.user.span().start,
-            "user",
-            format!("`user`: {why}"),
-        ));
-    }
+    let user = &user_name(config, &t.user, "user")?;
     let session = match &t.session {
         Some(s) => {
             let text = s.get_ref();
@@ -431,7 +416,7 @@ fn mcp_upstream(
 
 #[cfg(test)]
 mod tests {
-    use toolgate::config::{Config, Error, ErrorCode};
+    use toolgate::config::{Error, ErrorCode};
 
     use super::*;
 
@@ -441,8 +426,8 @@ mod tests {
     type Case = (String, ErrorCode, (usize, usize), &'static str, String);
 
     fn http(text: &str) -> Result<McpHttpConfig, Error> {
-        let config = Config::parse(text, "toolgate.toml").unwrap();
-        super::super::McpConfig::from_config(&config).map(|m| m.http().clone())
+        super::super::test_support::table(text, super::super::McpConfig::from_config)
+            .map(|m| m.http().clone())
     }
 
     #[test]

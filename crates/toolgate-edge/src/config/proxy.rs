@@ -4,10 +4,10 @@
 use std::time::Duration;
 
 use toolgate::config::front::{RawOnDeny, RawProxyToken};
-use toolgate::config::{check_user_name, Config, Error, ErrorCode};
+use toolgate::config::{Config, Error, ErrorCode};
 
 use super::proxy_routes::{is_stored_output_route, ForwardRoute, RouteError};
-use super::rules::token_sha256;
+use super::rules::{header_name, listen, token_sha256, user_name};
 
 /// The address `toolgate proxy` listens on when `[proxy]` sets no `listen`.
 pub const DEFAULT_PROXY_LISTEN: &str = "127.0.0.1:8090";
@@ -300,13 +300,6 @@ impl ProxyConfig {
     }
 }
 
-/// Whether `s` is a header name (RFC 9110 token characters).
-fn header_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
 /// An upstream's base URL (`http://` or `https://`, a host, no query or
 /// fragment) without its trailing `/`; `None` when `url` is not one.
 fn base_url(url: &str) -> Option<String> {
@@ -341,14 +334,7 @@ impl ProxyConfig {
         let p = &config.front_end_tables().proxy;
         let mut proxy = ProxyConfig::default();
         if let Some(v) = &p.listen {
-            proxy.listen = v.get_ref().parse().map_err(|_| {
-                config.error_at_key(
-                    ErrorCode::InvalidValue,
-                    v.span().start,
-                    "listen",
-                    "`listen` must be an address and port, such as \"127.0.0.1:8090\"",
-                )
-            })?;
+            proxy.listen = listen(config, v, DEFAULT_PROXY_LISTEN)?;
         }
         for (v, key, slot) in [
             (&p.openai, "openai", &mut proxy.openai),
@@ -394,15 +380,7 @@ impl ProxyConfig {
             ),
         ] {
             if let Some(v) = v {
-                if !header_name(v.get_ref()) {
-                    return Err(config.error_at_key(
-                        ErrorCode::InvalidValue,
-                        v.span().start,
-                        key,
-                        format!("`{key}` must be a header name"),
-                    ));
-                }
-                *slot = v.get_ref().to_ascii_lowercase();
+                *slot = header_name(config, v, key)?;
             }
         }
         for (v, key, slot) in [
@@ -502,25 +480,13 @@ impl ProxyConfig {
             }
             proxy.auth = Some(ProxyAuth::Tokens(tokens));
         } else if let Some(v) = &p.user_header {
-            if !header_name(v.get_ref()) {
-                return Err(config.error_at_key(
-                    ErrorCode::InvalidValue,
-                    v.span().start,
-                    "user_header",
-                    "`user_header` must be a header name",
-                ));
-            }
-            proxy.auth = Some(ProxyAuth::TrustedHeader(v.get_ref().to_ascii_lowercase()));
+            proxy.auth = Some(ProxyAuth::TrustedHeader(header_name(
+                config,
+                v,
+                "user_header",
+            )?));
         } else if let Some(v) = &p.user {
-            if let Err(why) = check_user_name(v.get_ref()) {
-                return Err(config.error_at_key(
-                    ErrorCode::InvalidValue,
-                    v.span().start,
-                    "user",
-                    format!("`user`: {why}"),
-                ));
-            }
-            proxy.auth = Some(ProxyAuth::Fixed(v.get_ref().clone()));
+            proxy.auth = Some(ProxyAuth::Fixed(user_name(config, v, "user")?));
         }
         Ok(proxy)
     }
@@ -533,17 +499,9 @@ fn proxy_token(
     declared: &[ProxyToken],
 ) -> Result<ProxyToken, Error> {
     let sha256 = token_sha256(config, &t.sha256, declared.iter().map(|d| &d.sha256))?;
-    if let Err(why) = check_user_name(t.user.get_ref()) {
-        return Err(config.error_at_key(
-            ErrorCode::InvalidValue,
-            t.user.span().start,
-            "user",
-            format!("`user`: {why}"),
-        ));
-    }
     Ok(ProxyToken {
         sha256,
-        user: t.user.get_ref().clone(),
+        user: user_name(config, &t.user, "user")?,
     })
 }
 
@@ -553,6 +511,7 @@ mod tests {
 
     use toolgate::config::{Config, Error, ErrorCode};
 
+    use super::super::test_support::{self, table, Refusal};
     use super::*;
 
     const HASH_A: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
@@ -561,21 +520,12 @@ mod tests {
     /// `text`'s `[proxy]` table, checked; the core loader must accept the
     /// file (its keys and types), so every refusal below is this table's.
     fn proxy(text: &str) -> Result<ProxyConfig, Error> {
-        let config = Config::parse(text, "toolgate.toml").unwrap();
-        ProxyConfig::from_config(&config)
+        table(text, ProxyConfig::from_config)
     }
 
     /// The refusal of `text`: its code, line, column, key and message.
-    fn refused(text: &str) -> (ErrorCode, Option<usize>, Option<usize>, String, String) {
-        let e = proxy(text).unwrap_err();
-        assert!(e.to_string().starts_with("toolgate.toml"), "{e}");
-        (
-            e.code(),
-            e.line(),
-            e.column(),
-            e.config_key().unwrap_or_default().to_owned(),
-            e.message().to_owned(),
-        )
+    fn refused(text: &str) -> Refusal {
+        test_support::refused(text, ProxyConfig::from_config)
     }
 
     #[test]

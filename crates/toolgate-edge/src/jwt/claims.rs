@@ -1,10 +1,10 @@
 //! A token's header, its signature, and its claims against the config.
 
+use crate::config::{JwtConfig, ServerRole};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
-use toolgate::config::{JwtConfig, ServerRole};
 
 use super::{Identity, Refused};
 
@@ -153,7 +153,7 @@ pub(super) fn check(
         .get(config.user_claim())
         .and_then(Value::as_str)
         .ok_or(Refused::User)?;
-    toolgate::config::check_user_name(user).map_err(|_| Refused::User)?;
+    crate::config::check_user_name(user).map_err(|_| Refused::User)?;
     let role = role(claims, config)?;
     Ok(Identity {
         user: user.to_owned(),

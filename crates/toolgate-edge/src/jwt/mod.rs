@@ -44,7 +44,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
-use toolgate::config::{JwksSource, JwtConfig, ServerRole};
+use crate::config::{JwksSource, JwtConfig, ServerRole};
 
 pub use self::fetch::{get, post_form, post_form_with};
 use self::keys::KeySet;
@@ -192,9 +192,9 @@ impl Verifier {
     pub async fn from_config(
         config: &toolgate::config::Config,
     ) -> Result<Option<Self>, StartError> {
-        match config.jwt() {
+        match JwtConfig::from_config(config).map_err(|e| StartError(e.to_string()))? {
             None => Ok(None),
-            Some(jwt) => Self::start(jwt).await.map(Some),
+            Some(jwt) => Self::start(&jwt).await.map(Some),
         }
     }
 
@@ -224,7 +224,6 @@ impl Verifier {
                     .map_err(|e| StartError(format!("[jwt] jwks_url: {e}")))?;
                 (keys, Some(fetcher))
             }
-            _ => return Err(StartError("[jwt]: an unknown source of keys".into())),
         };
         let inner = Arc::new(Inner {
             config: config.clone(),

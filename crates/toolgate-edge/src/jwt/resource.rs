@@ -2,7 +2,7 @@
 //! canonical URL (`[jwt] mcp_resource`): the document, where it is served,
 //! and the `WWW-Authenticate` challenge that points clients to it.
 
-use toolgate::config::JwtConfig;
+use crate::config::JwtConfig;
 
 /// What a resource server publishes about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 use axum::http::{header, Extensions, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 use std::net::IpAddr;
-use toolgate::config::ServerRole;
 use toolgate_edge::config::McpToken;
+use toolgate_edge::config::ServerRole;
 use toolgate_edge::token::Presented;
 
 use super::{note, plain, rpc_error, Inner};

@@ -116,7 +116,7 @@ pub(super) async fn metrics(
     State(state): State<AppState>,
     parts: axum::http::request::Parts,
 ) -> Response {
-    if state.server().metrics_auth() == toolgate::config::MetricsAuth::Token {
+    if state.server().metrics_auth() == toolgate_edge::config::MetricsAuth::Token {
         if let Err(e) = auth::any_token(&parts, &state).await {
             return e.into_response();
         }

@@ -26,7 +26,7 @@ use axum::extract::{Extension, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse as _, Redirect, Response};
 use sha2::{Digest as _, Sha256};
-use toolgate::config::ServerRole;
+use toolgate_edge::config::ServerRole;
 use toolgate_store::{AuditEntry, AuditVerdict};
 
 use super::{equal_in_constant_time, named_cookie, open_session, random_hex, Sessions, Who};
@@ -112,7 +112,7 @@ pub(crate) async fn discover(issuer: &str) -> Result<(String, String), String> {
     }
     let endpoint = |name: &str| {
         field(name)
-            .filter(|u| toolgate::config::provider_url_ok(u) && !u.contains(['?', '#']))
+            .filter(|u| toolgate_edge::config::provider_url_ok(u) && !u.contains(['?', '#']))
             .ok_or_else(|| {
                 fail(format!(
                     "`{name}` is missing, or not an `https://` URL without query or fragment"
@@ -129,7 +129,7 @@ pub(crate) async fn discover(issuer: &str) -> Result<(String, String), String> {
 /// the discovery document when the service started.
 fn endpoints(
     state: &AppState,
-    oidc: &toolgate::config::OidcConfig,
+    oidc: &toolgate_edge::config::OidcConfig,
 ) -> Result<(String, String), ApiError> {
     if let Some((a, t)) = oidc.endpoints() {
         return Ok((a.to_owned(), t.to_owned()));
@@ -146,9 +146,12 @@ fn endpoints(
 /// The token request's form and `Authorization` header for the client's
 /// `token_endpoint_auth` (RFC 6749 §2.3.1: in the header, the id and the
 /// secret are form-encoded first).
-fn client_auth(oidc: &toolgate::config::OidcConfig, mut form: String) -> (String, Option<String>) {
+fn client_auth(
+    oidc: &toolgate_edge::config::OidcConfig,
+    mut form: String,
+) -> (String, Option<String>) {
     use base64::Engine as _;
-    use toolgate::config::TokenEndpointAuth;
+    use toolgate_edge::config::TokenEndpointAuth;
     let Some(secret) = oidc.client_secret() else {
         return (form, None);
     };

@@ -117,36 +117,31 @@ impl Loader<'_> {
 
         let gate = self.gate(&raw)?;
         let store = self.store(&raw)?;
-        let server = self.server(&raw)?;
         let authorization = self.authorization(&raw)?;
         let resolver = self.resolver(&raw)?;
         let receipts = self.receipts(&raw)?;
-        let jwt = self.jwt(&raw)?;
-        let login = self.login(&raw)?;
-        let oidc = self.oidc(&raw)?;
         let imports = self.imports(&raw)?;
         let registry = self.registry(&raw, imports, &gate, resolver.is_some())?;
         let limits = self.limits(&raw, &registry)?;
         let approvals = self.approvals(&raw, &registry)?;
-        let telemetry = self.telemetry(&raw, &registry)?;
         Ok(Config {
             path: self.file.to_path_buf(),
             gate,
             store,
             approvals,
-            server,
             authorization,
             resolver,
             receipts,
-            jwt,
-            login,
-            oidc,
-            telemetry,
             registry,
             limits,
             front: FrontEndTables {
+                server: raw.server,
                 proxy: raw.proxy,
                 mcp: raw.mcp,
+                jwt: raw.jwt,
+                login: raw.login,
+                oidc: raw.oidc,
+                telemetry: raw.telemetry,
             },
             text: super::Text(self.text.into()),
         })

@@ -20,7 +20,7 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) approvals: RawApprovals,
     #[serde(default)]
-    pub(crate) server: RawServer,
+    pub(crate) server: super::front::RawServer,
     #[serde(default)]
     pub(crate) proxy: super::front::RawProxy,
     #[serde(default)]
@@ -32,11 +32,11 @@ pub(crate) struct RawConfig {
     #[serde(default)]
     pub(crate) limit: Vec<Spanned<super::limits::RawLimit>>,
     pub(crate) resolver: Option<RawResolver>,
-    pub(crate) jwt: Option<super::jwt::RawJwt>,
-    pub(crate) login: Option<super::login::RawLogin>,
-    pub(crate) oidc: Option<super::login::RawOidc>,
+    pub(crate) jwt: Option<super::front::RawJwt>,
+    pub(crate) login: Option<super::front::RawLogin>,
+    pub(crate) oidc: Option<super::front::RawOidc>,
     #[serde(default)]
-    pub(crate) telemetry: super::telemetry::RawTelemetry,
+    pub(crate) telemetry: super::front::RawTelemetry,
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -123,45 +123,6 @@ pub(crate) struct RawQuorum {
     pub(crate) risk: Option<RawRisk>,
     pub(crate) approvers: Spanned<u64>,
     pub(crate) not_own: Option<bool>,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawServer {
-    pub(crate) listen: Option<Spanned<String>>,
-    pub(crate) max_body_bytes: Option<Spanned<u64>>,
-    pub(crate) header_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) body_timeout_seconds: Option<Spanned<u64>>,
-    pub(crate) max_connections: Option<Spanned<u64>>,
-    pub(crate) store_poll_ms: Option<Spanned<u64>>,
-    pub(crate) metrics_auth: Option<Spanned<RawMetricsAuth>>,
-    #[serde(default)]
-    pub(crate) token: Vec<RawToken>,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RawMetricsAuth {
-    None,
-    Token,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawToken {
-    pub(crate) name: Option<Spanned<String>>,
-    pub(crate) sha256: Spanned<String>,
-    pub(crate) role: RawRole,
-    pub(crate) users: Option<Spanned<Vec<String>>>,
-    pub(crate) identity: Option<Spanned<String>>,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RawRole {
-    Agent,
-    Approver,
-    Admin,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]

@@ -1,13 +1,10 @@
 //! The `[telemetry]` table: where OpenTelemetry traces and metrics go over
 //! OTLP, how many traces are kept, which tools' argument values may go on a
-//! span, and the decision log's form and level.
+//! span, and the decision log's form and level: the three front ends
+//! (and `toolgate-telemetry`, which exports) read it.
 
-use toml::Spanned;
-
-use super::error::{Error, ErrorCode};
-use super::load::Loader;
-use super::raw::RawConfig;
-use crate::registry::Registry;
+use toolgate::config::front::{RawDecisionLog, RawLogFormat, RawProtocol};
+use toolgate::config::{Config, Error, ErrorCode};
 
 /// Spans waiting for export when `queue_size` is not given.
 pub const DEFAULT_QUEUE_SIZE: usize = 2048;
@@ -21,43 +18,6 @@ pub const DEFAULT_SERVICE_NAME: &str = "toolgate";
 const MAX_TEXT_BYTES: usize = 2048;
 /// The longest `metrics_seconds` accepted: a day.
 const MAX_METRICS_SECONDS: u64 = 86_400;
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawTelemetry {
-    pub(crate) endpoint: Option<Spanned<String>>,
-    pub(crate) protocol: Option<RawProtocol>,
-    pub(crate) sample_ratio: Option<Spanned<f64>>,
-    pub(crate) service_name: Option<Spanned<String>>,
-    pub(crate) queue_size: Option<Spanned<u64>>,
-    pub(crate) metrics_seconds: Option<Spanned<u64>>,
-    pub(crate) record_arguments: Option<Spanned<Vec<Spanned<String>>>>,
-    pub(crate) log_format: Option<RawLogFormat>,
-    pub(crate) decision_log: Option<RawDecisionLog>,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-pub(crate) enum RawProtocol {
-    #[serde(rename = "http/protobuf")]
-    HttpProtobuf,
-    #[serde(rename = "grpc")]
-    Grpc,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RawLogFormat {
-    Text,
-    Json,
-}
-
-#[derive(Debug, Clone, Copy, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum RawDecisionLog {
-    Off,
-    Debug,
-    Info,
-}
 
 /// The OTLP transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -182,15 +142,18 @@ impl TelemetryConfig {
     }
 }
 
-impl Loader<'_> {
-    /// `[telemetry]`: an `http(s)://` endpoint, a ratio within 0 and 1,
-    /// bounded sizes, and configured tools in `record_arguments`.
-    pub(super) fn telemetry(
-        &self,
-        raw: &RawConfig,
-        registry: &Registry,
-    ) -> Result<TelemetryConfig, Error> {
-        let t = &raw.telemetry;
+impl TelemetryConfig {
+    /// `config`'s `[telemetry]` table, checked: an `http(s)://` endpoint,
+    /// a ratio within 0 and 1, bounded sizes, and configured tools in
+    /// `record_arguments`. The error is placed at the key, as
+    /// [`Config::load`] places its own.
+    ///
+    /// # Errors
+    ///
+    /// The first value refused, with its [`ErrorCode`] and position.
+    pub fn from_config(config: &Config) -> Result<Self, Error> {
+        let t = &config.front_end_tables().telemetry;
+        let registry = config.registry();
         let mut out = TelemetryConfig::default();
         if let Some(e) = &t.endpoint {
             let url = e.get_ref();
@@ -199,7 +162,7 @@ impl Loader<'_> {
                 && !url.chars().any(|c| c.is_whitespace() || c.is_control())
                 && url.split("://").nth(1).is_some_and(|rest| !rest.is_empty());
             if !valid {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     e.span().start,
                     "endpoint",
@@ -217,7 +180,7 @@ impl Loader<'_> {
         if let Some(r) = &t.sample_ratio {
             let v = *r.get_ref();
             if !(0.0..=1.0).contains(&v) {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     r.span().start,
                     "sample_ratio",
@@ -230,7 +193,7 @@ impl Loader<'_> {
             let name = n.get_ref();
             if name.is_empty() || name.len() > MAX_TEXT_BYTES || name.chars().any(char::is_control)
             {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidValue,
                     n.span().start,
                     "service_name",
@@ -242,7 +205,7 @@ impl Loader<'_> {
         if let Some(q) = &t.queue_size {
             let n = *q.get_ref();
             if n == 0 || n > MAX_QUEUE_SIZE as u64 {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidLimit,
                     q.span().start,
                     "queue_size",
@@ -254,7 +217,7 @@ impl Loader<'_> {
         if let Some(s) = &t.metrics_seconds {
             let n = *s.get_ref();
             if n > MAX_METRICS_SECONDS {
-                return Err(self.at_key(
+                return Err(config.error_at_key(
                     ErrorCode::InvalidLimit,
                     s.span().start,
                     "metrics_seconds",
@@ -266,7 +229,7 @@ impl Loader<'_> {
         if let Some(list) = &t.record_arguments {
             for tool in list.get_ref() {
                 if !registry.contains(tool.get_ref()) {
-                    return Err(self.at_key(
+                    return Err(config.error_at_key(
                         ErrorCode::InvalidValue,
                         tool.span().start,
                         "record_arguments",
@@ -298,73 +261,190 @@ impl Loader<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, DecisionLog, LogFormat, OtlpProtocol};
+    use super::super::test_support::{refused, refused_by_core, table};
+    use super::*;
 
     const TOOL: &str =
         "[[tool]]\nname = \"get\"\nrisk = \"read\"\nschema = { type = \"object\" }\n";
 
-    fn parse(telemetry: &str) -> Result<Config, crate::config::Error> {
-        Config::parse(
-            &format!("{TOOL}[telemetry]\n{telemetry}"),
-            "/tmp/toolgate.toml",
+    fn telemetry(lines: &str) -> Result<TelemetryConfig, Error> {
+        table(
+            &format!("{TOOL}[telemetry]\n{lines}"),
+            TelemetryConfig::from_config,
         )
     }
 
     #[test]
     fn the_defaults_export_nothing_and_log_no_decision() {
-        let c = parse("").unwrap();
-        let t = c.telemetry();
+        let t = table("", TelemetryConfig::from_config).unwrap();
+        assert_eq!(t, TelemetryConfig::default());
+        assert_eq!(telemetry("").unwrap(), t);
         assert_eq!(t.endpoint(), None);
         assert_eq!(t.protocol(), OtlpProtocol::HttpProtobuf);
         assert!((t.sample_ratio() - 1.0).abs() < f64::EPSILON);
+        assert_eq!(t.service_name(), DEFAULT_SERVICE_NAME);
+        assert_eq!(t.queue_size(), DEFAULT_QUEUE_SIZE);
+        assert_eq!(t.metrics_seconds(), DEFAULT_METRICS_SECONDS);
         assert_eq!(t.log_format(), LogFormat::Text);
         assert_eq!(t.decision_log(), DecisionLog::Off);
+        assert_eq!(t.decision_log().level(), None);
         assert!(!t.records_arguments("get"));
     }
 
     #[test]
     fn every_key_is_read() {
-        let c = parse(
+        let t = telemetry(
             "endpoint = \"http://127.0.0.1:4318/\"\nprotocol = \"grpc\"\nsample_ratio = 0.01\n\
-             service_name = \"gw\"\nqueue_size = 16\nmetrics_seconds = 0\n\
+             service_name = \"gw\"\nqueue_size = 65536\nmetrics_seconds = 0\n\
              record_arguments = [\"get\"]\nlog_format = \"json\"\ndecision_log = \"info\"\n",
         )
         .unwrap();
-        let t = c.telemetry();
+        // The endpoint loses its trailing `/`.
         assert_eq!(t.endpoint(), Some("http://127.0.0.1:4318"));
         assert_eq!(t.protocol(), OtlpProtocol::Grpc);
         assert!((t.sample_ratio() - 0.01).abs() < f64::EPSILON);
         assert_eq!(t.service_name(), "gw");
-        assert_eq!(t.queue_size(), 16);
+        assert_eq!(t.queue_size(), MAX_QUEUE_SIZE);
         assert_eq!(t.metrics_seconds(), 0);
         assert!(t.records_arguments("get"));
+        assert!(!t.records_arguments("Get"));
         assert_eq!(t.log_format(), LogFormat::Json);
         assert_eq!(t.decision_log(), DecisionLog::Info);
+        assert_eq!(t.decision_log().level(), Some("info"));
+        let t = telemetry("decision_log = \"debug\"\nsample_ratio = 0\nmetrics_seconds = 86400\n")
+            .unwrap();
+        assert_eq!(t.decision_log().level(), Some("debug"));
+        assert!(t.sample_ratio().abs() < f64::EPSILON);
+        assert_eq!(t.metrics_seconds(), 86_400);
     }
 
     #[test]
-    fn bad_values_are_refused_with_their_key() {
-        for (text, key) in [
-            ("endpoint = \"ftp://x\"", "endpoint"),
-            ("endpoint = \"http://\"", "endpoint"),
-            ("sample_ratio = 1.5", "sample_ratio"),
-            ("sample_ratio = -0.1", "sample_ratio"),
-            ("queue_size = 0", "queue_size"),
-            ("queue_size = 65537", "queue_size"),
-            ("metrics_seconds = 86401", "metrics_seconds"),
-            ("record_arguments = [\"nope\"]", "record_arguments"),
-            ("service_name = \"\"", "service_name"),
+    fn bad_values_are_refused_at_their_key() {
+        let long = format!("endpoint = \"https://{}\"", "a".repeat(2048));
+        for (line, code, key, says) in [
+            (
+                "endpoint = \"ftp://x\"",
+                ErrorCode::InvalidValue,
+                "endpoint",
+                "`endpoint` must be an `http://` or `https://` URL",
+            ),
+            (
+                "endpoint = \"http://\"",
+                ErrorCode::InvalidValue,
+                "endpoint",
+                "`endpoint` must be",
+            ),
+            (
+                "endpoint = \"http://a b\"",
+                ErrorCode::InvalidValue,
+                "endpoint",
+                "`endpoint` must be",
+            ),
+            (
+                long.as_str(),
+                ErrorCode::InvalidValue,
+                "endpoint",
+                "`endpoint` must be",
+            ),
+            (
+                "sample_ratio = 1.5",
+                ErrorCode::InvalidValue,
+                "sample_ratio",
+                "`sample_ratio` must be between 0 and 1",
+            ),
+            (
+                "sample_ratio = -0.1",
+                ErrorCode::InvalidValue,
+                "sample_ratio",
+                "between 0 and 1",
+            ),
+            (
+                "sample_ratio = nan",
+                ErrorCode::InvalidValue,
+                "sample_ratio",
+                "between 0 and 1",
+            ),
+            (
+                "queue_size = 0",
+                ErrorCode::InvalidLimit,
+                "queue_size",
+                "`queue_size` must be between 1 and 65536",
+            ),
+            (
+                "queue_size = 65537",
+                ErrorCode::InvalidLimit,
+                "queue_size",
+                "between 1 and 65536",
+            ),
+            (
+                "metrics_seconds = 86401",
+                ErrorCode::InvalidLimit,
+                "metrics_seconds",
+                "`metrics_seconds` must be at most 86400",
+            ),
+            (
+                "record_arguments = [\"nope\"]",
+                ErrorCode::InvalidValue,
+                "record_arguments",
+                "`nope`, which is not a configured tool",
+            ),
+            (
+                "service_name = \"\"",
+                ErrorCode::InvalidValue,
+                "service_name",
+                "non-empty text",
+            ),
+            (
+                "service_name = \"a\\tb\"",
+                ErrorCode::InvalidValue,
+                "service_name",
+                "without control characters",
+            ),
         ] {
-            let e = parse(text).unwrap_err();
-            assert!(e.to_string().contains(key), "{text}: {e}");
+            let (got, at, column, got_key, message) = refused(
+                &format!("{TOOL}[telemetry]\n{line}\n"),
+                TelemetryConfig::from_config,
+            );
+            assert_eq!((got, at, got_key.as_str()), (code, Some(6), key), "{line}");
+            assert!(column.is_some(), "{line}");
+            assert!(message.contains(says), "{line}: {message}");
         }
-        for text in [
-            "protocol = \"http/json\"",
-            "decision_log = \"trace\"",
-            "log_format = \"xml\"",
-            "unknown = 1",
+    }
+
+    #[test]
+    fn wrong_types_and_unknown_keys_are_the_core_loaders_refusals() {
+        for (line, code, key) in [
+            (
+                "protocol = \"http/json\"",
+                ErrorCode::InvalidValue,
+                "protocol",
+            ),
+            (
+                "decision_log = \"trace\"",
+                ErrorCode::InvalidValue,
+                "decision_log",
+            ),
+            (
+                "log_format = \"xml\"",
+                ErrorCode::InvalidValue,
+                "log_format",
+            ),
+            ("queue_size = -1", ErrorCode::InvalidValue, "queue_size"),
+            (
+                "sample_ratio = \"all\"",
+                ErrorCode::InvalidType,
+                "sample_ratio",
+            ),
+            (
+                "record_arguments = \"get\"",
+                ErrorCode::InvalidType,
+                "record_arguments",
+            ),
+            ("unknown = 1", ErrorCode::UnknownKey, "unknown"),
         ] {
-            assert!(parse(text).is_err(), "{text}");
+            let (got, at, got_key) = refused_by_core(&format!("{TOOL}[telemetry]\n{line}\n"));
+            assert_eq!((got, got_key.as_str()), (code, key), "{line}");
+            assert_eq!(at, Some(6), "{line}");
         }
     }
 }
