@@ -46,8 +46,10 @@
 //! same deadlines, body bound, refusal of redirects and TLS roots for all.
 //!
 //! The front ends' config tables are the edge's too ([`config`]): the
-//! values of `[proxy]` and `[mcp]`, checked with their positions by every front end
-//! right after the config loads. Without the default `net` feature the
+//! values of `[server]`, `[proxy]`, `[mcp]`, `[jwt]`, `[login]`, `[oidc]`
+//! and `[telemetry]`, and the rules they share (a token's hash, a listen
+//! address, a header name, a user name), checked with their positions by
+//! every front end right after the config loads. Without the default `net` feature the
 //! crate is those tables alone (the API proxy's rewriters build it so).
 //!
 //! # Example
@@ -69,6 +71,8 @@ mod admission;
 mod body;
 pub mod config;
 #[cfg(feature = "net")]
+mod event_stream;
+#[cfg(feature = "net")]
 pub mod jwt;
 #[cfg(feature = "net")]
 mod limits;
@@ -86,6 +90,8 @@ pub mod token;
 pub use admission::{authenticated, peer_address};
 #[cfg(feature = "net")]
 pub use body::{is_body_deadline, BodyDeadline};
+#[cfg(feature = "net")]
+pub use event_stream::event_stream;
 #[cfg(feature = "net")]
 pub use limits::Limits;
 #[cfg(feature = "net")]

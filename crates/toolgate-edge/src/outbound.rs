@@ -1,6 +1,8 @@
 //! The one HTTP client for toolgate's own outbound requests (a JWKS fetch,
 //! an OpenID provider's token endpoint, an approval notice to a webhook or
 //! Slack, an OTLP export): everything that is not a proxy's upstream path.
+//! The proxies' upstream path goes through [`upstream_client`], on the same
+//! connector and TLS roots.
 //!
 //! # The contract
 //!
@@ -33,6 +35,32 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
 type Https = hyper_rustls::HttpsConnector<HttpConnector>;
+
+/// The client a proxy forwards its upstream path with (`toolgate proxy`'s
+/// model APIs, `toolgate mcp --listen`'s `url` upstreams).
+pub type UpstreamClient = Client<Https, Full<Bytes>>;
+
+/// The connector of every outbound client: `https://` verified against the
+/// Web PKI roots (rustls on ring), `http://` allowed, HTTP/1, no delay.
+fn connector(connect_timeout: Option<Duration>) -> Https {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(connect_timeout);
+    hyper_rustls::HttpsConnectorBuilder::new()
+        .with_webpki_roots()
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http)
+}
+
+/// A client for a proxy's upstream path: the same TLS roots and connector
+/// as [`Outbound`], without its deadline and body bound (a proxy bounds
+/// each upstream exchange by its own table's timeouts and caps).
+#[must_use]
+pub fn upstream_client() -> UpstreamClient {
+    Client::builder(TokioExecutor::new()).build(connector(None))
+}
 
 /// The deadline of a client made with [`Outbound::new`].
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(10);
@@ -109,17 +137,9 @@ impl Outbound {
     /// A client with [`DEFAULT_DEADLINE`] and [`DEFAULT_MAX_BODY`].
     #[must_use]
     pub fn new() -> Self {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
         // Connecting is bounded again by each request's deadline; this one
         // only keeps a connection attempt from outliving the longest.
-        http.set_connect_timeout(Some(Duration::from_secs(60)));
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_webpki_roots()
-            .https_or_http()
-            .enable_http1()
-            .wrap_connector(http);
+        let connector = connector(Some(Duration::from_secs(60)));
         Self {
             client: Client::builder(TokioExecutor::new()).build(connector),
             deadline: DEFAULT_DEADLINE,

@@ -21,9 +21,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt as _, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use toolgate_edge::config::{McpUpstream, UpstreamTarget};
@@ -73,21 +70,13 @@ impl Drop for Guard {
     }
 }
 
-/// The client every `url` upstream is reached with.
-pub(crate) type HttpClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// The client every `url` upstream is reached with (the edge's).
+pub(crate) type HttpClient = toolgate_edge::outbound::UpstreamClient;
 
 /// A client for `http://` and `https://` upstreams (TLS with the Web PKI
 /// roots).
 pub(crate) fn http_client() -> HttpClient {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(http);
-    Client::builder(TokioExecutor::new()).build(connector)
+    toolgate_edge::outbound::upstream_client()
 }
 
 /// Connects to `upstream`: starts its command, or opens the bridge to its

@@ -2,26 +2,13 @@
 //! roots for `https://` upstreams), and which request headers go on.
 
 use axum::http::{header, HeaderMap};
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 
-/// The client every upstream request goes through.
-pub type UpstreamClient = Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>;
+/// The client every upstream request goes through (the edge's).
+pub type UpstreamClient = toolgate_edge::outbound::UpstreamClient;
 
 /// A client for `http://` and `https://` upstreams.
 pub fn client() -> UpstreamClient {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_webpki_roots()
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(http);
-    Client::builder(TokioExecutor::new()).build(connector)
+    toolgate_edge::outbound::upstream_client()
 }
 
 /// Headers that never go on: hop-by-hop headers, the ones the client

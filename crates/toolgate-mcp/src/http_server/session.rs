@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -546,13 +545,5 @@ pub(super) fn sse_event(line: &str) -> Bytes {
 pub(super) fn sse_response(
     body: impl http_body::Body<Data = Bytes, Error = std::io::Error> + Send + 'static,
 ) -> Response {
-    let mut r = Response::new(Body::new(body));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
+    toolgate_edge::event_stream(body)
 }

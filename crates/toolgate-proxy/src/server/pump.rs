@@ -17,15 +17,7 @@ pub(super) fn stream_response(
 ) -> Response {
     let (tx, rx) = http_body_util::channel::Channel::<Bytes, std::io::Error>::new(16);
     tokio::spawn(pump(p, api, body, context, tx, span));
-    let mut r = Response::new(Body::new(rx));
-    let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    r
+    toolgate_edge::event_stream(rx)
 }
 
 /// Reads the upstream stream, sends on what may pass, and at the end (or
