@@ -1,5 +1,5 @@
 //! The `[server]` table: how `toolgate serve` listens, its request limits
-//! (which every listener keeps: see [`crate::Limits`]), and its bearer
+//! (which every listener keeps: see `Limits`), and its bearer
 //! tokens (`[[server.token]]`).
 
 use std::fmt;
