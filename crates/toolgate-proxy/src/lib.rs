@@ -86,7 +86,9 @@ pub use crate::request::{
     rewrite_request, OfferedTool, RequestNote, RequestOptions, RequestRefused, RequestReport,
     ResultFindings,
 };
-pub use crate::rewrite::{check_items, refusal, rewrite_json, Refusal, MARKUP_REMOVED};
+pub use crate::rewrite::{
+    check_items, refusal, rewrite_json, rewrite_parsed, Refusal, MARKUP_REMOVED,
+};
 #[cfg(feature = "server")]
 pub use crate::server::{serve, serve_within, Proxy, StartError};
 pub use crate::sse::{Event, Reader as SseReader, SseError};

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use toolgate::adapter::{CallKind, Envelope, ProposedCall};
+use toolgate::adapter::{CallKind, Envelope, ParsedBody, ProposedCall};
 use toolgate::{Code, Decision, Decisions, Verdict};
 use toolgate_edge::config::OnDeny;
 use toolgate_json::{Object, Value};
@@ -134,9 +134,43 @@ pub fn rewrite_json(
     pass_through: &[String],
     strip_markup: bool,
 ) -> Result<Vec<u8>, Refusal> {
-    let mut root = toolgate_json::from_slice(body)
-        .map_err(|_| broken())?
-        .into_owned();
+    let root = toolgate_json::from_slice(body).map_err(|_| broken())?;
+    rewrite_tree(api, root, envelope, decisions, pass_through, strip_markup)
+}
+
+/// [`rewrite_json`] for a body parsed once
+/// ([`AdapterOptions::parse_exact`](toolgate::adapter::AdapterOptions::parse_exact)),
+/// whose `envelope` the adapter read from the same tree
+/// ([`AdapterOptions::read_parsed`](toolgate::adapter::AdapterOptions::read_parsed))
+/// and the gate decided: the same output as [`rewrite_json`] gives for
+/// the body's text, without parsing it again.
+pub fn rewrite_parsed(
+    api: Api,
+    parsed: ParsedBody<'_>,
+    envelope: &Envelope,
+    decisions: &Decisions,
+    pass_through: &[String],
+    strip_markup: bool,
+) -> Result<Vec<u8>, Refusal> {
+    rewrite_tree(
+        api,
+        parsed.into_value(),
+        envelope,
+        decisions,
+        pass_through,
+        strip_markup,
+    )
+}
+
+fn rewrite_tree(
+    api: Api,
+    root: Value<'_>,
+    envelope: &Envelope,
+    decisions: &Decisions,
+    pass_through: &[String],
+    strip_markup: bool,
+) -> Result<Vec<u8>, Refusal> {
+    let mut root = root.into_owned();
     let pairs: Vec<(&ProposedCall, &Decision)> =
         envelope.calls.iter().zip(decisions.decisions()).collect();
     if pairs.len() != envelope.calls.len() || pairs.len() != decisions.decisions().len() {

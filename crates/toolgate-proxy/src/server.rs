@@ -32,6 +32,7 @@ use crate::{headers, intake, refused, rewrite, upstream};
 
 mod forward;
 mod pump;
+mod whole;
 
 use self::forward::other;
 use self::pump::stream_response;
@@ -607,115 +608,10 @@ async fn gated_in(p: Proxy, api: Api, req: Request, span: &RequestSpan) -> Respo
         Ok(b) => b,
         Err(r) => return error(api, r.0, r.1, r.2),
     };
-    if let Some(refused) = refused_before_deciding(inner, api, &bytes, streamed, is_stream) {
-        let calls = refused::calls_in(&inner.adapter, &bytes, api.format());
-        let note = format!("proxy response {}: {}", api.path(), refused.message);
-        if !refused::record(&inner.gate, &context, calls, refused.code, note).await {
-            return error(
-                api,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_unavailable",
-                "the refusal could not be recorded",
-            );
-        }
-        return error(api, StatusCode::BAD_GATEWAY, refused.code, &refused.message);
+    match whole::answer(inner, api, bytes, streamed, is_stream, &context, span).await {
+        Ok(r) => with_findings(r, &result_findings),
+        Err(r) => r,
     }
-    let decisions = match decide(inner, bytes.to_vec(), api.format(), context.clone(), span).await {
-        Some(d) => d,
-        None => {
-            return error(
-                api,
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_unavailable",
-                "the decision could not be recorded",
-            )
-        }
-    };
-    if api == Api::Responses {
-        if let Ok(v) = toolgate_json::from_slice(&bytes) {
-            inner.continuations.note(&user, &v, &decisions);
-        }
-    }
-    if let Some(r) = rewrite::refusal(&decisions, inner.config.on_deny()) {
-        let status = if r.code == "call_denied" {
-            StatusCode::UNPROCESSABLE_ENTITY
-        } else {
-            StatusCode::BAD_GATEWAY
-        };
-        return error(api, status, r.code, &r.message);
-    }
-    let envelope = match inner.adapter.read(&bytes, api.format()) {
-        Ok(e) => e,
-        Err(_) => {
-            return error(
-                api,
-                StatusCode::BAD_GATEWAY,
-                "response_refused",
-                "toolgate refused the model's response",
-            )
-        }
-    };
-    match rewrite::rewrite_json(
-        api,
-        &bytes,
-        &envelope,
-        &decisions,
-        inner.config.pass_through(),
-        inner.config.strip_markup(),
-    ) {
-        Ok(out) => {
-            let mut r = Response::new(Body::from(out));
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            with_findings(r, &result_findings)
-        }
-        Err(refusal) => {
-            // Decided, but not handed on: each call is recorded as refused.
-            let calls = envelope
-                .calls
-                .iter()
-                .map(|c| (c.call_id.clone(), c.tool_name().into_owned()))
-                .collect();
-            let note = format!("proxy response {}: {}", api.path(), refusal.message);
-            if !refused::record(&inner.gate, &context, calls, refusal.code, note).await {
-                return error(
-                    api,
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "store_unavailable",
-                    "the refusal could not be recorded",
-                );
-            }
-            error(api, StatusCode::BAD_GATEWAY, refusal.code, &refusal.message)
-        }
-    }
-}
-
-/// Why a whole (not streamed) response is refused before the gate decides
-/// it: its framing is not the one asked for (an event stream for a
-/// request without `stream`, a JSON body for a streamed one: the SDK
-/// could not read it), or it holds an item off the pass list.
-fn refused_before_deciding(
-    inner: &Inner,
-    api: Api,
-    bytes: &[u8],
-    streamed: bool,
-    is_stream: bool,
-) -> Option<rewrite::Refusal> {
-    let root = toolgate_json::from_slice(bytes).ok();
-    if streamed || is_stream || (root.is_none() && toolgate::sse::looks_like_sse(bytes)) {
-        let message = if streamed {
-            "the upstream answered a streamed request with a whole body"
-        } else {
-            "the upstream answered with an event stream to a request without `stream`"
-        };
-        return Some(rewrite::Refusal {
-            code: "framing_mismatch",
-            message: format!("toolgate refused the model's response: {message}"),
-        });
-    }
-    crate::rewrite::check_items(api, &root?, inner.config.pass_through()).err()
 }
 
 /// Records a `tool_result` audit record for each tool result of the

@@ -36,6 +36,14 @@ use self::state::StoreState;
 
 pub use toolgate::{ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK};
 
+/// What [`StoreGate::prepare`] decides: a raw body, or an envelope an
+/// adapter read already.
+#[derive(Clone, Copy)]
+pub(crate) enum Input<'a> {
+    Body(&'a [u8], Format),
+    Envelope(&'a Envelope),
+}
+
 /// A [`Gate`] whose state lives in a [`Store`], and whose every decision is
 /// audited before it is returned (DESIGN.md contracts 7 and 8).
 ///
@@ -270,7 +278,7 @@ impl StoreGate {
         format: Format,
         context: &Context,
     ) -> Decisions {
-        match self.prepare_with(body, format, context, true) {
+        match self.prepare_with(Input::Body(body, format), context, true) {
             Prepared::Ready(mut unrecorded) => {
                 let committed = match <[AuditEntry; 1]>::try_from(unrecorded.take_entries()) {
                     Ok([mut entry]) => {
@@ -342,7 +350,7 @@ impl StoreGate {
         format: Format,
         context: &Context,
     ) -> Option<Unrecorded> {
-        match self.prepare(body, format, context) {
+        match self.prepare(Input::Body(body, format), context) {
             Prepared::Ready(unrecorded) => Some(unrecorded),
             Prepared::Decided(_) | Prepared::Again => None,
         }
@@ -356,8 +364,8 @@ impl StoreGate {
     /// through [`StoreGate::finish`], [`Prepared::Decided`] through
     /// [`StoreGate::record_decided`] (it writes: call it where blocking is
     /// allowed), [`Prepared::Again`] through [`StoreGate::decide_and_record`].
-    pub(crate) fn prepare(&self, body: &[u8], format: Format, original: &Context) -> Prepared {
-        self.prepare_with(body, format, original, false)
+    pub(crate) fn prepare(&self, input: Input<'_>, original: &Context) -> Prepared {
+        self.prepare_with(input, original, false)
     }
 
     /// [`StoreGate::prepare`]; with `defer_claims`, a call id an allowed
@@ -365,13 +373,7 @@ impl StoreGate {
     /// ([`AuditEntry::claiming_call`]), which fails with `conflict` if it
     /// was claimed meanwhile: only for a caller that then decides again on
     /// the writing path ([`StoreGate::decide_and_record_once`]).
-    fn prepare_with(
-        &self,
-        body: &[u8],
-        format: Format,
-        original: &Context,
-        defer_claims: bool,
-    ) -> Prepared {
+    fn prepare_with(&self, input: Input<'_>, original: &Context, defer_claims: bool) -> Prepared {
         let safe = bounded_context(original);
         let context = safe.as_ref();
         let now = self.clock.now();
@@ -397,7 +399,10 @@ impl StoreGate {
         } else {
             state
         };
-        let ds = self.gate.decide(body, format, original, &state);
+        let ds = match input {
+            Input::Body(body, format) => self.gate.decide(body, format, original, &state),
+            Input::Envelope(envelope) => self.gate.decide_envelope(envelope, original, &state),
+        };
         let claims = state.deferred_claims();
         if state.wanted_write() || !responses_read {
             // The gate wanted a write (using an approval, claiming a call

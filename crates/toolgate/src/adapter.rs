@@ -89,6 +89,7 @@ mod gemini;
 mod leak;
 mod mcp;
 mod openai_chat;
+mod parsed;
 mod responses;
 mod span;
 mod sse;
@@ -103,6 +104,7 @@ use toolgate_json::{Object, ParseOptions, Value};
 pub use self::error::{Error, ErrorCode};
 pub use self::finding::{Finding, FindingCode};
 pub use self::finish::Finish;
+pub use self::parsed::ParsedBody;
 
 use self::finding::Findings;
 
@@ -413,12 +415,12 @@ impl AdapterOptions {
 
     /// Reads one response body as `format` (or detects it).
     pub fn read(&self, body: &[u8], format: Format) -> Result<Envelope, Error> {
-        let mut ctx = Ctx {
-            options: self,
-            calls: Vec::new(),
-            findings: Findings::new(self.max_findings),
-        };
         if sse::looks_like_sse(body) {
+            let mut ctx = Ctx {
+                options: self,
+                calls: Vec::new(),
+                findings: Findings::new(self.max_findings),
+            };
             if body.len() > self.max_stream_bytes {
                 return Err(Error::new(ErrorCode::TooLarge, ""));
             }
@@ -445,17 +447,28 @@ impl AdapterOptions {
             return Ok(envelope);
         }
         let value = self.parse.parse(body).map_err(|e| Error::json(e, ""))?;
-        detect::refuse_non_responses(&value, format)?;
+        self.read_tree(body, &value, format)
+    }
+
+    /// Reads the JSON body `body` from its tree `value`, parsed from it
+    /// under these options' limits.
+    fn read_tree(&self, body: &[u8], value: &Value<'_>, format: Format) -> Result<Envelope, Error> {
+        let mut ctx = Ctx {
+            options: self,
+            calls: Vec::new(),
+            findings: Findings::new(self.max_findings),
+        };
+        detect::refuse_non_responses(value, format)?;
         let format = match format {
-            Format::Auto => detect::body(&value)?,
+            Format::Auto => detect::body(value)?,
             f => f,
         };
         let finish = match format {
-            Format::OpenAiChat => openai_chat::read(&value, &mut ctx)?,
-            Format::OpenAiResponses => responses::read(&value, &mut ctx)?,
-            Format::Anthropic => anthropic::read(&value, &mut ctx)?,
-            Format::Gemini => gemini::read(&value, &mut ctx)?,
-            Format::Mcp | Format::Auto => mcp::read(&value, &mut ctx)?,
+            Format::OpenAiChat => openai_chat::read(value, &mut ctx)?,
+            Format::OpenAiResponses => responses::read(value, &mut ctx)?,
+            Format::Anthropic => anthropic::read(value, &mut ctx)?,
+            Format::Gemini => gemini::read(value, &mut ctx)?,
+            Format::Mcp | Format::Auto => mcp::read(value, &mut ctx)?,
         };
         let format = if format == Format::Auto {
             Format::Mcp

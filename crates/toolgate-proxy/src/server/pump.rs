@@ -85,10 +85,14 @@ async fn pump(
     // proxy refuses (here or because the gate could not read it) is
     // recorded call by call as refused.
     let held = refused::held(rewriter.held_calls());
-    let decisions = if refused_here {
-        None
-    } else {
-        decide(inner, raw.clone(), api.format(), context.clone(), &span).await
+    // The stream read once: the envelope the gate decides is the one the
+    // rewriter's closing pairs the calls with. One the adapter cannot
+    // read is decided from its text, which refuses it as it would.
+    let read = (!refused_here).then(|| inner.adapter.read(&raw, api.format()));
+    let decisions = match &read {
+        None => None,
+        Some(Ok(envelope)) => whole::decide_envelope(inner, envelope, context.clone(), &span).await,
+        Some(Err(_)) => decide(inner, raw.clone(), api.format(), context.clone(), &span).await,
     };
     if let (Api::Responses, Some(d)) = (api, &decisions) {
         inner.continuations.note_stream(&context.user, &raw, d);
@@ -104,18 +108,18 @@ async fn pump(
         (None, None) => {
             Ok(api.error_event("store_unavailable", "the decision could not be recorded"))
         }
-        (None, Some(d)) => match inner.adapter.read(&raw, api.format()) {
-            Err(_) => Err((
-                "response_refused",
-                "toolgate refused the model's response".to_owned(),
-            )),
-            Ok(envelope) => match rewrite::refusal(&d, inner.config.on_deny()) {
+        (None, Some(d)) => match read {
+            Some(Ok(envelope)) => match rewrite::refusal(&d, inner.config.on_deny()) {
                 Some(r) if r.code == "response_refused" => Err((r.code, r.message)),
                 Some(r) => Ok(api.error_event(r.code, &r.message)),
                 None => rewriter
                     .finish(&envelope, &d)
                     .map_err(|Broken(why)| ("response_refused", why.to_owned())),
             },
+            _ => Err((
+                "response_refused",
+                "toolgate refused the model's response".to_owned(),
+            )),
         },
     };
     // The answer went out as 200 before this: a stream that ends in an

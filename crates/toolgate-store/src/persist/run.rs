@@ -4,9 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use toolgate::{Context, Decisions, Format};
+use toolgate::{Context, Decisions, Envelope, Format};
 
-use super::{Prepared, StoreGate};
+use super::{Input, Prepared, StoreGate};
 use crate::AuditEntry;
 
 /// A decision that did not finish: the blocking task that was deciding or
@@ -45,10 +45,31 @@ impl StoreGate {
         format: Format,
         context: Context,
     ) -> Result<Decisions, Unfinished> {
+        self.run(Owned::Body(body, format), context).await
+    }
+
+    /// [`StoreGate::decide_async`] for an envelope an adapter read already
+    /// (a caller that parsed the body once for its own use too,
+    /// [`toolgate::adapter::ParsedBody`]): the same decisions, recorded the
+    /// same way, without the body read again. The envelope is copied only
+    /// when the decision moves to a blocking thread.
+    pub async fn decide_envelope_async(
+        self: &Arc<Self>,
+        envelope: &Envelope,
+        context: Context,
+    ) -> Result<Decisions, Unfinished> {
+        self.run(Owned::Borrowed(envelope), context).await
+    }
+
+    async fn run(
+        self: &Arc<Self>,
+        response: Owned<'_>,
+        context: Context,
+    ) -> Result<Decisions, Unfinished> {
         if !self.store.quick_reads() {
-            return self.blocking_decide(body, format, context).await;
+            return self.blocking_decide(response, context).await;
         }
-        match self.prepare(&body, format, &context) {
+        match self.prepare(response.input(), &context) {
             Prepared::Ready(mut unrecorded) => {
                 let committed = match <[AuditEntry; 1]>::try_from(unrecorded.take_entries()) {
                     Ok([entry]) => {
@@ -76,19 +97,49 @@ impl StoreGate {
                     .await
                     .map_err(|_| Unfinished)
             }
-            Prepared::Again => self.blocking_decide(body, format, context).await,
+            Prepared::Again => self.blocking_decide(response, context).await,
         }
     }
 
     async fn blocking_decide(
         self: &Arc<Self>,
-        body: Vec<u8>,
-        format: Format,
+        response: Owned<'_>,
         context: Context,
     ) -> Result<Decisions, Unfinished> {
         let gate = Arc::clone(self);
-        tokio::task::spawn_blocking(move || gate.decide_and_record(&body, format, &context))
-            .await
-            .map_err(|_| Unfinished)
+        let response = response.into_owned();
+        tokio::task::spawn_blocking(move || match response {
+            Owned::Body(body, format) => gate.decide_and_record(&body, format, &context),
+            Owned::Envelope(envelope) => gate.decide_envelope_and_record(&envelope, &context),
+            Owned::Borrowed(envelope) => gate.decide_envelope_and_record(envelope, &context),
+        })
+        .await
+        .map_err(|_| Unfinished)
+    }
+}
+
+/// What [`StoreGate::run`] decides, owned where a blocking thread needs it.
+enum Owned<'a> {
+    Body(Vec<u8>, Format),
+    Envelope(Envelope),
+    Borrowed(&'a Envelope),
+}
+
+impl Owned<'_> {
+    fn input(&self) -> Input<'_> {
+        match self {
+            Self::Body(body, format) => Input::Body(body, *format),
+            Self::Envelope(envelope) => Input::Envelope(envelope),
+            Self::Borrowed(envelope) => Input::Envelope(envelope),
+        }
+    }
+
+    /// The same, owning what it decides.
+    fn into_owned(self) -> Owned<'static> {
+        match self {
+            Self::Body(body, format) => Owned::Body(body, format),
+            Self::Envelope(envelope) => Owned::Envelope(envelope),
+            Self::Borrowed(envelope) => Owned::Envelope(envelope.clone()),
+        }
     }
 }
