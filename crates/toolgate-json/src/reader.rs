@@ -593,6 +593,7 @@ impl Reader {
         }
     }
 
+    #[inline(always)]
     fn literal<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         input: &[u8],
