@@ -354,6 +354,40 @@ pub(crate) fn write_plain_decimal(lexeme: &str, out: &mut String) -> bool {
     true
 }
 
+/// Whether the lexeme of a number that [`scan`] accepted and found not to
+/// be an integer is already its own canonical text, that is, whether
+/// [`write_plain_decimal`] would write it unchanged: no exponent, no zero
+/// ending the fraction, at most 15 significant digits and, below one, at
+/// most five zeros after the point before the first significant digit.
+/// The reader then copies the lexeme as it is, without writing it digit
+/// by digit.
+pub(crate) fn is_plain_canonical(lexeme: &str) -> bool {
+    let bytes = lexeme.as_bytes();
+    // `-`, `0.`, five zeros and 15 digits at the most.
+    if bytes.len() > 23 {
+        return false;
+    }
+    let rest = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    let Some(dot) = rest.iter().position(|&b| b == b'.') else {
+        return false;
+    };
+    let int = rest.get(..dot).unwrap_or_default();
+    let frac = rest.get(dot + 1..).unwrap_or_default();
+    // The scanner let only digits, then maybe an exponent (`e`, `E`,
+    // above the digits), through after the point.
+    if int.is_empty() || !matches!(frac.last(), Some(b'1'..=b'9')) || frac.iter().any(|&b| b > b'9')
+    {
+        return false;
+    }
+    if int == b"0" {
+        // `0.` and up to five zeros, then the significant digits.
+        let zeros = frac.iter().take_while(|&&b| b == b'0').count();
+        zeros <= 5 && frac.len() - zeros <= 15
+    } else {
+        int.len() + frac.len() <= 15
+    }
+}
+
 /// Formats a finite double the way ECMAScript's `Number.prototype.toString`
 /// does (RFC 8785 section 3.2.2.3): the shortest digits that round-trip, the
 /// one closest to the value among them and the even one of two equally close;
@@ -587,7 +621,10 @@ mod tests {
                 lexeme.push(digit(&mut rng));
             }
             fast.clear();
-            if write_plain_decimal(&lexeme, &mut fast) {
+            let as_is = is_plain_canonical(&lexeme);
+            let wrote = write_plain_decimal(&lexeme, &mut fast);
+            assert_eq!(as_is, wrote && fast == lexeme, "{lexeme}");
+            if wrote {
                 checked += 1;
                 let slow = format_f64(lexeme.parse::<f64>().unwrap());
                 assert_eq!(fast, slow, "{lexeme}");
@@ -608,6 +645,7 @@ mod tests {
             fast.clear();
             let got = write_plain_decimal(lexeme, &mut fast).then_some(fast.as_str());
             assert_eq!(got, want, "{lexeme}");
+            assert_eq!(is_plain_canonical(lexeme), want == Some(lexeme), "{lexeme}");
         }
     }
 

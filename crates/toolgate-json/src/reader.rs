@@ -10,7 +10,6 @@
 //! gives the error with its code and place ([`Reader::canonicalize`] does
 //! that for you).
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::hash::{BuildHasher, RandomState};
 
@@ -20,9 +19,10 @@ use crate::number;
 use crate::parser::{self, ParseOptions};
 use crate::value::Value;
 
+mod close;
 mod order;
 
-use order::{head, head_cmp, utf16_cmp};
+use order::head;
 
 /// What a [`Reader`] reports while it reads, in document order. Every
 /// method returns whether to go on: `false` stops the read, which then
@@ -176,7 +176,8 @@ pub struct Reader {
     out: String,
     /// The last string with escapes, unescaped.
     decoded: String,
-    /// An unsorted object's members, while they are put in order.
+    /// An object's members already written, while its members are put in
+    /// order.
     moved: String,
     /// An unsorted object's members by head, while they are put in order.
     order: Vec<(u64, usize)>,
@@ -198,6 +199,8 @@ enum Frame {
         index: Option<HashSet<u64>>,
         /// Members read so far.
         count: usize,
+        /// Where its members' text begins in the canonical text.
+        out: usize,
     },
 }
 
@@ -214,8 +217,23 @@ struct Member {
     vouched: bool,
     /// Whether `head` is the name's rank ([`Name::Ranked`]), not its head.
     ranked: bool,
-    /// Where the member (its name) starts in the canonical text.
-    at: usize,
+    /// Where its text is (with the canonical text only).
+    text: Text,
+}
+
+/// Where the text of an open object's member is.
+#[derive(Debug, Clone, Copy)]
+enum Text {
+    /// Not known yet: its value is next.
+    Pending,
+    /// Its value is a scalar that is its own canonical text, the input
+    /// between these offsets: the member is written when its object
+    /// closes, in canonical order, straight from the input.
+    Input(usize, usize),
+    /// Written to the canonical text from this offset (its name) up to
+    /// the next written member of its object or the object's end (set
+    /// when the object closes; the comma after it included).
+    Out(usize, usize),
 }
 
 /// Why a read ended early.
@@ -294,6 +312,13 @@ impl Reader {
             return Read::Refused;
         };
         let run = if write {
+            // The canonical text is at most as long as the input but for
+            // numbers written out in full: room for it at once (most often
+            // kept from the last read), in a new buffer rather than a
+            // grown one, which would copy the old one's bytes.
+            if self.out.capacity() < input.len() {
+                self.out = String::with_capacity(input.len());
+            }
             self.run::<true, V>(text, visitor)
         } else {
             self.run::<false, V>(text, visitor)
@@ -347,7 +372,11 @@ impl Reader {
         let limits = self.options.limits;
         let mut pos = 0usize;
         let mut values = 0usize;
+        // Whether the value next is an object member's (whose text is not
+        // written yet: see `Text`).
+        let mut pending = false;
         'value: loop {
+            let member = W && std::mem::take(&mut pending);
             pos = skip_whitespace(input, pos);
             values += 1;
             if values > limits.values {
@@ -359,6 +388,9 @@ impl Reader {
                         return Err(End::Refused);
                     }
                     go(v.begin_object())?;
+                    if member {
+                        self.write_name(text);
+                    }
                     if W {
                         self.out.push('{');
                     }
@@ -377,8 +409,10 @@ impl Reader {
                                 keys: self.keys.len(),
                                 index: None,
                                 count: 0,
+                                out: self.out.len(),
                             });
                             pos = self.member::<W, V>(text, pos, v)?;
+                            pending = true;
                             continue 'value;
                         }
                         _ => return Err(End::Refused),
@@ -389,6 +423,9 @@ impl Reader {
                         return Err(End::Refused);
                     }
                     go(v.begin_array())?;
+                    if member {
+                        self.write_name(text);
+                    }
                     if W {
                         self.out.push('[');
                     }
@@ -414,13 +451,18 @@ impl Reader {
                             // No quote, backslash or control character is
                             // left in an unescaped string: it is canonical,
                             // and so is the input from quote to quote.
-                            if W {
+                            if member {
+                                self.defer(a - 1, b + 1);
+                            } else if W {
                                 self.out
                                     .push_str(text.get(a - 1..b + 1).unwrap_or_default());
                             }
                         }
                         Str::Decoded => {
                             go(v.string(&self.decoded))?;
+                            if member {
+                                self.write_name(text);
+                            }
                             if W {
                                 write_string(&mut self.out, &self.decoded);
                             }
@@ -434,26 +476,47 @@ impl Reader {
                         .map_err(|_| End::Refused)?;
                     let value = Value::Number(n);
                     go(v.scalar(&value))?;
+                    // An integer lexeme is its own canonical text, but
+                    // `-0`; so is a plain fraction in its shortest form.
+                    let as_is = W
+                        && if scanned.is_int {
+                            lexeme != "-0"
+                        } else {
+                            number::is_plain_canonical(lexeme)
+                        };
                     if !W {
                         // Nothing to write.
-                    } else if scanned.is_int {
-                        // An integer lexeme is its own canonical text, but `-0`.
-                        self.out.push_str(if lexeme == "-0" { "0" } else { lexeme });
-                    } else if !number::write_plain_decimal(lexeme, &mut self.out) {
-                        if let Value::Number(n) = &value {
-                            self.out.push_str(&n.canonical());
+                    } else if as_is {
+                        if member {
+                            self.defer(pos, scanned.end);
+                        } else {
+                            self.out.push_str(lexeme);
+                        }
+                    } else {
+                        if member {
+                            self.write_name(text);
+                        }
+                        if scanned.is_int {
+                            self.out.push('0');
+                        } else if !number::write_plain_decimal(lexeme, &mut self.out) {
+                            if let Value::Number(n) = &value {
+                                self.out.push_str(&n.canonical());
+                            }
                         }
                     }
                     release(value);
                     pos = scanned.end;
                 }
                 Some(b't') => {
-                    pos = self.literal::<W, V>(input, pos, "true", Value::Bool(true), v)?
+                    pos = self.literal::<W, V>(input, pos, "true", Value::Bool(true), v, member)?
                 }
                 Some(b'f') => {
-                    pos = self.literal::<W, V>(input, pos, "false", Value::Bool(false), v)?
+                    pos =
+                        self.literal::<W, V>(input, pos, "false", Value::Bool(false), v, member)?
                 }
-                Some(b'n') => pos = self.literal::<W, V>(input, pos, "null", Value::Null, v)?,
+                Some(b'n') => {
+                    pos = self.literal::<W, V>(input, pos, "null", Value::Null, v, member)?
+                }
                 _ => return Err(End::Refused),
             }
             // A value is complete: step to the next one, closing every
@@ -493,10 +556,9 @@ impl Reader {
                         if self.open_members() >= limits.object_members {
                             return Err(End::Refused);
                         }
-                        if W {
-                            self.out.push(',');
-                        }
+                        // The comma is written with the member (see `Text`).
                         pos = self.member::<W, V>(text, pos, v)?;
+                        pending = true;
                         continue 'value;
                     }
                     (Some(b']'), Some(_)) => {
@@ -509,8 +571,11 @@ impl Reader {
                     }
                     (Some(b'}'), None) => {
                         pos += 1;
-                        if let Some(Frame::Object { start, keys, .. }) = self.frames.pop() {
-                            self.close_object::<W>(text, start, keys);
+                        if let Some(Frame::Object {
+                            start, keys, out, ..
+                        }) = self.frames.pop()
+                        {
+                            self.close_object::<W>(text, start, keys, out);
                         }
                         go(v.end_object())?;
                     }
@@ -528,6 +593,7 @@ impl Reader {
         }
     }
 
+    #[inline(always)]
     fn literal<const W: bool, V: Visitor + ?Sized>(
         &mut self,
         input: &[u8],
@@ -535,6 +601,7 @@ impl Reader {
         word: &'static str,
         value: Value<'static>,
         v: &mut V,
+        member: bool,
     ) -> Result<usize, End> {
         if !input
             .get(pos..)
@@ -544,10 +611,48 @@ impl Reader {
             return Err(End::Refused);
         }
         go(v.scalar(&value))?;
-        if W {
+        if member {
+            self.defer(pos, pos + word.len());
+        } else if W {
             self.out.push_str(word);
         }
         Ok(pos + word.len())
+    }
+
+    /// The innermost object's last member's value is its own canonical
+    /// text, the input from `a` to `b`: the member is written when the
+    /// object closes.
+    #[inline(always)]
+    fn defer(&mut self, a: usize, b: usize) {
+        if let Some(m) = self.members.last_mut() {
+            m.text = Text::Input(a, b);
+        }
+    }
+
+    /// Writes the innermost object's last member's name (after a comma
+    /// when a member of the object is written before it) and its colon:
+    /// its value is written next, as it is read.
+    fn write_name(&mut self, text: &str) {
+        let begin = match self.frames.last() {
+            Some(Frame::Object { out, .. }) => *out,
+            _ => return,
+        };
+        if self.out.len() > begin {
+            self.out.push(',');
+        }
+        let at = self.out.len();
+        if let Some(m) = self.members.last_mut() {
+            m.text = Text::Out(at, at);
+            let (a, b) = m.name;
+            if m.owned {
+                write_string(&mut self.out, self.keys.get(a..b).unwrap_or_default());
+            } else {
+                // The name from quote to quote, as in a string value.
+                self.out
+                    .push_str(text.get(a - 1..b + 1).unwrap_or_default());
+            }
+        }
+        self.out.push(':');
     }
 
     /// The string whose opening quote is at `pos`, and the offset after it.
@@ -568,7 +673,8 @@ impl Reader {
     }
 
     /// Reads `"name":` at `pos` in the innermost object: checks the name is
-    /// new there, reports it, writes it. Returns the offset after the colon.
+    /// new there, reports it, keeps it (see [`Text`]). Returns the offset
+    /// after the colon.
     #[inline(always)]
     fn member<const W: bool, V: Visitor + ?Sized>(
         &mut self,
@@ -646,6 +752,7 @@ impl Reader {
         }
         // Without the canonical text, members are kept only to compare
         // the names no one vouched for.
+        // With it, the member's text is written once its value is seen.
         if W || !vouched {
             self.members.push(Member {
                 head: key_head,
@@ -653,124 +760,10 @@ impl Reader {
                 owned,
                 vouched,
                 ranked,
-                at: self.out.len(),
+                text: Text::Pending,
             });
         }
-        if W {
-            match s {
-                // The name from quote to quote, as in a string value.
-                Str::Input(a, b) => self
-                    .out
-                    .push_str(text.get(a - 1..b + 1).unwrap_or_default()),
-                Str::Decoded => write_string(&mut self.out, &self.decoded),
-            }
-            if W {
-                self.out.push(':');
-            }
-        }
         Ok(pos + 1)
-    }
-
-    /// Ends the object whose members begin at `start`: puts its members in
-    /// canonical order (RFC 8785: by their names' UTF-16 code units) when
-    /// they came in another, and closes it.
-    fn close_object<const W: bool>(&mut self, text: &str, start: usize, keys: usize) {
-        if !W {
-            self.members.truncate(start);
-            self.keys.truncate(keys);
-            return;
-        }
-        let names = self.keys.as_str();
-        let members = self.members.get_mut(start..).unwrap_or_default();
-        // Members that are all ranked (below 64) are ordered by a bit per
-        // rank, with no comparison and no sort.
-        let mut by_rank = [0u8; 64];
-        let mut ranks = 0u64;
-        let mut sorted = true;
-        let mut all_ranked = true;
-        for (i, m) in members.iter().enumerate() {
-            let slot = usize::try_from(m.head)
-                .ok()
-                .and_then(|r| by_rank.get_mut(r));
-            match (m.ranked, slot) {
-                (true, Some(slot)) => {
-                    // Ranks are distinct: in order if none so far is higher.
-                    sorted &= ranks >> m.head == 0;
-                    ranks |= 1 << m.head;
-                    *slot = u8::try_from(i).unwrap_or(u8::MAX);
-                }
-                _ => {
-                    all_ranked = false;
-                    break;
-                }
-            }
-        }
-        if !all_ranked {
-            // Beside an unranked name, ranked ones are ordered by their
-            // heads too.
-            for m in members.iter_mut().filter(|m| m.ranked) {
-                m.head = head(name_of(text, names, m.name, m.owned));
-                m.ranked = false;
-            }
-        }
-        let members = &*members;
-        let order = |a: &Member, b: &Member| match head_cmp(a.head, b.head) {
-            Ordering::Equal => utf16_cmp(
-                name_of(text, names, a.name, a.owned),
-                name_of(text, names, b.name, b.owned),
-            ),
-            other => other,
-        };
-        if !all_ranked {
-            sorted = members
-                .windows(2)
-                .all(|w| matches!(w, [a, b] if order(a, b) == Ordering::Less));
-        }
-        if !sorted {
-            if let Some(first) = members.first().map(|m| m.at) {
-                // Every member is followed by its comma in `moved` (the
-                // last gets one too), so each is copied back in one push
-                // and the last comma is dropped once.
-                self.moved.clear();
-                self.moved
-                    .push_str(self.out.get(first..).unwrap_or_default());
-                self.moved.push(',');
-                self.out.truncate(first);
-                let (moved, out) = (&self.moved, &mut self.out);
-                let mut put = |i: usize| {
-                    let from = members.get(i).map_or(0, |m| m.at - first);
-                    let to = members.get(i + 1).map_or(moved.len(), |m| m.at - first);
-                    out.push_str(moved.get(from..to).unwrap_or_default());
-                };
-                if all_ranked {
-                    let mut bits = ranks;
-                    while bits != 0 {
-                        let r = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        put(usize::from(by_rank.get(r).copied().unwrap_or_default()));
-                    }
-                } else {
-                    self.order.clear();
-                    self.order
-                        .extend(members.iter().enumerate().map(|(i, m)| (m.head, i)));
-                    self.order
-                        .sort_unstable_by(|a, b| match head_cmp(a.0, b.0) {
-                            Ordering::Equal => match (members.get(a.1), members.get(b.1)) {
-                                (Some(a), Some(b)) => order(a, b),
-                                _ => Ordering::Equal,
-                            },
-                            other => other,
-                        });
-                    for &(_, i) in &self.order {
-                        put(i);
-                    }
-                }
-                self.out.pop();
-            }
-        }
-        self.out.push('}');
-        self.members.truncate(start);
-        self.keys.truncate(keys);
     }
 }
 

@@ -244,3 +244,145 @@ fn stops_when_the_visitor_says_so() {
     assert_eq!(r.read(br#"{"a":[1],"#, &mut NoArrays), Read::Stopped);
     assert_eq!(r.read(br#"{"a":1,"#, &mut NoArrays), Read::Refused);
 }
+
+/// A random object for the members' order at close: names that collide
+/// (duplicates), that order differently by UTF-8 bytes and UTF-16 units,
+/// or that are escaped; values kept for the close (plain strings,
+/// integers, shortest fractions, literals) beside values written as read
+/// (escaped strings, `-0`, other numbers, nested objects, arrays); and
+/// every spacing around the colon and comma.
+fn random_object(rng: &mut toolgate_testkit::Rng, depth: u32, out: &mut String) {
+    const NAMES: [&str; 14] = [
+        "a",
+        "b",
+        "ab",
+        "long_name_x",
+        "\u{e9}",
+        "\u{e000}",
+        "\u{1f600}",
+        "\u{ffff}",
+        r"\u0061",
+        r"\u00e9",
+        r"\ud83d\ude00",
+        "A",
+        "a\u{0}",
+        "",
+    ];
+    const SCALARS: [&str; 16] = [
+        "1",
+        "-0",
+        "0",
+        "-17",
+        "1.5",
+        "1.50",
+        "0.000001",
+        "1e2",
+        "-0.0",
+        "12345678901234567.5",
+        "true",
+        "false",
+        "null",
+        "\"x\"",
+        "\"\\n\\u00e9\"",
+        "\"\u{e9}\"",
+    ];
+    const GAPS: [&str; 4] = ["", " ", "\n  ", "\t"];
+    out.push('{');
+    let n = rng.below(6);
+    for i in 0..n {
+        if i > 0 {
+            out.push_str(rng.pick(&GAPS));
+            out.push(',');
+        }
+        out.push_str(rng.pick(&GAPS));
+        out.push('"');
+        out.push_str(rng.pick(&NAMES));
+        out.push('"');
+        out.push_str(rng.pick(&GAPS));
+        out.push(':');
+        out.push_str(rng.pick(&GAPS));
+        match rng.below(8) {
+            0 if depth < 3 => random_object(rng, depth + 1, out),
+            1 if depth < 3 => {
+                out.push('[');
+                random_object(rng, depth + 1, out);
+                out.push_str(", 2.50, \"y\"]");
+            }
+            _ => out.push_str(rng.pick(&SCALARS)),
+        }
+    }
+    out.push_str(rng.pick(&GAPS));
+    out.push('}');
+}
+
+#[test]
+fn members_kept_for_the_close_are_written_as_the_tree_writes_them() {
+    let mut rng = toolgate_testkit::Rng::new(35);
+    let mut r = Reader::new(ParseOptions::new());
+    let (mut accepted, mut refused) = (0, 0);
+    let mut doc = String::new();
+    for _ in 0..20_000 {
+        doc.clear();
+        random_object(&mut rng, 0, &mut doc);
+        let tree = crate::from_str(&doc);
+        // Unranked (every name ordered by its head and bytes), and ranked
+        // for the declared names `a` < `b` < `long_name_x`.
+        for ranked in [false, true] {
+            let read = if ranked {
+                r.read(doc.as_bytes(), &mut Declared::new([1, 0, 2]))
+            } else {
+                r.read(doc.as_bytes(), &mut ())
+            };
+            match &tree {
+                Ok(tree) => {
+                    assert_eq!(read, Read::Accepted, "{doc}");
+                    assert_eq!(r.canonical(), crate::canonical::to_string(tree), "{doc}");
+                    accepted += 1;
+                }
+                // Duplicates: refused, or stopped by the visitor that
+                // knows the name.
+                Err(_) => {
+                    assert_ne!(read, Read::Accepted, "{doc}");
+                    refused += 1;
+                }
+            }
+        }
+    }
+    assert!(accepted > 10_000 && refused > 1_000, "{accepted} {refused}");
+}
+
+#[test]
+fn kept_and_written_members_are_put_in_order_together() {
+    let mut r = Reader::new(ParseOptions::new());
+    for (doc, want) in [
+        // Kept (plain scalars) out of order, and all kept in order.
+        (r#"{"b": "x", "a": 1}"#, r#"{"a":1,"b":"x"}"#),
+        (r#"{"a":true,"b":null}"#, r#"{"a":true,"b":null}"#),
+        // Written members (an escape, `-0`, a long fraction, nested
+        // values) between kept ones.
+        (
+            r#"{"d":[1],"c":"\u0041","b":-0,"a":{"z":1,"y":2.50}}"#,
+            r#"{"a":{"y":2.5,"z":1},"b":0,"c":"A","d":[1]}"#,
+        ),
+        (
+            r#"{"c" : 1.0 ,"b":2,"a" :"s","e":{},"d": []}"#,
+            r#"{"a":"s","b":2,"c":1,"d":[],"e":{}}"#,
+        ),
+        // Written members already in order, kept ones between them.
+        (r#"{"a":[],"b":1,"c":{}}"#, r#"{"a":[],"b":1,"c":{}}"#),
+        // UTF-16 order: U+E000 after U+1F600; an escaped name written
+        // canonically.
+        (
+            "{\"\\ue000\":1,\"\u{1f600}\":2,\"\\u00e9\":3,\"\u{e9}\\n\":4}",
+            "{\"\u{e9}\":3,\"\u{e9}\\n\":4,\"\u{1f600}\":2,\"\u{e000}\":1}",
+        ),
+    ] {
+        assert_eq!(r.read(doc.as_bytes(), &mut ()), Read::Accepted, "{doc}");
+        assert_eq!(r.canonical(), want, "{doc}");
+        let tree = crate::from_str(doc).unwrap();
+        assert_eq!(crate::canonical::to_string(&tree), want, "{doc}");
+    }
+    // Duplicates among kept members are still refused.
+    assert_eq!(r.read(br#"{"a":1,"b":2,"a":1}"#, &mut ()), Read::Refused);
+    assert_eq!(r.read(br#"{"a":1,"\u0061":[]}"#, &mut ()), Read::Refused);
+}
