@@ -3,9 +3,11 @@
 first N valid lines of a ../shared/perf corpus (cycling when N is larger)
 with one approach, after building it. Run it under callgrind twice, with N
 and with 0, and divide the difference by N: what is left is the call,
-the Python loop around it included.
+the Python loop around it included. Set PYTHONHASHSEED=0 for both runs:
+with a random seed, the start-up's dict work differs from run to run by
+more than a small call costs.
 
-    valgrind --tool=callgrind --callgrind-out-file=/dev/null \\
+    PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=OUT \\
         python count.py --perf ../../../../shared/perf small.refund toolgate N
 
 Approaches: `toolgate` (`Schema.loads`), `msgspec` (`Decoder(Struct)`),
