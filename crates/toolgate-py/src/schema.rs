@@ -135,12 +135,17 @@ pub(crate) struct Schema {
     warm: Mutex<Vec<Box<Warm>>>,
 }
 
-/// What `Schema.loads` reuses from one call to the next: a checker and a
-/// builder's stacks, their buffers allocated.
+/// What `Schema.loads` reuses from one call to the next: a checker, a
+/// builder's stacks and the tape of a large text, their buffers allocated.
 struct Warm {
     checker: Checker,
     stacks: Stacks,
+    tape: Tape,
 }
+
+/// A tape of more events than this (a few MiB) is not kept for the next
+/// call.
+const KEEP_EVENTS: usize = 1 << 17;
 
 /// The `Warm`s a `Schema` keeps: one per thread that calls it at once, up
 /// to this many.
@@ -187,6 +192,7 @@ impl Schema {
             Box::new(Warm {
                 checker: Checker::new(self.options),
                 stacks: Stacks::default(),
+                tape: Tape::new(),
             })
         });
         let out = f(&mut warm);
@@ -299,33 +305,41 @@ impl Schema {
             Numbers::floats()
         };
         let out = with_text(data, max_input(&self.options), |text| {
-            self.with_warm(|Warm { checker, stacks }| {
-                if text.len() < DETACH_AT {
-                    // One pass: checked while read, the objects made meanwhile.
-                    return with_keys(|keys| {
-                        let mut build = PyBuild::new(py, &numbers, keys, stacks);
-                        match checker.load(&self.inner, text, &mut build) {
-                            Loaded::Built { .. } | Loaded::Stopped => build.finish(),
-                            refused => Err(self.refusal(py, refused)),
-                        }
-                    });
-                }
-                // Read and checked with the GIL released, onto a tape; the
-                // objects made from the tape, with it.
-                let (loaded, tape) = py.detach(|| {
-                    let mut tape = Tape::new();
-                    let loaded = checker.load(&self.inner, text, &mut tape);
-                    (loaded, tape)
-                });
-                match loaded {
-                    Loaded::Built { .. } => with_keys(|keys| {
-                        let mut build = PyBuild::new(py, &numbers, keys, stacks);
-                        tape.replay(&mut build);
-                        build.finish()
-                    }),
-                    refused => Err(self.refusal(py, refused)),
-                }
-            })
+            self.with_warm(
+                |Warm {
+                     checker,
+                     stacks,
+                     tape,
+                 }| {
+                    if text.len() < DETACH_AT {
+                        // One pass: checked while read, the objects made meanwhile.
+                        return with_keys(|keys| {
+                            let mut build = PyBuild::new(py, &numbers, keys, stacks);
+                            match checker.load(&self.inner, text, &mut build) {
+                                Loaded::Built { .. } | Loaded::Stopped => build.finish(),
+                                refused => Err(self.refusal(py, refused)),
+                            }
+                        });
+                    }
+                    // Read and checked with the GIL released, onto the warm
+                    // tape; the objects made from the tape, with it.
+                    let loaded = py.detach(|| checker.load(&self.inner, text, &mut *tape));
+                    let out = match loaded {
+                        Loaded::Built { .. } => with_keys(|keys| {
+                            let mut build = PyBuild::new(py, &numbers, keys, stacks);
+                            tape.replay(&mut build);
+                            build.finish()
+                        }),
+                        refused => Err(self.refusal(py, refused)),
+                    };
+                    if tape.len() > KEEP_EVENTS {
+                        *tape = Tape::new();
+                    } else {
+                        tape.clear();
+                    }
+                    out
+                },
+            )
         })?;
         match out {
             Some(value) => Ok(value),
