@@ -621,7 +621,7 @@ mod tests {
             "authorization_servers = [\"http://a.example\"]\n",
             &*format!(
                 "authorization_servers = [{}]\n",
-                vec!["\"https://a\""; 9].join(", ")
+                ["\"https://a\""; 9].join(", ")
             ),
         ] {
             let (code, line, _, _) = bad(lines);
