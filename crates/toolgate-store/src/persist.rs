@@ -41,6 +41,11 @@ pub use toolgate::{ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK};
 #[derive(Clone, Copy)]
 pub(crate) enum Input<'a> {
     Body(&'a [u8], Format),
+    /// Built only by the async entry (`decide_envelope_async`).
+    #[cfg_attr(
+        not(feature = "tokio"),
+        allow(dead_code, reason = "only the async entry builds it")
+    )]
     Envelope(&'a Envelope),
 }
 
