@@ -131,6 +131,48 @@ fn an_allowed_call_id_is_known_without_claiming_it(db: &Db) {
     assert!(store.claim_call("s-1", "call_2").unwrap());
 }
 
+/// A SQLite database whose response counts were kept before version 15
+/// (a rowid table and its key's index) moves them to the table keyed by
+/// session: each session's count carries on where it was.
+#[test]
+fn sqlite_response_counts_kept_before_the_keyed_table_carry_on() {
+    let db = Db::sqlite();
+    let clock = ManualClock::new(T0);
+    {
+        let store = db.open(&clock);
+        for n in 1..=3 {
+            assert_eq!(store.count_response("s-1").unwrap(), n);
+        }
+        assert_eq!(store.count_response("s-2").unwrap(), 1);
+    }
+    // Back to version 14's layout, with its rows.
+    db.execute(
+        "CREATE TABLE v14 (session TEXT PRIMARY KEY, responses INTEGER NOT NULL);
+         INSERT INTO v14 SELECT session, responses FROM session_responses;
+         DROP TABLE session_responses;
+         ALTER TABLE v14 RENAME TO session_responses;
+         DELETE FROM schema_version WHERE version >= 15;",
+    );
+    let version = "SELECT max(version) FROM schema_version";
+    let keyed = "SELECT count(*) FROM sqlite_master \
+                 WHERE name = 'session_responses' AND sql LIKE '%WITHOUT ROWID%'";
+    assert_eq!(db.query_i64(version), Some(14));
+    assert_eq!(db.query_i64(keyed), Some(0));
+    let store = db.open(&clock);
+    assert_eq!(
+        db.query_i64(version),
+        Some(i64::from(toolgate_store::SCHEMA_VERSION))
+    );
+    assert_eq!(db.query_i64(keyed), Some(1));
+    assert_eq!(store.responses("s-1").unwrap(), 3);
+    assert_eq!(store.count_response("s-1").unwrap(), 4);
+    assert_eq!(store.count_response("s-2").unwrap(), 2);
+    assert_eq!(store.count_response("s-3").unwrap(), 1);
+    let entry = AuditEntry::new(T0, AuditVerdict::Allow).session("s-1");
+    store.append(entry.counting_response()).unwrap();
+    assert_eq!(store.responses("s-1").unwrap(), 5);
+}
+
 on_both_backends!(
     a_record_that_counts_its_response_counts_it_with_its_commit,
     an_allowed_call_id_is_known_without_claiming_it,

@@ -9,11 +9,28 @@ use crate::error::Error;
 use crate::rules::migrations;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: u32 = 14;
+pub const SCHEMA_VERSION: u32 = 15;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; SCHEMA_VERSION as usize] =
-    [V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14];
+const MIGRATIONS: [&str; SCHEMA_VERSION as usize] = [
+    V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11, V12, V13, V14, V15,
+];
+
+/// Version 15: each session's response count kept in a table keyed by the
+/// session itself (`WITHOUT ROWID`), so that counting a response (every
+/// decision on a model response does) finds and writes one B-tree instead
+/// of two (a rowid table and its primary key's index). The counts move
+/// over as they are.
+const V15: &str = "
+CREATE TABLE session_responses_v15 (
+    session   TEXT PRIMARY KEY,
+    responses INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO session_responses_v15 (session, responses)
+    SELECT session, responses FROM session_responses;
+DROP TABLE session_responses;
+ALTER TABLE session_responses_v15 RENAME TO session_responses;
+";
 
 /// Version 12: what the policies that held each single approval's call
 /// read (`toolgate::PolicyFact`s as a JSON array, redacted), shown to the
