@@ -202,6 +202,9 @@ async fn a_token_identity_is_checked_like_a_user_name() {
         + "\"\nrole = \"approver\"\nidentity = \"  \"\n";
     let text = std::fs::read_to_string(shop_dir().join("toolgate.toml")).unwrap();
     let text = shop_copy::with_test_server(&text, "", "", &extra);
-    let e = toolgate::config::Config::parse(&text, shop_dir().join("toolgate.toml")).unwrap_err();
+    // The core reads the table as written; the edge checks its values, as
+    // every front end's load does.
+    let config = toolgate::config::Config::parse(&text, shop_dir().join("toolgate.toml")).unwrap();
+    let e = toolgate_edge::config::check(&config).unwrap_err();
     assert!(e.to_string().contains("identity"), "{e}");
 }
