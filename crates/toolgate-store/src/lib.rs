@@ -131,8 +131,7 @@ pub use crate::{
     notice::{Notice, NoticeState, MAX_NOTICE_OUTCOME_BYTES},
     persist::{
         exhausted_tools, open_config_store, open_store, OpenError, OpenErrorKind, StoreGate,
-        StoreOptions, StoreUrl, Unrecorded, UsageOf, ESCALATED_DENY_FEEDBACK,
-        ESCALATED_HOLD_FEEDBACK,
+        StoreOptions, StoreUrl, UsageOf, ESCALATED_DENY_FEEDBACK, ESCALATED_HOLD_FEEDBACK,
     },
     pg::{PgOptions, PgStore, PG_SCHEMA_VERSION},
     pin::{

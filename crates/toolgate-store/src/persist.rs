@@ -10,6 +10,8 @@ mod open;
 mod run;
 pub(crate) mod secrets;
 mod state;
+#[cfg(test)]
+mod two_phase_tests;
 
 use std::fmt;
 use std::sync::Arc;
@@ -107,7 +109,7 @@ pub struct StoreGate {
     approvals: toolgate::config::ApprovalsConfig,
     refused_arguments: RefusedArguments,
     /// Responses decided on the two-phase path whose records are not yet
-    /// committed, per session (see [`StoreGate::decide_unrecorded`]).
+    /// committed, per session (see [`StoreGate::prepare`]).
     in_flight: Arc<InFlight>,
 }
 
@@ -349,7 +351,8 @@ impl StoreGate {
     /// allowed call that ends a run of rejections, a response that is not
     /// exactly one record): nothing was written; call
     /// [`StoreGate::decide_and_record`] on a thread that may block.
-    pub fn decide_unrecorded(
+    #[cfg(test)]
+    pub(crate) fn decide_unrecorded(
         &self,
         body: &[u8],
         format: Format,
@@ -361,14 +364,18 @@ impl StoreGate {
         }
     }
 
-    /// Decides reading the store only (see
-    /// [`StoreGate::decide_unrecorded`]), and says what remains to be done
+    /// Decides reading the store only (the first half of
+    /// [`StoreGate::decide_and_record`]), and says what remains to be done
     /// before the decisions may be returned: the building block of
     /// `StoreGate::decide_async` (the `tokio` feature). Never hand out
     /// decisions before their records are committed: [`Prepared::Ready`]
     /// through [`StoreGate::finish`], [`Prepared::Decided`] through
     /// [`StoreGate::record_decided`] (it writes: call it where blocking is
     /// allowed), [`Prepared::Again`] through [`StoreGate::decide_and_record`].
+    #[cfg_attr(
+        not(any(test, feature = "tokio")),
+        allow(dead_code, reason = "decide_async's first half (the tokio feature)")
+    )]
     pub(crate) fn prepare(&self, input: Input<'_>, original: &Context) -> Prepared {
         self.prepare_with(input, original, false)
     }
@@ -498,7 +505,7 @@ impl StoreGate {
     /// The decisions of `unrecorded`, once its audit records were
     /// `committed`, or not: then every decision is a deny
     /// `store_unavailable` (as it is when the records were not taken).
-    pub fn finish(&self, unrecorded: Unrecorded, committed: bool) -> Decisions {
+    pub(crate) fn finish(&self, unrecorded: Unrecorded, committed: bool) -> Decisions {
         let Unrecorded {
             decisions: mut ds,
             entries,
@@ -824,7 +831,7 @@ impl toolgate::Decider for StoreGate {
 /// [`StoreGate::finish`] once [`Unrecorded::take_entries`] are committed.
 #[derive(Debug)]
 #[must_use = "the decisions count only once their audit records are committed"]
-pub struct Unrecorded {
+pub(crate) struct Unrecorded {
     decisions: Decisions,
     entries: Vec<AuditEntry>,
     escalated: bool,
@@ -894,7 +901,7 @@ struct Written {
 impl Unrecorded {
     /// The audit records to commit, in order (all in one transaction when
     /// there are several).
-    pub fn take_entries(&mut self) -> Vec<AuditEntry> {
+    pub(crate) fn take_entries(&mut self) -> Vec<AuditEntry> {
         std::mem::take(&mut self.entries)
     }
 }
